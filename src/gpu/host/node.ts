@@ -1,0 +1,53 @@
+// The Node host: Dawn through the npm `webgpu` package, shaders read from the `shaders/` folder.
+// On a machine without a GPU, Dawn runs on a CPU Vulkan driver (Mesa lavapipe; see README).
+import { readFileSync, existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+import type { GpuHost } from './types.ts';
+
+function findShadersDir(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 6; i++) {
+    const candidate = join(dir, 'shaders');
+    if (existsSync(join(candidate, 'matmul.wgsl'))) return candidate;
+    dir = dirname(dir);
+  }
+  throw new Error('piplay: cannot find the shaders/ folder next to the sources');
+}
+
+let cached: GpuHost | null = null;
+
+export function nodeHost(): GpuHost {
+  if (cached) return cached;
+  const shadersDir = findShadersDir();
+  const sources = new Map<string, string>();
+  let gpu: GPU | null = null;
+  const require = createRequire(import.meta.url);
+  try {
+    const webgpu = require('webgpu') as { create(opts: string[]): GPU; globals: object };
+    // Dawn's classes (GPUBufferUsage, ...) become globals, as in a browser.
+    Object.assign(globalThis, webgpu.globals);
+    gpu = webgpu.create([]);
+  } catch (e) {
+    gpu = null;
+    process.emitWarning(`piplay: could not load the npm 'webgpu' package: ${(e as Error).message}`);
+  }
+  cached = {
+    name: 'node',
+    gpu,
+    shaderSource(name: string): string {
+      let src = sources.get(name);
+      if (src === undefined) {
+        src = readFileSync(join(shadersDir, `${name}.wgsl`), 'utf8');
+        sources.set(name, src);
+      }
+      return src;
+    },
+    missingGpuHelp:
+      'No WebGPU adapter was found. On a machine without a GPU install a CPU Vulkan driver ' +
+      '(as root: `bash scripts/setup-drivers.sh`, which installs Mesa lavapipe), or point ' +
+      'VK_ICD_FILENAMES at one, e.g. VK_ICD_FILENAMES=/usr/share/vulkan/icd.d/lvp_icd.json.',
+  };
+  return cached;
+}

@@ -1,0 +1,11 @@
+/** What a host (a browser worker or Node with Dawn) gives the engine: WebGPU itself and the WGSL sources. */
+export interface GpuHost {
+  /** The `GPU` object (navigator.gpu in a browser, npm `webgpu`'s `create()` in Node), or null if absent. */
+  gpu: GPU | null;
+  /** Returns the text of `shaders/<name>.wgsl`. */
+  shaderSource(name: string): string;
+  /** A short name for messages: "browser" or "node". */
+  name: string;
+  /** What to tell the user when `gpu` is null or no adapter is found. */
+  missingGpuHelp: string;
+}
