@@ -1,0 +1,89 @@
+// Embedding lookup with autograd (shaders/embedding.wgsl, shaders/embedding_links.wgsl).
+import type { Tensor } from '../tensor.ts';
+import { expect } from './util.ts';
+
+/**
+ * The ascending position lists of each distinct id, as embedding.wgsl's scatter reads them:
+ * next[n] = the next position with ids[n]'s id (-1 at the end), starts = the first position of each id.
+ */
+export function idLists(ids: Int32Array): { next: Int32Array; starts: Int32Array } {
+  const next = new Int32Array(ids.length).fill(-1);
+  const last = new Map<number, number>();
+  const starts: number[] = [];
+  for (let n = 0; n < ids.length; n++) {
+    const id = ids[n]!;
+    const prev = last.get(id);
+    if (prev === undefined) starts.push(n);
+    else next[prev] = n;
+    last.set(id, n);
+  }
+  return { next, starts: Int32Array.from(starts) };
+}
+
+/**
+ * Rows of `table` [V, D] picked by `ids` (i32, any shape) -> [...ids.shape, D]. Ids outside [0, V) give
+ * zero rows (and an error when `hostIds` is given). The gradient of `table` is a deterministic
+ * scatter-add (repeated ids sum in position order). Pass `hostIds`, a host copy of the ids (they come
+ * from the host anyway), to build the scatter's position lists on the CPU; without it a GPU pass builds
+ * them in O(N^2). Tied LM heads that reuse the table get both gradients summed by the tape.
+ */
+export function embedding(table: Tensor, ids: Tensor, hostIds?: Int32Array): Tensor {
+  const e = table.engine;
+  expect(table, 'embedding table', { dtype: 'f32', rank: 2 });
+  expect(ids, 'embedding ids', { dtype: 'i32' });
+  const [V, D] = table.shape as [number, number];
+  const N = ids.size;
+  if (hostIds) {
+    if (hostIds.length !== N) {
+      throw new Error(`piplay: embedding: hostIds has ${hostIds.length} values but ids ${ids.describe()} has ${N}`);
+    }
+    const bad = hostIds.findIndex((id) => id < 0 || id >= V);
+    if (bad >= 0) throw new Error(`piplay: embedding: id ${hostIds[bad]} at position ${bad} is outside the table ${table.describe()}`);
+  }
+  const out = e.empty([...ids.shape, D]);
+  if (out.size > 0) {
+    e.dispatch({
+      shader: 'embedding',
+      entry: 'gather',
+      params: [N, D, V, 0],
+      bindings: [ids, table, out],
+      workgroups: e.grid(N * D, 256),
+    });
+  }
+  // The caller may reuse its array after this call; the backward pass needs these very ids.
+  const host = hostIds && e.recording && table.requiresGrad ? Int32Array.from(hostIds) : null;
+  e.record([table, ids], [out], ([g]) => [scatterGrad(ids, g!, V, D, host), null]);
+  return out;
+}
+
+/** dtable [V, D]: zeros, then each distinct id's row = the sum of its positions' gradient rows. */
+function scatterGrad(ids: Tensor, g: Tensor, V: number, D: number, hostIds: Int32Array | null): Tensor {
+  const e = ids.engine;
+  const N = ids.size;
+  const dtable = e.zeros([V, D]);
+  if (N === 0 || D === 0) return dtable;
+  let next: Tensor;
+  let starts: Tensor;
+  if (hostIds) {
+    const lists = idLists(hostIds);
+    next = e.tensor(lists.next, [N], 'i32');
+    starts = e.tensor(lists.starts, [lists.starts.length], 'i32');
+  } else {
+    next = e.empty([N], 'i32');
+    starts = e.empty([N], 'i32');
+    e.dispatch({ shader: 'embedding_links', params: [N], bindings: [ids, next, starts], workgroups: e.grid(N, 64) });
+  }
+  const WG = 64;
+  const S = starts.size;
+  e.dispatch({
+    shader: 'embedding',
+    entry: 'scatter',
+    constants: { WG },
+    params: [N, D, V, S],
+    bindings: [ids, g, dtable, next, starts],
+    workgroups: e.grid(S * Math.ceil(D / WG), 1),
+  });
+  next.dispose();
+  starts.dispose();
+  return dtable;
+}

@@ -1,0 +1,92 @@
+// RMSNorm with autograd (shaders/rmsnorm.wgsl, shaders/rmsnorm_dw.wgsl).
+import { f } from '../engine.ts';
+import type { Tensor } from '../tensor.ts';
+import { sumCols } from './elementwise.ts';
+import { expect, rowsCols } from './util.ts';
+
+/** Threads per row: a power of two near D, so short rows (per-head norms) do not idle 256 threads. */
+function rowThreads(D: number): number {
+  let wg = 32;
+  while (wg < 256 && wg < D) wg *= 2;
+  return wg;
+}
+
+/**
+ * HF LlamaRMSNorm over the last axis: y = x * rsqrt(mean(x^2) + eps) * w, for x [..., D] and w [D].
+ * Any leading shape works (Qwen3's per-head q/k norms pass x [.., H, Dh] with w [Dh]).
+ */
+export function rmsnorm(x: Tensor, w: Tensor, eps = 1e-6): Tensor {
+  const e = x.engine;
+  expect(x, 'rmsnorm x', { dtype: 'f32' });
+  expect(w, 'rmsnorm w', { dtype: 'f32' });
+  const [R, D] = rowsCols(x);
+  if (x.rank === 0 || w.rank !== 1 || w.shape[0] !== D) {
+    throw new Error(`piplay: rmsnorm: weight ${w.describe()} must be [D] for the last axis of x ${x.describe()}`);
+  }
+  if (!(eps >= 0)) throw new Error(`piplay: rmsnorm: eps must be >= 0, got ${eps}`);
+  const WG = rowThreads(D);
+  const y = e.empty(x.shape);
+  const rstd = e.empty([R]);
+  if (R > 0 && D > 0) {
+    e.dispatch({
+      shader: 'rmsnorm',
+      entry: 'forward',
+      constants: { WG },
+      params: [R, D, f(eps)],
+      bindings: [x, w, y, rstd],
+      workgroups: e.grid(R, 1),
+    });
+  }
+  e.record(
+    [x, w],
+    [y],
+    ([g]) => {
+      const gy = g!;
+      let dx: Tensor | null = null;
+      let dw: Tensor | null = null;
+      if (x.requiresGrad) {
+        dx = e.empty(x.shape);
+        if (R > 0 && D > 0) {
+          e.dispatch({
+            shader: 'rmsnorm',
+            entry: 'backward_x',
+            constants: { WG },
+            params: [R, D, f(eps)],
+            bindings: [x, w, dx, rstd, gy],
+            workgroups: e.grid(R, 1),
+          });
+        }
+      }
+      if (w.requiresGrad) dw = weightGrad(x, gy, rstd, R, D);
+      return [dx, dw];
+    },
+    [rstd],
+  );
+  // A tape node holds rstd until the tape is cleared; without one it is freed now (the pool reuses a
+  // buffer only after the batch that reads it has run).
+  rstd.dispose();
+  return y;
+}
+
+/** dw[c] = sum_r g[r,c] * x[r,c] * rstd[r]: per-chunk partial sums, then a sum over chunks (deterministic). */
+function weightGrad(x: Tensor, g: Tensor, rstd: Tensor, R: number, D: number): Tensor {
+  const e = x.engine;
+  if (R === 0 || D === 0) {
+    const z = e.empty([D]);
+    if (D > 0) e.fill(z, 0);
+    return z;
+  }
+  // Chunks of >= 32 rows, at most 1024 of them: enough threads in the first pass, a short second pass.
+  const chunks = Math.min(1024, Math.ceil(R / 32));
+  const CH = Math.ceil(R / chunks);
+  const n = Math.ceil(R / CH);
+  const part = e.empty([n, D]);
+  e.dispatch({
+    shader: 'rmsnorm_dw',
+    params: [R, D, CH],
+    bindings: [x, g, rstd, part],
+    workgroups: [Math.ceil(D / 64), n],
+  });
+  if (n === 1) return part.reshape([D]);
+  return sumCols(part);
+}
