@@ -1,0 +1,233 @@
+// The model's tokenizer: HF `tokenizer.json` + `tokenizer_config.json`, run by @huggingface/transformers.
+// The tokenizer is built from the parsed JSON files directly (never `from_pretrained`), so it works the same
+// in a browser and in Node, from dropped files, a URL or a folder, and never contacts the HF hub.
+
+import type { PreTrainedTokenizer } from '@huggingface/transformers';
+import { MissingFileError, isMissingFile, parseJsonFile, type ReadFile } from './files.ts';
+
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant' | (string & {});
+  content: string;
+}
+
+export interface ChatTemplateOptions {
+  /** End with the assistant header so the model writes the reply. */
+  addGenerationPrompt?: boolean;
+  /** Extra template variables, e.g. {enable_thinking: false} for Qwen3. */
+  templateVars?: Record<string, unknown>;
+}
+
+export interface Tokenizer {
+  /** One more than the largest id the tokenizer knows (added tokens included); may be below config vocab_size. */
+  readonly vocabSize: number;
+  /** Ids that end a generation: the tokenizer's eos_token plus those passed to the loader (config.json, generation_config.json). */
+  readonly eosIds: number[];
+  readonly bosId: number | null;
+  readonly padId: number | null;
+  /** Ids of special tokens (control tokens such as <|im_start|>). */
+  readonly specialIds: ReadonlySet<number>;
+  readonly hasChatTemplate: boolean;
+  encode(text: string, opts?: { addSpecialTokens?: boolean }): number[];
+  decode(ids: readonly number[], opts?: { skipSpecialTokens?: boolean }): string;
+  tokenToId(token: string): number | undefined;
+  idToToken(id: number): string | undefined;
+  /**
+   * One display string per id whose concatenation is decode(ids) (without clean-up). A token that ends
+   * inside a multi-byte character shows as '' and the token that completes it shows the whole character.
+   */
+  decodeEach(ids: readonly number[]): string[];
+  /** The chat template rendered as text. */
+  applyChatTemplate(messages: readonly ChatMessage[], opts?: ChatTemplateOptions): string;
+  /** The chat template rendered and encoded (no extra special tokens added, as HF does). */
+  encodeChat(messages: readonly ChatMessage[], opts?: ChatTemplateOptions): number[];
+}
+
+export interface TokenizerLoadOptions {
+  /** Where the files come from, for messages ("public/models/qwen3-0.6b"). */
+  where?: string;
+  /** More end-of-sequence ids (from config.json's or generation_config.json's eos_token_id). */
+  eosIds?: readonly number[];
+}
+
+type TransformersModule = typeof import('@huggingface/transformers');
+let transformers: Promise<TransformersModule> | null = null;
+function library(): Promise<TransformersModule> {
+  transformers ??= import('@huggingface/transformers');
+  return transformers;
+}
+
+const FILES_HELP =
+  'piplay needs the HF tokenizer files tokenizer.json and tokenizer_config.json from the model repository, ' +
+  'in the same folder as config.json';
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * Loads a tokenizer from a model folder: tokenizer.json, tokenizer_config.json, and chat_template.jinja when
+ * the config carries no chat template (newer HF exports keep it there).
+ */
+export async function loadTokenizer(readFile: ReadFile, opts: TokenizerLoadOptions = {}): Promise<Tokenizer> {
+  const where = opts.where ? ` (${opts.where})` : '';
+  const read = async (name: string): Promise<Uint8Array> => {
+    try {
+      return await readFile(name);
+    } catch (e) {
+      if (isMissingFile(e)) {
+        const msg = e instanceof MissingFileError ? e.message : `${name} was not found${where}`;
+        throw new Error(`${msg}: ${FILES_HELP}`);
+      }
+      throw new Error(`could not read ${name}${where}: ${(e as Error).message}`);
+    }
+  };
+  const [tj, tc] = await Promise.all([read('tokenizer.json'), read('tokenizer_config.json')]);
+  const tokenizerJson = parseJsonFile(tj, 'tokenizer.json' + where);
+  const tokenizerConfig = parseJsonFile(tc, 'tokenizer_config.json' + where);
+  if (isObject(tokenizerConfig) && tokenizerConfig['chat_template'] == null) {
+    try {
+      const jinja = await readFile('chat_template.jinja');
+      tokenizerConfig['chat_template'] = new TextDecoder().decode(jinja);
+    } catch (e) {
+      if (!isMissingFile(e)) throw new Error(`could not read chat_template.jinja${where}: ${(e as Error).message}`);
+    }
+  }
+  return tokenizerFromJson(tokenizerJson, tokenizerConfig, opts);
+}
+
+/** Builds a tokenizer from the parsed tokenizer.json and tokenizer_config.json objects. */
+export async function tokenizerFromJson(
+  tokenizerJson: unknown,
+  tokenizerConfig: unknown,
+  opts: TokenizerLoadOptions = {},
+): Promise<Tokenizer> {
+  const where = opts.where ? ` (${opts.where})` : '';
+  if (!isObject(tokenizerJson) || !isObject(tokenizerJson['model'])) {
+    throw new Error(
+      `tokenizer.json${where} is not an HF tokenizer file (it has no "model" object); ${FILES_HELP} ` +
+        '(the fast-tokenizer tokenizer.json, not vocab.json/merges.txt or tokenizer.model)',
+    );
+  }
+  if (!isObject(tokenizerConfig)) {
+    throw new Error(`tokenizer_config.json${where} must hold a JSON object; ${FILES_HELP}`);
+  }
+  const lib = await library();
+  // The class tokenizer_config.json names (as AutoTokenizer picks it), else the base class.
+  const clsName = typeof tokenizerConfig['tokenizer_class'] === 'string' ? tokenizerConfig['tokenizer_class'].replace(/Fast$/, '') : '';
+  const candidate = (lib as unknown as Record<string, unknown>)[clsName];
+  const Cls =
+    typeof candidate === 'function' && (candidate === lib.PreTrainedTokenizer || candidate.prototype instanceof lib.PreTrainedTokenizer)
+      ? (candidate as typeof lib.PreTrainedTokenizer)
+      : lib.PreTrainedTokenizer;
+  let tok: PreTrainedTokenizer;
+  try {
+    tok = new Cls(tokenizerJson, tokenizerConfig);
+  } catch (e) {
+    throw new Error(`could not build the tokenizer from tokenizer.json/tokenizer_config.json${where}: ${(e as Error).message}`);
+  }
+  return new HfTokenizer(tok, opts.eosIds ?? []);
+}
+
+const REPLACEMENT = '\uFFFD';
+/** At most this many tokens of context in decodeEach (a run of invalid bytes could otherwise grow it). */
+const MAX_PENDING = 16;
+
+class HfTokenizer implements Tokenizer {
+  readonly vocabSize: number;
+  readonly eosIds: number[];
+  readonly bosId: number | null;
+  readonly padId: number | null;
+  readonly specialIds: ReadonlySet<number>;
+  readonly hasChatTemplate: boolean;
+
+  constructor(
+    private readonly tok: PreTrainedTokenizer,
+    extraEos: readonly number[],
+  ) {
+    let max = -1;
+    for (const id of tok.get_vocab().values()) if (id > max) max = id;
+    for (const id of tok.all_special_ids) if (id > max) max = id;
+    this.vocabSize = max + 1;
+    const idOrNull = (v: number | undefined | null) => (typeof v === 'number' && Number.isInteger(v) ? v : null);
+    const eos = idOrNull(tok.eos_token_id);
+    this.eosIds = [...new Set([...(eos === null ? [] : [eos]), ...extraEos])];
+    this.bosId = idOrNull(tok.bos_token_id);
+    this.padId = idOrNull(tok.pad_token_id);
+    this.specialIds = new Set(tok.all_special_ids);
+    this.hasChatTemplate = tok.chat_template != null;
+  }
+
+  encode(text: string, opts: { addSpecialTokens?: boolean } = {}): number[] {
+    return this.tok.encode(text, { add_special_tokens: opts.addSpecialTokens ?? true });
+  }
+
+  decode(ids: readonly number[], opts: { skipSpecialTokens?: boolean } = {}): string {
+    if (ids.length === 0) return '';
+    return this.tok.decode([...ids], { skip_special_tokens: opts.skipSpecialTokens ?? false });
+  }
+
+  tokenToId(token: string): number | undefined {
+    const id = this.tok._tokenizer.token_to_id(token);
+    return typeof id === 'number' ? id : undefined;
+  }
+
+  idToToken(id: number): string | undefined {
+    const t = this.tok._tokenizer.id_to_token(id);
+    return typeof t === 'string' ? t : undefined;
+  }
+
+  private raw(ids: readonly number[]): string {
+    if (ids.length === 0) return '';
+    return this.tok.decode([...ids], { skip_special_tokens: false, clean_up_tokenization_spaces: false });
+  }
+
+  decodeEach(ids: readonly number[]): string[] {
+    // Each token is decoded in the context of the tokens since the last character boundary before it (the
+    // decoders of SentencePiece-style tokenizers treat the first token of a text differently, and byte-level
+    // tokens may split a character): its string is what it adds to that context's text. A token that leaves
+    // a character incomplete (the text ends in U+FFFD) shows nothing; the token that completes it shows it.
+    const out: string[] = [];
+    const bounds = [0]; // token indices at which everything before decodes to whole characters
+    for (let i = 0; i < ids.length; i++) {
+      let start = 0;
+      if (i > 0) {
+        let j = bounds.length - 1;
+        if (bounds[j] === i) j--;
+        start = Math.max(bounds[Math.max(j, 0)]!, i - MAX_PENDING);
+      }
+      const before = stripReplacement(this.raw(ids.slice(start, i)));
+      const text = this.raw(ids.slice(start, i + 1));
+      let k = 0;
+      while (k < before.length && k < text.length && before.charCodeAt(k) === text.charCodeAt(k)) k++;
+      let piece = text.slice(k);
+      if (i < ids.length - 1 && text.endsWith(REPLACEMENT)) piece = stripReplacement(piece);
+      else bounds.push(i + 1);
+      out.push(piece);
+    }
+    return out;
+  }
+
+  applyChatTemplate(messages: readonly ChatMessage[], opts: ChatTemplateOptions = {}): string {
+    if (!this.hasChatTemplate) {
+      throw new Error(
+        'this tokenizer has no chat template: tokenizer_config.json has no "chat_template" and there is no ' +
+          'chat_template.jinja; use an instruct model\'s tokenizer files, or format the prompt without a template',
+      );
+    }
+    return this.tok.apply_chat_template(messages.map((m) => ({ role: m.role, content: m.content })), {
+      ...opts.templateVars,
+      tokenize: false,
+      add_generation_prompt: opts.addGenerationPrompt ?? false,
+    });
+  }
+
+  encodeChat(messages: readonly ChatMessage[], opts: ChatTemplateOptions = {}): number[] {
+    return this.encode(this.applyChatTemplate(messages, opts), { addSpecialTokens: false });
+  }
+}
+
+function stripReplacement(s: string): string {
+  let e = s.length;
+  while (e > 0 && s.charCodeAt(e - 1) === 0xfffd) e--;
+  return e === s.length ? s : s.slice(0, e);
+}
