@@ -1,6 +1,6 @@
 // Elementwise arithmetic with autograd (shaders/elementwise.wgsl) and sums (shaders/reduce.wgsl).
 import { f, setGradAdd, type Engine } from '../engine.ts';
-import type { Tensor } from '../tensor.ts';
+import { numel, type Tensor } from '../tensor.ts';
 import { expect, rowsCols } from './util.ts';
 
 const OP = { add: 0, sub: 1, mul: 2, axpby: 3, scale: 4, exp: 5, neg: 6, div: 7, silu: 8, square: 9, relu: 10, sqrt: 11, bcast: 12 } as const;
@@ -9,7 +9,7 @@ function launch(op: keyof typeof OP, a: Tensor, b: Tensor, alpha = 1, beta = 0, 
   const e = a.engine;
   expect(a, op, { dtype: 'f32' });
   expect(b, op, { dtype: 'f32' });
-  if (b.size === 0 || a.size % b.size !== 0) {
+  if (a.size > 0 && (rowBcast ? b.size === 0 || a.size % b.size !== 0 : !repeatsOver(b, a))) {
     throw new Error(`piplay: ${op}: ${b.describe()} does not broadcast over ${a.describe()}`);
   }
   const out = e.empty(a.shape);
@@ -23,6 +23,14 @@ function launch(op: keyof typeof OP, a: Tensor, b: Tensor, alpha = 1, beta = 0, 
     });
   }
   return out;
+}
+
+/** Whether b's length is that of a block of a's trailing axes (so b repeats along a's leading ones). */
+function repeatsOver(b: Tensor, a: Tensor): boolean {
+  if (b.size === a.size) return true;
+  let n = 1;
+  for (let k = a.rank - 1; k >= 0 && n < b.size; k--) n *= a.shape[k]!;
+  return n === b.size;
 }
 
 /** Sum of `g` [.., C] over all leading rows, shaped like `like` (the gradient of a broadcast operand). */
@@ -93,7 +101,9 @@ export function mean(a: Tensor): Tensor {
 export function sumRows(a: Tensor, alpha = 1): Tensor {
   const e = a.engine;
   expect(a, 'sumRows', { dtype: 'f32' });
-  const [R, C] = rowsCols(a);
+  // Rows from the leading axes, not size / C: an empty last axis still has rows (whose sums are 0).
+  const C = a.shape[a.rank - 1] ?? 1;
+  const R = numel(a.shape.slice(0, -1));
   const out = e.empty(a.shape.slice(0, -1));
   e.dispatch({ shader: 'reduce', entry: 'rows', params: [R, C, f(alpha)], bindings: [a, out], workgroups: e.grid(R, 1) });
   e.record([a], [out], ([g]) => [launch('bcast', a, g!, alpha, 0, true)]);
@@ -103,6 +113,7 @@ export function sumRows(a: Tensor, alpha = 1): Tensor {
 /** out[c] = alpha * sum_r a[r, c] for a [R, C] tensor. */
 export function sumCols(a: Tensor, alpha = 1): Tensor {
   const e = a.engine;
+  expect(a, 'sumCols', { dtype: 'f32' });
   const [R, C] = rowsCols(a);
   const out = e.empty([C]);
   e.dispatch({ shader: 'reduce', entry: 'cols', params: [R, C, f(alpha)], bindings: [a, out], workgroups: e.grid(C, 256) });
@@ -113,7 +124,8 @@ export function sumCols(a: Tensor, alpha = 1): Tensor {
 /** [R, C] -> [C, R] copy. */
 export function transpose2d(a: Tensor): Tensor {
   const e = a.engine;
-  expect(a, 'transpose2d', { rank: 2 });
+  // The kernel moves 32-bit words: f16 would need its own.
+  expect(a, 'transpose2d', { rank: 2, dtype: ['f32', 'i32', 'u32'] });
   const [R, C] = a.shape as [number, number];
   const out = e.empty([C, R], a.dtype);
   e.dispatch({ shader: 'transpose', params: [R, C], bindings: [a, out], workgroups: [Math.ceil(C / 16), Math.ceil(R / 16)] });

@@ -1,0 +1,35 @@
+// Second pass of clipped_ratio.wgsl: sums its per-workgroup partials (w*term, w, w*clipped, w*k3) and
+// divides by the mask weight sum. One workgroup; an empty mask gives 0 everywhere (not NaN).
+struct Params { parts: u32 }
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> acc: array<f32>;
+@group(0) @binding(2) var<storage, read_write> loss: array<f32>;
+@group(0) @binding(3) var<storage, read_write> clip_fraction: array<f32>;
+@group(0) @binding(4) var<storage, read_write> kl_mean: array<f32>;
+// 1 / sum(w), which the backward pass needs.
+@group(0) @binding(5) var<storage, read_write> inv_weight: array<f32>;
+
+const WG = 256u;
+var<workgroup> sums: array<vec4f, WG>;
+
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_index) lid: u32) {
+  var s = vec4f(0.0);
+  for (var k = lid; k < p.parts; k += WG) {
+    s += vec4f(acc[4u * k], acc[4u * k + 1u], acc[4u * k + 2u], acc[4u * k + 3u]);
+  }
+  sums[lid] = s;
+  workgroupBarrier();
+  for (var stride = WG / 2u; stride > 0u; stride /= 2u) {
+    if (lid < stride) { sums[lid] += sums[lid + stride]; }
+    workgroupBarrier();
+  }
+  if (lid == 0u) {
+    let t = sums[0];
+    let inv = select(0.0, 1.0 / t.y, t.y != 0.0);
+    loss[0] = t.x * inv;
+    clip_fraction[0] = t.z * inv;
+    kl_mean[0] = t.w * inv;
+    inv_weight[0] = inv;
+  }
+}

@@ -1,0 +1,20 @@
+// In-place exponential moving average (shaders/ema.wgsl): the privileged teacher follows the student.
+import { f } from '../engine.ts';
+import type { Tensor } from '../tensor.ts';
+import { expect } from './util.ts';
+
+/** teacher <- (1 - tau)*teacher + tau*student, in place (f32, same shape). Not recorded on the tape. */
+export function emaInto(teacher: Tensor, student: Tensor, tau: number): void {
+  const e = teacher.engine;
+  expect(teacher, 'emaInto (teacher)', { dtype: 'f32' });
+  expect(student, 'emaInto (student)', { dtype: 'f32', shape: teacher.shape });
+  if (!(tau >= 0 && tau <= 1)) throw new Error(`piplay: emaInto: tau must be in [0, 1], got ${tau}`);
+  if (teacher.storage === student.storage) throw new Error('piplay: emaInto: teacher and student share storage');
+  if (teacher.size === 0) return;
+  e.dispatch({
+    shader: 'ema',
+    params: [teacher.size, f(tau)],
+    bindings: [teacher, student],
+    workgroups: e.grid(teacher.size, 256),
+  });
+}
