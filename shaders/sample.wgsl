@@ -1,0 +1,288 @@
+// One sampled token per row of [B, V] logits, deterministic given one uniform u in [0, 1) per row.
+// One workgroup per row streams the row (any V):
+//   1. Online logsumexp of y = logits / temperature and the argmax of the logits (ties: lowest id).
+//   temperature <= 0: greedy. id = argmax, logprob = its log-softmax of the untempered logits.
+//   2. Top-p (topP < 1): the nucleus is the smallest set of most probable tokens whose mass >= topP (equal
+//      probabilities taken in id order). A radix select on the same composite key as topk_kl.wgsl
+//      (descending logit, then id), but histogramming probability MASS per bin instead of counts, finds the
+//      inclusive threshold of that set. Masses are fixed point, round(p * 2^31) in u32 workgroup atomics:
+//      WGSL has no float atomics, and integer sums are exact and order-free, so the nucleus is deterministic.
+//   3. Inverse CDF in id order over the allowed tokens: thread t owns the contiguous ids
+//      [t * chunk, (t + 1) * chunk); a workgroup scan of the per-thread masses (f32) finds the thread whose
+//      interval holds u * Z (Z = allowed mass), and that thread walks its chunk to the token.
+// The returned log-prob is that of the token under the temperature-scaled FULL distribution, y_id - lse(y),
+// i.e. before top-p truncation (the policy log-prob RL uses for ratios).
+struct Params { B: u32, V: u32, temperature: f32, topP: f32 }
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> logits: array<f32>;
+@group(0) @binding(2) var<storage, read> uniforms: array<f32>;
+@group(0) @binding(3) var<storage, read_write> ids: array<i32>;
+@group(0) @binding(4) var<storage, read_write> logprobs: array<f32>;
+
+const WG = 256u;
+const NEG_BIG = -3.0e38; // the max of nothing (see log_softmax.wgsl)
+const NONE = 0xFFFFFFFFu;
+const FIXED_ONE = 2147483648.0; // 2^31: probability 1 in fixed point; V/2 rounding slack still fits a u32
+
+var<workgroup> redM: array<f32, WG>;
+var<workgroup> redS: array<f32, WG>;
+var<workgroup> redI: array<u32, WG>;
+var<workgroup> massHist: array<atomic<u32>, WG>;
+var<workgroup> countHist: array<atomic<u32>, WG>;
+var<workgroup> scanU: array<u32, WG>;
+// Radix-select state (see pickBin).
+var<workgroup> prefKey: u32;
+var<workgroup> prefId: u32;
+var<workgroup> need: u32;
+var<workgroup> done: u32;
+var<workgroup> thrKey: u32;
+var<workgroup> thrId: u32;
+var<workgroup> totalMass: atomic<u32>;
+var<workgroup> lastNonEmpty: atomic<u32>;
+var<workgroup> chosen: atomic<u32>;
+
+// A u32 whose unsigned order reverses the float order (largest float -> smallest key); -0 folds onto +0.
+fn descKey(x: f32) -> u32 {
+  var b = bitcast<u32>(x);
+  if (b == 0x80000000u) { b = 0u; }
+  let ascending = select(b | 0x80000000u, ~b, (b & 0x80000000u) != 0u);
+  return ~ascending;
+}
+
+// Passes (numbered by `level`: WGSL reserves `pass`) 0..3 read the key's bytes from the top, 4..7 the id's.
+fn digit(level: u32, key: u32, id: u32) -> u32 {
+  if (level < 4u) { return (key >> (24u - 8u * level)) & 0xFFu; }
+  return (id >> (56u - 8u * level)) & 0xFFu;
+}
+
+// Whether (key, id) agrees with the prefix on every byte that the passes before `level` fixed.
+fn inPrefix(level: u32, key: u32, id: u32, pk: u32, pi: u32) -> bool {
+  if (level < 4u) {
+    if (level == 0u) { return true; }
+    let shift = 32u - 8u * level;
+    return (key >> shift) == (pk >> shift);
+  }
+  if (key != pk) { return false; }
+  if (level == 4u) { return true; }
+  let shift = 64u - 8u * level;
+  return (id >> shift) == (pi >> shift);
+}
+
+fn fixedMass(y: f32, lse: f32) -> u32 {
+  return u32(min(exp(y - lse), 1.0) * FIXED_ONE + 0.5);
+}
+
+// After a pass's mass histogram is complete: the bin where the cumulative mass (in key order) reaches the
+// mass still needed. Extend the prefix by it; done when that bin holds a single token (or ids are exhausted).
+fn pickBin(lid: u32, level: u32) {
+  let want = need; // read by all before the winner rewrites it (the scan's barriers separate the two)
+  let c = atomicLoad(&massHist[lid]);
+  let n = atomicLoad(&countHist[lid]);
+  scanU[lid] = c;
+  workgroupBarrier();
+  for (var off = 1u; off < WG; off *= 2u) {
+    let v = select(0u, scanU[lid - off], lid >= off);
+    workgroupBarrier();
+    scanU[lid] += v;
+    workgroupBarrier();
+  }
+  let incl = scanU[lid];
+  let excl = incl - c;
+  if (excl < want && incl >= want) {
+    need = want - excl;
+    var pk = prefKey;
+    var pi = prefId;
+    var lowOnes: u32;
+    if (level < 4u) {
+      pk |= lid << (24u - 8u * level);
+      lowOnes = (1u << (24u - 8u * level)) - 1u;
+    } else {
+      pi |= lid << (56u - 8u * level);
+      lowOnes = (1u << (56u - 8u * level)) - 1u;
+    }
+    prefKey = pk;
+    prefId = pi;
+    if (n == 1u || level == 7u) {
+      done = 1u;
+      if (level < 4u) {
+        thrKey = pk | lowOnes;
+        thrId = NONE;
+      } else {
+        thrKey = pk;
+        thrId = pi | lowOnes;
+      }
+    }
+  }
+  workgroupBarrier();
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_index) lid: u32) {
+  let r = wid.x + wid.y * nwg.x;
+  if (r >= p.B) { return; }
+  let base = r * p.V;
+  let greedy = p.temperature <= 0.0;
+  let invT = select(1.0 / p.temperature, 1.0, greedy);
+
+  // 1. logsumexp of y and the argmax of the logits.
+  var m = NEG_BIG;
+  var s = 0.0;
+  var best = NEG_BIG;
+  var bestId = NONE;
+  for (var j = lid; j < p.V; j += WG) {
+    let x = logits[base + j];
+    let y = x * invT;
+    if (y > m) {
+      s = s * exp(m - y) + 1.0;
+      m = y;
+    } else {
+      s += exp(y - m);
+    }
+    if (bestId == NONE || x > best) { // j only grows, so strict > keeps this thread's lowest tied id
+      best = x;
+      bestId = j;
+    }
+  }
+  redM[lid] = m;
+  redS[lid] = s;
+  workgroupBarrier();
+  for (var stride = WG / 2u; stride > 0u; stride /= 2u) {
+    if (lid < stride) {
+      let m1 = redM[lid];
+      let m2 = redM[lid + stride];
+      let mx = max(m1, m2);
+      redS[lid] = redS[lid] * exp(m1 - mx) + redS[lid + stride] * exp(m2 - mx);
+      redM[lid] = mx;
+    }
+    workgroupBarrier();
+  }
+  let lse = redM[0] + log(redS[0]);
+  workgroupBarrier();
+
+  if (greedy) {
+    redM[lid] = best;
+    redI[lid] = bestId;
+    workgroupBarrier();
+    for (var stride = WG / 2u; stride > 0u; stride /= 2u) {
+      if (lid < stride) {
+        let i1 = redI[lid];
+        let i2 = redI[lid + stride];
+        let v1 = redM[lid];
+        let v2 = redM[lid + stride];
+        if (i2 != NONE && (i1 == NONE || v2 > v1 || (v2 == v1 && i2 < i1))) {
+          redM[lid] = v2;
+          redI[lid] = i2;
+        }
+      }
+      workgroupBarrier();
+    }
+    if (lid == 0u) {
+      let id = redI[0];
+      ids[r] = i32(id);
+      logprobs[r] = logits[base + id] - lse;
+    }
+    return;
+  }
+
+  // 2. The nucleus threshold (everything is allowed when topP >= 1).
+  if (lid == 0u) {
+    thrKey = NONE;
+    thrId = NONE;
+    prefKey = 0u;
+    prefId = 0u;
+    done = 0u;
+    atomicStore(&totalMass, 0u);
+    atomicStore(&lastNonEmpty, 0u);
+    atomicStore(&chosen, NONE);
+  }
+  workgroupBarrier();
+  if (p.topP < 1.0) {
+    var idBytes = 1u;
+    if (p.V - 1u > 0xFFu) { idBytes = 2u; }
+    if (p.V - 1u > 0xFFFFu) { idBytes = 3u; }
+    if (p.V - 1u > 0xFFFFFFu) { idBytes = 4u; }
+    var level = 0u;
+    loop {
+      atomicStore(&massHist[lid], 0u);
+      atomicStore(&countHist[lid], 0u);
+      workgroupBarrier();
+      let pk = prefKey;
+      let pi = prefId;
+      var mine = 0u;
+      for (var j = lid; j < p.V; j += WG) {
+        let key = descKey(logits[base + j] * invT);
+        if (inPrefix(level, key, j, pk, pi)) {
+          let q = fixedMass(logits[base + j] * invT, lse);
+          let d = digit(level, key, j);
+          atomicAdd(&massHist[d], q);
+          atomicAdd(&countHist[d], 1u);
+          mine += q;
+        }
+      }
+      if (level == 0u) { atomicAdd(&totalMass, mine); }
+      workgroupBarrier();
+      if (level == 0u && lid == 0u) {
+        // Mass >= topP of the total (at least one unit, so the top token is always in).
+        need = max(1u, u32(p.topP * f32(atomicLoad(&totalMass))));
+      }
+      workgroupBarrier();
+      pickBin(lid, level);
+      if (workgroupUniformLoad(&done) != 0u) { break; }
+      level = select(level + 1u, 8u - idBytes, level == 3u);
+    }
+  }
+  let tk = workgroupUniformLoad(&thrKey);
+  let ti = thrId;
+
+  // 3. Inverse CDF in id order over the allowed tokens.
+  let chunk = (p.V + WG - 1u) / WG;
+  let lo = min(lid * chunk, p.V);
+  let hi = min(lo + chunk, p.V);
+  var mass = 0.0;
+  for (var j = lo; j < hi; j++) {
+    let y = logits[base + j] * invT;
+    let key = descKey(y);
+    if (key < tk || (key == tk && j <= ti)) { mass += exp(y - lse); }
+  }
+  redS[lid] = mass;
+  if (mass > 0.0) { atomicMax(&lastNonEmpty, lid); }
+  workgroupBarrier();
+  for (var off = 1u; off < WG; off *= 2u) {
+    let v = select(0.0, redS[lid - off], lid >= off);
+    workgroupBarrier();
+    redS[lid] += v;
+    workgroupBarrier();
+  }
+  let incl = redS[lid];
+  let excl = select(0.0, redS[max(lid, 1u) - 1u], lid > 0u);
+  let goal = clamp(uniforms[r], 0.0, 1.0) * redS[WG - 1u];
+  // Intervals [excl, incl) tile [0, Z); a target at or past Z (rounding, u = 1) goes to the last non-empty chunk.
+  let last = atomicLoad(&lastNonEmpty);
+  if (mass > 0.0 && excl <= goal && (goal < incl || lid == last)) {
+    var acc = excl;
+    var pick = NONE;
+    var lastAllowed = NONE;
+    for (var j = lo; j < hi; j++) {
+      let y = logits[base + j] * invT;
+      let key = descKey(y);
+      if (key < tk || (key == tk && j <= ti)) {
+        let pj = exp(y - lse);
+        if (pj > 0.0) {
+          lastAllowed = j;
+          acc += pj;
+          if (acc > goal) {
+            pick = j;
+            break;
+          }
+        }
+      }
+    }
+    atomicMin(&chosen, select(lastAllowed, pick, pick != NONE));
+  }
+  workgroupBarrier();
+  if (lid == 0u) {
+    let id = atomicLoad(&chosen);
+    ids[r] = i32(id);
+    logprobs[r] = logits[base + id] * invT - lse;
+  }
+}

@@ -1,0 +1,110 @@
+// Vocabulary-row ops over the last axis of logits [..., V]: log-softmax and entropy (shaders/log_softmax.wgsl),
+// the log-prob of one target token per row and the cross-entropy built on it (shaders/token_logprobs.wgsl).
+// Each row kernel gives a row one workgroup that streams it, so V may be any size (vocabularies of ~152k).
+import type { Tensor } from '../tensor.ts';
+import { maskedMean } from './masked_mean.ts';
+import { expect, rowsCols } from './util.ts';
+
+function vocabRows(op: string, x: Tensor): [number, number] {
+  expect(x, op, { dtype: 'f32' });
+  if (x.rank < 1 || x.shape[x.rank - 1] === 0) {
+    throw new Error(`piplay: ${op} needs logits [..., V] with V >= 1, got ${x.describe()}`);
+  }
+  return rowsCols(x);
+}
+
+/** log_softmax(x) over the last axis. Backward: dx = g - softmax(x) * sum(g) per row. */
+export function logSoftmax(x: Tensor): Tensor {
+  const e = x.engine;
+  const [R, V] = vocabRows('logSoftmax', x);
+  const y = e.empty(x.shape);
+  if (R > 0) {
+    e.dispatch({ shader: 'log_softmax', entry: 'forward', params: [R, V], bindings: [x, y], workgroups: e.grid(R, 1) });
+  }
+  e.record([x], [y], ([g]) => {
+    const dx = e.empty(x.shape);
+    if (R > 0) {
+      e.dispatch({ shader: 'log_softmax', entry: 'backward', params: [R, V], bindings: [y, dx, g!], workgroups: e.grid(R, 1) });
+    }
+    return [dx];
+  });
+  return y;
+}
+
+/** Entropy -sum p log p of softmax(logits) per row, shaped like logits without the last axis. No gradient (a metric). */
+export function entropy(logits: Tensor): Tensor {
+  const e = logits.engine;
+  const [R, V] = vocabRows('entropy', logits);
+  const h = e.empty(logits.shape.slice(0, -1));
+  if (R > 0) {
+    e.dispatch({ shader: 'log_softmax', entry: 'entropy', params: [R, V], bindings: [logits, h], workgroups: e.grid(R, 1) });
+  }
+  return h;
+}
+
+function checkTargets(op: string, logits: Tensor, targets: Tensor, R: number): void {
+  expect(targets, `${op} targets`, { dtype: 'i32' });
+  if (targets.size !== R) {
+    throw new Error(`piplay: ${op}: targets ${targets.describe()} must hold one id per row of logits ${logits.describe()} (${R})`);
+  }
+}
+
+/**
+ * log_softmax(logits)[r, targets[r]] per row, without materialising the log-softmax: logits [..., V] f32,
+ * targets i32 with one id per row; the result is shaped like logits without the last axis. A target outside
+ * [0, V) (an ignore index such as -100) gives 0 and no gradient. Backward: d logits = g_r (onehot - softmax).
+ */
+export function tokenLogprobs(logits: Tensor, targets: Tensor): Tensor {
+  const e = logits.engine;
+  const [R, V] = vocabRows('tokenLogprobs', logits);
+  checkTargets('tokenLogprobs', logits, targets, R);
+  const lp = e.empty(logits.shape.slice(0, -1));
+  const lse = e.empty([R]); // saved for the backward
+  if (R > 0) {
+    e.dispatch({
+      shader: 'token_logprobs',
+      entry: 'forward',
+      params: [R, V],
+      bindings: [logits, targets, lp, lse],
+      workgroups: e.grid(R, 1),
+    });
+  }
+  e.record(
+    [logits, targets],
+    [lp],
+    ([g]) => {
+      const d = e.empty(logits.shape);
+      if (R > 0) {
+        e.dispatch({
+          shader: 'token_logprobs',
+          entry: 'backward',
+          params: [R, V],
+          bindings: [logits, targets, d, lse, g!],
+          workgroups: e.grid(R * V, 256),
+        });
+      }
+      return [d, null];
+    },
+    [lse],
+  );
+  lse.dispose(); // the tape node holds it when recording
+  return lp;
+}
+
+/**
+ * Token-mean negative log-likelihood over rows with mask == 1: logits [R, V] (or [..., V]), targets i32 and
+ * mask f32 with one value per row. A scalar of shape []; 0 (not NaN) when the mask is empty.
+ * Gradient into logits: (softmax - onehot) * mask_r / sum(mask).
+ */
+export function crossEntropy(logits: Tensor, targets: Tensor, mask: Tensor): Tensor {
+  const [R] = vocabRows('crossEntropy', logits);
+  checkTargets('crossEntropy', logits, targets, R);
+  expect(mask, 'crossEntropy mask', { dtype: 'f32' });
+  if (mask.size !== R) {
+    throw new Error(`piplay: crossEntropy: mask ${mask.describe()} must hold one value per row of logits ${logits.describe()} (${R})`);
+  }
+  const lp = tokenLogprobs(logits, targets);
+  const loss = maskedMean(lp, mask, -1);
+  lp.dispose(); // held by the tape when recording
+  return loss;
+}

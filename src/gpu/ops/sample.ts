@@ -1,0 +1,57 @@
+// Token sampling for generation (shaders/sample.wgsl): greedy, temperature and top-p (nucleus), one token
+// per row, deterministic given the caller's uniforms.
+import { f } from '../engine.ts';
+import type { Tensor } from '../tensor.ts';
+import { expect, rowsCols } from './util.ts';
+
+export interface SampleOptions {
+  /** 0 = greedy argmax (ties: lowest id); otherwise logits are divided by it. */
+  temperature: number;
+  /** Nucleus mass in (0, 1]: sample among the fewest most probable tokens whose mass >= topP; 1 = off (default). */
+  topP?: number;
+  /** f32 [B]: one U(0, 1) draw per row from the caller's seeded RNG. */
+  uniforms: Tensor;
+}
+
+export interface SampleResult {
+  /** i32 [B]: the chosen token per row. */
+  ids: Tensor;
+  /** f32 [B]: log-prob of the chosen token under the temperature-scaled FULL distribution, before top-p
+   *  truncation (the policy's log pi for RL ratios); with temperature 0, under the untempered log-softmax. */
+  logprobs: Tensor;
+}
+
+/**
+ * Samples one token per row of logits [B, V] (or [..., V]) by inverse CDF: the allowed tokens (all, or the
+ * top-p nucleus) in id order, renormalised, and the first whose cumulative mass exceeds u_b times the total.
+ * No gradient.
+ */
+export function sample(logits: Tensor, opts: SampleOptions): SampleResult {
+  const e = logits.engine;
+  const { temperature, topP = 1, uniforms } = opts;
+  expect(logits, 'sample logits', { dtype: 'f32' });
+  expect(uniforms, 'sample uniforms', { dtype: 'f32' });
+  if (logits.rank < 1 || logits.shape[logits.rank - 1] === 0) {
+    throw new Error(`piplay: sample needs logits [B, V] with V >= 1, got ${logits.describe()}`);
+  }
+  const [B, V] = rowsCols(logits);
+  if (uniforms.size !== B) {
+    throw new Error(`piplay: sample: uniforms ${uniforms.describe()} must hold one draw per row of ${logits.describe()} (${B})`);
+  }
+  if (!(temperature >= 0) || !Number.isFinite(temperature)) {
+    throw new Error(`piplay: sample: temperature must be a finite number >= 0, got ${temperature}`);
+  }
+  if (!(topP > 0 && topP <= 1)) throw new Error(`piplay: sample: topP must be in (0, 1], got ${topP}`);
+  const lead = logits.shape.slice(0, -1);
+  const ids = e.empty(lead, 'i32');
+  const logprobs = e.empty(lead);
+  if (B > 0) {
+    e.dispatch({
+      shader: 'sample',
+      params: [B, V, f(temperature), f(topP)],
+      bindings: [logits, uniforms, ids, logprobs],
+      workgroups: e.grid(B, 1),
+    });
+  }
+  return { ids, logprobs };
+}
