@@ -1,0 +1,305 @@
+// Fused causal attention, backward (flash-attention style): probabilities are recomputed from q, k and the
+// forward's log-sum-exp instead of being stored. Shapes, masking and GQA exactly as attention_fwd.wgsl.
+// With s = scale * q.k, P = exp(s - lse), dP = dO.v and D_i = sum_j P_ij dP_ij = dO_i . O_i:
+//   dS = P * (dP - D),   dQ_i = scale * sum_j dS_ij k_j,   dK_j = scale * sum_i dS_ij q_i,   dV_j = sum_i P_ij dO_i
+// where the sums over i for a kv head run over every query of every query head in its group.
+//
+// Two passes, each owning its outputs (no float atomics):
+//   dq  - per query row, over its keys (like the forward). First computes D_i = dO_i . O_i and stores it
+//         in stats[row].y for the next pass. Bindings: out = dQ, aux = O (read only here).
+//   dkv - per key row, over the queries that see it, of all query heads of its group.
+//         Bindings: out = dK, aux = dV.
+// Both entries share one binding table (8 storage buffers at most), hence the role-neutral out/aux names.
+// Thread layout as in the forward: NC threads per row, each owning CV vec4s of the head dimension; the
+// streamed side (keys for dq, queries for dkv) passes through workgroup memory in blocks of BK.
+override NC: u32 = 1u;
+override CV: u32 = 8u;
+override BK: u32 = 16u;
+override HAS_KEY_START: bool = false;
+
+const WG = 64u;
+const MAXV = 8u;
+
+struct Params { Hq: u32, Hkv: u32, Tq: u32, Tk: u32, cap: u32, Dh: u32, off: u32, scale: f32 }
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> q: array<f32>;
+@group(0) @binding(2) var<storage, read> k: array<f32>;
+@group(0) @binding(3) var<storage, read> v: array<f32>;
+@group(0) @binding(4) var<storage, read> keyStart: array<i32>;
+@group(0) @binding(5) var<storage, read_write> stats: array<f32>; // [row][lse, D]
+@group(0) @binding(6) var<storage, read> dO: array<f32>;
+@group(0) @binding(7) var<storage, read_write> out: array<f32>;
+@group(0) @binding(8) var<storage, read_write> aux: array<f32>;
+
+var<workgroup> ta: array<vec4f, BK * NC * CV>; // dq: K rows, dkv: q rows
+var<workgroup> tb: array<vec4f, BK * NC * CV>; // dq: V rows, dkv: dO rows
+var<workgroup> ts: array<vec2f, BK>; // dkv: (lse, D) of the staged queries
+var<workgroup> partS: array<f32, WG * BK>; // [row][chunk][block item] partial q.k
+var<workgroup> partP: array<f32, WG * BK>; // [row][chunk][block item] partial dO.v
+
+fn ldq(base: u32, d: u32) -> vec4f {
+  var r = vec4f(0.0);
+  for (var x = 0u; x < 4u; x++) { if (d + x < p.Dh) { r[x] = q[base + d + x]; } }
+  return r;
+}
+fn ldk(base: u32, d: u32) -> vec4f {
+  var r = vec4f(0.0);
+  for (var x = 0u; x < 4u; x++) { if (d + x < p.Dh) { r[x] = k[base + d + x]; } }
+  return r;
+}
+fn ldv(base: u32, d: u32) -> vec4f {
+  var r = vec4f(0.0);
+  for (var x = 0u; x < 4u; x++) { if (d + x < p.Dh) { r[x] = v[base + d + x]; } }
+  return r;
+}
+fn lddo(base: u32, d: u32) -> vec4f {
+  var r = vec4f(0.0);
+  for (var x = 0u; x < 4u; x++) { if (d + x < p.Dh) { r[x] = dO[base + d + x]; } }
+  return r;
+}
+fn ldaux(base: u32, d: u32) -> vec4f {
+  var r = vec4f(0.0);
+  for (var x = 0u; x < 4u; x++) { if (d + x < p.Dh) { r[x] = aux[base + d + x]; } }
+  return r;
+}
+fn stOut(base: u32, d: u32, x4: vec4f) {
+  for (var x = 0u; x < 4u; x++) { if (d + x < p.Dh) { out[base + d + x] = x4[x]; } }
+}
+fn stAux(base: u32, d: u32, x4: vec4f) {
+  for (var x = 0u; x < 4u; x++) { if (d + x < p.Dh) { aux[base + d + x] = x4[x]; } }
+}
+
+fn firstKey(b: u32) -> u32 {
+  if (HAS_KEY_START) { return u32(max(keyStart[b], 0)); }
+  return 0u;
+}
+
+// ---------------------------------------------------------------------------------------- dQ (and D)
+// Workgroup (x, y, z) = (block of rows of the kv head's G * Tq (group head, query) pairs, kv head, batch).
+@compute @workgroup_size(WG)
+fn dq(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
+  let rowsPerWg = WG / NC;
+  let G = p.Hq / p.Hkv;
+  let nRows = G * p.Tq;
+  let b = wid.z;
+  let kvh = wid.y;
+  let rl = lid / NC;
+  let ch = lid % NC;
+  let r = wid.x * rowsPerWg + rl;
+  let live = r < nRows;
+  let i = r % p.Tq;
+  let hq = kvh * G + r / p.Tq;
+  let row = (b * p.Hq + hq) * p.Tq + i;
+  let qBase = row * p.Dh;
+  let kvBase = (b * p.Hkv + kvh) * p.cap * p.Dh;
+  let vecsPerRow = NC * CV;
+  let ks = firstKey(b);
+  let rowEnd = min(p.off + i + 1u, p.Tk);
+  let r0 = wid.x * rowsPerWg;
+  let r1 = min(r0 + rowsPerWg, nRows) - 1u;
+  var lastI = p.Tq - 1u;
+  if (r0 / p.Tq == r1 / p.Tq) { lastI = r1 % p.Tq; }
+  let wgEnd = min(p.off + lastI + 1u, p.Tk);
+
+  var qv: array<vec4f, MAXV>;
+  var gv: array<vec4f, MAXV>; // dO
+  var acc: array<vec4f, MAXV>;
+  var dPart = 0.0;
+  for (var c = 0u; c < CV; c++) {
+    if (live) {
+      let d = (ch * CV + c) * 4u;
+      qv[c] = ldq(qBase, d);
+      gv[c] = lddo(qBase, d);
+      dPart += dot(gv[c], ldaux(qBase, d)); // aux holds O in this pass
+    }
+  }
+  // D_i = dO_i . O_i, summed over the row's chunks.
+  var D = dPart;
+  if (NC > 1u) {
+    partS[lid * BK] = dPart;
+    workgroupBarrier();
+    D = 0.0;
+    for (var c = 0u; c < NC; c++) { D += partS[(rl * NC + c) * BK]; }
+    workgroupBarrier();
+  }
+  var lse = 0.0;
+  if (live) {
+    lse = stats[2u * row];
+    if (ch == 0u) { stats[2u * row + 1u] = D; }
+  }
+
+  var sc: array<f32, 32>;
+  var dp: array<f32, 32>;
+  for (var kb = ks; kb < wgEnd; kb += BK) {
+    for (var idx = lid; idx < BK * vecsPerRow; idx += WG) {
+      let key = kb + idx / vecsPerRow;
+      let d = (idx % vecsPerRow) * 4u;
+      var kx = vec4f(0.0);
+      var vx = vec4f(0.0);
+      if (key < p.Tk) {
+        kx = ldk(kvBase + key * p.Dh, d);
+        vx = ldv(kvBase + key * p.Dh, d);
+      }
+      ta[idx] = kx;
+      tb[idx] = vx;
+    }
+    workgroupBarrier();
+    if (live) {
+      for (var j = 0u; j < BK; j++) {
+        var s = 0.0;
+        var t = 0.0;
+        for (var c = 0u; c < CV; c++) {
+          let at = j * vecsPerRow + ch * CV + c;
+          s += dot(qv[c], ta[at]);
+          t += dot(gv[c], tb[at]);
+        }
+        sc[j] = s;
+        dp[j] = t;
+        if (NC > 1u) {
+          partS[(rl * NC + ch) * BK + j] = s;
+          partP[(rl * NC + ch) * BK + j] = t;
+        }
+      }
+    }
+    if (NC > 1u) { workgroupBarrier(); }
+    if (live) {
+      for (var j = 0u; j < BK; j++) {
+        if (kb + j >= rowEnd) { continue; }
+        var s = sc[j];
+        var t = dp[j];
+        if (NC > 1u) {
+          s = 0.0;
+          t = 0.0;
+          for (var c = 0u; c < NC; c++) {
+            s += partS[(rl * NC + c) * BK + j];
+            t += partP[(rl * NC + c) * BK + j];
+          }
+        }
+        let pj = exp(p.scale * s - lse);
+        let dsj = pj * (t - D);
+        for (var c = 0u; c < CV; c++) { acc[c] += dsj * ta[j * vecsPerRow + ch * CV + c]; }
+      }
+    }
+    workgroupBarrier();
+  }
+
+  if (!live) { return; }
+  for (var c = 0u; c < CV; c++) { stOut(qBase, (ch * CV + c) * 4u, p.scale * acc[c]); }
+}
+
+// ---------------------------------------------------------------------------------------- dK, dV
+// Workgroup (x, y, z) = (block of key rows of [0, cap), kv head, batch). Rows at or past Tk, or before
+// the batch's first key, get zero gradients.
+@compute @workgroup_size(WG)
+fn dkv(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
+  let rowsPerWg = WG / NC;
+  let G = p.Hq / p.Hkv;
+  let b = wid.z;
+  let kvh = wid.y;
+  let rl = lid / NC;
+  let ch = lid % NC;
+  let j = wid.x * rowsPerWg + rl; // this row's key position
+  let live = j < p.cap;
+  let ks = firstKey(b);
+  let keyValid = j >= ks && j < p.Tk;
+  let kBase = ((b * p.Hkv + kvh) * p.cap + j) * p.Dh;
+  let vecsPerRow = NC * CV;
+
+  var kv: array<vec4f, MAXV>;
+  var vv: array<vec4f, MAXV>;
+  var dk: array<vec4f, MAXV>;
+  var dv: array<vec4f, MAXV>;
+  for (var c = 0u; c < CV; c++) {
+    if (live) {
+      let d = (ch * CV + c) * 4u;
+      kv[c] = ldk(kBase, d);
+      vv[c] = ldv(kBase, d);
+    }
+  }
+
+  // Queries any key of the block sees: positions >= the block's first valid key, i.e. i >= iStart.
+  // A block with no valid key runs no iterations.
+  let j0 = max(wid.x * rowsPerWg, ks);
+  let jEnd = min(wid.x * rowsPerWg + rowsPerWg, p.Tk);
+  var iStart = p.Tq;
+  if (j0 < jEnd) { iStart = max(j0, p.off) - p.off; }
+
+  var sc: array<f32, 32>;
+  var dp: array<f32, 32>;
+  for (var g = 0u; g < G; g++) {
+    let hq = kvh * G + g;
+    let rowBase = (b * p.Hq + hq) * p.Tq;
+    for (var ib = iStart; ib < p.Tq; ib += BK) {
+      // Stage BK query rows of q and dO, and their (lse, D).
+      for (var idx = lid; idx < BK * vecsPerRow; idx += WG) {
+        let qi = ib + idx / vecsPerRow;
+        let d = (idx % vecsPerRow) * 4u;
+        var qx = vec4f(0.0);
+        var gx = vec4f(0.0);
+        if (qi < p.Tq) {
+          qx = ldq((rowBase + qi) * p.Dh, d);
+          gx = lddo((rowBase + qi) * p.Dh, d);
+        }
+        ta[idx] = qx;
+        tb[idx] = gx;
+      }
+      for (var t = lid; t < BK; t += WG) {
+        var st = vec2f(0.0);
+        if (ib + t < p.Tq) { st = vec2f(stats[2u * (rowBase + ib + t)], stats[2u * (rowBase + ib + t) + 1u]); }
+        ts[t] = st;
+      }
+      workgroupBarrier();
+      if (live) {
+        for (var t = 0u; t < BK; t++) {
+          var s = 0.0;
+          var u = 0.0;
+          for (var c = 0u; c < CV; c++) {
+            let at = t * vecsPerRow + ch * CV + c;
+            s += dot(kv[c], ta[at]);
+            u += dot(vv[c], tb[at]);
+          }
+          sc[t] = s;
+          dp[t] = u;
+          if (NC > 1u) {
+            partS[(rl * NC + ch) * BK + t] = s;
+            partP[(rl * NC + ch) * BK + t] = u;
+          }
+        }
+      }
+      if (NC > 1u) { workgroupBarrier(); }
+      if (live && keyValid) {
+        for (var t = 0u; t < BK; t++) {
+          let qi = ib + t;
+          // Query qi (position off + qi) sees this key when j <= off + qi.
+          if (qi >= p.Tq || j > p.off + qi) { continue; }
+          var s = sc[t];
+          var u = dp[t];
+          if (NC > 1u) {
+            s = 0.0;
+            u = 0.0;
+            for (var c = 0u; c < NC; c++) {
+              s += partS[(rl * NC + c) * BK + t];
+              u += partP[(rl * NC + c) * BK + t];
+            }
+          }
+          let st = ts[t];
+          let pt = exp(p.scale * s - st.x);
+          let dst = pt * (u - st.y);
+          for (var c = 0u; c < CV; c++) {
+            let at = t * vecsPerRow + ch * CV + c;
+            dv[c] += pt * tb[at];
+            dk[c] += dst * ta[at];
+          }
+        }
+      }
+      workgroupBarrier();
+    }
+  }
+
+  if (!live) { return; }
+  for (var c = 0u; c < CV; c++) {
+    let d = (ch * CV + c) * 4u;
+    stOut(kBase, d, p.scale * dk[c]);
+    stAux(kBase, d, dv[c]);
+  }
+}

@@ -1,0 +1,185 @@
+// Fused causal attention with grouped-query heads (shaders/attention_fwd.wgsl, shaders/attention_bwd.wgsl),
+// for training (Tq == Tk) and KV-cache decoding (queries are the last positions of a longer key sequence).
+import { f, type Engine } from '../engine.ts';
+import type { Tensor } from '../tensor.ts';
+import { expect } from './util.ts';
+
+export interface AttentionOptions {
+  /** Score scale (default 1 / sqrt(Dh)). */
+  scale?: number;
+  /** Valid key positions Tk: only k/v time steps [0, Tk) are read (default: k's time dimension). */
+  kvLength?: number;
+  /** The allocated time dimension of k and v (a cache); checked against k.shape[2] when given. */
+  kvCapacity?: number;
+  /** Absolute position of query 0 (default Tk - Tq: the queries are the last Tq positions). */
+  queryOffset?: number;
+  /** i32 [B]: each batch row's first valid key (left padding); earlier keys are masked. */
+  keyStart?: Tensor | null;
+}
+
+/** Workgroup memory the kernels may use (the engine's required minimum). */
+const WG_BYTES = 16384;
+const WG = 64;
+/** Largest head dimension: 16 threads per row x 8 vec4s each. */
+export const ATTENTION_MAX_HEAD_DIM = 512;
+
+/** Thread layout for a head dimension: NC threads per row, CV vec4s each, BK keys (or queries) per block. */
+function config(Dh: number, bwd: boolean) {
+  let NC = 1;
+  while (Math.ceil(Dh / NC) > 32) NC *= 2;
+  const CV = Math.ceil(Math.ceil(Dh / NC) / 4);
+  const padded = NC * CV * 4;
+  // Two [BK, padded] f32 tiles plus WG partial sums per block item (two of them and (lse, D) in the backward).
+  const perItem = 8 * padded + (bwd ? 8 * WG + 8 : 4 * WG);
+  const BK = Math.min(32, Math.floor(WG_BYTES / perItem));
+  return { NC, CV, BK, rows: WG / NC };
+}
+
+/** A per-engine i32 placeholder bound when there is no keyStart (the kernels then never read it). */
+const placeholders = new WeakMap<Engine, Tensor>();
+function placeholder(e: Engine): Tensor {
+  let t = placeholders.get(e);
+  if (!t || t.isDisposed) {
+    t = e.keep(e.tensor(new Int32Array(1), [1], 'i32'));
+    placeholders.set(e, t);
+  }
+  return t;
+}
+
+interface Geometry {
+  B: number;
+  Hq: number;
+  Hkv: number;
+  Tq: number;
+  Tk: number;
+  cap: number;
+  Dh: number;
+  off: number;
+  scale: number;
+}
+
+function params(g: Geometry) {
+  return [g.Hq, g.Hkv, g.Tq, g.Tk, g.cap, g.Dh, g.off, f(g.scale)];
+}
+
+function checkGrid(e: Engine, x: number, what: string): void {
+  const cap = e.info.limits.maxComputeWorkgroupsPerDimension;
+  if (x > cap) throw new Error(`piplay: attention: ${what} needs ${x} workgroups in one dimension, more than this GPU's ${cap}`);
+}
+
+/**
+ * Causal softmax(scale * q kᵀ) v with grouped-query heads, fused (the [Tq, Tk] scores are never stored).
+ *
+ * q [B, Hq, Tq, Dh]; k, v [B, Hkv, cap, Dh] with Hq a multiple of Hkv (query head h reads kv head
+ * floor(h / (Hq / Hkv))); returns o [B, Hq, Tq, Dh]. Only the first `kvLength` (Tk) time steps of k/v are
+ * valid. Query i sits at absolute position `queryOffset` + i (default Tk - Tq) and attends to keys j with
+ * keyStart[b] <= j <= queryOffset + i. A query that sees no key gets zeros.
+ * Differentiable in q, k and v (gradients of k and v have k's shape, zero at positions no query sees).
+ */
+export function attention(q: Tensor, k: Tensor, v: Tensor, opts: AttentionOptions = {}): Tensor {
+  const e = q.engine;
+  expect(q, 'attention q', { dtype: 'f32', rank: 4 });
+  expect(k, 'attention k', { dtype: 'f32', rank: 4 });
+  expect(v, 'attention v', { dtype: 'f32', shape: k.shape });
+  const [B, Hq, Tq, Dh] = q.shape as [number, number, number, number];
+  const [Bk, Hkv, cap, Dk] = k.shape as [number, number, number, number];
+  if (Bk !== B || Dk !== Dh) {
+    throw new Error(`piplay: attention: k ${k.describe()} does not match q ${q.describe()} (batch and head dim must agree)`);
+  }
+  if (Hkv === 0 || Hq % Hkv !== 0) {
+    throw new Error(`piplay: attention: q has ${Hq} heads, not a multiple of k's ${Hkv} kv heads`);
+  }
+  if (Dh < 1 || Dh > ATTENTION_MAX_HEAD_DIM) {
+    throw new Error(`piplay: attention: head dim ${Dh} is outside 1..${ATTENTION_MAX_HEAD_DIM}`);
+  }
+  if (opts.kvCapacity !== undefined && opts.kvCapacity !== cap) {
+    throw new Error(`piplay: attention: kvCapacity ${opts.kvCapacity} but k ${k.describe()} has ${cap} time steps`);
+  }
+  const Tk = opts.kvLength ?? cap;
+  if (!Number.isInteger(Tk) || Tk < 0 || Tk > cap) {
+    throw new Error(`piplay: attention: kvLength ${Tk} is outside 0..${cap} (k's time steps)`);
+  }
+  const off = opts.queryOffset ?? Tk - Tq;
+  if (!Number.isInteger(off) || off < 0 || off + Tq > Tk) {
+    throw new Error(
+      `piplay: attention: queries at positions ${off}..${off + Tq - 1} must lie within the ${Tk} valid keys ` +
+        `(queryOffset ${opts.queryOffset ?? 'default'}, Tq ${Tq})`,
+    );
+  }
+  const keyStart = opts.keyStart ?? null;
+  if (keyStart) expect(keyStart, 'attention keyStart', { dtype: 'i32', shape: [B] });
+  const scale = opts.scale ?? 1 / Math.sqrt(Dh);
+  const geo: Geometry = { B, Hq, Hkv, Tq, Tk, cap, Dh, off, scale };
+
+  const o = e.empty(q.shape);
+  const stats = e.empty([B, Hq, Tq, 2]); // (lse, D) per query row
+  if (o.size > 0) {
+    const c = config(Dh, false);
+    const x = Math.ceil(((Hq / Hkv) * Tq) / c.rows);
+    checkGrid(e, x, `${Hq / Hkv} x ${Tq} query rows per kv head`);
+    e.dispatch({
+      shader: 'attention_fwd',
+      constants: { NC: c.NC, CV: c.CV, BK: c.BK, HAS_KEY_START: keyStart !== null },
+      params: params(geo),
+      bindings: [q, k, v, keyStart ?? placeholder(e), o, stats],
+      workgroups: [x, Hkv, B],
+    });
+  }
+  e.record(
+    [q, k, v],
+    [o],
+    ([dO]) => attentionBackward(q, k, v, o, stats, dO!, keyStart, geo),
+    keyStart ? [stats, keyStart] : [stats],
+  );
+  stats.dispose(); // the tape holds it for the backward if it recorded one; otherwise it is freed now
+  return o;
+}
+
+/** [dq, dk, dv] for an upstream gradient dO (no autograd of its own). */
+function attentionBackward(
+  q: Tensor,
+  k: Tensor,
+  v: Tensor,
+  o: Tensor,
+  stats: Tensor,
+  dO: Tensor,
+  keyStart: Tensor | null,
+  g: Geometry,
+): [Tensor, Tensor, Tensor] {
+  const e = q.engine;
+  const dq = e.empty(q.shape);
+  const dk = e.empty(k.shape);
+  const dv = e.empty(v.shape);
+  if (q.size === 0) {
+    if (dk.size > 0) {
+      e.fill(dk, 0);
+      e.fill(dv, 0);
+    }
+    return [dq, dk, dv];
+  }
+  const c = config(g.Dh, true);
+  const constants = { NC: c.NC, CV: c.CV, BK: c.BK, HAS_KEY_START: keyStart !== null };
+  const ks = keyStart ?? placeholder(e);
+  // dq first: it also writes D = rowsum(dO * O) into stats, which dkv reads.
+  const xq = Math.ceil(((g.Hq / g.Hkv) * g.Tq) / c.rows);
+  checkGrid(e, xq, 'the dq pass');
+  e.dispatch({
+    shader: 'attention_bwd',
+    entry: 'dq',
+    constants,
+    params: params(g),
+    bindings: [q, k, v, ks, stats, dO, dq, o],
+    workgroups: [xq, g.Hkv, g.B],
+  });
+  const xk = Math.ceil(g.cap / c.rows);
+  checkGrid(e, xk, 'the dk/dv pass');
+  e.dispatch({
+    shader: 'attention_bwd',
+    entry: 'dkv',
+    constants,
+    params: params(g),
+    bindings: [q, k, v, ks, stats, dO, dk, dv],
+    workgroups: [xk, g.Hkv, g.B],
+  });
+  return [dq, dk, dv];
+}

@@ -1,0 +1,61 @@
+// Data movement: axis swaps for attention layouts and KV-cache appends.
+import type { Tensor } from '../tensor.ts';
+import { expect } from './util.ts';
+
+/** [A, B, C, D] -> [A, C, B, D] (e.g. [batch, time, heads, dim] <-> [batch, heads, time, dim]). */
+export function swapAxes12(x: Tensor): Tensor {
+  const e = x.engine;
+  expect(x, 'swapAxes12', { rank: 4, dtype: ['f32', 'i32', 'u32'] });
+  const [A, B, C, D] = x.shape as [number, number, number, number];
+  const out = e.empty([A, C, B, D], x.dtype);
+  if (x.size > 0) {
+    e.dispatch({ shader: 'permute', params: [A, B, C, D], bindings: [x, out], workgroups: e.grid(x.size, 256) });
+  }
+  e.record([x], [out], ([g]) => [swapAxes12(g!)]);
+  return out;
+}
+
+/** cache[b, h, start + t, :] = src[b, t, h, :] for src [B, Tnew, H, Dh] and cache [B, H, capacity, Dh]. No autograd. */
+export function kvAppend(src: Tensor, cache: Tensor, start: number): void {
+  const e = src.engine;
+  expect(src, 'kvAppend', { rank: 4, dtype: 'f32' });
+  const [B, Tnew, H, Dh] = src.shape as [number, number, number, number];
+  const capacity = cache.shape[2]!;
+  expect(cache, 'kvAppend cache', { shape: [B, H, capacity, Dh], dtype: 'f32' });
+  if (start + Tnew > capacity) {
+    throw new Error(`piplay: KV cache full: ${start} + ${Tnew} tokens exceed its capacity of ${capacity}`);
+  }
+  if (src.size === 0) return;
+  e.dispatch({ shader: 'kv_append', params: [B, Tnew, H, Dh, capacity, start], bindings: [src, cache], workgroups: e.grid(src.size, 256) });
+}
+
+/**
+ * Rows `idx` of x [N, D] -> [M, D]. `idx` lists distinct rows (checked), e.g. the response positions of a
+ * batch whose logits a loss needs, so that the vocabulary projection runs only there. Gradients scatter back.
+ */
+export function gatherRows(x: Tensor, idx: Int32Array): Tensor {
+  const e = x.engine;
+  expect(x, 'gatherRows', { rank: 2, dtype: ['f32', 'i32', 'u32'] });
+  const [N, D] = x.shape as [number, number];
+  const seen = new Uint8Array(N);
+  for (const r of idx) {
+    if (r < 0 || r >= N) throw new Error(`piplay: gatherRows: row ${r} is outside ${x.describe()}`);
+    if (seen[r]) throw new Error(`piplay: gatherRows: row ${r} is listed twice`);
+    seen[r] = 1;
+  }
+  const M = idx.length;
+  const out = e.empty([M, D], x.dtype);
+  const idxT = e.tensor(idx, [M], 'i32');
+  if (M > 0 && D > 0) {
+    e.dispatch({ shader: 'gather_rows', entry: 'gather', params: [M, D], bindings: [x, idxT, out], workgroups: e.grid(M * D, 256) });
+  }
+  e.record([x], [out], ([g]) => {
+    const dx = e.zeros([N, D]);
+    if (M > 0 && D > 0) {
+      e.dispatch({ shader: 'gather_rows', entry: 'scatter', params: [M, D], bindings: [g!, idxT, dx], workgroups: e.grid(M * D, 256) });
+    }
+    return [dx];
+  }, [idxT]);
+  idxT.dispose();
+  return out;
+}

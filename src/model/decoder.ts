@@ -1,0 +1,212 @@
+// The decoder-only causal LM of the Llama / Qwen2 / Qwen3 families, exactly as Hugging Face defines them,
+// on the engine's ops. Parameters carry their HF names, so loading, export and checkpoints are name maps.
+import type { Engine } from '../gpu/engine.ts';
+import type { Tensor } from '../gpu/tensor.ts';
+import { add } from '../gpu/ops/elementwise.ts';
+import { linear } from '../gpu/ops/matmul.ts';
+import { swapAxes12, kvAppend, gatherRows } from '../gpu/ops/layout.ts';
+import { embedding } from '../gpu/ops/embedding.ts';
+import { rmsnorm } from '../gpu/ops/rmsnorm.ts';
+import { rope } from '../gpu/ops/rope.ts';
+import { swiglu } from '../gpu/ops/swiglu.ts';
+import { attention } from '../gpu/ops/attention.ts';
+import { expectedTensors, type ModelConfig } from './config.ts';
+import { LoraSet } from './lora.ts';
+
+/** A batch of token sequences, all of length `time` (padding is the caller's business). */
+export interface TokenBatch {
+  /** Row-major [batch, time]. */
+  ids: Int32Array;
+  batch: number;
+  time: number;
+  /** Position of each token, [batch * time]; default 0..time-1 in every row. */
+  positions?: Int32Array;
+  /** First real (non-padding) key index per row, [batch], for left-padded rows; default 0. */
+  keyStart?: Int32Array;
+}
+
+/** Per-layer key and value caches [batch, kvHeads, capacity, headDim] for incremental decoding. */
+export interface KVCache {
+  keys: Tensor[];
+  values: Tensor[];
+  capacity: number;
+  /** Tokens already in the cache (the same for every row; rows are left-padded). */
+  length: number;
+  batch: number;
+  dispose(): void;
+}
+
+export class CausalLM {
+  /** Every parameter by HF name (tied models have no lm_head.weight). */
+  readonly params = new Map<string, Tensor>();
+  /** Optional low-rank adapters on the projections (see lora.ts). */
+  lora: LoraSet | null = null;
+
+  constructor(
+    readonly engine: Engine,
+    readonly cfg: ModelConfig,
+  ) {}
+
+  /** Builds the model from host float data by HF name; throws naming any missing tensor or wrong shape. */
+  static fromHost(engine: Engine, cfg: ModelConfig, get: (name: string) => { data: Float32Array; shape: number[] } | undefined): CausalLM {
+    const m = new CausalLM(engine, cfg);
+    for (const spec of expectedTensors(cfg)) {
+      const t = get(spec.name);
+      if (!t) throw new Error(`piplay: the checkpoint has no tensor '${spec.name}' that ${cfg.arch} needs`);
+      if (t.shape.length !== spec.shape.length || t.shape.some((d, k) => d !== spec.shape[k])) {
+        throw new Error(
+          `piplay: tensor '${spec.name}' has shape [${t.shape}] but config.json implies [${spec.shape}]; the weights do not match the config`,
+        );
+      }
+      const p = engine.keep(engine.tensor(t.data, spec.shape));
+      p.name = spec.name;
+      m.params.set(spec.name, p);
+    }
+    return m;
+  }
+
+  param(name: string): Tensor {
+    const p = this.params.get(name);
+    if (!p) throw new Error(`piplay: model has no parameter '${name}'`);
+    return p;
+  }
+
+  /** The tensors an optimizer updates: the adapters when LoRA is on, else every parameter. */
+  trainable(): Tensor[] {
+    return this.lora ? this.lora.parameters() : [...this.params.values()];
+  }
+
+  /** Sets requiresGrad on the trainable tensors (and clears it on frozen ones). */
+  setTrainable(on: boolean): void {
+    const train = new Set(this.trainable());
+    for (const p of this.params.values()) p.requiresGrad = on && train.has(p);
+    if (this.lora) for (const p of this.lora.parameters()) p.requiresGrad = on;
+  }
+
+  get lmHead(): Tensor {
+    return this.cfg.tieEmbeddings ? this.param('model.embed_tokens.weight') : this.param('lm_head.weight');
+  }
+
+  private proj(x: Tensor, name: string, bias = false): Tensor {
+    const y = linear(x, this.param(`${name}.weight`), bias ? this.param(`${name}.bias`) : null);
+    return this.lora ? this.lora.apply(name, x, y) : y;
+  }
+
+  /**
+   * Runs the decoder over a batch and returns the final-norm hidden states [batch, time, hidden].
+   * With a cache, the batch holds the next `time` tokens of every row: their keys and values are appended
+   * and attention sees the whole cache.
+   */
+  hidden(input: TokenBatch, cache?: KVCache): Tensor {
+    const e = this.engine;
+    const c = this.cfg;
+    const { batch: B, time: T } = input;
+    if (input.ids.length !== B * T) throw new Error(`piplay: ${input.ids.length} token ids do not fill a ${B}x${T} batch`);
+    for (const id of input.ids) {
+      if (id < 0 || id >= c.vocabSize) throw new Error(`piplay: token id ${id} is outside the vocabulary (size ${c.vocabSize})`);
+    }
+    const posHost = input.positions ?? defaultPositions(B, T, cache?.length ?? 0);
+    const positions = e.tensor(posHost, [B, T], 'i32');
+    const keyStart = input.keyStart ? e.tensor(input.keyStart, [B], 'i32') : null;
+    const idsT = e.tensor(input.ids, [B, T], 'i32');
+    let x = embedding(this.param('model.embed_tokens.weight'), idsT, input.ids);
+    const Dh = c.headDim;
+    for (let l = 0; l < c.layers; l++) {
+      const pre = `model.layers.${l}`;
+      const h = rmsnorm(x, this.param(`${pre}.input_layernorm.weight`), c.rmsEps);
+      let q = this.proj(h, `${pre}.self_attn.q_proj`, c.attentionBias).reshape([B, T, c.heads, Dh]);
+      let k = this.proj(h, `${pre}.self_attn.k_proj`, c.attentionBias).reshape([B, T, c.kvHeads, Dh]);
+      const v = this.proj(h, `${pre}.self_attn.v_proj`, c.attentionBias).reshape([B, T, c.kvHeads, Dh]);
+      if (c.qkNorm) {
+        q = rmsnorm(q, this.param(`${pre}.self_attn.q_norm.weight`), c.rmsEps);
+        k = rmsnorm(k, this.param(`${pre}.self_attn.k_norm.weight`), c.rmsEps);
+      }
+      q = rope(q, positions, c.ropeTheta);
+      k = rope(k, positions, c.ropeTheta);
+      let o: Tensor;
+      if (cache) {
+        kvAppend(k, cache.keys[l]!, cache.length);
+        kvAppend(v, cache.values[l]!, cache.length);
+        o = attention(swapAxes12(q), cache.keys[l]!, cache.values[l]!, {
+          kvLength: cache.length + T,
+          kvCapacity: cache.capacity,
+          keyStart: keyStart ?? undefined,
+        });
+      } else {
+        o = attention(swapAxes12(q), swapAxes12(k), swapAxes12(v), { keyStart: keyStart ?? undefined });
+      }
+      o = swapAxes12(o).reshape([B, T, c.heads * Dh]);
+      x = add(x, this.proj(o, `${pre}.self_attn.o_proj`));
+      const h2 = rmsnorm(x, this.param(`${pre}.post_attention_layernorm.weight`), c.rmsEps);
+      const gate = this.proj(h2, `${pre}.mlp.gate_proj`);
+      const up = this.proj(h2, `${pre}.mlp.up_proj`);
+      x = add(x, this.proj(swiglu(gate, up), `${pre}.mlp.down_proj`));
+    }
+    if (cache) cache.length += T;
+    return rmsnorm(x, this.param('model.norm.weight'), c.rmsEps);
+  }
+
+  /** Vocabulary logits of hidden rows: [..., hidden] -> [..., vocab]. */
+  logits(hidden: Tensor): Tensor {
+    return linear(hidden, this.lmHead);
+  }
+
+  /** Logits at chosen flat positions (row b, time t -> b*time + t) only: [rows.length, vocab]. */
+  logitsAt(hidden: Tensor, rows: Int32Array): Tensor {
+    const D = this.cfg.hidden;
+    return this.logits(gatherRows(hidden.reshape([hidden.size / D, D]), rows));
+  }
+
+  /** Full logits [batch, time, vocab]. */
+  forward(input: TokenBatch): Tensor {
+    return this.logits(this.hidden(input));
+  }
+
+  /** An empty KV cache for `batch` rows of up to `capacity` tokens. */
+  newCache(batch: number, capacity: number): KVCache {
+    const e = this.engine;
+    const c = this.cfg;
+    const keys: Tensor[] = [];
+    const values: Tensor[] = [];
+    for (let l = 0; l < c.layers; l++) {
+      keys.push(e.keep(e.zeros([batch, c.kvHeads, capacity, c.headDim])));
+      values.push(e.keep(e.zeros([batch, c.kvHeads, capacity, c.headDim])));
+    }
+    return {
+      keys,
+      values,
+      capacity,
+      length: 0,
+      batch,
+      dispose() {
+        for (const t of [...keys, ...values]) t.dispose();
+      },
+    };
+  }
+
+  /** Parameter count (without adapters). */
+  numParameters(): number {
+    let n = 0;
+    for (const p of this.params.values()) n += p.size;
+    return n;
+  }
+
+  /** Copies every parameter to the host, by HF name (for export and checkpoints). */
+  async toHost(): Promise<Map<string, { data: Float32Array; shape: number[] }>> {
+    const out = new Map<string, { data: Float32Array; shape: number[] }>();
+    for (const [name, p] of this.params) out.set(name, { data: await p.readF32(), shape: [...p.shape] });
+    return out;
+  }
+
+  dispose(): void {
+    for (const p of this.params.values()) p.dispose();
+    this.params.clear();
+    this.lora?.dispose();
+  }
+}
+
+function defaultPositions(B: number, T: number, offset: number): Int32Array {
+  const pos = new Int32Array(B * T);
+  for (let b = 0; b < B; b++) for (let t = 0; t < T; t++) pos[b * T + t] = offset + t;
+  return pos;
+}

@@ -1,0 +1,169 @@
+// Batched KV-cache generation. Tokens in, tokens out: a session holds each sequence as ids with a mask of
+// which ids the model sampled (1) and which came from the prompt or the environment (0), plus the
+// sampling policy's log-probability of every sampled id. Environment tokens (search results) are appended
+// as ids, and generation continues from them.
+//
+// Rows are left-padded to a common length; `keyStart` hides the padding from attention and positions
+// count from each row's first real token, so a row's numbers do not depend on its neighbours. Each call
+// to `run` prefills the contexts once, then decodes one token per step from the cache.
+import type { CausalLM } from './decoder.ts';
+import { sample } from '../gpu/ops/sample.ts';
+
+export interface GenerateOptions {
+  maxNewTokens: number;
+  /** 0 = greedy. */
+  temperature?: number;
+  /** Nucleus mass in (0, 1]; 1 = off. */
+  topP?: number;
+  /** Token ids that end a sequence (EOS). */
+  stopIds?: number[];
+  /** Strings that end a sequence once the text it generated in this call contains one (e.g. `</search>`). */
+  stopStrings?: string[];
+  /** Turns ids into text, for stop strings. */
+  decode?: (ids: number[]) => string;
+  /** A seeded U(0,1) source: one draw per row per step. */
+  random: () => number;
+  /** Called after every decoding step with the number of steps done. */
+  onStep?: (step: number) => void;
+}
+
+export type StopReason = 'stop-id' | 'stop-string' | 'length' | null;
+
+export interface Sequence {
+  ids: number[];
+  /** 1 where the model sampled the id, 0 for prompt and environment ids. */
+  sampled: number[];
+  /** log π(id) under the sampling distribution for sampled ids, 0 elsewhere. */
+  logprobs: number[];
+  /** Why the last `run` stopped this sequence. */
+  stop: StopReason;
+}
+
+export class GenerationSession {
+  readonly sequences: Sequence[];
+
+  constructor(
+    readonly model: CausalLM,
+    prompts: number[][],
+  ) {
+    if (prompts.length === 0) throw new Error('piplay: generation needs at least one prompt');
+    this.sequences = prompts.map((p) => {
+      if (p.length === 0) throw new Error('piplay: a generation prompt is empty');
+      return { ids: [...p], sampled: p.map(() => 0), logprobs: p.map(() => 0), stop: null };
+    });
+  }
+
+  /** Appends environment ids (masked out: not sampled) to sequence `i`. */
+  append(i: number, ids: number[]): void {
+    const s = this.sequences[i]!;
+    for (const id of ids) {
+      s.ids.push(id);
+      s.sampled.push(0);
+      s.logprobs.push(0);
+    }
+  }
+
+  /**
+   * Continues the sequences listed in `which` (default: all) until each hits a stop id, a stop string or
+   * `maxNewTokens` new tokens.
+   */
+  async run(opts: GenerateOptions, which?: number[]): Promise<void> {
+    const rows = which ?? this.sequences.map((_, i) => i);
+    if (rows.length === 0) return;
+    const model = this.model;
+    const B = rows.length;
+    const lens = rows.map((r) => this.sequences[r]!.ids.length);
+    const L = Math.max(...lens);
+    const maxPos = model.cfg.maxPositions;
+    if (maxPos && L + opts.maxNewTokens > maxPos) {
+      throw new Error(`piplay: ${L} + ${opts.maxNewTokens} tokens exceed the model's ${maxPos} positions`);
+    }
+    const keyStart = Int32Array.from(lens, (n) => L - n);
+    const ids = new Int32Array(B * L);
+    const positions = new Int32Array(B * L);
+    rows.forEach((r, b) => {
+      const seq = this.sequences[r]!.ids;
+      for (let t = 0; t < L; t++) {
+        const k = t - keyStart[b]!;
+        ids[b * L + t] = k >= 0 ? seq[k]! : 0;
+        positions[b * L + t] = Math.max(k, 0);
+      }
+    });
+    const stopIds = new Set(opts.stopIds ?? []);
+    const started = rows.map((r) => this.sequences[r]!.ids.length);
+    const done = new Array<boolean>(B).fill(false);
+    for (const r of rows) this.sequences[r]!.stop = null;
+    const cache = model.newCache(B, L + opts.maxNewTokens);
+    const uniforms = new Float32Array(B);
+    try {
+      let next = await this.step(
+        () => {
+          const h = model.hidden({ ids, batch: B, time: L, positions, keyStart }, cache);
+          return model.logitsAt(h, Int32Array.from({ length: B }, (_, b) => b * L + L - 1));
+        },
+        opts,
+        uniforms,
+      );
+      for (let step = 0; step < opts.maxNewTokens; step++) {
+        rows.forEach((r, b) => {
+          if (done[b]) return;
+          const s = this.sequences[r]!;
+          const id = next.ids[b]!;
+          s.ids.push(id);
+          s.sampled.push(1);
+          s.logprobs.push(next.logprobs[b]!);
+          if (stopIds.has(id)) {
+            done[b] = true;
+            s.stop = 'stop-id';
+          } else if (opts.stopStrings?.length && opts.decode) {
+            const text = opts.decode(s.ids.slice(started[b]));
+            if (opts.stopStrings.some((ss) => text.includes(ss))) {
+              done[b] = true;
+              s.stop = 'stop-string';
+            }
+          }
+          if (!done[b] && s.ids.length - started[b]! >= opts.maxNewTokens) {
+            done[b] = true;
+            s.stop = 'length';
+          }
+        });
+        opts.onStep?.(step + 1);
+        if (done.every(Boolean)) break;
+        const stepIds = Int32Array.from(next.ids);
+        const stepPos = Int32Array.from({ length: B }, (_, b) => L - keyStart[b]! + step);
+        next = await this.step(
+          () => model.logits(model.hidden({ ids: stepIds, batch: B, time: 1, positions: stepPos, keyStart }, cache)).reshape([B, -1]),
+          opts,
+          uniforms,
+        );
+      }
+    } finally {
+      cache.dispose();
+    }
+  }
+
+  private async step(logitsFn: () => import('../gpu/tensor.ts').Tensor, opts: GenerateOptions, uniforms: Float32Array) {
+    const e = this.model.engine;
+    for (let b = 0; b < uniforms.length; b++) uniforms[b] = opts.random();
+    const out = e.noGrad(() =>
+      e.tidy(() => {
+        const logits = logitsFn();
+        const u = e.tensor(uniforms, [uniforms.length]);
+        const s = sample(logits, { temperature: opts.temperature ?? 1, topP: opts.topP ?? 1, uniforms: u });
+        return { ids: e.keep(s.ids), logprobs: e.keep(s.logprobs) };
+      }),
+    );
+    const ids = (await out.ids.read()) as Int32Array;
+    const logprobs = (await out.logprobs.read()) as Float32Array;
+    out.ids.dispose();
+    out.logprobs.dispose();
+    return { ids, logprobs };
+  }
+}
+
+/** One-shot generation: prompts in, sequences (prompt + continuation, with masks) out. */
+export async function generate(model: CausalLM, prompts: number[][], opts: GenerateOptions): Promise<Sequence[]> {
+  const session = new GenerationSession(model, prompts);
+  await session.run(opts);
+  return session.sequences;
+}

@@ -1,0 +1,90 @@
+// Loading a model folder (config.json + safetensors) onto the GPU, and exporting trained weights back to an
+// HF-format folder that Hugging Face transformers loads.
+import type { Engine } from '../gpu/engine.ts';
+import { configToJson, parameterCount, parseConfig, type ModelConfig } from './config.ts';
+import { CausalLM } from './decoder.ts';
+import { parseJsonFile, type ReadFile } from './files.ts';
+import { assertMatchesConfig, fromFloat32, loadSafetensorsWeights, toFloat32, writeSafetensors, type Dtype } from './safetensors.ts';
+
+export interface LoadOptions {
+  /** Called per weight file read (for progress bars). */
+  onFile?: (name: string, index: number, count: number) => void;
+  /** Where the folder came from, for messages ("public/models/tiny", a hub id, ...). */
+  source?: string;
+}
+
+export async function readConfig(readFile: ReadFile, source = 'the model folder'): Promise<ModelConfig> {
+  let bytes: Uint8Array;
+  try {
+    bytes = await readFile('config.json');
+  } catch (e) {
+    throw new Error(`${source}: cannot read config.json (${(e as Error).message}). A model folder needs config.json and model.safetensors.`);
+  }
+  try {
+    return parseConfig(parseJsonFile(bytes, 'config.json') as object);
+  } catch (e) {
+    throw new Error(`${source}: ${(e as Error).message}`);
+  }
+}
+
+/**
+ * Bytes the model's f32 parameters take on the GPU, and the largest single tensor; checked against the
+ * device before anything is allocated.
+ */
+export function memoryEstimate(cfg: ModelConfig): { paramBytes: number; largestTensorBytes: number } {
+  const embed = cfg.vocabSize * cfg.hidden * 4;
+  const mlp = cfg.intermediate * cfg.hidden * 4;
+  return { paramBytes: parameterCount(cfg) * 4, largestTensorBytes: Math.max(embed, mlp) };
+}
+
+export function checkFits(e: Engine, cfg: ModelConfig, source: string): void {
+  const est = memoryEstimate(cfg);
+  const maxBinding = Math.min(e.info.limits.maxStorageBufferBindingSize, e.info.limits.maxBufferSize);
+  if (est.largestTensorBytes > maxBinding) {
+    throw new Error(
+      `${source}: the model's largest weight (${(est.largestTensorBytes / 2 ** 20).toFixed(0)} MiB in f32) exceeds this GPU's ` +
+        `largest storage binding (${(maxBinding / 2 ** 20).toFixed(0)} MiB). Pick a smaller model or a GPU/browser with larger limits.`,
+    );
+  }
+}
+
+/** Loads config.json and the weights (single file or shards) into a CausalLM. */
+export async function loadModel(e: Engine, readFile: ReadFile, opts: LoadOptions = {}): Promise<CausalLM> {
+  const source = opts.source ?? 'the model folder';
+  const cfg = await readConfig(readFile, source);
+  checkFits(e, cfg, source);
+  const weights = await loadSafetensorsWeights(readFile, { onFile: opts.onFile }).catch((err: Error) => {
+    throw new Error(`${source}: ${err.message}`);
+  });
+  assertMatchesConfig(weights.tensors, cfg, source);
+  return CausalLM.fromHost(e, cfg, (name) => {
+    const entry = weights.tensors.get(name);
+    return entry ? { data: toFloat32(entry), shape: entry.shape } : undefined;
+  });
+}
+
+export interface ExportOptions {
+  /** Storage dtype of the weights (default F32, which round-trips bit-exactly). */
+  dtype?: Extract<Dtype, 'F32' | 'F16' | 'BF16'>;
+  /** Extra files to include as they are (tokenizer.json, tokenizer_config.json, ...). */
+  extraFiles?: Record<string, Uint8Array>;
+}
+
+/** The files of an HF-format folder for the model's current weights. */
+export async function exportModel(model: CausalLM, opts: ExportOptions = {}): Promise<Map<string, Uint8Array>> {
+  const dtype = opts.dtype ?? 'F32';
+  const host = await model.toHost();
+  const tensors = [...host].map(([name, t]) => ({
+    name,
+    dtype,
+    shape: t.shape,
+    data: dtype === 'F32' ? new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength) : fromFloat32(t.data, dtype),
+  }));
+  const files = new Map<string, Uint8Array>();
+  const torchDtype = { F32: 'float32', F16: 'float16', BF16: 'bfloat16' }[dtype];
+  const cfgJson = { ...configToJson(model.cfg), torch_dtype: torchDtype };
+  files.set('config.json', new TextEncoder().encode(JSON.stringify(cfgJson, null, 2) + '\n'));
+  files.set('model.safetensors', writeSafetensors(tensors, { format: 'pt' }));
+  for (const [name, bytes] of Object.entries(opts.extraFiles ?? {})) files.set(name, bytes);
+  return files;
+}

@@ -1,0 +1,113 @@
+// The decoder on the fixture checkpoints: KV-cache decoding agrees with a full forward pass (also across
+// appended environment tokens), export/import round-trips bit-exactly, and bad files fail clearly.
+import { existsSync } from 'node:fs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Engine } from '../../src/gpu/engine.ts';
+import { tokenLogprobs } from '../../src/gpu/ops/log_softmax.ts';
+import { filesFromMap, filesFromNodeFolder } from '../../src/model/files.ts';
+import { GenerationSession } from '../../src/model/generate.ts';
+import { exportModel, loadModel } from '../../src/model/io.ts';
+import type { CausalLM } from '../../src/model/decoder.ts';
+import { LoraSet } from '../../src/model/lora.ts';
+import { testEngine } from '../helpers/engine.ts';
+import { expectClose } from '../helpers/compare.ts';
+import { rng } from '../helpers/random.ts';
+
+const FIXTURES = new URL('../../../shared/fixtures/', import.meta.url).pathname;
+const MODELS = ['llama_tiny_bf16', 'qwen2_tiny_f16', 'qwen3_tiny_f32'].filter((m) => existsSync(FIXTURES + m));
+
+let e: Engine;
+beforeAll(async () => {
+  e = await testEngine();
+});
+
+/** log π(ids[t] | ids[<t]) for t >= 1 from one full forward pass. */
+async function fullLogprobs(model: CausalLM, ids: number[]): Promise<Float32Array> {
+  const T = ids.length;
+  const out = e.noGrad(() =>
+    e.tidy(() => {
+      const logits = model.forward({ ids: Int32Array.from(ids), batch: 1, time: T });
+      const targets = Int32Array.from({ length: T }, (_, t) => ids[t + 1] ?? 0);
+      return e.keep(tokenLogprobs(logits.reshape([T, model.cfg.vocabSize]), e.tensor(targets, [T], 'i32')));
+    }),
+  );
+  const lp = (await out.read()) as Float32Array;
+  out.dispose();
+  return lp;
+}
+
+describe.each(MODELS)('%s', (name) => {
+  let model: CausalLM;
+  beforeAll(async () => {
+    model = await loadModel(e, filesFromNodeFolder(FIXTURES + name), { source: name });
+  });
+
+  it('KV-cache log-probs equal a full forward pass, across appended tool tokens and ragged batches', async () => {
+    const V = model.cfg.vocabSize;
+    const r = rng(7);
+    const session = new GenerationSession(model, [[1, 5, 9, 3, 7], [2, 4, 6], [8]]);
+    await session.run({ maxNewTokens: 4, temperature: 1, random: r });
+    // The environment answers each sequence with a different number of tokens; then generation continues.
+    session.append(0, [11, 12, 13]);
+    session.append(1, [21]);
+    await session.run({ maxNewTokens: 3, temperature: 1, random: r });
+    for (const s of session.sequences) {
+      expect(s.ids.every((id) => id >= 0 && id < V)).toBe(true);
+      expect(s.sampled.filter(Boolean).length).toBe(7);
+      const full = await fullLogprobs(model, s.ids);
+      const got: number[] = [];
+      const want: number[] = [];
+      s.ids.forEach((_, t) => {
+        if (s.sampled[t]) {
+          got.push(s.logprobs[t]!);
+          want.push(full[t - 1]!);
+        }
+      });
+      expectClose(got, want, 1e-3, 1e-4, `${name} sampled log-probs`);
+    }
+  });
+
+  it('export then import round-trips bit-exactly', async () => {
+    const files = await exportModel(model);
+    const again = await loadModel(e, filesFromMap(files), { source: 'export' });
+    const a = await model.toHost();
+    const b = await again.toHost();
+    expect([...b.keys()].sort()).toEqual([...a.keys()].sort());
+    for (const [k, t] of a) expect(Buffer.from(b.get(k)!.data.buffer).equals(Buffer.from(t.data.buffer))).toBe(true);
+    again.dispose();
+  });
+
+  it('LoRA starts equal to the base and trains only adapters', async () => {
+    const ids = [1, 2, 3, 4, 5, 6];
+    const base = await fullLogprobs(model, ids);
+    model.lora = new LoraSet(e, model.cfg, { rank: 4, alpha: 8, seed: 1 });
+    const adapted = await fullLogprobs(model, ids);
+    expectClose(adapted, base, 1e-5, 1e-6, 'LoRA at init');
+    expect(model.trainable().every((p) => /lora_[AB]/.test(p.name ?? ''))).toBe(true);
+    model.lora.dispose();
+    model.lora = null;
+  });
+});
+
+describe('bad model files', () => {
+  it('a truncated safetensors file names the file', async () => {
+    const good = await exportModel(await loadModel(e, filesFromNodeFolder(FIXTURES + MODELS[0]!)));
+    const st = good.get('model.safetensors')!;
+    const broken = new Map(good);
+    broken.set('model.safetensors', st.subarray(0, st.length - 100));
+    await expect(loadModel(e, filesFromMap(broken), { source: 'my-model' })).rejects.toThrow(/my-model.*model\.safetensors/s);
+  });
+
+  it('weights that do not match the config are refused with names and shapes', async () => {
+    const good = await exportModel(await loadModel(e, filesFromNodeFolder(FIXTURES + MODELS[0]!)));
+    const cfg = JSON.parse(new TextDecoder().decode(good.get('config.json')!));
+    cfg.intermediate_size += 1;
+    const bad = new Map(good);
+    bad.set('config.json', new TextEncoder().encode(JSON.stringify(cfg)));
+    await expect(loadModel(e, filesFromMap(bad), { source: 'my-model' })).rejects.toThrow(/mlp\.gate_proj\.weight.*shape/s);
+  });
+
+  it('a missing config.json says what a model folder needs', async () => {
+    await expect(loadModel(e, filesFromMap({}), { source: 'empty-folder' })).rejects.toThrow(/empty-folder.*config\.json/);
+  });
+});
