@@ -10,17 +10,25 @@
 //   dkv - per key row, over the queries that see it, of all query heads of its group.
 //         Bindings: out = dK, aux = dV.
 // Both entries share one binding table (8 storage buffers at most), hence the role-neutral out/aux names.
-// Thread layout as in the forward: NC threads per row, each owning CV vec4s of the head dimension; the
-// streamed side (keys for dq, queries for dkv) passes through workgroup memory in blocks of BK.
-override NC: u32 = 1u;
-override CV: u32 = 8u;
-override BK: u32 = 16u;
-override HAS_KEY_START: bool = false;
+// Thread layout as in the forward: nc threads per row, each owning cv vec4s of the head dimension; the
+// streamed side (keys for dq, queries for dkv) passes through workgroup memory in blocks of bk.
+//
+// Layout constants as in attention_fwd.wgsl: FIXED = true on GPUs (one pipeline per layout, constant trip
+// counts), false on CPU drivers (one pipeline for every shape, trip counts from the uniform).
+override FIXED: bool = false;
+override NC: u32 = 1u; // nc when FIXED
+override CV: u32 = 8u; // cv when FIXED
+override BK: u32 = 11u; // bk when FIXED; also sizes ts, so >= bk
+override TILE: u32 = 320u; // vec4s in each staged tile: >= bk * nc * cv
+override PART: u32 = 704u; // slots in each partial-sum array: >= WG * bk
 
 const WG = 64u;
 const MAXV = 8u;
 
-struct Params { Hq: u32, Hkv: u32, Tq: u32, Tk: u32, cap: u32, Dh: u32, off: u32, scale: f32 }
+struct Params {
+  Hq: u32, Hkv: u32, Tq: u32, Tk: u32, cap: u32, Dh: u32, off: u32, scale: f32,
+  nc: u32, cv: u32, bk: u32, hasKeyStart: u32, // the layout, used when !FIXED
+}
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> q: array<f32>;
 @group(0) @binding(2) var<storage, read> k: array<f32>;
@@ -31,11 +39,15 @@ struct Params { Hq: u32, Hkv: u32, Tq: u32, Tk: u32, cap: u32, Dh: u32, off: u32
 @group(0) @binding(7) var<storage, read_write> out: array<f32>;
 @group(0) @binding(8) var<storage, read_write> aux: array<f32>;
 
-var<workgroup> ta: array<vec4f, BK * NC * CV>; // dq: K rows, dkv: q rows
-var<workgroup> tb: array<vec4f, BK * NC * CV>; // dq: V rows, dkv: dO rows
+var<workgroup> ta: array<vec4f, TILE>; // dq: K rows, dkv: q rows
+var<workgroup> tb: array<vec4f, TILE>; // dq: V rows, dkv: dO rows
 var<workgroup> ts: array<vec2f, BK>; // dkv: (lse, D) of the staged queries
-var<workgroup> partS: array<f32, WG * BK>; // [row][chunk][block item] partial q.k
-var<workgroup> partP: array<f32, WG * BK>; // [row][chunk][block item] partial dO.v
+var<workgroup> partS: array<f32, PART>; // [row][chunk][block item] partial q.k
+var<workgroup> partP: array<f32, PART>; // [row][chunk][block item] partial dO.v
+
+fn nChunks() -> u32 { if (FIXED) { return NC; } return p.nc; }
+fn nVec4() -> u32 { if (FIXED) { return CV; } return p.cv; }
+fn blockLen() -> u32 { if (FIXED) { return BK; } return p.bk; }
 
 fn ldq(base: u32, d: u32) -> vec4f {
   var r = vec4f(0.0);
@@ -70,7 +82,7 @@ fn stAux(base: u32, d: u32, x4: vec4f) {
 }
 
 fn firstKey(b: u32) -> u32 {
-  if (HAS_KEY_START) { return u32(max(keyStart[b], 0)); }
+  if (p.hasKeyStart != 0u) { return u32(max(keyStart[b], 0)); }
   return 0u;
 }
 
@@ -78,13 +90,16 @@ fn firstKey(b: u32) -> u32 {
 // Workgroup (x, y, z) = (block of rows of the kv head's G * Tq (group head, query) pairs, kv head, batch).
 @compute @workgroup_size(WG)
 fn dq(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
-  let rowsPerWg = WG / NC;
+  let nc = nChunks();
+  let cv = nVec4();
+  let bk = blockLen();
+  let rowsPerWg = WG / nc;
   let G = p.Hq / p.Hkv;
   let nRows = G * p.Tq;
   let b = wid.z;
   let kvh = wid.y;
-  let rl = lid / NC;
-  let ch = lid % NC;
+  let rl = lid / nc;
+  let ch = lid % nc;
   let r = wid.x * rowsPerWg + rl;
   let live = r < nRows;
   let i = r % p.Tq;
@@ -92,7 +107,8 @@ fn dq(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u
   let row = (b * p.Hq + hq) * p.Tq + i;
   let qBase = row * p.Dh;
   let kvBase = (b * p.Hkv + kvh) * p.cap * p.Dh;
-  let vecsPerRow = NC * CV;
+  let vecsPerRow = nc * cv;
+  let mine = rl * nc + ch;
   let ks = firstKey(b);
   let rowEnd = min(p.off + i + 1u, p.Tk);
   let r0 = wid.x * rowsPerWg;
@@ -105,33 +121,28 @@ fn dq(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u
   var gv: array<vec4f, MAXV>; // dO
   var acc: array<vec4f, MAXV>;
   var dPart = 0.0;
-  for (var c = 0u; c < CV; c++) {
+  for (var c = 0u; c < cv; c++) {
     if (live) {
-      let d = (ch * CV + c) * 4u;
+      let d = (ch * cv + c) * 4u;
       qv[c] = ldq(qBase, d);
       gv[c] = lddo(qBase, d);
       dPart += dot(gv[c], ldaux(qBase, d)); // aux holds O in this pass
     }
   }
   // D_i = dO_i . O_i, summed over the row's chunks.
-  var D = dPart;
-  if (NC > 1u) {
-    partS[lid * BK] = dPart;
-    workgroupBarrier();
-    D = 0.0;
-    for (var c = 0u; c < NC; c++) { D += partS[(rl * NC + c) * BK]; }
-    workgroupBarrier();
-  }
+  partS[mine] = dPart;
+  if (nc > 1u) { workgroupBarrier(); }
+  var D = 0.0;
+  for (var c = 0u; c < nc; c++) { D += partS[rl * nc + c]; }
+  workgroupBarrier();
   var lse = 0.0;
   if (live) {
     lse = stats[2u * row];
     if (ch == 0u) { stats[2u * row + 1u] = D; }
   }
 
-  var sc: array<f32, 32>;
-  var dp: array<f32, 32>;
-  for (var kb = ks; kb < wgEnd; kb += BK) {
-    for (var idx = lid; idx < BK * vecsPerRow; idx += WG) {
+  for (var kb = ks; kb < wgEnd; kb += bk) {
+    for (var idx = lid; idx < bk * vecsPerRow; idx += WG) {
       let key = kb + idx / vecsPerRow;
       let d = (idx % vecsPerRow) * 4u;
       var kx = vec4f(0.0);
@@ -145,46 +156,38 @@ fn dq(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u
     }
     workgroupBarrier();
     if (live) {
-      for (var j = 0u; j < BK; j++) {
+      for (var j = 0u; j < bk; j++) {
         var s = 0.0;
         var t = 0.0;
-        for (var c = 0u; c < CV; c++) {
-          let at = j * vecsPerRow + ch * CV + c;
+        for (var c = 0u; c < cv; c++) {
+          let at = j * vecsPerRow + ch * cv + c;
           s += dot(qv[c], ta[at]);
           t += dot(gv[c], tb[at]);
         }
-        sc[j] = s;
-        dp[j] = t;
-        if (NC > 1u) {
-          partS[(rl * NC + ch) * BK + j] = s;
-          partP[(rl * NC + ch) * BK + j] = t;
-        }
+        partS[mine * bk + j] = s;
+        partP[mine * bk + j] = t;
       }
     }
-    if (NC > 1u) { workgroupBarrier(); }
+    if (nc > 1u) { workgroupBarrier(); }
     if (live) {
-      for (var j = 0u; j < BK; j++) {
-        if (kb + j >= rowEnd) { continue; }
-        var s = sc[j];
-        var t = dp[j];
-        if (NC > 1u) {
-          s = 0.0;
-          t = 0.0;
-          for (var c = 0u; c < NC; c++) {
-            s += partS[(rl * NC + c) * BK + j];
-            t += partP[(rl * NC + c) * BK + j];
-          }
+      for (var j = 0u; j < bk; j++) {
+        if (kb + j >= rowEnd) { break; }
+        var s = 0.0;
+        var t = 0.0;
+        for (var c = 0u; c < nc; c++) {
+          s += partS[(rl * nc + c) * bk + j];
+          t += partP[(rl * nc + c) * bk + j];
         }
         let pj = exp(p.scale * s - lse);
         let dsj = pj * (t - D);
-        for (var c = 0u; c < CV; c++) { acc[c] += dsj * ta[j * vecsPerRow + ch * CV + c]; }
+        for (var c = 0u; c < cv; c++) { acc[c] += dsj * ta[j * vecsPerRow + ch * cv + c]; }
       }
     }
     workgroupBarrier();
   }
 
   if (!live) { return; }
-  for (var c = 0u; c < CV; c++) { stOut(qBase, (ch * CV + c) * 4u, p.scale * acc[c]); }
+  for (var c = 0u; c < cv; c++) { stOut(qBase, (ch * cv + c) * 4u, p.scale * acc[c]); }
 }
 
 // ---------------------------------------------------------------------------------------- dK, dV
@@ -192,26 +195,30 @@ fn dq(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u
 // the batch's first key, get zero gradients.
 @compute @workgroup_size(WG)
 fn dkv(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
-  let rowsPerWg = WG / NC;
+  let nc = nChunks();
+  let cv = nVec4();
+  let bk = blockLen();
+  let rowsPerWg = WG / nc;
   let G = p.Hq / p.Hkv;
   let b = wid.z;
   let kvh = wid.y;
-  let rl = lid / NC;
-  let ch = lid % NC;
+  let rl = lid / nc;
+  let ch = lid % nc;
   let j = wid.x * rowsPerWg + rl; // this row's key position
   let live = j < p.cap;
   let ks = firstKey(b);
   let keyValid = j >= ks && j < p.Tk;
   let kBase = ((b * p.Hkv + kvh) * p.cap + j) * p.Dh;
-  let vecsPerRow = NC * CV;
+  let vecsPerRow = nc * cv;
+  let mine = rl * nc + ch;
 
   var kv: array<vec4f, MAXV>;
   var vv: array<vec4f, MAXV>;
   var dk: array<vec4f, MAXV>;
   var dv: array<vec4f, MAXV>;
-  for (var c = 0u; c < CV; c++) {
+  for (var c = 0u; c < cv; c++) {
     if (live) {
-      let d = (ch * CV + c) * 4u;
+      let d = (ch * cv + c) * 4u;
       kv[c] = ldk(kBase, d);
       vv[c] = ldv(kBase, d);
     }
@@ -223,15 +230,15 @@ fn dkv(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: 
   let jEnd = min(wid.x * rowsPerWg + rowsPerWg, p.Tk);
   var iStart = p.Tq;
   if (j0 < jEnd) { iStart = max(j0, p.off) - p.off; }
+  // The first query (position off + i) that sees this key.
+  let iFirst = max(j, p.off) - p.off;
 
-  var sc: array<f32, 32>;
-  var dp: array<f32, 32>;
   for (var g = 0u; g < G; g++) {
     let hq = kvh * G + g;
     let rowBase = (b * p.Hq + hq) * p.Tq;
-    for (var ib = iStart; ib < p.Tq; ib += BK) {
-      // Stage BK query rows of q and dO, and their (lse, D).
-      for (var idx = lid; idx < BK * vecsPerRow; idx += WG) {
+    for (var ib = iStart; ib < p.Tq; ib += bk) {
+      // Stage bk query rows of q and dO, and their (lse, D).
+      for (var idx = lid; idx < bk * vecsPerRow; idx += WG) {
         let qi = ib + idx / vecsPerRow;
         let d = (idx % vecsPerRow) * 4u;
         var qx = vec4f(0.0);
@@ -243,50 +250,42 @@ fn dkv(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: 
         ta[idx] = qx;
         tb[idx] = gx;
       }
-      for (var t = lid; t < BK; t += WG) {
+      for (var t = lid; t < bk; t += WG) {
         var st = vec2f(0.0);
         if (ib + t < p.Tq) { st = vec2f(stats[2u * (rowBase + ib + t)], stats[2u * (rowBase + ib + t) + 1u]); }
         ts[t] = st;
       }
       workgroupBarrier();
       if (live) {
-        for (var t = 0u; t < BK; t++) {
+        for (var t = 0u; t < bk; t++) {
           var s = 0.0;
           var u = 0.0;
-          for (var c = 0u; c < CV; c++) {
-            let at = t * vecsPerRow + ch * CV + c;
+          for (var c = 0u; c < cv; c++) {
+            let at = t * vecsPerRow + ch * cv + c;
             s += dot(kv[c], ta[at]);
             u += dot(vv[c], tb[at]);
           }
-          sc[t] = s;
-          dp[t] = u;
-          if (NC > 1u) {
-            partS[(rl * NC + ch) * BK + t] = s;
-            partP[(rl * NC + ch) * BK + t] = u;
-          }
+          partS[mine * bk + t] = s;
+          partP[mine * bk + t] = u;
         }
       }
-      if (NC > 1u) { workgroupBarrier(); }
+      if (nc > 1u) { workgroupBarrier(); }
       if (live && keyValid) {
-        for (var t = 0u; t < BK; t++) {
+        for (var t = 0u; t < bk; t++) {
           let qi = ib + t;
-          // Query qi (position off + qi) sees this key when j <= off + qi.
-          if (qi >= p.Tq || j > p.off + qi) { continue; }
-          var s = sc[t];
-          var u = dp[t];
-          if (NC > 1u) {
-            s = 0.0;
-            u = 0.0;
-            for (var c = 0u; c < NC; c++) {
-              s += partS[(rl * NC + c) * BK + t];
-              u += partP[(rl * NC + c) * BK + t];
-            }
+          if (qi >= p.Tq) { break; }
+          if (qi < iFirst) { continue; } // query qi does not see this key yet
+          var s = 0.0;
+          var u = 0.0;
+          for (var c = 0u; c < nc; c++) {
+            s += partS[(rl * nc + c) * bk + t];
+            u += partP[(rl * nc + c) * bk + t];
           }
           let st = ts[t];
           let pt = exp(p.scale * s - st.x);
           let dst = pt * (u - st.y);
-          for (var c = 0u; c < CV; c++) {
-            let at = t * vecsPerRow + ch * CV + c;
+          for (var c = 0u; c < cv; c++) {
+            let at = t * vecsPerRow + ch * cv + c;
             dv[c] += pt * tb[at];
             dk[c] += dst * ta[at];
           }
@@ -297,8 +296,8 @@ fn dkv(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: 
   }
 
   if (!live) { return; }
-  for (var c = 0u; c < CV; c++) {
-    let d = (ch * CV + c) * 4u;
+  for (var c = 0u; c < cv; c++) {
+    let d = (ch * cv + c) * 4u;
     stOut(kBase, d, p.scale * dk[c]);
     stAux(kBase, d, dv[c]);
   }

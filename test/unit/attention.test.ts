@@ -1,8 +1,10 @@
-import { describe, it, beforeAll, expect } from 'vitest';
+// Runs the CPU-driver pipelines on lavapipe by default. ATTENTION_FIXED=1 runs everything with the GPU
+// pipelines instead (compile-time layouts; lavapipe takes many minutes to JIT them).
+import { describe, it, beforeAll, afterAll, expect } from 'vitest';
 import { readFileSync } from 'node:fs';
 import type { Engine } from '../../src/gpu/engine.ts';
 import type { Tensor } from '../../src/gpu/tensor.ts';
-import { attention, type AttentionOptions } from '../../src/gpu/ops/attention.ts';
+import { attention, setAttentionFixedLayout, type AttentionOptions } from '../../src/gpu/ops/attention.ts';
 import { mul, sum } from '../../src/gpu/ops/elementwise.ts';
 import { loadFixture, runFixture } from '../../src/fixtures/runner.ts';
 import { gradCheck } from '../helpers/gradcheck.ts';
@@ -83,7 +85,9 @@ function reference(c: Case, q: Float32Array, k: Float32Array, v: Float32Array, d
 let e: Engine;
 beforeAll(async () => {
   e = await testEngine();
+  if (process.env['ATTENTION_FIXED'] === '1') setAttentionFixedLayout(true);
 });
+afterAll(() => setAttentionFixedLayout(null));
 
 function inputs(c: Case, seed: number) {
   const Tk = c.Tk ?? c.Tq;
@@ -152,6 +156,7 @@ describe('attention: training shapes (forward and backward vs float64)', () => {
     { B: 1, Hq: 4, Hkv: 1, Tq: 21, Dh: 128 }, // 4 threads per row, several key blocks
     { B: 1, Hq: 1, Hkv: 1, Tq: 9, Dh: 256 }, // 8 threads per row, blocks of 6-7
     { B: 1, Hq: 2, Hkv: 1, Tq: 5, Dh: 3, scale: 0.3 },
+    { B: 1, Hq: 2, Hkv: 1, Tq: 300, Dh: 48 }, // a longer sequence: many key and query blocks
   ];
   for (const c of cases) it(name(c), () => check(c, c.Tq * 31 + c.Dh, true));
 });
@@ -163,6 +168,7 @@ describe('attention: KV-cache decoding (forward vs float64)', () => {
     { B: 1, Hq: 4, Hkv: 2, Tq: 5, Tk: 19, cap: 24, Dh: 32 }, // a chunk of 5 at offset 14
     { B: 1, Hq: 2, Hkv: 1, Tq: 6, Tk: 30, cap: 30, Dh: 17, off: 10 }, // explicit offset: keys past a query are masked
     { B: 1, Hq: 1, Hkv: 1, Tq: 1, Tk: 70, cap: 80, Dh: 128 },
+    { B: 1, Hq: 4, Hkv: 2, Tq: 1, Tk: 2000, cap: 2048, Dh: 128 }, // a long cache
   ];
   for (const c of cases) it(name(c), () => check(c, c.Tk! + c.Dh, false));
 

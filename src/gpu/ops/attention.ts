@@ -19,20 +19,45 @@ export interface AttentionOptions {
 
 /** Workgroup memory the kernels may use (the engine's required minimum). */
 const WG_BYTES = 16384;
+/** Threads per workgroup (WG in the shaders). */
 const WG = 64;
 /** Largest head dimension: 16 threads per row x 8 vec4s each. */
 export const ATTENTION_MAX_HEAD_DIM = 512;
+/**
+ * Sizes of the workgroup arrays in the CPU-driver pipelines (the shaders' default TILE and PART), which
+ * serve every head dimension: [vec4s per tile, slots per partial-sum array].
+ */
+const CPU_ARRAYS = { fwd: [384, 1024], bwd: [320, 704] } as const;
 
-/** Thread layout for a head dimension: NC threads per row, CV vec4s each, BK keys (or queries) per block. */
-function config(Dh: number, bwd: boolean) {
-  let NC = 1;
-  while (Math.ceil(Dh / NC) > 32) NC *= 2;
-  const CV = Math.ceil(Math.ceil(Dh / NC) / 4);
-  const padded = NC * CV * 4;
-  // Two [BK, padded] f32 tiles plus WG partial sums per block item (two of them and (lse, D) in the backward).
-  const perItem = 8 * padded + (bwd ? 8 * WG + 8 : 4 * WG);
-  const BK = Math.min(32, Math.floor(WG_BYTES / perItem));
-  return { NC, CV, BK, rows: WG / NC };
+let forcedFixed: boolean | null = null;
+
+/** Forces the GPU (`true`: compile-time layouts) or CPU-driver (`false`) pipelines; `null` picks by device. */
+export function setAttentionFixedLayout(fixed: boolean | null): void {
+  forcedFixed = fixed;
+}
+
+/**
+ * Thread layout for a head dimension: nc threads per row, cv vec4s each, bk keys (or queries) per block.
+ * On GPUs each layout compiles its own pipeline with the sizes as constants (`FIXED`); CPU drivers use
+ * one pipeline for every layout, with the shaders' default array sizes.
+ */
+function layout(e: Engine, Dh: number, pass: 'fwd' | 'bwd') {
+  let nc = 1;
+  while (Math.ceil(Dh / nc) > 32) nc *= 2;
+  const cv = Math.ceil(Math.ceil(Dh / nc) / 4);
+  const vec4s = nc * cv;
+  let bk: number;
+  let constants: Record<string, number | boolean> = {};
+  if (!(forcedFixed ?? !e.info.isCpu)) {
+    const [tile, part] = CPU_ARRAYS[pass];
+    bk = Math.min(Math.floor(tile / vec4s), Math.floor(part / WG));
+  } else {
+    // Two [bk, vec4s] tiles plus WG partial sums per block item (two of them, and (lse, D), backward).
+    const perItem = 32 * vec4s + (pass === 'bwd' ? 8 * WG + 8 : 4 * WG);
+    bk = Math.min(32, Math.floor(WG_BYTES / perItem));
+    constants = { FIXED: true, NC: nc, CV: cv, BK: bk, TILE: bk * vec4s, PART: WG * bk };
+  }
+  return { nc, cv, bk, rows: WG / nc, constants };
 }
 
 /** A per-engine i32 placeholder bound when there is no keyStart (the kernels then never read it). */
@@ -58,8 +83,8 @@ interface Geometry {
   scale: number;
 }
 
-function params(g: Geometry) {
-  return [g.Hq, g.Hkv, g.Tq, g.Tk, g.cap, g.Dh, g.off, f(g.scale)];
+function params(g: Geometry, l: { nc: number; cv: number; bk: number }, hasKeyStart: boolean) {
+  return [g.Hq, g.Hkv, g.Tq, g.Tk, g.cap, g.Dh, g.off, f(g.scale), l.nc, l.cv, l.bk, hasKeyStart ? 1 : 0];
 }
 
 function checkGrid(e: Engine, x: number, what: string): void {
@@ -114,13 +139,13 @@ export function attention(q: Tensor, k: Tensor, v: Tensor, opts: AttentionOption
   const o = e.empty(q.shape);
   const stats = e.empty([B, Hq, Tq, 2]); // (lse, D) per query row
   if (o.size > 0) {
-    const c = config(Dh, false);
-    const x = Math.ceil(((Hq / Hkv) * Tq) / c.rows);
+    const l = layout(e, Dh, 'fwd');
+    const x = Math.ceil(((Hq / Hkv) * Tq) / l.rows);
     checkGrid(e, x, `${Hq / Hkv} x ${Tq} query rows per kv head`);
     e.dispatch({
       shader: 'attention_fwd',
-      constants: { NC: c.NC, CV: c.CV, BK: c.BK, HAS_KEY_START: keyStart !== null },
-      params: params(geo),
+      constants: l.constants,
+      params: params(geo, l, keyStart !== null),
       bindings: [q, k, v, keyStart ?? placeholder(e), o, stats],
       workgroups: [x, Hkv, B],
     });
@@ -157,27 +182,26 @@ function attentionBackward(
     }
     return [dq, dk, dv];
   }
-  const c = config(g.Dh, true);
-  const constants = { NC: c.NC, CV: c.CV, BK: c.BK, HAS_KEY_START: keyStart !== null };
+  const l = layout(e, g.Dh, 'bwd');
   const ks = keyStart ?? placeholder(e);
   // dq first: it also writes D = rowsum(dO * O) into stats, which dkv reads.
-  const xq = Math.ceil(((g.Hq / g.Hkv) * g.Tq) / c.rows);
+  const xq = Math.ceil(((g.Hq / g.Hkv) * g.Tq) / l.rows);
   checkGrid(e, xq, 'the dq pass');
   e.dispatch({
     shader: 'attention_bwd',
     entry: 'dq',
-    constants,
-    params: params(g),
+    constants: l.constants,
+    params: params(g, l, keyStart !== null),
     bindings: [q, k, v, ks, stats, dO, dq, o],
     workgroups: [xq, g.Hkv, g.B],
   });
-  const xk = Math.ceil(g.cap / c.rows);
+  const xk = Math.ceil(g.cap / l.rows);
   checkGrid(e, xk, 'the dk/dv pass');
   e.dispatch({
     shader: 'attention_bwd',
     entry: 'dkv',
-    constants,
-    params: params(g),
+    constants: l.constants,
+    params: params(g, l, keyStart !== null),
     bindings: [q, k, v, ks, stats, dO, dk, dv],
     workgroups: [xk, g.Hkv, g.B],
   });
