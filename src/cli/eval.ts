@@ -1,0 +1,94 @@
+// npm run eval -- --run DIR [--policy student|teacher|examiner]
+// npm run eval -- --model FOLDER [--preset demo] [--<setting> value ...]
+// Greedy held-out exact match (per hop count and overall), searches per rollout and query redundancy of a
+// run's latest checkpoint or of a model folder. Prints one summary line and the metrics as JSON.
+import { resolve } from 'node:path';
+import { Engine } from '../gpu/engine.ts';
+import { nodeHost } from '../gpu/host/node.ts';
+import { CausalLM } from '../model/decoder.ts';
+import { latestCheckpoint, restorePolicies } from '../selfplay/checkpoint.ts';
+import { ConfigError, makeConfig, optionHelp, type PresetName, type SelfPlayConfig } from '../selfplay/config.ts';
+import { evaluate } from '../selfplay/evaluate.ts';
+import { Policies, type PolicyName } from '../selfplay/policies.ts';
+import { parseArgs } from './args.ts';
+import { DirStorage } from './fs-storage.ts';
+import { ConsoleReporter, evalLine } from './progress.ts';
+import { buildBase, buildEnvironment } from './setup.ts';
+
+const USAGE = [
+  'usage: npm run eval -- --run DIR [--policy student|teacher|examiner]',
+  '       npm run eval -- --model FOLDER [--preset demo] [--<setting> value ...]',
+  '  --run DIR      a run folder of npm run train: its latest checkpoint, with the run\'s settings',
+  '  --policy NAME  which policy of the run (default student)',
+  '  --model DIR    an HF model folder (config.json, model.safetensors, tokenizer files)',
+  '  --show N       print the first N questions with the answers given (default 0)',
+  'settings for --model (the held-out set comes from --corpus/--eval-set/--world-* and --eval-per-hop):',
+  ...optionHelp(),
+].join('\n');
+
+async function main(argv: string[]): Promise<number> {
+  const args = parseArgs(argv, ['run', 'policy', 'model', 'preset', 'show'], ['help']);
+  if (args.own['help']) {
+    console.log(USAGE);
+    return 0;
+  }
+  const { run: runDir, model: modelDir } = args.own;
+  if (Boolean(runDir) === Boolean(modelDir)) throw new ConfigError('give exactly one of --run DIR and --model FOLDER');
+  const show = Number(args.own['show'] ?? 0);
+  if (!Number.isInteger(show) || show < 0) throw new ConfigError(`--show: '${args.own['show']}' is not allowed; use an integer >= 0`);
+  const engine = await Engine.create(nodeHost());
+  const reporter = new ConsoleReporter();
+  const emit = (ev: Parameters<ConsoleReporter['handle']>[0]) => reporter.handle(ev);
+
+  let config: SelfPlayConfig;
+  let model: CausalLM;
+  let iteration = -1;
+  let dispose: () => void;
+  if (runDir) {
+    const storage = new DirStorage(resolve(runDir));
+    const cp = await latestCheckpoint(storage);
+    if (!cp) throw new ConfigError(`--run: ${resolve(runDir)} holds no checkpoint`);
+    if (Object.keys(args.settings).length) throw new ConfigError('--run evaluates with the run\'s own settings; drop the other settings');
+    config = cp.state.config;
+    const policy = (args.own['policy'] ?? 'student') as PolicyName;
+    if (!['student', 'teacher', 'examiner'].includes(policy)) throw new ConfigError(`--policy: '${policy}' is not allowed; use student, teacher or examiner`);
+    const env = buildEnvironment(config);
+    const base = await buildBase(engine, config, env);
+    const policies = Policies.create(engine, base, config);
+    await restorePolicies(storage, cp.slot, policies);
+    const m = policies.policy(policy);
+    if (!m) throw new ConfigError(`--policy: this run has no ${policy} (privileged 'none')`);
+    model = m;
+    iteration = cp.state.cursor.iteration;
+    console.log(`eval: the ${policy} of ${resolve(runDir)} at iteration ${iteration}, ${cp.state.cursor.stage} step ${cp.state.cursor.step}`);
+    const r = await evaluate({ config, base, env, emit }, iteration, model);
+    report(r, show, `of the ${policy}`);
+    dispose = () => policies.dispose();
+  } else {
+    config = makeConfig((args.own['preset'] ?? 'demo') as PresetName, { ...args.settings, model: modelDir! });
+    const env = buildEnvironment(config);
+    const base = await buildBase(engine, config, env);
+    model = CausalLM.fromHost(engine, base.cfg, (name) => base.weights.get(name));
+    console.log(`eval: ${resolve(modelDir!)} on ${env.evalSet.length} held-out questions`);
+    const r = await evaluate({ config, base, env, emit }, iteration, model);
+    report(r, show, 'of the model');
+    dispose = () => model.dispose();
+  }
+  dispose();
+  engine.destroy();
+  return 0;
+}
+
+function report(r: Awaited<ReturnType<typeof evaluate>>, show: number, label: string): void {
+  for (const a of r.answers.slice(0, show)) console.log(`${a.correct ? 'ok ' : 'no '} [${a.hops}-hop] ${a.question} -> ${JSON.stringify(a.answer)}`);
+  console.log(evalLine(r.metrics, label));
+  console.log(JSON.stringify(r.metrics));
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err) => {
+    console.error(err instanceof ConfigError ? `${err.message}\n(npm run eval -- --help lists the options)` : (err as Error).message);
+    process.exit(1);
+  },
+);

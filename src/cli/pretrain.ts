@@ -1,0 +1,189 @@
+// npm run pretrain -- [options]: trains the embedded default base model from scratch on generated text and
+// writes it as an HF folder (config.json, model.safetensors, tokenizer.json, tokenizer_config.json,
+// TRAINING.md), listed in public/models/index.json, plus the default world's corpus and eval set. Then checks greedy student rollouts on the
+// default world's 1-hop eval questions.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Engine } from '../gpu/engine.ts';
+import { nodeHost } from '../gpu/host/node.ts';
+import { generateWorld, makeEvalSet } from '../env/world.ts';
+import { checkStudent, summarise, type CheckSummary } from '../pretrain/check.ts';
+import { DEFAULT_WORLD_SEED } from '../pretrain/data.ts';
+import { defaultWorldFiles, pretrain, type PretrainOptions } from '../pretrain/run.ts';
+import type { StepLog } from '../pretrain/train.ts';
+
+const USAGE = `usage: npm run pretrain -- [options]
+  --steps N        optimizer steps (default 1500)
+  --seed N         seed of the data, tokenizer and initialisation (default 0)
+  --out DIR        model folder to write (default public/models/piplay-tiny)
+  --world-out DIR  where the default world's corpus.jsonl and eval.jsonl go (default public/worlds/default; '' to skip)
+  --size HxL       hidden width x layers (default 96x3)
+  --batch N        rows per step (default 4)
+  --seq N          tokens per row (default 512)
+  --lr X           peak learning rate (default 2e-3)
+  --vocab N        tokenizer vocabulary (default 1024)
+  --passage-share X  share of training tokens that are passage text; the rest are transcripts (default 0.3)
+  --log-every N    read the loss back every N steps (default 10)
+  --check N        greedy rollouts on N 1-hop eval questions of the default world afterwards (default 25; 0 skips)`;
+
+function bar(log: StepLog): string {
+  const width = 24;
+  const done = Math.round((width * log.step) / log.steps);
+  const rate = log.tokens / Math.max(log.seconds, 1e-9);
+  const eta = (log.seconds / log.step) * (log.steps - log.step);
+  return (
+    `[${'#'.repeat(done)}${'.'.repeat(width - done)}] ${log.step}/${log.steps} loss ${log.loss.toFixed(3)} ` +
+    `lr ${log.lr.toExponential(1)} ${Math.round(rate)} tok/s ${formatTime(log.seconds)} elapsed, eta ${formatTime(eta)}`
+  );
+}
+
+function formatTime(s: number): string {
+  return s >= 60 ? `${Math.floor(s / 60)}m${String(Math.round(s % 60)).padStart(2, '0')}s` : `${s.toFixed(0)}s`;
+}
+
+/** Adds the model to public/models/index.json, the list of embedded models the page offers. */
+function listEmbedded(out: string): void {
+  if (basename(dirname(out)) !== 'models') return;
+  const index = join(dirname(out), 'index.json');
+  let list: unknown = [];
+  if (existsSync(index)) list = JSON.parse(readFileSync(index, 'utf8')) as unknown;
+  const names = Array.isArray(list) ? list : ((list as { models?: unknown[] }).models ?? []);
+  const name = basename(out);
+  if (names.some((x) => x === name || (x as { name?: string } | null)?.name === name)) return;
+  names.push(name);
+  writeFileSync(index, JSON.stringify(Array.isArray(list) ? names : { ...(list as object), models: names }, null, 2) + '\n');
+}
+
+function positive(name: string, v: string | undefined, fallback: number, integer = true): number {
+  if (v === undefined) return fallback;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) throw new Error(`--${name} must be a positive ${integer ? 'integer' : 'number'} (got ${v})\n${USAGE}`);
+  return n;
+}
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    options: {
+      steps: { type: 'string' },
+      seed: { type: 'string' },
+      out: { type: 'string' },
+      'world-out': { type: 'string' },
+      size: { type: 'string' },
+      batch: { type: 'string' },
+      seq: { type: 'string' },
+      lr: { type: 'string' },
+      vocab: { type: 'string' },
+      'passage-share': { type: 'string' },
+      'log-every': { type: 'string' },
+      check: { type: 'string' },
+      help: { type: 'boolean' },
+    },
+  });
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  const size = (values.size ?? '96x3').split('x').map(Number);
+  if (size.length !== 2 || !size.every((n) => Number.isInteger(n) && n > 0)) throw new Error(`--size must look like 96x3 (hidden x layers)\n${USAGE}`);
+  const seed = values.seed === undefined ? 0 : Number(values.seed);
+  if (!Number.isInteger(seed) || seed < 0) throw new Error(`--seed must be a non-negative integer\n${USAGE}`);
+  const opts: PretrainOptions = {
+    seed,
+    steps: positive('steps', values.steps, 1500),
+    batch: positive('batch', values.batch, 4),
+    seq: positive('seq', values.seq, 512),
+    lr: positive('lr', values.lr, 2e-3, false),
+    hidden: size[0]!,
+    layers: size[1]!,
+    vocab: positive('vocab', values.vocab, 1024),
+    passageShare: positive('passage-share', values['passage-share'], 0.3, false),
+    logEvery: positive('log-every', values['log-every'], 10),
+  };
+  const checkN = values.check === undefined ? 25 : Number(values.check);
+  const out = resolve(values.out ?? 'public/models/piplay-tiny');
+  const worldOut = values['world-out'] ?? 'public/worlds/default';
+  const command = `npm run pretrain -- ${process.argv.slice(2).map((a) => (/^[\w./=:-]+$/.test(a) ? a : `'${a}'`)).join(' ')}`.trim();
+
+  const e = await Engine.create(nodeHost());
+  console.log(`pretrain: ${e.info.description} (${e.info.host}); ${JSON.stringify(opts)}`);
+  const started = Date.now();
+  const tty = process.stdout.isTTY;
+  const result = await pretrain(e, opts, (log) => {
+    if (tty) process.stdout.write(`\r${bar(log)}`);
+    else console.log(bar(log));
+  });
+  if (tty) process.stdout.write('\n');
+  const wall = (Date.now() - started) / 1000;
+
+  mkdirSync(out, { recursive: true });
+  for (const [name, bytes] of result.files) writeFileSync(join(out, name), bytes);
+  listEmbedded(out);
+  if (worldOut) {
+    mkdirSync(resolve(worldOut), { recursive: true });
+    for (const [name, bytes] of defaultWorldFiles()) writeFileSync(join(resolve(worldOut), name), bytes);
+  }
+  const last = result.logs[result.logs.length - 1]!;
+  const tail = result.logs.slice(-5);
+  const tailLoss = tail.reduce((a, l) => a + l.loss, 0) / tail.length;
+  console.log(`pretrain: ${result.params} parameters, ${result.stats.tokens} tokens (${result.stats.targets} targets), ${formatTime(wall)}; final loss ${last.loss.toFixed(3)} (mean of the last ${tail.length} logs ${tailLoss.toFixed(3)}); wrote ${out}`);
+
+  let check: CheckSummary | null = null;
+  let checkSeconds = 0;
+  if (checkN > 0) {
+    const t = Date.now();
+    const world = generateWorld({ seed: DEFAULT_WORLD_SEED });
+    const questions = makeEvalSet(world).filter((q) => q.hops === 1).slice(0, checkN);
+    const results = await checkStudent(result.model, result.tokenizer, world.passages, questions);
+    check = summarise(results);
+    checkSeconds = (Date.now() - t) / 1000;
+    for (const r of results.slice(0, 3)) console.log(`--- ${r.question} (gold ${r.gold[0]})\n${r.text}`);
+    console.log(`check: ${JSON.stringify(check)} in ${formatTime(checkSeconds)}`);
+  }
+
+  const s = result.stats;
+  const md = [
+    `# ${out.split('/').pop()}: piplay's embedded tiny base model`,
+    '',
+    'A LlamaForCausalLM trained from scratch by `npm run pretrain` (src/pretrain/) on generated text only:',
+    'encyclopedia passages of generated worlds other than the default one (seed 1), plus tool-format',
+    'transcripts of a scripted student (mostly 1-hop questions) and a scripted examiner on those worlds.',
+    'The tokenizer is a byte-level BPE trained on the same text, with the tool tags as single tokens.',
+    '',
+    '| | |',
+    '|---|---|',
+    `| command | \`${command}\` |`,
+    `| seed | ${opts.seed} |`,
+    `| steps | ${opts.steps} (batch ${opts.batch} x seq ${opts.seq}, peak lr ${opts.lr}, warm-up + cosine) |`,
+    `| model | hidden ${result.cfg.hidden}, layers ${result.cfg.layers}, heads ${result.cfg.heads}/${result.cfg.kvHeads} kv, MLP ${result.cfg.intermediate}, vocab ${result.cfg.vocabSize}, tied embeddings |`,
+    `| parameters | ${result.params} |`,
+    `| tokens seen | ${s.tokens} (${s.targets} loss targets; ${s.passageTokens} passage, ${s.transcriptTokens} transcript tokens; ${s.dropped} transcripts longer than a row left out) |`,
+    `| wall time | ${formatTime(wall)} (${Math.round(s.tokens / wall)} tokens/s) on ${e.info.description} |`,
+    `| final loss | ${last.loss.toFixed(3)} (last logged step); mean of the last ${tail.length} logs ${tailLoss.toFixed(3)}; first ${result.logs[0]!.loss.toFixed(3)} |`,
+    ...(check
+      ? [
+          `| check | greedy student rollouts on ${check.n} 1-hop eval questions of the default world (BM25 top ${3}): ` +
+            `well-formed ${(100 * check.wellFormed).toFixed(0)}%, searched ${(100 * check.searched).toFixed(0)}%, answered ${(100 * check.answered).toFixed(0)}%, EM ${(100 * check.em).toFixed(0)}% |`,
+        ]
+      : []),
+    '',
+    '## Loss curve (logged steps)',
+    '',
+    '| step | loss | lr |',
+    '|---|---|---|',
+    ...result.logs.filter((_, i, a) => i % Math.max(1, Math.floor(a.length / 20)) === 0 || i === a.length - 1).map((l) => `| ${l.step} | ${l.loss.toFixed(3)} | ${l.lr.toExponential(2)} |`),
+    '',
+  ].join('\n');
+  writeFileSync(join(out, 'TRAINING.md'), md);
+  result.model.dispose();
+  e.destroy();
+  return 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    console.error((err as Error).message);
+    process.exit(1);
+  },
+);

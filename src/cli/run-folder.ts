@@ -1,0 +1,51 @@
+// The run folder of `npm run train`: one JSON object per line in metrics.jsonl, questions.jsonl,
+// rollouts.jsonl and eval.jsonl, the settings in config.json, checkpoints/ (see DirStorage).
+// On resume each log is cut back to the records the checkpoint had seen, so no step is logged twice.
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { RunState } from '../selfplay/checkpoint.ts';
+import type { RunEvent } from '../selfplay/events.ts';
+
+export const LOGS = { metrics: 'metrics.jsonl', questions: 'questions.jsonl', rollouts: 'rollouts.jsonl', eval: 'eval.jsonl' } as const;
+export type LogName = keyof typeof LOGS;
+
+export class RunFolder {
+  constructor(readonly dir: string) {
+    mkdirSync(dir, { recursive: true });
+  }
+
+  path(name: string): string {
+    return join(this.dir, name);
+  }
+
+  writeJson(name: string, value: unknown): void {
+    writeFileSync(this.path(name), JSON.stringify(value, null, 2) + '\n');
+  }
+
+  /** Empties every log (a new run). */
+  resetLogs(): void {
+    for (const f of Object.values(LOGS)) writeFileSync(this.path(f), '');
+  }
+
+  /** Keeps the first `records[name]` lines of each log (a resumed run). */
+  truncateLogs(records: RunState['records']): void {
+    for (const [name, file] of Object.entries(LOGS) as [LogName, string][]) {
+      const p = this.path(file);
+      const lines = existsSync(p) ? readFileSync(p, 'utf8').split('\n').filter((l) => l !== '') : [];
+      const keep = lines.slice(0, records[name]);
+      writeFileSync(p, keep.map((l) => l + '\n').join(''));
+    }
+  }
+
+  append(name: LogName, value: unknown): void {
+    appendFileSync(this.path(LOGS[name]), JSON.stringify(value) + '\n');
+  }
+
+  /** Writes an event to its log, if it has one. */
+  log(ev: RunEvent): void {
+    if (ev.type === 'metrics') this.append('metrics', ev.metrics);
+    else if (ev.type === 'question') this.append('questions', ev.record);
+    else if (ev.type === 'rollout') this.append('rollouts', ev.record);
+    else if (ev.type === 'eval') this.append('eval', ev.metrics);
+  }
+}

@@ -1,0 +1,42 @@
+// Node side of a run's set-up: the corpus and held-out files, and the base model, read from disk as the
+// config names them. Shared by `npm run train` and `npm run eval`.
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Engine } from '../gpu/engine.ts';
+import { parseCorpusJsonl, parseEvalSetJsonl } from '../env/index.ts';
+import { filesFromNodeFolder } from '../model/files.ts';
+import { folderBase, randomTinyBase, type BaseModel } from '../selfplay/base-model.ts';
+import type { SelfPlayConfig } from '../selfplay/config.ts';
+import { ConfigError } from '../selfplay/config.ts';
+import { Environment, type EvalQuestion } from '../selfplay/environment.ts';
+
+function readText(path: string, flag: string): string {
+  const p = resolve(path);
+  if (!existsSync(p)) throw new ConfigError(`--${flag}: ${p} does not exist`);
+  return readFileSync(p, 'utf8');
+}
+
+/** The corpus ('world' or a JSONL file; errors name the file and line) and the held-out questions. */
+export function buildEnvironment(c: SelfPlayConfig): Environment {
+  let evalSet: EvalQuestion[] | null = null;
+  if (c.evalSet) evalSet = parseEvalSetJsonl(readText(c.evalSet, 'eval-set'), c.evalSet).map((q) => ({ question: q.question, answers: q.answers, hops: q.hops }));
+  if (c.corpus === 'world') {
+    const env = Environment.fromWorld(c);
+    return evalSet ? new Environment(env.passages, evalSet, c.retrievalTopK, env.world) : env;
+  }
+  const passages = parseCorpusJsonl(readText(c.corpus, 'corpus'), c.corpus);
+  return new Environment(passages, evalSet ?? [], c.retrievalTopK);
+}
+
+/** The base model: 'random-tiny', or an HF model folder on disk. */
+export async function buildBase(e: Engine, c: SelfPlayConfig, env: Environment): Promise<BaseModel> {
+  if (c.model === 'random-tiny') return randomTinyBase(c, env.passages);
+  const dir = resolve(c.model);
+  if (!existsSync(`${dir}/config.json`)) {
+    throw new ConfigError(
+      `--model: ${dir} is not a model folder (no config.json). Give an HF model folder, 'random-tiny', or build the ` +
+        'embedded base with `npm run pretrain` (it writes public/models/piplay-tiny).',
+    );
+  }
+  return folderBase(e, filesFromNodeFolder(dir), c.model);
+}

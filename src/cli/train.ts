@@ -1,0 +1,137 @@
+// npm run train -- --out DIR [--preset smoke|demo|paper] [--resume] [--<setting> value ...]
+// Runs π-Play self-play headless (Dawn in Node), printing a progress bar and one line per step, and writes
+// the run folder: config.json, metrics.jsonl, questions.jsonl, rollouts.jsonl, eval.jsonl, checkpoints/,
+// and at the end student/ (the trained student as an HF model folder).
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { Engine } from '../gpu/engine.ts';
+import { nodeHost } from '../gpu/host/node.ts';
+import { exportModel } from '../model/io.ts';
+import { latestCheckpoint } from '../selfplay/checkpoint.ts';
+import { ConfigError, makeConfig, optionHelp, PRESETS, type PresetName, type SelfPlayConfig } from '../selfplay/config.ts';
+import { NonFiniteLossError } from '../selfplay/context.ts';
+import { SelfPlayRun } from '../selfplay/loop.ts';
+import { parseArgs } from './args.ts';
+import { DirStorage } from './fs-storage.ts';
+import { ConsoleReporter, formatTime } from './progress.ts';
+import { RunFolder } from './run-folder.ts';
+import { buildBase, buildEnvironment } from './setup.ts';
+
+const USAGE = [
+  'usage: npm run train -- --out DIR [--preset smoke|demo|paper] [--resume] [--<setting> value ...]',
+  '  --out DIR            the run folder (required)',
+  `  --preset NAME        starting settings: ${Object.keys(PRESETS).join(', ')} (default demo)`,
+  '  --resume             continue the run in DIR from its latest checkpoint (with its stored settings)',
+  'settings (each overrides the preset):',
+  ...optionHelp(),
+].join('\n');
+
+async function main(argv: string[]): Promise<number> {
+  const args = parseArgs(argv, ['out', 'preset'], ['resume', 'help']);
+  if (args.own['help']) {
+    console.log(USAGE);
+    return 0;
+  }
+  const outArg = args.own['out'];
+  if (!outArg) throw new ConfigError('--out is required: the folder the run writes');
+  const out = resolve(outArg);
+  const resume = args.own['resume'] === 'true';
+  mkdirSync(out, { recursive: true });
+  const storage = new DirStorage(out);
+  const folder = new RunFolder(out);
+  const cp = await latestCheckpoint(storage);
+
+  let config: SelfPlayConfig;
+  if (resume) {
+    if (!cp) throw new ConfigError(`--resume: ${out} holds no checkpoint to resume`);
+    const given = Object.keys(args.settings);
+    if (given.length || args.own['preset']) {
+      throw new ConfigError(`--resume continues with the settings stored in the checkpoint; drop ${given.length ? given.join(', ') : '--preset'}`);
+    }
+    config = cp.state.config;
+    folder.truncateLogs(cp.state.records);
+  } else {
+    if (cp) {
+      throw new ConfigError(
+        `--out: ${out} already holds a run (checkpoint at iteration ${cp.state.cursor.iteration}, ${cp.state.cursor.stage} step ` +
+          `${cp.state.cursor.step}); pass --resume to continue it, or choose another folder`,
+      );
+    }
+    config = makeConfig((args.own['preset'] ?? 'demo') as PresetName, args.settings);
+  }
+  // The corpus and held-out files are read (and checked) before the folder is touched.
+  const env = buildEnvironment(config);
+  if (!resume) {
+    folder.resetLogs();
+    folder.writeJson('config.json', config);
+  }
+
+  const engine = await Engine.create(nodeHost());
+  const base = await buildBase(engine, config, env);
+  const reporter = new ConsoleReporter();
+  const run = await SelfPlayRun.start({
+    engine,
+    config,
+    base,
+    env,
+    storage,
+    resume,
+    listener: (ev) => {
+      folder.log(ev);
+      reporter.handle(ev);
+    },
+  });
+  const params = run.ctx.policies.student.trainable().reduce((n, t) => n + t.size, 0);
+  console.log(
+    `train: ${engine.info.description} (${engine.info.host}); model ${base.name} (${base.cfg.layers} layers, width ${base.cfg.hidden}, ` +
+      `vocab ${base.cfg.vocabSize}, ${params} trained parameters per policy, ${config.policies}); corpus ${env.passages.length} passages, ` +
+      `${env.evalSet.length} held-out questions; ${config.iterations} iterations x (${config.examinerSteps} examiner + ${config.studentSteps} student steps); out ${out}`,
+  );
+
+  const abort = new AbortController();
+  const onSigint = () => {
+    if (abort.signal.aborted) process.exit(130);
+    console.error('\nstopping after the current step (Ctrl-C again to quit at once)...');
+    abort.abort();
+  };
+  process.on('SIGINT', onSigint);
+  const t0 = Date.now();
+  try {
+    await run.run({ signal: abort.signal });
+  } catch (err) {
+    if (err instanceof NonFiniteLossError) {
+      console.error(err.message);
+      return 2;
+    }
+    throw err;
+  } finally {
+    process.off('SIGINT', onSigint);
+  }
+  if (!run.done) {
+    await run.checkpoint();
+    console.log(`train: stopped at iteration ${run.cursor.iteration}, ${run.cursor.stage} step ${run.cursor.step}; continue with --resume`);
+    return 130;
+  }
+  if (config.policies === 'separate') {
+    const files = await exportModel(run.ctx.policies.student, { extraFiles: base.tokenizerFiles });
+    const dir = join(out, 'student');
+    mkdirSync(dir, { recursive: true });
+    for (const [name, bytes] of files) writeFileSync(join(dir, name), bytes);
+  }
+  const last = run.state.evals[run.state.evals.length - 1];
+  console.log(
+    `train: done in ${formatTime((Date.now() - t0) / 1000)}${last ? `; held-out EM ${(100 * last.em).toFixed(1)}%` : ''}` +
+      (config.policies === 'separate' ? `; the student is in ${join(out, 'student')}` : ''),
+  );
+  run.dispose();
+  engine.destroy();
+  return 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err) => {
+    console.error(err instanceof ConfigError ? `${err.message}\n(npm run train -- --help lists the options)` : (err as Error).message);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,99 @@
+// A quick look at what pretraining taught: greedy student rollouts (src/rl/rollout.ts, BM25 search in the
+// loop) on questions of a world the model never saw, scored for format and exact match.
+import { Bm25Index } from '../env/bm25.ts';
+import type { Passage } from '../env/corpus.ts';
+import { exactMatch } from '../env/em.ts';
+import { studentPrompt } from '../env/prompts.ts';
+import { lastAnswer, parseStudentTurn, stripInformation } from '../env/tags.ts';
+import type { WorldQuestion } from '../env/world.ts';
+import type { CausalLM } from '../model/decoder.ts';
+import type { Tokenizer } from '../model/tokenizer.ts';
+import { runRollouts, type FinishReason } from '../rl/rollout.ts';
+import { chatPrompt, TOP_K } from './transcripts.ts';
+
+export interface CheckOptions {
+  /** Assistant turns per rollout (default 5, the spec's). */
+  maxTurns?: number;
+  /** New tokens per turn (default 64). */
+  turnTokens?: number;
+  /** Tokens per tool reply (default 400: three whole passages). */
+  toolTokens?: number;
+  /** Rollouts generated together (default 8). */
+  batch?: number;
+}
+
+export interface RolloutCheck {
+  question: string;
+  gold: string[];
+  /** The assistant part: generated turns and tool replies. */
+  text: string;
+  searches: string[];
+  answer: string | null;
+  finish: FinishReason;
+  /** Every turn of the rollout ended in a complete action and the last one is an answer. */
+  wellFormed: boolean;
+  em: boolean;
+}
+
+export interface CheckSummary {
+  n: number;
+  wellFormed: number;
+  searched: number;
+  answered: number;
+  em: number;
+}
+
+export async function checkStudent(
+  model: CausalLM,
+  tok: Tokenizer,
+  corpus: readonly Passage[],
+  questions: readonly WorldQuestion[],
+  o: CheckOptions = {},
+): Promise<RolloutCheck[]> {
+  const bm25 = new Bm25Index(corpus);
+  const out: RolloutCheck[] = [];
+  const batch = o.batch ?? 8;
+  for (let at = 0; at < questions.length; at += batch) {
+    const qs = questions.slice(at, at + batch);
+    const prompts = qs.map((q) => tok.encode(chatPrompt(studentPrompt({ question: q.question })), { addSpecialTokens: false }));
+    const rollouts = await runRollouts(model, tok, prompts, {
+      role: 'student',
+      search: (query) => bm25.search(query, TOP_K).map((h) => h.passage),
+      maxTurns: o.maxTurns ?? 5,
+      turnTokens: o.turnTokens ?? 64,
+      toolTokens: o.toolTokens ?? 400,
+      temperature: 0,
+      random: () => 0.5,
+      stopIds: tok.eosIds,
+    });
+    rollouts.forEach((r, i) => {
+      const q = qs[i]!;
+      const answer = lastAnswer(r.text);
+      // Well-formed: the turns before the last each made one search, and the last one answered.
+      const own = stripInformation(r.text);
+      const searchesOk = r.searches.length === (own.match(/<search>/g) ?? []).length;
+      out.push({
+        question: q.question,
+        gold: q.answers,
+        text: r.text,
+        searches: r.searches.map((s) => s.query),
+        answer,
+        finish: r.finish,
+        wellFormed: r.finish === 'answer' && searchesOk && parseStudentTurn(own).kind !== 'none',
+        em: answer !== null && exactMatch(answer, q.answers),
+      });
+    });
+  }
+  return out;
+}
+
+export function summarise(results: readonly RolloutCheck[]): CheckSummary {
+  const share = (f: (r: RolloutCheck) => boolean) => (results.length ? results.filter(f).length / results.length : 0);
+  return {
+    n: results.length,
+    wellFormed: share((r) => r.wellFormed),
+    searched: share((r) => r.searches.length > 0),
+    answered: share((r) => r.answer !== null),
+    em: share((r) => r.em),
+  };
+}

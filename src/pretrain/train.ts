@@ -1,0 +1,104 @@
+// The pretraining loop: next-token cross-entropy on packed rows, AdamW, linear warm-up then cosine decay.
+// One step records forward, backward and the optimizer update without waiting for the GPU; the loss is
+// read back only every `logEvery` steps (which also keeps the CPU from running far ahead of the GPU).
+import { crossEntropy } from '../gpu/ops/log_softmax.ts';
+import { AdamW } from '../gpu/optim/adamw.ts';
+import type { CausalLM } from '../model/decoder.ts';
+import type { Batch } from './pack.ts';
+
+export interface TrainSettings {
+  steps: number;
+  /** Peak learning rate. */
+  lr: number;
+  /** Steps of linear warm-up (default 5% of steps, at most 100). */
+  warmup?: number;
+  /** The learning rate decays (cosine) to lr * minLrRatio at the last step (default 0.1). */
+  minLrRatio?: number;
+  /** Decoupled weight decay (default 0.01). */
+  weightDecay?: number;
+  /** Gradient clipping to this global norm (default 1). */
+  maxGradNorm?: number;
+  beta2?: number;
+  /** Read the loss back every this many steps (default 10; the last step is always read). */
+  logEvery?: number;
+}
+
+export interface StepLog {
+  step: number;
+  steps: number;
+  loss: number;
+  lr: number;
+  /** Tokens processed (inputs, masked or not) so far. */
+  tokens: number;
+  seconds: number;
+}
+
+/** Warm-up then cosine decay; `step` counts from 0. */
+export function learningRate(step: number, s: TrainSettings): number {
+  const warmup = s.warmup ?? Math.min(100, Math.floor(s.steps * 0.05));
+  const floor = s.lr * (s.minLrRatio ?? 0.1);
+  if (step < warmup) return (s.lr * (step + 1)) / warmup;
+  const span = Math.max(1, s.steps - warmup - 1);
+  const p = Math.min(1, (step - warmup) / span);
+  return floor + 0.5 * (s.lr - floor) * (1 + Math.cos(Math.PI * p));
+}
+
+/**
+ * Trains `model` in place for `s.steps` steps on `nextBatch()`. Calls `onLog` with the read-back loss
+ * every `logEvery` steps and at the end; returns the log.
+ */
+export async function pretrainLoop(
+  model: CausalLM,
+  nextBatch: () => Batch,
+  s: TrainSettings,
+  onLog?: (log: StepLog) => void,
+): Promise<StepLog[]> {
+  const e = model.engine;
+  const V = model.cfg.vocabSize;
+  model.setTrainable(true);
+  const opt = new AdamW(model.trainable(), {
+    lr: s.lr,
+    beta1: 0.9,
+    beta2: s.beta2 ?? 0.95,
+    weightDecay: s.weightDecay ?? 0.01,
+    maxGradNorm: s.maxGradNorm ?? 1,
+  });
+  const logEvery = s.logEvery ?? 10;
+  const logs: StepLog[] = [];
+  const t0 = performance.now();
+  let tokens = 0;
+  try {
+    for (let step = 0; step < s.steps; step++) {
+      const b = nextBatch();
+      const lr = learningRate(step, s);
+      // The vocabulary projection runs only at positions that are targets (a transcript's prompt and
+      // tool replies are most of its tokens).
+      const rows: number[] = [];
+      for (let i = 0; i < b.mask.length; i++) if (b.mask[i]! > 0) rows.push(i);
+      if (rows.length === 0) throw new Error(`pretrain: batch ${step + 1} has no loss targets`);
+      const targets = Int32Array.from(rows, (i) => b.targets[i]!);
+      const loss = e.tidy(() => {
+        const h = model.hidden({ ids: b.ids, batch: b.rows, time: b.seq });
+        const logits = model.logitsAt(h, Int32Array.from(rows));
+        const l = crossEntropy(logits.reshape([rows.length, V]), e.tensor(targets, [rows.length], 'i32'), e.tensor(new Float32Array(rows.length).fill(1), [rows.length]));
+        e.backward(l);
+        opt.step(lr).dispose();
+        opt.zeroGrad();
+        return l;
+      });
+      tokens += b.ids.length;
+      if ((step + 1) % logEvery === 0 || step === s.steps - 1 || step === 0) {
+        const value = (await loss.read())[0]!;
+        const log = { step: step + 1, steps: s.steps, loss: value, lr, tokens, seconds: (performance.now() - t0) / 1000 };
+        logs.push(log);
+        onLog?.(log);
+        if (!Number.isFinite(value)) throw new Error(`pretrain: the loss is ${value} at step ${step + 1}; lower --lr`);
+      }
+      loss.dispose();
+    }
+  } finally {
+    opt.dispose();
+    model.setTrainable(false);
+  }
+  return logs;
+}

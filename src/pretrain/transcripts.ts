@@ -1,0 +1,153 @@
+// Training documents for the tiny base model, as text segments with a loss flag: encyclopedia passages
+// (loss on everything) and tool-format transcripts of scripted agents (loss on what the agent writes only;
+// the prompt and the environment's <information> replies are context, never targets).
+//
+// Transcripts follow the prompts of src/env/prompts.ts and the tags of src/env/tags.ts, wrapped in the
+// ChatML template of src/model/tokenizer-train.ts. Every segment boundary sits next to an added token
+// (a tag or a control token), so encoding the segments one by one gives the ids of the whole text.
+import { Bm25Index } from '../env/bm25.ts';
+import type { Passage } from '../env/corpus.ts';
+import { examinerPrompt, studentPrompt } from '../env/prompts.ts';
+import type { Rng } from '../env/random.ts';
+import {
+  ANSWER_CLOSE,
+  ANSWER_OPEN,
+  QUESTION_CLOSE,
+  QUESTION_OPEN,
+  SEARCH_CLOSE,
+  SEARCH_OPEN,
+  THINK_CLOSE,
+  THINK_OPEN,
+  formatInformation,
+} from '../env/tags.ts';
+import { generateQuestion, stepDef, valueText, WorldIndex, type WorldQuestion } from '../env/world.ts';
+import { IM_END, IM_START } from '../model/tokenizer-train.ts';
+
+/** A piece of a document; `loss` marks text the model is trained to produce. */
+export interface Segment {
+  text: string;
+  loss: boolean;
+}
+
+export type DocKind = 'passage' | 'student' | 'examiner';
+
+export interface Doc {
+  kind: DocKind;
+  segments: Segment[];
+}
+
+/** Passages retrieved per search (ALGORITHM.md section 2). */
+export const TOP_K = 3;
+
+/**
+ * What the environment appends after `</search>`: `\n<information>…</information>\n`, the text whose ids
+ * src/rl/tool-reply.ts appends in rollouts (a test checks they agree), so the base model is trained on
+ * exactly what it will see.
+ */
+export function toolReply(passages: readonly Pick<Passage, 'title' | 'text'>[]): string {
+  return `\n${formatInformation(passages)}\n`;
+}
+
+/** The chat template's text up to the assistant's reply (equals applyChatTemplate(..., {addGenerationPrompt})). */
+export function chatPrompt(user: string): string {
+  return `${IM_START}user\n${user}${IM_END}\n${IM_START}assistant\n`;
+}
+
+/** A passage as plain encyclopedia text. */
+export function passageDoc(p: Passage): Doc {
+  return { kind: 'passage', segments: [{ text: `${p.title}\n${p.text}`, loss: true }] };
+}
+
+/** Builds an assistant reply: alternating own text and tool replies, closed by <|im_end|>. */
+class Reply {
+  readonly segments: Segment[];
+  constructor(prompt: string) {
+    this.segments = [{ text: chatPrompt(prompt), loss: false }];
+  }
+  say(text: string): this {
+    this.segments.push({ text, loss: true });
+    return this;
+  }
+  tool(passages: readonly Passage[]): this {
+    this.segments.push({ text: toolReply(passages), loss: false });
+    return this;
+  }
+  end(): Segment[] {
+    this.segments.push({ text: IM_END, loss: true }, { text: '\n', loss: false });
+    return this.segments;
+  }
+}
+
+const think = (s: string) => `${THINK_OPEN} ${s} ${THINK_CLOSE}\n`;
+const search = (q: string) => `${SEARCH_OPEN} ${q} ${SEARCH_CLOSE}`;
+const answer = (a: string) => `${ANSWER_OPEN} ${a} ${ANSWER_CLOSE}`;
+
+/** A world with its retrieval index, for scripting agents. */
+export interface ScriptWorld {
+  ix: WorldIndex;
+  bm25: Bm25Index;
+}
+
+export function scriptWorld(ix: WorldIndex): ScriptWorld {
+  return { ix, bm25: new Bm25Index(ix.world.passages) };
+}
+
+/** The top-K passages for a query, and where the wanted passage ranks among them (-1 when absent). */
+function retrieve(w: ScriptWorld, query: string, wanted: string): { passages: Passage[]; rank: number } {
+  const passages = w.bm25.search(query, TOP_K).map((h) => h.passage);
+  return { passages, rank: passages.findIndex((p) => p.id === wanted) };
+}
+
+/**
+ * A student that solves `q` perfectly: one search per hop for the entity whose passage states the next
+ * fact, then the answer copied from the passages. Null when retrieval misses a passage it needs (the
+ * script never answers from knowledge it did not retrieve).
+ */
+export function studentTranscript(w: ScriptWorld, q: WorldQuestion): Doc | null {
+  const reply = new Reply(studentPrompt({ question: q.question }));
+  const start = w.ix.entity(q.path[0]!.from).name;
+  reply.say(think(`I need to search for ${start}.`) + search(start));
+  for (let h = 0; h < q.hops; h++) {
+    const step = q.path[h]!;
+    const query = w.ix.entity(step.from).name;
+    const got = retrieve(w, query, step.passage);
+    if (got.rank < 0) return null;
+    reply.tool(got.passages);
+    const value = valueText(w.ix, step.to);
+    if (h + 1 < q.hops) {
+      // State the bridging fact, then follow it: the decomposition multi-hop questions need.
+      const fact = stepDef(step.step).np[0]!.replace('{x}', query);
+      reply.say(think(`Doc ${got.rank + 1} says that ${fact} is ${value}. I need to search for ${value}.`) + search(value));
+    } else {
+      reply.say(think(`Doc ${got.rank + 1} gives the answer.`) + answer(value));
+    }
+  }
+  return { kind: 'student', segments: reply.end() };
+}
+
+/**
+ * An examiner given `source` and h that writes an h-hop question: it searches the entity of each later
+ * hop (h - 1 searches), then writes the question and its answer. Null when no such question exists from
+ * this source or retrieval misses a passage.
+ */
+export function examinerTranscript(w: ScriptWorld, source: Passage, hops: number, rng: Rng): Doc | null {
+  const q = generateQuestion(w.ix, rng, hops, { start: source.id, attempts: 8 });
+  if (!q) return null;
+  const reply = new Reply(examinerPrompt({ source, hops }));
+  for (let h = 1; h < hops; h++) {
+    const entity = w.ix.entity(q.path[h]!.from).name;
+    const why = h === 1 ? 'The source document names' : 'The last document names';
+    reply.say(think(`${why} ${entity}. I need to search for ${entity}.`) + search(entity));
+    const got = retrieve(w, entity, q.path[h]!.passage);
+    if (got.rank < 0) return null;
+    reply.tool(got.passages);
+  }
+  const answerText = q.answers[0]!;
+  reply.say(think(`The answer is ${answerText}.`) + `${QUESTION_OPEN} ${q.question} ${QUESTION_CLOSE}${answer(answerText)}`);
+  return { kind: 'examiner', segments: reply.end() };
+}
+
+/** The whole text of a document. */
+export function docText(d: Doc): string {
+  return d.segments.map((s) => s.text).join('');
+}

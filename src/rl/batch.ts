@@ -1,0 +1,101 @@
+// From rollouts to the host arrays a loss needs (plain CPU data, no GPU): a right-padded token batch and
+// the flat positions whose logits predict the policy's own tokens. Prompt and tool tokens (mask 0) are
+// never listed, so they get no loss, no gradient and no KL (ALGORITHM.md section 2).
+//
+// The teacher scores the student's rollout with its privileged prompt: its sequence is the teacher
+// prompt's ids followed by the very same response ids, with the same mask, so the policy tokens of
+// the two batches line up one for one (ALGORITHM.md section 6).
+
+/** A token sequence with its policy mask (1 = sampled by the policy). */
+export interface MaskedSequence {
+  ids: readonly number[];
+  mask: readonly number[];
+}
+
+export interface PolicyBatch {
+  /** Row-major [batch, time], right-padded (a causal model never lets a real token see the padding). */
+  ids: Int32Array;
+  batch: number;
+  time: number;
+  /** Per policy token, the flat position b*time + t - 1 whose logits predict it. */
+  rows: Int32Array;
+  /** Per policy token, its id (the target of rows[i]). */
+  targets: Int32Array;
+  /** Per policy token, the sequence it belongs to. */
+  owner: Int32Array;
+  /** Per policy token, its index t in its sequence. */
+  index: Int32Array;
+}
+
+/** Packs sequences and lists their policy tokens, sequence by sequence, in order. */
+export function policyBatch(seqs: readonly MaskedSequence[], padId = 0): PolicyBatch {
+  if (seqs.length === 0) throw new Error('piplay: policyBatch needs at least one sequence');
+  const B = seqs.length;
+  const T = Math.max(...seqs.map((s) => s.ids.length));
+  const ids = new Int32Array(B * T).fill(padId);
+  const rows: number[] = [];
+  const targets: number[] = [];
+  const owner: number[] = [];
+  const index: number[] = [];
+  seqs.forEach((s, b) => {
+    if (s.mask.length !== s.ids.length) {
+      throw new Error(`piplay: sequence ${b} has ${s.ids.length} ids but a mask of ${s.mask.length}`);
+    }
+    for (let t = 0; t < s.ids.length; t++) {
+      ids[b * T + t] = s.ids[t]!;
+      if (!s.mask[t]) continue;
+      if (t === 0) throw new Error(`piplay: sequence ${b} marks its first token as sampled; nothing predicts it`);
+      rows.push(b * T + t - 1);
+      targets.push(s.ids[t]!);
+      owner.push(b);
+      index.push(t);
+    }
+  });
+  return {
+    ids,
+    batch: B,
+    time: T,
+    rows: Int32Array.from(rows),
+    targets: Int32Array.from(targets),
+    owner: Int32Array.from(owner),
+    index: Int32Array.from(index),
+  };
+}
+
+/** Per policy token of `batch`, the value `of(owner, index)` (advantages, old log-probs, ...). */
+export function perPolicyToken(batch: PolicyBatch, of: (owner: number, index: number) => number): Float32Array {
+  const out = new Float32Array(batch.targets.length);
+  for (let i = 0; i < out.length; i++) out[i] = of(batch.owner[i]!, batch.index[i]!);
+  return out;
+}
+
+/** A rollout as the loss sees it: prompt + response ids, its mask, and where the response starts. */
+export interface ResponseSequence extends MaskedSequence {
+  promptLength: number;
+}
+
+/**
+ * The teacher's sequence for a student rollout: the teacher prompt's ids, then the rollout's response ids
+ * (sampled and tool ids) unchanged, with the rollout's mask over them.
+ */
+export function teacherSequence(rollout: ResponseSequence, teacherPrompt: readonly number[]): MaskedSequence {
+  const response = rollout.ids.slice(rollout.promptLength);
+  const mask = rollout.mask.slice(rollout.promptLength);
+  if (rollout.mask.slice(0, rollout.promptLength).some(Boolean)) {
+    throw new Error('piplay: a rollout marks prompt tokens as sampled');
+  }
+  return { ids: [...teacherPrompt, ...response], mask: [...new Array<number>(teacherPrompt.length).fill(0), ...mask] };
+}
+
+/** Throws unless the two batches list the same policy tokens in the same order (ids and count). */
+export function assertAligned(student: PolicyBatch, teacher: PolicyBatch): void {
+  const n = student.targets.length;
+  if (teacher.targets.length !== n) {
+    throw new Error(`piplay: the teacher batch has ${teacher.targets.length} policy tokens, the student's ${n}`);
+  }
+  for (let i = 0; i < n; i++) {
+    if (teacher.targets[i] !== student.targets[i] || teacher.owner[i] !== student.owner[i]) {
+      throw new Error(`piplay: teacher and student policy tokens differ at ${i} (ids ${teacher.targets[i]} vs ${student.targets[i]})`);
+    }
+  }
+}

@@ -1,0 +1,72 @@
+// The base model the three policies start from, as host weights plus its tokenizer: either a model folder
+// (any HF Llama/Qwen2/Qwen3 folder with tokenizer files) or 'random-tiny', a freshly initialised tiny Llama
+// whose byte-level BPE tokenizer is trained on the corpus (tool tags as single tokens, ChatML template).
+import type { Engine } from '../gpu/engine.ts';
+import { STUDENT_INSTRUCTIONS, examinerPrompt, type Passage } from '../env/index.ts';
+import type { ModelConfig } from '../model/config.ts';
+import type { ReadFile } from '../model/files.ts';
+import { initWeights, tinyConfig } from '../model/init.ts';
+import { loadModel } from '../model/io.ts';
+import { loadTokenizer, tokenizerFromJson, type Tokenizer } from '../model/tokenizer.ts';
+import { TOOL_TAGS, tokenizerFiles, trainTokenizer } from '../model/tokenizer-train.ts';
+import type { SelfPlayConfig } from './config.ts';
+
+export type HostWeights = Map<string, { data: Float32Array; shape: number[] }>;
+
+export interface BaseModel {
+  /** 'random-tiny' or where the folder came from. */
+  name: string;
+  cfg: ModelConfig;
+  weights: HostWeights;
+  tokenizer: Tokenizer;
+  /** tokenizer.json and tokenizer_config.json, to write next to exported weights. */
+  tokenizerFiles: Record<string, Uint8Array>;
+}
+
+/** Texts the random-tiny tokenizer learns its merges from: the corpus and the fixed prompt wording. */
+function tokenizerTexts(passages: readonly Passage[]): string[] {
+  const texts = passages.map((p) => `${p.title} ${p.text}`);
+  texts.push(STUDENT_INSTRUCTIONS);
+  if (passages[0]) for (const hops of [1, 2]) texts.push(examinerPrompt({ source: passages[0], hops }));
+  return texts;
+}
+
+/** A tiny random Llama (config `tiny*` settings) with a BPE tokenizer trained on the corpus; seeded. */
+export async function randomTinyBase(c: SelfPlayConfig, passages: readonly Passage[]): Promise<BaseModel> {
+  const trained = trainTokenizer(tokenizerTexts(passages), { vocabSize: c.tinyVocab, addedTokens: TOOL_TAGS });
+  const tokenizer = await tokenizerFromJson(trained.tokenizerJson, trained.tokenizerConfig, { where: 'random-tiny' });
+  const cfg = tinyConfig({
+    vocabSize: tokenizer.vocabSize,
+    hidden: c.tinyHidden,
+    layers: c.tinyLayers,
+    heads: c.tinyHeads,
+    kvHeads: c.tinyKvHeads,
+    maxPositions: c.tinyMaxPositions,
+    eosIds: tokenizer.eosIds,
+  });
+  return { name: 'random-tiny', cfg, weights: initWeights(cfg, { seed: c.seed }), tokenizer, tokenizerFiles: tokenizerFiles(trained) };
+}
+
+/** A model folder: weights (read once, kept on the host for the copies) and its tokenizer. */
+export async function folderBase(e: Engine, readFile: ReadFile, source: string): Promise<BaseModel> {
+  const model = await loadModel(e, readFile, { source });
+  try {
+    const tokenizer = await loadTokenizer(readFile, { where: source, eosIds: model.cfg.eosIds });
+    const files: Record<string, Uint8Array> = {};
+    for (const name of ['tokenizer.json', 'tokenizer_config.json']) files[name] = await readFile(name);
+    return { name: source, cfg: model.cfg, weights: await model.toHost(), tokenizer, tokenizerFiles: files };
+  } finally {
+    model.dispose();
+  }
+}
+
+/** A prompt as ids: the chat template's user turn + assistant header when there is one, else plain text. */
+export function encodePrompt(tok: Tokenizer, text: string): number[] {
+  if (tok.hasChatTemplate) return tok.encodeChat([{ role: 'user', content: text }], { addGenerationPrompt: true });
+  return tok.encode(text);
+}
+
+/** Ids that end a rollout: the tokenizer's EOS ids and the config's. */
+export function stopIdsOf(base: Pick<BaseModel, 'cfg' | 'tokenizer'>): number[] {
+  return [...new Set([...base.tokenizer.eosIds, ...base.cfg.eosIds])];
+}

@@ -1,0 +1,95 @@
+// What every stage of a run shares, and the small helpers they all use.
+import type { Engine } from '../gpu/engine.ts';
+import { Rng } from '../env/random.ts';
+import type { RolloutOptions } from '../rl/rollout.ts';
+import type { BaseModel } from './base-model.ts';
+import { stopIdsOf } from './base-model.ts';
+import type { SelfPlayConfig } from './config.ts';
+import type { Environment } from './environment.ts';
+import type { RunEvent, Stage } from './events.ts';
+import type { Policies } from './policies.ts';
+
+export interface RunContext {
+  engine: Engine;
+  config: SelfPlayConfig;
+  base: BaseModel;
+  env: Environment;
+  policies: Policies;
+  emit: (event: RunEvent) => void;
+}
+
+/**
+ * The random stream of one unit of work, derived from the run's seed and the unit's labels only (not from
+ * earlier draws), so a resumed run draws exactly what the uninterrupted run would have drawn.
+ */
+export function rngFor(seed: number, ...labels: (string | number)[]): Rng {
+  return new Rng(`piplay/${seed}/${labels.join('/')}`);
+}
+
+/** A () => U(0, 1) function over an Rng, for GenerationSession. */
+export function uniform(rng: Rng): () => number {
+  return () => rng.next();
+}
+
+/** A loss that is NaN or infinite: the run stops before the optimizer step, so the last checkpoint stays good. */
+export class NonFiniteLossError extends Error {
+  override name = 'NonFiniteLossError';
+  constructor(
+    readonly stage: Stage,
+    readonly iteration: number,
+    readonly step: number,
+    readonly what: string,
+    readonly value: number,
+  ) {
+    super(
+      `piplay: the ${what} is ${value} at the ${stage} stage, iteration ${iteration}, step ${step}; the run stopped before ` +
+        'the optimizer step, so the last checkpoint is intact (resume from it, e.g. with a lower learning rate)',
+    );
+  }
+}
+
+export function checkFinite(value: number, stage: Stage, iteration: number, step: number, what: string): void {
+  if (!Number.isFinite(value)) throw new NonFiniteLossError(stage, iteration, step, what, value);
+}
+
+/** Rollout settings of the config for a role. */
+export function rolloutOptions(ctx: Pick<RunContext, 'config' | 'env' | 'base'>, role: 'student' | 'examiner', random: () => number, greedy = false): RolloutOptions {
+  const c = ctx.config;
+  return {
+    role,
+    search: ctx.env.search,
+    maxTurns: c.maxTurns,
+    turnTokens: c.turnTokens,
+    toolTokens: c.toolTokens,
+    temperature: greedy ? 0 : c.temperature,
+    topP: greedy ? 1 : c.topP,
+    random,
+    stopIds: stopIdsOf(ctx.base),
+  };
+}
+
+/** Chunks of `items` of at most `size` (size 0: one chunk). */
+export function chunks<T>(items: readonly T[], size: number): T[][] {
+  if (size <= 0 || size >= items.length) return items.length ? [items.slice()] : [];
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+/** `n` nearly equal consecutive parts of `items` (no empty part unless items is shorter than n). */
+export function split<T>(items: readonly T[], n: number): T[][] {
+  const out: T[][] = [];
+  for (let k = 0; k < n; k++) {
+    const part = items.slice(Math.floor((k * items.length) / n), Math.floor(((k + 1) * items.length) / n));
+    if (part.length) out.push(part);
+  }
+  return out;
+}
+
+export function mean(xs: readonly number[]): number {
+  return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0;
+}
+
+export function now(): number {
+  return typeof performance !== 'undefined' ? performance.now() : Date.now();
+}

@@ -1,0 +1,105 @@
+// What the policies act on: the corpus with its BM25 search tool, how source documents and hop counts are
+// drawn, the held-out evaluation questions, and (world corpus only) world-generated training questions
+// for the project's fallback when the examiner writes too few valid ones.
+import {
+  Bm25Index,
+  WorldIndex,
+  formatInformationBody,
+  generateQuestion,
+  generateWorld,
+  makeEvalSet,
+  type Passage,
+  type Qcp,
+  type Rng,
+  type World,
+  type WorldQuestion,
+} from '../env/index.ts';
+import type { SelfPlayConfig } from './config.ts';
+
+/** A question the student trains on, with how it was made (the teacher's privileged context). */
+export interface TrainQuestion {
+  id: string;
+  question: string;
+  answer: string;
+  hops: number;
+  qcp: Qcp;
+  /** 'examiner' (self-play) or 'world' (the fallback). */
+  origin: 'examiner' | 'world';
+}
+
+export interface EvalQuestion {
+  question: string;
+  answers: string[];
+  hops: number;
+}
+
+export class Environment {
+  readonly index: Bm25Index;
+  private readonly worldIndex: WorldIndex | null;
+
+  constructor(
+    readonly passages: readonly Passage[],
+    readonly evalSet: readonly EvalQuestion[],
+    readonly topK: number,
+    readonly world: World | null = null,
+  ) {
+    if (passages.length === 0) throw new Error('piplay: the corpus is empty');
+    this.index = new Bm25Index(passages);
+    this.worldIndex = world ? new WorldIndex(world) : null;
+  }
+
+  /** The fictional world of the config (seeded) with its held-out set (makeEvalSet's seed, as public/worlds/ has it). */
+  static fromWorld(c: SelfPlayConfig): Environment {
+    const world = generateWorld({ seed: c.worldSeed, size: c.worldSize });
+    const evalSet = c.evalPerHop > 0 ? makeEvalSet(world, { perHop: c.evalPerHop, hops: c.evalHops }) : [];
+    return new Environment(world.passages, evalSet.map(toEval), c.retrievalTopK, world);
+  }
+
+  /** The search tool: the top-k passages for a query. */
+  search = (query: string): Passage[] => this.index.search(query, this.topK).map((h) => h.passage);
+
+  /** A source document, uniformly. */
+  sampleSource(rng: Rng): Passage {
+    return rng.pick(this.passages);
+  }
+
+  /** A hop count h = i + 1 with probability proportional to weights[i] (the paper's 4:3:2:1). */
+  sampleHops(rng: Rng, weights: readonly number[]): number {
+    return rng.weightedIndex(weights) + 1;
+  }
+
+  get canMakeQuestions(): boolean {
+    return this.worldIndex !== null;
+  }
+
+  /**
+   * A world-generated question of `hops` hops that is not in the held-out set, with a QCP shaped like
+   * the examiner's: the source passage, then one search per further hop (the next entity's name as the
+   * query and what the search tool returns for it). Null when none is found.
+   */
+  worldQuestion(rng: Rng, hops: number, id: string): TrainQuestion | null {
+    const ix = this.worldIndex;
+    if (!ix) return null;
+    const held = new Set(this.evalSet.map((q) => q.question));
+    for (let attempt = 0; attempt < 8; attempt++) {
+      const q = generateQuestion(ix, rng, hops);
+      if (!q || held.has(q.question)) continue;
+      return { id, question: q.question, answer: q.answers[0]!, hops, qcp: qcpOfWorldQuestion(ix, q, this.search), origin: 'world' };
+    }
+    return null;
+  }
+}
+
+function toEval(q: WorldQuestion): EvalQuestion {
+  return { question: q.question, answers: q.answers, hops: q.hops };
+}
+
+function qcpOfWorldQuestion(ix: WorldIndex, q: WorldQuestion, search: (query: string) => Passage[]): Qcp {
+  const byId = new Map(ix.world.passages.map((p) => [p.id, p]));
+  const source = byId.get(q.path[0]!.passage)!;
+  const searches = q.path.slice(1).map((step) => {
+    const query = ix.entity(step.from).name;
+    return { query, information: formatInformationBody(search(query)) };
+  });
+  return { source, hops: q.hops, searches, question: q.question, answer: q.answers[0]! };
+}

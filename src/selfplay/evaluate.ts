@@ -1,0 +1,61 @@
+// Evaluation (ALGORITHM.md section 7): greedy student rollouts on the held-out questions; exact match per
+// hop count and overall, searches per rollout and query redundancy.
+import { studentPrompt } from '../env/prompts.ts';
+import { lastAnswer } from '../env/tags.ts';
+import type { CausalLM } from '../model/decoder.ts';
+import { studentReward } from '../rl/rewards.ts';
+import { runRollouts, type Rollout } from '../rl/rollout.ts';
+import { encodePrompt } from './base-model.ts';
+import { chunks, rolloutOptions, type RunContext } from './context.ts';
+import type { EvalQuestion } from './environment.ts';
+import type { EvalMetrics } from './events.ts';
+import { searchStats } from './measures.ts';
+
+export interface EvalResult {
+  metrics: EvalMetrics;
+  /** Per question: the answer given ('' if none) and whether it matched. */
+  answers: { question: string; hops: number; answer: string; correct: boolean }[];
+}
+
+/** What evaluation needs of a run: no policies besides the model it is given. */
+export type EvalContext = Pick<RunContext, 'config' | 'base' | 'env' | 'emit'>;
+
+export async function evaluate(ctx: EvalContext, iteration: number, model: CausalLM, questions: readonly EvalQuestion[] = ctx.env.evalSet): Promise<EvalResult> {
+  const tok = ctx.base.tokenizer;
+  const rollouts: Rollout[] = [];
+  const batches = chunks(questions, ctx.config.evalBatch);
+  let done = 0;
+  for (const batch of batches) {
+    ctx.emit({ type: 'progress', stage: 'eval', iteration, done, total: questions.length });
+    const prompts = batch.map((q) => encodePrompt(tok, studentPrompt({ question: q.question })));
+    // Greedy: the random source is never read.
+    rollouts.push(...(await runRollouts(model, tok, prompts, rolloutOptions(ctx, 'student', () => 0.5, true))));
+    done += batch.length;
+  }
+  ctx.emit({ type: 'progress', stage: 'eval', iteration, done, total: questions.length });
+  const answers = questions.map((q, i) => {
+    const a = lastAnswer(rollouts[i]!.text);
+    return { question: q.question, hops: q.hops, answer: a ?? '', correct: studentReward(a, q.answers) === 1 };
+  });
+  const byHop = new Map<number, { n: number; ok: number }>();
+  for (const a of answers) {
+    const h = byHop.get(a.hops) ?? { n: 0, ok: 0 };
+    h.n++;
+    if (a.correct) h.ok++;
+    byHop.set(a.hops, h);
+  }
+  const emByHop: Record<string, number> = {};
+  for (const [h, v] of [...byHop].sort((x, y) => x[0] - y[0])) emByHop[String(h)] = v.ok / v.n;
+  const stats = searchStats(rollouts);
+  return {
+    metrics: {
+      iteration,
+      em: answers.length ? answers.filter((a) => a.correct).length / answers.length : 0,
+      emByHop,
+      searchesPerRollout: stats.searches,
+      redundancy: stats.redundancy,
+      n: answers.length,
+    },
+    answers,
+  };
+}

@@ -1,0 +1,146 @@
+// The examiner stage (ALGORITHM.md sections 1, 3-5): sample source documents and hop counts, let the
+// examiner write a question with search, score each valid question with n student rollouts (difficulty),
+// and update the examiner with HRPO (advantages standardised within each hop count), on-policy.
+import { formatSource, type Passage } from '../env/index.ts';
+import { examinerPrompt, qcpFromExaminer, studentPrompt, type Qcp } from '../env/prompts.ts';
+import { lastAnswer, parseExaminerOutput } from '../env/tags.ts';
+import { groupAdvantages } from '../rl/advantages.ts';
+import { perPolicyToken, policyBatch } from '../rl/batch.ts';
+import { policyLogits } from '../rl/forward.ts';
+import { examinerLoss } from '../rl/losses.ts';
+import { difficultyReward, examinerFormatReward, examinerReward, formatInputOf, studentReward, type ExaminerFormatReward } from '../rl/rewards.ts';
+import { policyTokens, runRollouts, type Rollout } from '../rl/rollout.ts';
+import { encodePrompt } from './base-model.ts';
+import { chunks, mean, now, rngFor, rolloutOptions, uniform, type RunContext } from './context.ts';
+import type { QcpStep, QuestionRecord, StepMetrics } from './events.ts';
+import { gradientStep } from './update.ts';
+
+/** One examiner rollout, parsed and scored for format. */
+export interface WrittenQuestion {
+  source: Passage;
+  hops: number;
+  rollout: Rollout;
+  question: string;
+  answer: string;
+  qcp: Qcp;
+  format: ExaminerFormatReward;
+}
+
+/** Examiner rollouts from the given sources and hop counts, parsed; used by the stage and by data generation. */
+export async function writeQuestions(ctx: RunContext, items: { source: Passage; hops: number }[], random: () => number): Promise<WrittenQuestion[]> {
+  const tok = ctx.base.tokenizer;
+  const prompts = items.map((it) => encodePrompt(tok, examinerPrompt({ source: it.source, hops: it.hops })));
+  const rollouts = await runRollouts(ctx.policies.examiner, tok, prompts, rolloutOptions(ctx, 'examiner', random));
+  return rollouts.map((rollout, i) => {
+    const { source, hops } = items[i]!;
+    const parsed = parseExaminerOutput(rollout.text);
+    const format = examinerFormatReward(formatInputOf(parsed, hops, formatSource(source)));
+    // The QCP takes the tool replies as the policy saw them (cut to the budget), from the rollout itself.
+    const qcp = qcpFromExaminer(source, hops, { ...parsed, informations: rollout.searches.map((s) => s.information) });
+    return { source, hops, rollout, question: parsed.question, answer: parsed.answer, qcp, format };
+  });
+}
+
+/** k correct out of n student rollouts per question (the student's sampling policy, no training). */
+export async function solveCounts(ctx: RunContext, questions: { question: string; answer: string }[], random: () => number): Promise<number[]> {
+  const n = ctx.config.rolloutsPerQuestion;
+  if (questions.length === 0) return [];
+  const tok = ctx.base.tokenizer;
+  const prompts = questions.flatMap((q) => Array.from({ length: n }, () => encodePrompt(tok, studentPrompt({ question: q.question }))));
+  const rollouts = await runRollouts(ctx.policies.student, tok, prompts, rolloutOptions(ctx, 'student', random));
+  return questions.map((q, i) => {
+    let k = 0;
+    for (let j = 0; j < n; j++) k += studentReward(lastAnswer(rollouts[i * n + j]!.text), q.answer);
+    return k;
+  });
+}
+
+export function qcpSteps(w: Pick<WrittenQuestion, 'source' | 'rollout'>): QcpStep[] {
+  const plain = (p: Passage) => ({ id: p.id, title: p.title, text: p.text });
+  return [
+    { kind: 'source', passages: [plain(w.source)] },
+    ...w.rollout.searches.map((s) => ({ kind: 'search' as const, query: s.query, passages: s.passages.map(plain) })),
+  ];
+}
+
+export interface ExaminerStepResult {
+  metrics: StepMetrics;
+  questions: QuestionRecord[];
+}
+
+export async function examinerStep(ctx: RunContext, iteration: number, step: number): Promise<ExaminerStepResult> {
+  const c = ctx.config;
+  const e = ctx.engine;
+  const t0 = now();
+  const rng = rngFor(c.seed, 'examiner', iteration, step);
+  const pick = rng.fork('sources');
+  const items = Array.from({ length: c.examinerBatch }, () => ({ source: ctx.env.sampleSource(pick), hops: ctx.env.sampleHops(pick, c.hopWeights) }));
+  const progress = (label: string) => ctx.emit({ type: 'progress', stage: 'examiner', iteration, done: step, total: c.examinerSteps, label });
+  progress('examiner rollouts');
+  const written = await writeQuestions(ctx, items, uniform(rng.fork('examiner-sampling')));
+
+  // Difficulty: only questions with f > 0 are put to the student (r_d counts only then).
+  const valid = written.flatMap((w, i) => (w.format.f > 0 ? [i] : []));
+  progress(`student rollouts on ${valid.length} valid questions`);
+  const ks = await solveCounts(ctx, valid.map((i) => written[i]!), uniform(rng.fork('student-sampling')));
+  const n = c.rolloutsPerQuestion;
+  const kOf = new Map(valid.map((i, j) => [i, ks[j]!]));
+  const difficulty = written.map((_, i) => (kOf.has(i) ? difficultyReward(kOf.get(i)!, n) : 0));
+  const rewards = written.map((w, i) => examinerReward(w.format.f, difficulty[i]!));
+  const advantages = groupAdvantages(rewards, written.map((w) => w.hops));
+
+  // L_E over the examiner's own tokens, token-mean over the batch.
+  const totalTokens = written.reduce((s, w) => s + policyTokens(w.rollout), 0);
+  const pad = ctx.base.tokenizer.padId ?? 0;
+  const micros = chunks(written.map((_, i) => i), c.microBatch).map((idx) => {
+    const batch = policyBatch(idx.map((i) => written[i]!.rollout), pad);
+    const weight = batch.targets.length / totalTokens;
+    return {
+      weight,
+      run: () => {
+        const logits = policyLogits(ctx.policies.examiner, batch);
+        const adv = perPolicyToken(batch, (b) => advantages[idx[b]!]!);
+        const r = examinerLoss({ logits, targets: batch.targets, advantages: adv, weight });
+        return { loss: r.loss, metrics: { loss: r.policyLoss } };
+      },
+    };
+  });
+  progress('update');
+  const update = await gradientStep(e, ctx.policies.examinerOpt, micros, { stage: 'examiner', iteration, step });
+
+  const questions: QuestionRecord[] = written.map((w, i) => ({
+    iteration,
+    step,
+    question: w.question,
+    answer: w.answer,
+    hops: w.hops,
+    qcp: qcpSteps(w),
+    k: kOf.get(i) ?? 0,
+    n: kOf.has(i) ? n : 0,
+    formatReward: w.format.f,
+    difficultyReward: difficulty[i]!,
+    examinerReward: rewards[i]!,
+    advantage: advantages[i]!,
+  }));
+  const seconds = (now() - t0) / 1000;
+  const solvable = valid.filter((i) => kOf.get(i)! > 0 && kOf.get(i)! < n).length;
+  const metrics: StepMetrics = {
+    stage: 'examiner',
+    iteration,
+    step,
+    loss: update.metrics['loss'] ?? 0,
+    reward: mean(rewards),
+    format_reward: mean(written.map((w) => w.format.f)),
+    difficulty_reward: mean(valid.map((i) => difficulty[i]!)),
+    valid_share: valid.length / written.length,
+    solvable_share: solvable / written.length,
+    student_accuracy: valid.length ? mean(valid.map((i) => kOf.get(i)! / n)) : 0,
+    mean_hops: mean(written.map((w) => w.hops)),
+    searches_per_rollout: mean(written.map((w) => w.rollout.searches.length)),
+    policy_tokens: totalTokens,
+    grad_norm: update.gradNorm,
+    tokens_per_s: totalTokens / Math.max(seconds, 1e-9),
+    step_seconds: seconds,
+  };
+  return { metrics, questions };
+}

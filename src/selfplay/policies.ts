@@ -1,0 +1,163 @@
+// The three policies of π-Play (ALGORITHM.md section 1) and their optimizers. By default each is a full
+// copy of the base model, fine-tuned as a whole; with `policies: 'lora'` they are LoRA adapters on one
+// frozen shared base. The teacher is never trained by gradient: it follows the student by EMA after
+// every student optimizer step. A frozen reference copy exists only when the k3 KL is on (beta > 0).
+import type { Engine } from '../gpu/engine.ts';
+import type { Tensor } from '../gpu/tensor.ts';
+import { emaInto } from '../gpu/ops/ema.ts';
+import { AdamW, type AdamWState } from '../gpu/optim/adamw.ts';
+import { CausalLM } from '../model/decoder.ts';
+import { LoraSet } from '../model/lora.ts';
+import { parseSafetensors, toFloat32, writeSafetensors } from '../model/safetensors.ts';
+import type { BaseModel } from './base-model.ts';
+import type { SelfPlayConfig } from './config.ts';
+
+export type PolicyName = 'examiner' | 'student' | 'teacher';
+
+export class Policies {
+  private constructor(
+    readonly engine: Engine,
+    readonly examiner: CausalLM,
+    readonly student: CausalLM,
+    /** null when there is no privileged teacher (privileged 'none': Dr. Zero). */
+    readonly teacher: CausalLM | null,
+    /** The frozen base for the k3 KL (beta > 0), else null. */
+    readonly reference: CausalLM | null,
+    readonly examinerOpt: AdamW,
+    readonly studentOpt: AdamW,
+    private readonly shared: CausalLM | null,
+  ) {}
+
+  static create(e: Engine, base: BaseModel, c: SelfPlayConfig): Policies {
+    const withTeacher = c.privileged !== 'none';
+    let examiner: CausalLM;
+    let student: CausalLM;
+    let teacher: CausalLM | null = null;
+    let reference: CausalLM | null = null;
+    let shared: CausalLM | null = null;
+    const copy = () => CausalLM.fromHost(e, base.cfg, (name) => base.weights.get(name));
+    if (c.policies === 'separate') {
+      examiner = copy();
+      student = copy();
+      if (withTeacher) teacher = copy();
+      if (c.beta > 0) reference = copy();
+    } else {
+      shared = copy();
+      const view = (seed: number | null) => {
+        const m = new CausalLM(e, base.cfg);
+        for (const [name, p] of shared!.params) m.params.set(name, p);
+        if (seed !== null) m.lora = new LoraSet(e, base.cfg, { rank: c.loraRank, alpha: c.loraAlpha, seed });
+        return m;
+      };
+      examiner = view(c.seed * 2 + 1);
+      // Teacher and student start equal: the same adapter seed (and B = 0, so both equal the base).
+      student = view(c.seed * 2 + 2);
+      if (withTeacher) teacher = view(c.seed * 2 + 2);
+      if (c.beta > 0) reference = view(null);
+    }
+    for (const m of [teacher, reference, shared]) m?.setTrainable(false);
+    examiner.setTrainable(true);
+    student.setTrainable(true);
+    const adam = (lr: number) => ({
+      lr,
+      beta1: c.adamBeta1,
+      beta2: c.adamBeta2,
+      weightDecay: c.weightDecay,
+      maxGradNorm: c.gradClip > 0 ? c.gradClip : null,
+    });
+    const examinerOpt = new AdamW(examiner.trainable(), adam(c.examinerLr));
+    const studentOpt = new AdamW(student.trainable(), adam(c.lr));
+    return new Policies(e, examiner, student, teacher, reference, examinerOpt, studentOpt, shared);
+  }
+
+  get isLora(): boolean {
+    return this.shared !== null;
+  }
+
+  policy(name: PolicyName): CausalLM | null {
+    return name === 'examiner' ? this.examiner : name === 'student' ? this.student : this.teacher;
+  }
+
+  /** teacher <- (1 - tau)·teacher + tau·student over the trained tensors (ALGORITHM.md section 1). */
+  emaTeacher(tau: number): void {
+    if (!this.teacher) return;
+    const t = this.teacher.trainable();
+    const s = this.student.trainable();
+    if (t.length !== s.length) throw new Error('piplay: teacher and student have different parameter lists');
+    t.forEach((tp, i) => emaInto(tp, s[i]!, tau));
+  }
+
+  /** The tensors a checkpoint holds for a policy: the whole model, or its adapters under LoRA. */
+  private stateTensors(m: CausalLM): Tensor[] {
+    return m.trainable();
+  }
+
+  /** A policy's trained tensors as one safetensors file (f32, bit-exact). */
+  async saveWeights(name: PolicyName): Promise<Uint8Array | null> {
+    const m = this.policy(name);
+    if (!m) return null;
+    const tensors = [];
+    for (const t of this.stateTensors(m)) {
+      const data = (await t.readF32()).slice();
+      tensors.push({ name: t.name ?? '', dtype: 'F32' as const, shape: [...t.shape], data: new Uint8Array(data.buffer) });
+    }
+    return writeSafetensors(tensors, { format: 'pt' });
+  }
+
+  /** Restores a policy from saveWeights' bytes; every tensor must be there with its shape. */
+  loadWeights(name: PolicyName, bytes: Uint8Array): void {
+    const m = this.policy(name);
+    if (!m) return;
+    const file = parseSafetensors(bytes, `${name}.safetensors`);
+    for (const t of this.stateTensors(m)) {
+      const entry = file.tensors.get(t.name ?? '');
+      if (!entry) throw new Error(`piplay: the checkpoint of the ${name} has no tensor '${t.name}'`);
+      if (entry.shape.length !== t.shape.length || entry.shape.some((d, k) => d !== t.shape[k])) {
+        throw new Error(`piplay: the checkpoint's ${name} tensor '${t.name}' has shape [${entry.shape}], the model [${t.shape}]`);
+      }
+      this.engine.write(t, toFloat32(entry));
+    }
+  }
+
+  async optimizerState(which: 'examiner' | 'student'): Promise<AdamWState> {
+    return (which === 'examiner' ? this.examinerOpt : this.studentOpt).state();
+  }
+
+  loadOptimizerState(which: 'examiner' | 'student', s: AdamWState): void {
+    (which === 'examiner' ? this.examinerOpt : this.studentOpt).loadState(s);
+  }
+
+  dispose(): void {
+    this.examinerOpt.dispose();
+    this.studentOpt.dispose();
+    if (this.shared) {
+      for (const m of [this.examiner, this.student, this.teacher, this.reference]) m?.lora?.dispose();
+      this.shared.dispose();
+    } else {
+      for (const m of [this.examiner, this.student, this.teacher, this.reference]) m?.dispose();
+    }
+  }
+}
+
+/** Optimizer state as bytes: moments in a safetensors file, step counters in its metadata. */
+export function optimizerStateToBytes(s: AdamWState): Uint8Array {
+  const tensors = s.params.flatMap((p, k) => [
+    { name: `${k}.m`, dtype: 'F32' as const, shape: p.shape, data: new Uint8Array(p.m.slice().buffer) },
+    { name: `${k}.v`, dtype: 'F32' as const, shape: p.shape, data: new Uint8Array(p.v.slice().buffer) },
+  ]);
+  const meta = { step: String(s.step), steps: JSON.stringify(s.params.map((p) => p.step)), names: JSON.stringify(s.params.map((p) => p.name ?? '')) };
+  return writeSafetensors(tensors, meta);
+}
+
+export function optimizerStateFromBytes(bytes: Uint8Array, what: string): AdamWState {
+  const f = parseSafetensors(bytes, what);
+  const steps = JSON.parse(f.metadata['steps'] ?? '[]') as number[];
+  const names = JSON.parse(f.metadata['names'] ?? '[]') as string[];
+  const params: AdamWState['params'] = steps.map((step, k) => {
+    const m = f.tensors.get(`${k}.m`);
+    const v = f.tensors.get(`${k}.v`);
+    if (!m || !v) throw new Error(`piplay: ${what} lacks the moments of parameter ${k}`);
+    return { ...(names[k] ? { name: names[k] } : {}), shape: m.shape, step, m: toFloat32(m), v: toFloat32(v) };
+  });
+  return { step: Number(f.metadata['step'] ?? 0), params };
+}

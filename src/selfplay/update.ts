@@ -1,0 +1,60 @@
+// One optimizer step over a batch split into micro-batches: each micro-batch's loss is weighted by its share
+// of the batch's policy tokens, so the summed gradients are those of the token-mean over the whole batch.
+// The loss is read (and checked) before its backward pass, so a NaN never reaches the weights.
+import type { Tensor } from '../gpu/tensor.ts';
+import type { AdamW } from '../gpu/optim/adamw.ts';
+import type { Engine } from '../gpu/engine.ts';
+import { checkFinite } from './context.ts';
+import type { Stage } from './events.ts';
+
+export interface MicroStep {
+  /** Share of the batch's policy tokens (the micro-batch losses must already be scaled by it). */
+  weight: number;
+  /** Builds the (weighted) loss to back-propagate and unweighted scalar metrics, e.g. inside a tape. */
+  run: () => { loss: Tensor; metrics: Record<string, Tensor | null> };
+}
+
+export interface StepResult {
+  /** Token-weighted means of the micro-batches' metrics. */
+  metrics: Record<string, number>;
+  /** Global gradient norm before clipping. */
+  gradNorm: number;
+}
+
+export interface Where {
+  stage: Stage;
+  iteration: number;
+  step: number;
+}
+
+export async function gradientStep(e: Engine, opt: AdamW, micros: readonly MicroStep[], where: Where): Promise<StepResult> {
+  const sums: Record<string, number> = {};
+  try {
+    for (const m of micros) {
+      const out = e.tidy(() => m.run());
+      try {
+        const values: Record<string, number> = {};
+        for (const [k, t] of Object.entries(out.metrics)) if (t) values[k] = await e.item(t);
+        const loss = await e.item(out.loss);
+        checkFinite(loss, where.stage, where.iteration, where.step, 'loss');
+        for (const [k, v] of Object.entries(values)) {
+          checkFinite(v, where.stage, where.iteration, where.step, k);
+          sums[k] = (sums[k] ?? 0) + m.weight * v;
+        }
+        e.backward(out.loss);
+      } finally {
+        out.loss.dispose();
+        for (const t of Object.values(out.metrics)) t?.dispose();
+      }
+    }
+  } catch (err) {
+    e.clearTape();
+    opt.zeroGrad();
+    throw err;
+  }
+  const norm = opt.step();
+  const gradNorm = await e.item(norm);
+  norm.dispose();
+  opt.zeroGrad();
+  return { metrics: sums, gradNorm };
+}

@@ -1,0 +1,195 @@
+// The pretraining pipeline at toy size: scripted transcripts are well-formed and match what rollouts see,
+// packing masks the right tokens, a few steps lower the loss, and the written folder loads back.
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Engine } from '../../src/gpu/engine.ts';
+import { Bm25Index } from '../../src/env/bm25.ts';
+import { seedToInt, Rng } from '../../src/env/random.ts';
+import { lastAnswer, parseStudentTurn, stripInformation } from '../../src/env/tags.ts';
+import { generateQuestion, generateWorld, WorldIndex } from '../../src/env/world.ts';
+import { filesFromNodeFolder } from '../../src/model/files.ts';
+import { loadModel } from '../../src/model/io.ts';
+import { loadTokenizer, tokenizerFromJson, type Tokenizer } from '../../src/model/tokenizer.ts';
+import { IM_END, TOOL_TAGS, trainTokenizer } from '../../src/model/tokenizer-train.ts';
+import { DEFAULT_WORLD_SEED, worldDocs, worldSeed, type DataSettings } from '../../src/pretrain/data.ts';
+import { Packer } from '../../src/pretrain/pack.ts';
+import { pretrain } from '../../src/pretrain/run.ts';
+import { learningRate } from '../../src/pretrain/train.ts';
+import { chatPrompt, docText, examinerTranscript, scriptWorld, studentTranscript, toolReply, type Doc } from '../../src/pretrain/transcripts.ts';
+import { examinerFormatRewardOfTranscript } from '../../src/rl/rewards.ts';
+import { encodeToolReply } from '../../src/rl/tool-reply.ts';
+import { testEngine } from '../helpers/engine.ts';
+
+const DATA: DataSettings = { seed: 5, worldSize: 40, studentPerWorld: 12, examinerPerWorld: 6 };
+
+let e: Engine;
+let tok: Tokenizer;
+let docs: Doc[];
+const dirs: string[] = [];
+beforeAll(async () => {
+  e = await testEngine();
+  docs = worldDocs(DATA, 0);
+  const t = trainTokenizer(docs.map(docText), { vocabSize: 512, addedTokens: TOOL_TAGS });
+  tok = await tokenizerFromJson(t.tokenizerJson, t.tokenizerConfig);
+});
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+/** The assistant part of a transcript (what a rollout's text holds). */
+const assistantText = (d: Doc) => d.segments.slice(1).map((s) => s.text).join('').replace(IM_END, '');
+
+describe('data', () => {
+  it('never uses the default world and mixes passages, students and examiners', () => {
+    for (let k = 0; k < 5; k++) expect(seedToInt(worldSeed(0, k))).not.toBe(seedToInt(DEFAULT_WORLD_SEED));
+    const kinds = new Map<string, number>();
+    for (const d of docs) kinds.set(d.kind, (kinds.get(d.kind) ?? 0) + 1);
+    expect(kinds.get('passage')).toBe(40);
+    expect(kinds.get('student')).toBe(12);
+    expect(kinds.get('examiner')).toBe(6);
+    expect(docText(worldDocs(DATA, 0)[3]!)).toBe(docText(docs[3]!)); // seeded
+  });
+
+  it('scripts students that search the named entity and answer with the gold answer', () => {
+    const world = generateWorld({ seed: 'script-test', size: 60 });
+    const w = scriptWorld(new WorldIndex(world));
+    const rng = new Rng(3);
+    let checked = 0;
+    for (let i = 0; i < 20; i++) {
+      const q = generateQuestion(w.ix, rng, 1 + (i % 2))!;
+      const d = studentTranscript(w, q);
+      if (!d) continue;
+      const text = assistantText(d);
+      expect(lastAnswer(text)).toBe(q.answers[0]);
+      expect(parseStudentTurn(text)).toEqual({ kind: 'search', query: w.ix.entity(q.path[0]!.from).name });
+      expect((stripInformation(text).match(/<search>/g) ?? []).length).toBe(q.hops);
+      // Loss only on what the agent writes: never on the prompt or a tool reply.
+      for (const s of d.segments) if (s.text.includes('<information>') || s.text.includes('<|im_start|>')) expect(s.loss).toBe(false);
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(15);
+  });
+
+  it('scripts examiners whose transcripts get the full format reward', () => {
+    const world = generateWorld({ seed: 'script-test', size: 60 });
+    const w = scriptWorld(new WorldIndex(world));
+    const rng = new Rng(4);
+    let checked = 0;
+    for (let i = 0; i < 24; i++) {
+      const hops = 1 + (i % 3);
+      const source = rng.pick(world.passages);
+      const d = examinerTranscript(w, source, hops, rng);
+      if (!d) continue;
+      const f = examinerFormatRewardOfTranscript(assistantText(d), hops, `${source.title} ${source.text}`);
+      expect(f.f).toBe(1);
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(12);
+  });
+
+  it('writes prompts and tool replies exactly as the chat template and src/rl/tool-reply.ts do', () => {
+    const user = 'Answer the question.\nQuestion: Who?\n';
+    expect(chatPrompt(user)).toBe(tok.applyChatTemplate([{ role: 'user', content: user }], { addGenerationPrompt: true }));
+    const passages = new Bm25Index(generateWorld({ seed: 9, size: 30 }).passages).search('city', 3).map((h) => h.passage);
+    expect(tok.encode(toolReply(passages), { addSpecialTokens: false })).toEqual(encodeToolReply(tok, passages, 10_000).ids);
+    // Segment by segment encodes to the ids of the whole text (boundaries sit at added tokens).
+    for (const d of docs.filter((x) => x.kind !== 'passage')) {
+      const whole = tok.encode(docText(d), { addSpecialTokens: false });
+      expect(d.segments.flatMap((s) => tok.encode(s.text, { addSpecialTokens: false }))).toEqual(whole);
+    }
+  });
+});
+
+describe('Packer', () => {
+  it('fills rows with whole transcripts and passage text, targets shifted by one, tool replies masked', () => {
+    const seq = 700;
+    const packer = new Packer(tok, docs[Symbol.iterator](), seq, 0.3);
+    const b = packer.next(3);
+    expect(b.ids.length).toBe(3 * seq);
+    for (let r = 0; r < 3; r++) for (let t = 0; t + 1 < seq; t++) expect(b.targets[r * seq + t]).toBe(b.ids[r * seq + t + 1]);
+    // Inside an <information> block nothing is a target; the tag that follows a tool reply is.
+    const open = tok.tokenToId('<information>')!;
+    const close = tok.tokenToId('</information>')!;
+    let inside = false;
+    let sawInfo = false;
+    for (let i = 0; i < b.targets.length; i++) {
+      if (i % seq === 0) inside = false;
+      if (b.targets[i] === open) inside = true;
+      if (inside) {
+        sawInfo = true;
+        expect(b.mask[i]).toBe(0);
+      }
+      if (b.targets[i] === close) inside = false;
+    }
+    expect(sawInfo).toBe(true);
+    // The agent's final `</answer><|im_end|>` is a target (the prompts' own `</answer>` examples are not).
+    const answerClose = tok.tokenToId('</answer>')!;
+    const imEnd = tok.tokenToId(IM_END)!;
+    let finals = 0;
+    for (let i = 0; i + 1 < b.targets.length; i++) {
+      if (b.targets[i] === answerClose && b.targets[i + 1] === imEnd) {
+        expect([b.mask[i], b.mask[i + 1]]).toEqual([1, 1]);
+        finals++;
+      }
+    }
+    expect(finals).toBeGreaterThan(0);
+    expect(packer.stats.transcriptTokens).toBeGreaterThan(0);
+    expect(packer.stats.passageTokens).toBeGreaterThan(0);
+  });
+
+  it('refuses rows too short for any transcript', () => {
+    const endless = (function* () {
+      for (;;) yield* docs.filter((d) => d.kind !== 'passage');
+    })();
+    expect(() => new Packer(tok, endless, 32).next(1)).toThrow(/longer --seq/);
+  });
+});
+
+describe('pretrain', () => {
+  it('warms up, then decays the learning rate to the floor', () => {
+    const s = { steps: 100, lr: 1e-3, warmup: 10 };
+    expect(learningRate(0, s)).toBeCloseTo(1e-4);
+    expect(learningRate(9, s)).toBeCloseTo(1e-3);
+    expect(learningRate(99, s)).toBeCloseTo(1e-4);
+    expect(learningRate(50, s)).toBeLessThan(1e-3);
+  });
+
+  it('lowers the loss in a few steps and writes a folder that loads back', async () => {
+    const result = await pretrain(e, {
+      seed: 5,
+      steps: 10,
+      batch: 1,
+      seq: 700,
+      lr: 1e-2,
+      hidden: 32,
+      layers: 1,
+      vocab: 512,
+      tokenizerWorlds: 1,
+      logEvery: 1,
+      data: DATA,
+      train: { warmup: 2 },
+    });
+    const losses = result.logs.map((l) => l.loss);
+    expect(losses).toHaveLength(10);
+    expect(losses[0]!).toBeGreaterThan(Math.log(512) - 0.2);
+    expect(Math.min(...losses.slice(-3))).toBeLessThan(losses[0]! - 0.5);
+    expect(result.stats.tokens).toBe(10 * 700);
+
+    const dir = mkdtempSync(join(tmpdir(), 'piplay-pretrain-'));
+    dirs.push(dir);
+    for (const [name, bytes] of result.files) writeFileSync(join(dir, name), bytes);
+    expect(readdirSync(dir).sort()).toEqual(['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
+    const model = await loadModel(e, filesFromNodeFolder(dir));
+    const loaded = await loadTokenizer(filesFromNodeFolder(dir), { eosIds: model.cfg.eosIds });
+    expect(model.cfg.vocabSize).toBe(loaded.vocabSize);
+    expect(model.cfg.eosIds).toEqual([loaded.tokenToId(IM_END)]);
+    expect(loaded.tokenToId('<search>')).toBeDefined();
+    const a = await result.model.toHost();
+    const back = await model.toHost();
+    for (const [name, t] of a) expect(back.get(name)!.data).toEqual(t.data);
+    model.dispose();
+    result.model.dispose();
+  });
+});
