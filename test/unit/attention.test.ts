@@ -1,10 +1,17 @@
-// Runs the CPU-driver pipelines on lavapipe by default. ATTENTION_FIXED=1 runs everything with the GPU
-// pipelines instead (compile-time layouts; lavapipe takes many minutes to JIT them).
-import { describe, it, beforeAll, afterAll, expect } from 'vitest';
+// Every case runs for both kernel variants ('rows' and 'tiled'). The tiled variant uses its CPU-driver
+// pipelines on lavapipe by default; ATTENTION_FIXED=1 runs it with the GPU pipelines instead
+// (compile-time layouts; lavapipe takes many minutes to JIT them).
+import { describe, it, beforeAll, beforeEach, afterEach, afterAll, expect } from 'vitest';
 import { readFileSync } from 'node:fs';
 import type { Engine } from '../../src/gpu/engine.ts';
 import type { Tensor } from '../../src/gpu/tensor.ts';
-import { attention, setAttentionFixedLayout, type AttentionOptions } from '../../src/gpu/ops/attention.ts';
+import {
+  attention,
+  setAttentionFixedLayout,
+  setAttentionVariant,
+  type AttentionOptions,
+  type AttentionVariant,
+} from '../../src/gpu/ops/attention.ts';
 import { mul, sum } from '../../src/gpu/ops/elementwise.ts';
 import { loadFixture, runFixture } from '../../src/fixtures/runner.ts';
 import { gradCheck } from '../helpers/gradcheck.ts';
@@ -87,7 +94,10 @@ beforeAll(async () => {
   e = await testEngine();
   if (process.env['ATTENTION_FIXED'] === '1') setAttentionFixedLayout(true);
 });
-afterAll(() => setAttentionFixedLayout(null));
+afterAll(() => {
+  setAttentionFixedLayout(null);
+  setAttentionVariant(null);
+});
 
 function inputs(c: Case, seed: number) {
   const Tk = c.Tk ?? c.Tq;
@@ -145,136 +155,148 @@ async function check(c: Case, seed: number, grad: boolean) {
 
 const name = (c: Case) => JSON.stringify(c).replace(/"/g, '');
 
-describe('attention: training shapes (forward and backward vs float64)', () => {
-  const cases: Case[] = [
-    { B: 1, Hq: 1, Hkv: 1, Tq: 1, Dh: 8 },
-    { B: 2, Hq: 2, Hkv: 2, Tq: 7, Dh: 17 },
-    { B: 1, Hq: 4, Hkv: 2, Tq: 19, Dh: 32 },
-    { B: 2, Hq: 3, Hkv: 1, Tq: 33, Dh: 8 },
-    { B: 1, Hq: 2, Hkv: 1, Tq: 33, Dh: 64 }, // 2 threads per row
-    { B: 1, Hq: 2, Hkv: 2, Tq: 70, Dh: 40 }, // 2 threads per row, odd chunk
-    { B: 1, Hq: 4, Hkv: 1, Tq: 21, Dh: 128 }, // 4 threads per row, several key blocks
-    { B: 1, Hq: 1, Hkv: 1, Tq: 9, Dh: 256 }, // 8 threads per row, blocks of 6-7
-    { B: 1, Hq: 2, Hkv: 1, Tq: 5, Dh: 3, scale: 0.3 },
-    { B: 1, Hq: 2, Hkv: 1, Tq: 300, Dh: 48 }, // a longer sequence: many key and query blocks
-  ];
-  for (const c of cases) it(name(c), () => check(c, c.Tq * 31 + c.Dh, true));
-});
+describe.each<AttentionVariant>(['rows', 'tiled'])('attention (%s)', (variant) => {
+  beforeEach(() => setAttentionVariant(variant));
+  afterEach(() => setAttentionVariant(null));
 
-describe('attention: KV-cache decoding (forward vs float64)', () => {
-  const cases: Case[] = [
-    { B: 1, Hq: 2, Hkv: 2, Tq: 1, Tk: 13, cap: 32, Dh: 16 }, // one new token, cache larger than Tk
-    { B: 2, Hq: 8, Hkv: 2, Tq: 1, Tk: 40, cap: 48, Dh: 64 }, // GQA decode: a workgroup holds the group's heads
-    { B: 1, Hq: 4, Hkv: 2, Tq: 5, Tk: 19, cap: 24, Dh: 32 }, // a chunk of 5 at offset 14
-    { B: 1, Hq: 2, Hkv: 1, Tq: 6, Tk: 30, cap: 30, Dh: 17, off: 10 }, // explicit offset: keys past a query are masked
-    { B: 1, Hq: 1, Hkv: 1, Tq: 1, Tk: 70, cap: 80, Dh: 128 },
-    { B: 1, Hq: 4, Hkv: 2, Tq: 1, Tk: 2000, cap: 2048, Dh: 128 }, // a long cache
-  ];
-  for (const c of cases) it(name(c), () => check(c, c.Tk! + c.Dh, false));
+  describe('training shapes (forward and backward vs float64)', () => {
+    const cases: Case[] = [
+      { B: 1, Hq: 1, Hkv: 1, Tq: 1, Dh: 8 },
+      { B: 2, Hq: 2, Hkv: 2, Tq: 7, Dh: 17 },
+      { B: 1, Hq: 4, Hkv: 2, Tq: 19, Dh: 32 },
+      { B: 2, Hq: 3, Hkv: 1, Tq: 33, Dh: 8 },
+      { B: 1, Hq: 2, Hkv: 1, Tq: 33, Dh: 64 }, // tiled: 2 threads per row
+      { B: 1, Hq: 2, Hkv: 2, Tq: 70, Dh: 40 }, // tiled: 2 threads per row, odd chunk
+      { B: 1, Hq: 4, Hkv: 1, Tq: 21, Dh: 128 }, // tiled: 4 threads per row, several key blocks
+      { B: 1, Hq: 1, Hkv: 1, Tq: 9, Dh: 256 }, // tiled: 8 threads per row, blocks of 6-7; rows: 2 column passes
+      { B: 1, Hq: 2, Hkv: 1, Tq: 5, Dh: 3, scale: 0.3 },
+      { B: 1, Hq: 3, Hkv: 3, Tq: 10, Dh: 1 }, // the smallest head dim
+      { B: 1, Hq: 2, Hkv: 1, Tq: 11, Dh: 512 }, // the largest: tiled 16 threads per row, rows 4 column passes
+      { B: 1, Hq: 2, Hkv: 1, Tq: 300, Dh: 48 }, // a longer sequence: many key and query blocks
+    ];
+    for (const c of cases) it(name(c), () => check(c, c.Tq * 31 + c.Dh, true));
+  });
 
-  it('a chunk at an offset matches the same queries of the full causal sequence', async () => {
-    const [B, H, T, Dh, n] = [1, 2, 12, 8, 4];
-    const q = randn(B * H * T * Dh, 5);
-    const k = randn(B * H * T * Dh, 6);
-    const v = randn(B * H * T * Dh, 7);
-    const got = e.tidy(() => {
-      const full = attention(e.tensor(q, [B, H, T, Dh]), e.tensor(k, [B, H, T, Dh]), e.tensor(v, [B, H, T, Dh]));
-      // The last n queries against a cache of capacity 16 holding the T keys.
-      const cap = 16;
-      const kc = new Float32Array(B * H * cap * Dh);
-      const vc = new Float32Array(kc.length);
-      const qc = new Float32Array(B * H * n * Dh);
-      for (let h = 0; h < H; h++) {
-        kc.set(k.subarray(h * T * Dh, (h + 1) * T * Dh), h * cap * Dh);
-        vc.set(v.subarray(h * T * Dh, (h + 1) * T * Dh), h * cap * Dh);
-        qc.set(q.subarray((h * T + T - n) * Dh, (h + 1) * T * Dh), h * n * Dh);
-      }
-      const part = attention(e.tensor(qc, [B, H, n, Dh]), e.tensor(kc, [B, H, cap, Dh]), e.tensor(vc, [B, H, cap, Dh]), {
-        kvLength: T,
-        kvCapacity: cap,
+  describe('KV-cache decoding (forward vs float64)', () => {
+    const cases: Case[] = [
+      { B: 1, Hq: 2, Hkv: 2, Tq: 1, Tk: 13, cap: 32, Dh: 16 }, // one new token, cache larger than Tk
+      { B: 2, Hq: 8, Hkv: 2, Tq: 1, Tk: 40, cap: 48, Dh: 64 }, // GQA decode: a workgroup holds the group's heads
+      { B: 1, Hq: 4, Hkv: 2, Tq: 5, Tk: 19, cap: 24, Dh: 32 }, // a chunk of 5 at offset 14
+      { B: 1, Hq: 2, Hkv: 1, Tq: 6, Tk: 30, cap: 30, Dh: 17, off: 10 }, // explicit offset: keys past a query are masked
+      { B: 1, Hq: 1, Hkv: 1, Tq: 1, Tk: 70, cap: 80, Dh: 128 },
+      { B: 1, Hq: 4, Hkv: 2, Tq: 1, Tk: 2000, cap: 2048, Dh: 128 }, // a long cache
+    ];
+    for (const c of cases) it(name(c), () => check(c, c.Tk! + c.Dh, false));
+
+    it('a chunk at an offset matches the same queries of the full causal sequence', async () => {
+      const [B, H, T, Dh, n] = [1, 2, 12, 8, 4];
+      const q = randn(B * H * T * Dh, 5);
+      const k = randn(B * H * T * Dh, 6);
+      const v = randn(B * H * T * Dh, 7);
+      const got = e.tidy(() => {
+        const full = attention(e.tensor(q, [B, H, T, Dh]), e.tensor(k, [B, H, T, Dh]), e.tensor(v, [B, H, T, Dh]));
+        // The last n queries against a cache of capacity 16 holding the T keys.
+        const cap = 16;
+        const kc = new Float32Array(B * H * cap * Dh);
+        const vc = new Float32Array(kc.length);
+        const qc = new Float32Array(B * H * n * Dh);
+        for (let h = 0; h < H; h++) {
+          kc.set(k.subarray(h * T * Dh, (h + 1) * T * Dh), h * cap * Dh);
+          vc.set(v.subarray(h * T * Dh, (h + 1) * T * Dh), h * cap * Dh);
+          qc.set(q.subarray((h * T + T - n) * Dh, (h + 1) * T * Dh), h * n * Dh);
+        }
+        const part = attention(e.tensor(qc, [B, H, n, Dh]), e.tensor(kc, [B, H, cap, Dh]), e.tensor(vc, [B, H, cap, Dh]), {
+          kvLength: T,
+          kvCapacity: cap,
+        });
+        return [e.keep(full), e.keep(part)];
       });
-      return [e.keep(full), e.keep(part)];
+      const [full, part] = [await got[0]!.read(), await got[1]!.read()];
+      for (let h = 0; h < H; h++) {
+        expectClose(part.subarray(h * n * Dh, (h + 1) * n * Dh), full.subarray((h * T + T - n) * Dh, (h + 1) * T * Dh), 1e-5, 1e-6);
+      }
+      got.forEach((t) => t.dispose());
     });
-    const [full, part] = [await got[0]!.read(), await got[1]!.read()];
-    for (let h = 0; h < H; h++) {
-      expectClose(part.subarray(h * n * Dh, (h + 1) * n * Dh), full.subarray((h * T + T - n) * Dh, (h + 1) * T * Dh), 1e-5, 1e-6);
+  });
+
+  describe('keyStart (left padding)', () => {
+    const cases: Case[] = [
+      // Batch 0 unpadded, batch 1 padded by 3 (its first 3 queries see nothing: zeros), batch 2 fully masked.
+      { B: 3, Hq: 2, Hkv: 1, Tq: 9, Dh: 16, keyStart: [0, 3, 20] },
+      { B: 2, Hq: 4, Hkv: 2, Tq: 37, Dh: 64, keyStart: [5, 33] }, // padding across key blocks
+      { B: 2, Hq: 2, Hkv: 2, Tq: 11, Dh: 130, keyStart: [-2, 4] }, // a negative start means no padding
+      { B: 2, Hq: 6, Hkv: 2, Tq: 13, Dh: 136, keyStart: [1, 6] }, // GQA, padding and a head dim in two passes (rows)
+    ];
+    for (const c of cases) it(`${name(c)} (forward and backward)`, () => check(c, c.Tq + c.Dh, true));
+
+    it('decode with padding: a fully masked row gives zeros, not NaN', async () => {
+      await check({ B: 2, Hq: 4, Hkv: 1, Tq: 2, Tk: 10, cap: 16, Dh: 12, keyStart: [3, 10] }, 11, false);
+      const o = e.tidy(() => {
+        const ks = e.tensor(Int32Array.from([0, 99]), [2], 'i32');
+        return e.keep(attention(e.tensor(randn(2 * 4, 1), [2, 1, 1, 4]), e.tensor(randn(2 * 12, 2), [2, 1, 3, 4]), e.tensor(randn(2 * 12, 3), [2, 1, 3, 4]), { keyStart: ks }));
+      });
+      const got = await o.read();
+      expect(Array.from(got.subarray(4))).toEqual([0, 0, 0, 0]);
+      expect(got.every((x) => Number.isFinite(x))).toBe(true);
+      o.dispose();
+    });
+  });
+
+  describe('backward with a cache (general masking)', () => {
+    // Not needed for training, but the kernels implement the same masking: zero gradient past Tk.
+    const cases: Case[] = [
+      { B: 1, Hq: 4, Hkv: 2, Tq: 3, Tk: 9, cap: 12, Dh: 20, keyStart: [2] },
+      // An explicit offset, a ragged capacity (key rows past Tk get zero gradients) and GQA with 3 heads.
+      { B: 2, Hq: 3, Hkv: 1, Tq: 5, Tk: 11, cap: 14, Dh: 9, off: 3, keyStart: [0, 4] },
+    ];
+    for (const c of cases) it(name(c), () => check(c, c.cap! + c.Dh, true));
+  });
+
+  describe('gradients through the tape (finite differences)', () => {
+    it('MHA', async () => {
+      const [B, H, T, Dh] = [1, 2, 5, 4];
+      await gradCheck(
+        e,
+        ['q', 'k', 'v'].map((n, s) => ({ name: n, data: randn(B * H * T * Dh, 40 + s), shape: [B, H, T, Dh] })),
+        ([q, k, v]) => attention(q!, k!, v!),
+      );
+    });
+    it('GQA with keyStart', async () => {
+      const [B, Hq, Hkv, T, Dh] = [2, 4, 2, 6, 3];
+      await gradCheck(
+        e,
+        [
+          { name: 'q', data: randn(B * Hq * T * Dh, 50), shape: [B, Hq, T, Dh] },
+          { name: 'k', data: randn(B * Hkv * T * Dh, 51), shape: [B, Hkv, T, Dh] },
+          { name: 'v', data: randn(B * Hkv * T * Dh, 52), shape: [B, Hkv, T, Dh] },
+          { name: 'keyStart', data: Int32Array.from([0, 2]), shape: [B], dtype: 'i32' },
+        ],
+        ([q, k, v, ks]) => attention(q!, k!, v!, { keyStart: ks! }),
+      );
+    });
+  });
+
+  describe('argument checks', () => {
+    it('rejects mismatched heads and out-of-range offsets', () => {
+      e.tidy(() => {
+        const q = e.zeros([1, 3, 2, 4]);
+        const k = e.zeros([1, 2, 2, 4]);
+        expect(() => attention(q, k, k)).toThrow(/multiple/);
+        const q2 = e.zeros([1, 2, 3, 4]);
+        expect(() => attention(q2, k, k)).toThrow(/within/);
+        expect(() => attention(e.zeros([1, 2, 1, 4]), k, k, { kvCapacity: 5 })).toThrow(/kvCapacity/);
+      });
+    });
+  });
+
+  describe('shared fixtures', () => {
+    const dir = new URL('../../../shared/fixtures/', import.meta.url);
+    for (const file of ['attention_mha.json', 'attention_gqa.json']) {
+      it(file, async () => {
+        const fx = await loadFixture(readFileSync(new URL(file, dir), 'utf8'), file);
+        const r = await runFixture(e, fx, file, dir.pathname);
+        expect(r.ok, r.detail).toBe(true);
+      });
     }
-    got.forEach((t) => t.dispose());
   });
-});
-
-describe('attention: keyStart (left padding)', () => {
-  const cases: Case[] = [
-    // Batch 0 unpadded, batch 1 padded by 3 (its first 3 queries see nothing: zeros), batch 2 fully masked.
-    { B: 3, Hq: 2, Hkv: 1, Tq: 9, Dh: 16, keyStart: [0, 3, 20] },
-    { B: 2, Hq: 4, Hkv: 2, Tq: 37, Dh: 64, keyStart: [5, 33] }, // padding across key blocks
-    { B: 2, Hq: 2, Hkv: 2, Tq: 11, Dh: 130, keyStart: [-2, 4] }, // a negative start means no padding
-  ];
-  for (const c of cases) it(`${name(c)} (forward and backward)`, () => check(c, c.Tq + c.Dh, true));
-
-  it('decode with padding: a fully masked row gives zeros, not NaN', async () => {
-    await check({ B: 2, Hq: 4, Hkv: 1, Tq: 2, Tk: 10, cap: 16, Dh: 12, keyStart: [3, 10] }, 11, false);
-    const o = e.tidy(() => {
-      const ks = e.tensor(Int32Array.from([0, 99]), [2], 'i32');
-      return e.keep(attention(e.tensor(randn(2 * 4, 1), [2, 1, 1, 4]), e.tensor(randn(2 * 12, 2), [2, 1, 3, 4]), e.tensor(randn(2 * 12, 3), [2, 1, 3, 4]), { keyStart: ks }));
-    });
-    const got = await o.read();
-    expect(Array.from(got.subarray(4))).toEqual([0, 0, 0, 0]);
-    expect(got.every((x) => Number.isFinite(x))).toBe(true);
-    o.dispose();
-  });
-});
-
-describe('attention: backward with a cache (general masking)', () => {
-  // Not needed for training, but the kernels implement the same masking: zero gradient past Tk.
-  const c: Case = { B: 1, Hq: 4, Hkv: 2, Tq: 3, Tk: 9, cap: 12, Dh: 20, keyStart: [2] };
-  it(name(c), () => check(c, 3, true));
-});
-
-describe('attention: gradients through the tape (finite differences)', () => {
-  it('MHA', async () => {
-    const [B, H, T, Dh] = [1, 2, 5, 4];
-    await gradCheck(
-      e,
-      ['q', 'k', 'v'].map((n, s) => ({ name: n, data: randn(B * H * T * Dh, 40 + s), shape: [B, H, T, Dh] })),
-      ([q, k, v]) => attention(q!, k!, v!),
-    );
-  });
-  it('GQA with keyStart', async () => {
-    const [B, Hq, Hkv, T, Dh] = [2, 4, 2, 6, 3];
-    await gradCheck(
-      e,
-      [
-        { name: 'q', data: randn(B * Hq * T * Dh, 50), shape: [B, Hq, T, Dh] },
-        { name: 'k', data: randn(B * Hkv * T * Dh, 51), shape: [B, Hkv, T, Dh] },
-        { name: 'v', data: randn(B * Hkv * T * Dh, 52), shape: [B, Hkv, T, Dh] },
-        { name: 'keyStart', data: Int32Array.from([0, 2]), shape: [B], dtype: 'i32' },
-      ],
-      ([q, k, v, ks]) => attention(q!, k!, v!, { keyStart: ks! }),
-    );
-  });
-});
-
-describe('attention: argument checks', () => {
-  it('rejects mismatched heads and out-of-range offsets', () => {
-    e.tidy(() => {
-      const q = e.zeros([1, 3, 2, 4]);
-      const k = e.zeros([1, 2, 2, 4]);
-      expect(() => attention(q, k, k)).toThrow(/multiple/);
-      const q2 = e.zeros([1, 2, 3, 4]);
-      expect(() => attention(q2, k, k)).toThrow(/within/);
-      expect(() => attention(e.zeros([1, 2, 1, 4]), k, k, { kvCapacity: 5 })).toThrow(/kvCapacity/);
-    });
-  });
-});
-
-describe('attention: shared fixtures', () => {
-  const dir = new URL('../../../shared/fixtures/', import.meta.url);
-  for (const file of ['attention_mha.json', 'attention_gqa.json']) {
-    it(file, async () => {
-      const fx = await loadFixture(readFileSync(new URL(file, dir), 'utf8'), file);
-      const r = await runFixture(e, fx, file, dir.pathname);
-      expect(r.ok, r.detail).toBe(true);
-    });
-  }
 });

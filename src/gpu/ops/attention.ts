@@ -1,5 +1,11 @@
-// Fused causal attention with grouped-query heads (shaders/attention_fwd.wgsl, shaders/attention_bwd.wgsl),
-// for training (Tq == Tk) and KV-cache decoding (queries are the last positions of a longer key sequence).
+// Fused causal attention with grouped-query heads, for training (Tq == Tk) and KV-cache decoding (queries
+// are the last positions of a longer key sequence). Two kernel variants with identical semantics:
+//   tiled - shaders/attention_fwd.wgsl, attention_bwd.wgsl: K/V (or Q/dO) blocks staged in workgroup
+//           memory, several threads per row. Best on real GPUs.
+//   rows  - shaders/attention_rows_fwd.wgsl, attention_rows_bwd.wgsl: each invocation a register tile of
+//           4 rows against blocks of 8 keys (or queries) streamed straight from storage, no workgroup
+//           memory. Best on CPU drivers (lavapipe), which load every element lane by lane: the tile makes
+//           each load feed several multiply-adds.
 import { f, type Engine } from '../engine.ts';
 import type { Tensor } from '../tensor.ts';
 import { expect } from './util.ts';
@@ -29,9 +35,27 @@ export const ATTENTION_MAX_HEAD_DIM = 512;
  */
 const CPU_ARRAYS = { fwd: [384, 1024], bwd: [320, 704] } as const;
 
+/** Rows (query rows, or key rows for dK/dV) per workgroup of the 'rows' kernels: WG invocations x 4. */
+const ROWS_WG = 64;
+
+export type AttentionVariant = 'rows' | 'tiled';
+let forcedVariant: AttentionVariant | null = null;
+
+/** Forces one kernel variant (tests and benchmarks); `null` picks by device (CPU driver: rows, GPU: tiled). */
+export function setAttentionVariant(v: AttentionVariant | null): void {
+  forcedVariant = v;
+}
+
+function variant(e: Engine): AttentionVariant {
+  return forcedVariant ?? (e.info.isCpu ? 'rows' : 'tiled');
+}
+
 let forcedFixed: boolean | null = null;
 
-/** Forces the GPU (`true`: compile-time layouts) or CPU-driver (`false`) pipelines; `null` picks by device. */
+/**
+ * For the tiled variant: forces the GPU (`true`: compile-time layouts) or CPU-driver (`false`) pipelines;
+ * `null` picks by device.
+ */
 export function setAttentionFixedLayout(fixed: boolean | null): void {
   forcedFixed = fixed;
 }
@@ -87,6 +111,11 @@ function params(g: Geometry, l: { nc: number; cv: number; bk: number }, hasKeySt
   return [g.Hq, g.Hkv, g.Tq, g.Tk, g.cap, g.Dh, g.off, f(g.scale), l.nc, l.cv, l.bk, hasKeyStart ? 1 : 0];
 }
 
+/** Uniform of the 'rows' kernels. */
+function rowsParams(g: Geometry, hasKeyStart: boolean) {
+  return [g.Hq, g.Hkv, g.Tq, g.Tk, g.cap, g.Dh, g.off, f(g.scale), hasKeyStart ? 1 : 0];
+}
+
 function checkGrid(e: Engine, x: number, what: string): void {
   const cap = e.info.limits.maxComputeWorkgroupsPerDimension;
   if (x > cap) throw new Error(`piplay: attention: ${what} needs ${x} workgroups in one dimension, more than this GPU's ${cap}`);
@@ -138,7 +167,16 @@ export function attention(q: Tensor, k: Tensor, v: Tensor, opts: AttentionOption
 
   const o = e.empty(q.shape);
   const stats = e.empty([B, Hq, Tq, 2]); // (lse, D) per query row
-  if (o.size > 0) {
+  if (o.size > 0 && variant(e) === 'rows') {
+    const x = Math.ceil(((Hq / Hkv) * Tq) / ROWS_WG);
+    checkGrid(e, x, `${Hq / Hkv} x ${Tq} query rows per kv head`);
+    e.dispatch({
+      shader: 'attention_rows_fwd',
+      params: rowsParams(geo, keyStart !== null),
+      bindings: [q, k, v, keyStart ?? placeholder(e), o, stats],
+      workgroups: [x, Hkv, B],
+    });
+  } else if (o.size > 0) {
     const l = layout(e, Dh, 'fwd');
     const x = Math.ceil(((Hq / Hkv) * Tq) / l.rows);
     checkGrid(e, x, `${Hq / Hkv} x ${Tq} query rows per kv head`);
@@ -182,8 +220,30 @@ function attentionBackward(
     }
     return [dq, dk, dv];
   }
-  const l = layout(e, g.Dh, 'bwd');
   const ks = keyStart ?? placeholder(e);
+  if (variant(e) === 'rows') {
+    // dq first: it also writes D = rowsum(dO * O) into stats, which dkv reads.
+    const xq = Math.ceil(((g.Hq / g.Hkv) * g.Tq) / ROWS_WG);
+    checkGrid(e, xq, 'the dq pass');
+    e.dispatch({
+      shader: 'attention_rows_bwd',
+      entry: 'dq',
+      params: rowsParams(g, keyStart !== null),
+      bindings: [q, k, v, ks, stats, dO, dq, o],
+      workgroups: [xq, g.Hkv, g.B],
+    });
+    const xk = Math.ceil(g.cap / ROWS_WG);
+    checkGrid(e, xk, 'the dk/dv pass');
+    e.dispatch({
+      shader: 'attention_rows_bwd',
+      entry: 'dkv',
+      params: rowsParams(g, keyStart !== null),
+      bindings: [q, k, v, ks, stats, dO, dk, dv],
+      workgroups: [xk, g.Hkv, g.B],
+    });
+    return [dq, dk, dv];
+  }
+  const l = layout(e, g.Dh, 'bwd');
   // dq first: it also writes D = rowsum(dO * O) into stats, which dkv reads.
   const xq = Math.ceil(((g.Hq / g.Hkv) * g.Tq) / l.rows);
   checkGrid(e, xq, 'the dq pass');

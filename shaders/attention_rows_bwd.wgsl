@@ -1,0 +1,227 @@
+// Fused causal attention, backward, for CPU drivers (lavapipe): the 'rows' variant of attention_bwd.wgsl,
+// with exactly its semantics and bindings. Probabilities are recomputed from q, k and the forward's
+// log-sum-exp. Shapes, masking and GQA as in attention_rows_fwd.wgsl. With s = scale * q.k,
+// P = exp(s - lse), dP = dO.v and D_i = sum_j P_ij dP_ij = dO_i . O_i:
+//   dS = P * (dP - D),   dQ_i = scale * sum_j dS_ij k_j,   dK_j = scale * sum_i dS_ij q_i,   dV_j = sum_i P_ij dO_i
+// where the sums over i for a kv head run over every query of every query head in its group.
+//
+// Two passes, each owning its outputs (no float atomics):
+//   dq  - per query row, over its keys (like the forward). First computes D_i = dO_i . O_i and stores it
+//         in stats[row].y for the next pass. Bindings: out = dQ, aux = O (read only here).
+//   dkv - per key row, over the queries that see it, of all query heads of its group.
+//         Bindings: out = dK, aux = dV.
+// Both entries share one binding table (8 storage buffers at most), hence the role-neutral out/aux names.
+//
+// Work layout as in attention_rows_fwd.wgsl (see there why): no workgroup memory; each invocation owns a
+// register tile of 4 rows (query rows for dq, key rows for dkv) against blocks of 8 keys (dq) or 8 queries
+// (dkv) streamed from storage, as two vec4 halves a and b. Score tiles are mat4x4s, Sa[u] holding row u's
+// scores against the first half. Gradient rows
+// accumulate in private arrays of MAXD floats per row; wider head dimensions go in passes over column
+// chunks, each recomputing the scores. Loops over the head dimension go one column at a time. Loop bounds
+// come from the uniform: one pipeline per entry point serves every shape.
+const WG = 16u;
+const MAXD = 128u; // gradient columns per pass: head dims up to 128 take one pass
+
+struct Params { Hq: u32, Hkv: u32, Tq: u32, Tk: u32, cap: u32, Dh: u32, off: u32, scale: f32, hasKeyStart: u32 }
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> q: array<f32>;
+@group(0) @binding(2) var<storage, read> k: array<f32>;
+@group(0) @binding(3) var<storage, read> v: array<f32>;
+@group(0) @binding(4) var<storage, read> keyStart: array<i32>;
+@group(0) @binding(5) var<storage, read_write> stats: array<f32>; // [row][lse, D]
+@group(0) @binding(6) var<storage, read> dO: array<f32>;
+@group(0) @binding(7) var<storage, read_write> out: array<f32>;
+@group(0) @binding(8) var<storage, read_write> aux: array<f32>;
+
+fn firstKey(b: u32) -> u32 {
+  if (p.hasKeyStart != 0u) { return u32(max(keyStart[b], 0)); }
+  return 0u;
+}
+
+const IOTA = vec4u(0u, 1u, 2u, 3u);
+
+// ---------------------------------------------------------------------------------------- dQ (and D)
+// Workgroup (x, y, z) = (block of WG * 4 rows of the kv head's Tq * G (query, group head) pairs in
+// query-major order, kv head, batch), as in the forward.
+@compute @workgroup_size(WG)
+fn dq(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
+  let G = p.Hq / p.Hkv;
+  let nRows = G * p.Tq;
+  let b = wid.z;
+  let kvh = wid.y;
+  let r0 = (wid.x * WG + lid) * 4u;
+  if (r0 >= nRows) { return; }
+  let nOut = min(4u, nRows - r0); // rows to store; a run-time bound, so the store loops are not unrolled
+
+  // The invocation's 4 rows; rows past the end repeat the last one and store nothing.
+  var row: vec4u;
+  var rowEnd: vec4u; // row u sees keys [ks, rowEnd[u])
+  for (var u = 0u; u < 4u; u++) {
+    let r = min(r0 + u, nRows - 1u);
+    let i = r / G;
+    row[u] = (b * p.Hq + kvh * G + r % G) * p.Tq + i;
+    rowEnd[u] = min(p.off + i + 1u, p.Tk);
+  }
+  let qBase = row * p.Dh;
+  let kvBase = (b * p.Hkv + kvh) * p.cap * p.Dh;
+  let ks = firstKey(b);
+  let end = rowEnd.w;
+
+  // D = dO . O per row (aux holds O in this pass); stored for the dkv pass.
+  var D = vec4f(0.0);
+  var lse = vec4f(0.0);
+  for (var u = 0u; u < nOut; u++) {
+    for (var d = 0u; d < p.Dh; d++) { D[u] += dO[qBase[u] + d] * aux[qBase[u] + d]; }
+    lse[u] = stats[2u * row[u]];
+    stats[2u * row[u] + 1u] = D[u];
+  }
+
+  var acc: array<f32, 4 * MAXD>; // [row][column of this pass]
+  for (var d0 = 0u; d0 < p.Dh; d0 += MAXD) {
+    let d1 = min(d0 + MAXD, p.Dh);
+    for (var x = 0u; x < 4u * MAXD; x++) { acc[x] = 0.0; }
+
+    for (var j = ks; j < end; j += 8u) {
+      // Keys j..j+7 as two vec4 halves; those past `end` are clamped to a valid one and masked below.
+      let ja = vec4u(j) + IOTA;
+      let jb = ja + 4u;
+      let ka = min(ja, vec4u(end - 1u)) * p.Dh + kvBase;
+      let kb = min(jb, vec4u(end - 1u)) * p.Dh + kvBase;
+      var Sa = mat4x4f(); // q.k
+      var Sb = mat4x4f();
+      var Ta = mat4x4f(); // dO.v
+      var Tb = mat4x4f();
+      for (var d = 0u; d < p.Dh; d++) {
+        let kda = vec4f(k[ka.x + d], k[ka.y + d], k[ka.z + d], k[ka.w + d]);
+        let kdb = vec4f(k[kb.x + d], k[kb.y + d], k[kb.z + d], k[kb.w + d]);
+        let vda = vec4f(v[ka.x + d], v[ka.y + d], v[ka.z + d], v[ka.w + d]);
+        let vdb = vec4f(v[kb.x + d], v[kb.y + d], v[kb.z + d], v[kb.w + d]);
+        for (var u = 0u; u < 4u; u++) {
+          let qd = q[qBase[u] + d];
+          let gd = dO[qBase[u] + d];
+          Sa[u] += qd * kda;
+          Sb[u] += qd * kdb;
+          Ta[u] += gd * vda;
+          Tb[u] += gd * vdb;
+        }
+      }
+      var dSa = mat4x4f();
+      var dSb = mat4x4f();
+      for (var u = 0u; u < 4u; u++) {
+        let Pa = select(vec4f(0.0), exp(p.scale * Sa[u] - lse[u]), ja < vec4u(rowEnd[u]));
+        let Pb = select(vec4f(0.0), exp(p.scale * Sb[u] - lse[u]), jb < vec4u(rowEnd[u]));
+        dSa[u] = Pa * (Ta[u] - D[u]);
+        dSb[u] = Pb * (Tb[u] - D[u]);
+      }
+      for (var d = d0; d < d1; d++) {
+        let kda = vec4f(k[ka.x + d], k[ka.y + d], k[ka.z + d], k[ka.w + d]);
+        let kdb = vec4f(k[kb.x + d], k[kb.y + d], k[kb.z + d], k[kb.w + d]);
+        for (var u = 0u; u < 4u; u++) { acc[u * MAXD + d - d0] += dot(dSa[u], kda) + dot(dSb[u], kdb); }
+      }
+    }
+
+    for (var u = 0u; u < nOut; u++) {
+      for (var d = d0; d < d1; d++) { out[qBase[u] + d] = p.scale * acc[u * MAXD + d - d0]; }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------- dK, dV
+// Workgroup (x, y, z) = (block of WG * 4 key rows of [0, cap), kv head, batch). Rows at or past Tk, or
+// before the batch's first key, get zero gradients.
+@compute @workgroup_size(WG)
+fn dkv(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
+  let G = p.Hq / p.Hkv;
+  let b = wid.z;
+  let kvh = wid.y;
+  let j0 = (wid.x * WG + lid) * 4u; // this invocation's key rows: j0..j0+3
+  if (j0 >= p.cap) { return; }
+  let nKeys = min(4u, p.cap - j0); // rows to store; a run-time bound, so the store loop is not unrolled
+  let ks = firstKey(b);
+
+  // Rows past cap repeat the last one and store nothing. A key row takes part only if valid.
+  let jr = min(vec4u(j0) + IOTA, vec4u(p.cap - 1u));
+  let kBase = ((b * p.Hkv + kvh) * p.cap + jr) * p.Dh;
+  let keyValid = (vec4u(j0) + IOTA >= vec4u(ks)) & (vec4u(j0) + IOTA < vec4u(p.Tk));
+  // Queries that see the first valid key of the 4 (the others see fewer): i >= iStart. None if no valid key.
+  let jFirst = max(j0, ks);
+  var iStart = p.Tq;
+  if (jFirst < min(j0 + 4u, p.Tk)) { iStart = max(jFirst, p.off) - p.off; }
+
+  var dk: array<f32, 4 * MAXD>; // [key row][column of this pass]
+  var dv: array<f32, 4 * MAXD>;
+  for (var d0 = 0u; d0 < p.Dh; d0 += MAXD) {
+    let d1 = min(d0 + MAXD, p.Dh);
+    for (var x = 0u; x < 4u * MAXD; x++) {
+      dk[x] = 0.0;
+      dv[x] = 0.0;
+    }
+
+    for (var g = 0u; g < G; g++) {
+      let rowBase = (b * p.Hq + kvh * G + g) * p.Tq;
+      for (var i = iStart; i < p.Tq; i += 8u) {
+        // Queries i..i+7 as two vec4 halves; those past Tq are clamped to the last one and masked below.
+        let ia = vec4u(i) + IOTA;
+        let ib = ia + 4u;
+        let ra = rowBase + min(ia, vec4u(p.Tq - 1u));
+        let rb = rowBase + min(ib, vec4u(p.Tq - 1u));
+        let qa = ra * p.Dh;
+        let qb = rb * p.Dh;
+        var Sa = mat4x4f(); // Sa[u]: key row u's q.k for queries i..i+3
+        var Sb = mat4x4f(); // and i+4..i+7
+        var Ua = mat4x4f(); // dO.v
+        var Ub = mat4x4f();
+        for (var d = 0u; d < p.Dh; d++) {
+          let qda = vec4f(q[qa.x + d], q[qa.y + d], q[qa.z + d], q[qa.w + d]);
+          let qdb = vec4f(q[qb.x + d], q[qb.y + d], q[qb.z + d], q[qb.w + d]);
+          let gda = vec4f(dO[qa.x + d], dO[qa.y + d], dO[qa.z + d], dO[qa.w + d]);
+          let gdb = vec4f(dO[qb.x + d], dO[qb.y + d], dO[qb.z + d], dO[qb.w + d]);
+          for (var u = 0u; u < 4u; u++) {
+            let kd = k[kBase[u] + d];
+            let vd = v[kBase[u] + d];
+            Sa[u] += kd * qda;
+            Sb[u] += kd * qdb;
+            Ua[u] += vd * gda;
+            Ub[u] += vd * gdb;
+          }
+        }
+        let lseA = vec4f(stats[2u * ra.x], stats[2u * ra.y], stats[2u * ra.z], stats[2u * ra.w]);
+        let lseB = vec4f(stats[2u * rb.x], stats[2u * rb.y], stats[2u * rb.z], stats[2u * rb.w]);
+        let Da = vec4f(stats[2u * ra.x + 1u], stats[2u * ra.y + 1u], stats[2u * ra.z + 1u], stats[2u * ra.w + 1u]);
+        let Db = vec4f(stats[2u * rb.x + 1u], stats[2u * rb.y + 1u], stats[2u * rb.z + 1u], stats[2u * rb.w + 1u]);
+        var Pa = mat4x4f();
+        var Pb = mat4x4f();
+        var dSa = mat4x4f();
+        var dSb = mat4x4f();
+        for (var u = 0u; u < 4u; u++) {
+          // Query i sees key j = j0 + u when j <= off + i (and the key is valid).
+          let j = vec4u(j0 + u);
+          let valid = vec4<bool>(keyValid[u]);
+          let seenA = valid & (ia < vec4u(p.Tq)) & (j <= vec4u(p.off) + ia);
+          let seenB = valid & (ib < vec4u(p.Tq)) & (j <= vec4u(p.off) + ib);
+          Pa[u] = select(vec4f(0.0), exp(p.scale * Sa[u] - lseA), seenA);
+          Pb[u] = select(vec4f(0.0), exp(p.scale * Sb[u] - lseB), seenB);
+          dSa[u] = Pa[u] * (Ua[u] - Da);
+          dSb[u] = Pb[u] * (Ub[u] - Db);
+        }
+        for (var d = d0; d < d1; d++) {
+          let qda = vec4f(q[qa.x + d], q[qa.y + d], q[qa.z + d], q[qa.w + d]);
+          let qdb = vec4f(q[qb.x + d], q[qb.y + d], q[qb.z + d], q[qb.w + d]);
+          let gda = vec4f(dO[qa.x + d], dO[qa.y + d], dO[qa.z + d], dO[qa.w + d]);
+          let gdb = vec4f(dO[qb.x + d], dO[qb.y + d], dO[qb.z + d], dO[qb.w + d]);
+          for (var u = 0u; u < 4u; u++) {
+            dv[u * MAXD + d - d0] += dot(Pa[u], gda) + dot(Pb[u], gdb);
+            dk[u * MAXD + d - d0] += dot(dSa[u], qda) + dot(dSb[u], qdb);
+          }
+        }
+      }
+    }
+
+    for (var u = 0u; u < nKeys; u++) {
+      for (var d = d0; d < d1; d++) {
+        out[kBase[u] + d] = p.scale * dk[u * MAXD + d - d0];
+        aux[kBase[u] + d] = dv[u * MAXD + d - d0];
+      }
+    }
+  }
+}

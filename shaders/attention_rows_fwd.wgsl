@@ -1,0 +1,127 @@
+// Fused causal attention, forward, for CPU drivers (lavapipe): the 'rows' variant of attention_fwd.wgsl,
+// with exactly its semantics, bindings and saved stats.
+//
+//   q [B, Hq, Tq, Dh]; k, v [B, Hkv, cap, Dh] of which the first Tk time steps are valid; o like q.
+//   Query i sits at absolute position off + i and sees keys j with keyStart[b] <= j <= off + i, j < Tk.
+//   Query head h reads kv head h / G (G = Hq / Hkv). Scores are scale * q.k; a row with no visible key
+//   gets o = 0.
+//   stats [B, Hq, Tq, 2]: slot 0 receives the row's log-sum-exp (0 for an empty row); slot 1 is left for
+//   the backward.
+//
+// Why this shape: lavapipe runs 8 invocations in SIMD lanes, but (Mesa 25) it loads every storage (and
+// workgroup) element lane by lane, with a branch per lane, even when all lanes read the same address;
+// arithmetic is cheap next to that. So each invocation works on a register tile, like matmul.wgsl's
+// 'regs': 4 query rows against blocks of 8 keys, every loaded q element feeding 8 multiply-adds and every
+// k or v element 4. No workgroup memory, no barriers.
+//
+// Work layout: workgroup (x, y, z) = (block of WG * 4 rows, kv head, batch). The rows of a kv head are its
+// Tq * G (query, group head) pairs in query-major order, so an invocation's 4 rows are one query of 4 group
+// heads or a few consecutive queries: they see almost the same keys. Keys stream from storage in blocks
+// of 8 with an online softmax (running max m and sum l per row, the accumulator rescaled once per block).
+//
+// Tiles are vec4s and mat4x4s: a block's 8 keys are two vec4 halves a and b, Sa[u] holding row u's scores
+// for the first 4; m, l, lse are vec4s over the 4 rows. The output accumulator lives in a private array of
+// MAXD floats per row; a wider head dimension goes in passes over MAXD-column chunks, each recomputing the
+// scores (big private arrays make lavapipe's compile time explode). Loops over the head dimension go one
+// column at a time: lavapipe's cost is per loaded element either way, and each load site in the code costs
+// compile time. Loop bounds come from the uniform, so one pipeline serves every shape.
+const WG = 16u;
+const MAXD = 128u; // output columns per pass: head dims up to 128 take one pass
+const NEG = -3.0e38; // "minus infinity" that stays finite, so exp(NEG - m) is 0 and never NaN
+const IOTA = vec4u(0u, 1u, 2u, 3u);
+
+struct Params { Hq: u32, Hkv: u32, Tq: u32, Tk: u32, cap: u32, Dh: u32, off: u32, scale: f32, hasKeyStart: u32 }
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> q: array<f32>;
+@group(0) @binding(2) var<storage, read> k: array<f32>;
+@group(0) @binding(3) var<storage, read> v: array<f32>;
+@group(0) @binding(4) var<storage, read> keyStart: array<i32>;
+@group(0) @binding(5) var<storage, read_write> o: array<f32>;
+@group(0) @binding(6) var<storage, read_write> stats: array<f32>;
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
+  let G = p.Hq / p.Hkv;
+  let nRows = G * p.Tq;
+  let b = wid.z;
+  let kvh = wid.y;
+  let r0 = (wid.x * WG + lid) * 4u;
+  if (r0 >= nRows) { return; }
+  let nOut = min(4u, nRows - r0); // rows to store; a run-time bound, so the store loops are not unrolled
+
+  // The invocation's 4 rows; rows past the end repeat the last one and store nothing.
+  var row: vec4u; // index into stats, [B, Hq, Tq]
+  var rowEnd: vec4u; // row u sees keys [ks, rowEnd[u])
+  for (var u = 0u; u < 4u; u++) {
+    let r = min(r0 + u, nRows - 1u);
+    let i = r / G;
+    row[u] = (b * p.Hq + kvh * G + r % G) * p.Tq + i;
+    rowEnd[u] = min(p.off + i + 1u, p.Tk);
+  }
+  let qBase = row * p.Dh;
+  let kvBase = (b * p.Hkv + kvh) * p.cap * p.Dh;
+  var ks = 0u;
+  if (p.hasKeyStart != 0u) { ks = u32(max(keyStart[b], 0)); }
+  let end = rowEnd.w; // rows are in query order, so the last sees the most keys
+
+  var m = vec4f(NEG);
+  var l = vec4f(0.0);
+  var acc: array<f32, 4 * MAXD>; // [row][column of this pass]
+  for (var d0 = 0u; d0 < p.Dh; d0 += MAXD) {
+    let d1 = min(d0 + MAXD, p.Dh);
+    m = vec4f(NEG);
+    l = vec4f(0.0);
+    for (var x = 0u; x < 4u * MAXD; x++) { acc[x] = 0.0; }
+
+    for (var j = ks; j < end; j += 8u) {
+      // Keys j..j+7 as two vec4 halves; those past `end` are clamped to a valid one and masked below.
+      let ja = vec4u(j) + IOTA;
+      let jb = ja + 4u;
+      let ka = min(ja, vec4u(end - 1u)) * p.Dh + kvBase;
+      let kb = min(jb, vec4u(end - 1u)) * p.Dh + kvBase;
+      var Sa = mat4x4f(); // Sa[u]: row u's scores for keys j..j+3
+      var Sb = mat4x4f(); // and j+4..j+7
+      for (var d = 0u; d < p.Dh; d++) {
+        let kda = vec4f(k[ka.x + d], k[ka.y + d], k[ka.z + d], k[ka.w + d]);
+        let kdb = vec4f(k[kb.x + d], k[kb.y + d], k[kb.z + d], k[kb.w + d]);
+        for (var u = 0u; u < 4u; u++) {
+          let qd = q[qBase[u] + d];
+          Sa[u] += qd * kda;
+          Sb[u] += qd * kdb;
+        }
+      }
+      var mNew = m;
+      for (var u = 0u; u < 4u; u++) {
+        Sa[u] = select(vec4f(NEG), p.scale * Sa[u], ja < vec4u(rowEnd[u]));
+        Sb[u] = select(vec4f(NEG), p.scale * Sb[u], jb < vec4u(rowEnd[u]));
+        let mx = max(Sa[u], Sb[u]);
+        mNew[u] = max(m[u], max(max(mx.x, mx.y), max(mx.z, mx.w)));
+      }
+      let alpha = exp(m - mNew); // rescales what was accumulated against the old maxima
+      var Pa = mat4x4f();
+      var Pb = mat4x4f();
+      for (var u = 0u; u < 4u; u++) {
+        Pa[u] = select(vec4f(0.0), exp(Sa[u] - mNew[u]), ja < vec4u(rowEnd[u]));
+        Pb[u] = select(vec4f(0.0), exp(Sb[u] - mNew[u]), jb < vec4u(rowEnd[u]));
+        l[u] = l[u] * alpha[u] + dot(Pa[u] + Pb[u], vec4f(1.0));
+      }
+      m = mNew;
+      for (var d = d0; d < d1; d++) {
+        let vda = vec4f(v[ka.x + d], v[ka.y + d], v[ka.z + d], v[ka.w + d]);
+        let vdb = vec4f(v[kb.x + d], v[kb.y + d], v[kb.z + d], v[kb.w + d]);
+        for (var u = 0u; u < 4u; u++) {
+          let at = u * MAXD + d - d0;
+          acc[at] = alpha[u] * acc[at] + dot(Pa[u], vda) + dot(Pb[u], vdb);
+        }
+      }
+    }
+
+    let inv = select(vec4f(0.0), 1.0 / l, l > vec4f(0.0));
+    for (var u = 0u; u < nOut; u++) {
+      for (var d = d0; d < d1; d++) { o[qBase[u] + d] = acc[u * MAXD + d - d0] * inv[u]; }
+    }
+  }
+
+  let lse = select(vec4f(0.0), m + log(l), l > vec4f(0.0));
+  for (var u = 0u; u < nOut; u++) { stats[2u * row[u]] = lse[u]; }
+}
