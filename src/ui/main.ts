@@ -1,24 +1,34 @@
-// The page: starts the engine worker and reports what the GPU is; the panels mount under #app.
+// The page: starts the engine worker, mounts the panels, and folds the run's messages into the view state.
+// Nothing here computes on the GPU or blocks: the worker does the work, the page renders at most once per
+// animation frame (charts less often), and only the visible view.
+import * as Comlink from 'comlink';
+import type { RunPhase, WorkerMessage } from '../worker/protocol.ts';
+import { unpackEvent } from '../worker/wire.ts';
 import { startEngineWorker } from './engine-client.ts';
+import { html } from './html.ts';
+import { ChartsPanel } from './panels/charts.ts';
+import { CheckpointsPanel } from './panels/checkpoints.ts';
+import { ExaminerPanel } from './panels/examiner.ts';
+import { HeatmapPanel } from './panels/heatmap.ts';
+import { Alerts, renderLog } from './panels/messages.ts';
+import { renderProgress } from './panels/progress.ts';
+import { SetupPanel } from './panels/setup.ts';
+import { StudentPanel } from './panels/student.ts';
+import { applyEvent, emptyState, type RunState } from './state.ts';
+import { Tabs } from './tabs.ts';
 
 const status = document.getElementById('gpu-status')!;
-const app = document.getElementById('app')!;
+const alerts = new Alerts(document.getElementById('alerts')!);
 
-function showError(title: string, message: string): void {
+function fatal(title: string, message: string): void {
   status.textContent = title;
   status.className = 'status error';
-  const box = document.createElement('section');
-  box.className = 'panel error-panel';
-  box.setAttribute('role', 'alert');
-  box.innerHTML = `<h2></h2><p></p>`;
-  box.querySelector('h2')!.textContent = title;
-  box.querySelector('p')!.textContent = message;
-  app.prepend(box);
+  alerts.show('error', title, message);
 }
 
 async function boot(): Promise<void> {
   if (!('gpu' in navigator)) {
-    showError(
+    fatal(
       'WebGPU is not available',
       'This browser does not expose WebGPU (navigator.gpu). Use a recent Chrome or Edge (113+); on Linux enable ' +
         'chrome://flags/#enable-unsafe-webgpu and chrome://flags/#enable-vulkan, then reload. The page must be ' +
@@ -29,15 +39,240 @@ async function boot(): Promise<void> {
   const engine = startEngineWorker();
   const init = await engine.init();
   if (!init.ok || !init.info) {
-    showError('WebGPU is not usable', init.error ?? 'unknown error');
+    fatal('WebGPU is not usable', init.error ?? 'unknown error');
     return;
   }
   const info = init.info;
   status.textContent = `${info.description || info.vendor}${info.isCpu ? ' (software)' : ''}${info.f16 ? ' · f16' : ''}`;
   status.className = 'status ok';
+  await new App(engine).mount();
+  // Development-only test hook: the e2e test simulates a lost GPU device with it.
+  if (import.meta.env.DEV) (window as unknown as { __piplay: unknown }).__piplay = { loseDevice: () => engine.loseDevice() };
   const test = await engine.selfTest(64);
   status.title = `self-test matmul 64³: max error ${test.maxError.toExponential(1)}, ${test.ms.toFixed(1)} ms`;
   status.dataset.selftest = test.maxError < 1e-3 ? 'pass' : 'fail';
 }
 
-boot().catch((err: unknown) => showError('piplay failed to start', (err as Error).message));
+type Engine = ReturnType<typeof startEngineWorker>;
+
+class App {
+  private state: RunState = emptyState();
+  /** The state version each view last rendered. */
+  private rendered = { examiner: -1, student: -1, heatmap: '', charts: -1, log: -1, progress: -1 };
+  private frame = 0;
+  private lastCharts = 0;
+  private phase: RunPhase = 'idle';
+  private iterations: number | null = null;
+  private setup!: SetupPanel;
+  private checkpoints!: CheckpointsPanel;
+  private examiner!: ExaminerPanel;
+  private student!: StudentPanel;
+  private heatmap!: HeatmapPanel;
+  private charts!: ChartsPanel;
+  private tabs!: Tabs;
+
+  constructor(private engine: Engine) {}
+
+  async mount(): Promise<void> {
+    const $ = (id: string) => document.getElementById(id)!;
+    document.getElementById('app')!.hidden = false;
+    this.examiner = new ExaminerPanel($('panel-examiner'));
+    this.student = new StudentPanel($('panel-student'));
+    this.heatmap = new HeatmapPanel($('panel-heatmap'));
+    this.charts = new ChartsPanel($('panel-charts'));
+    this.tabs = new Tabs($('tabs'), () => this.schedule(true));
+    const e = this.engine;
+    this.checkpoints = new CheckpointsPanel($('checkpoints'), {
+      list: () => e.listCheckpoints(),
+      resume: (name) => void this.resumeRun(name),
+      use: (name) => this.setup.useCheckpoint(name),
+      exportZip: (name) => e.exportCheckpoint(name),
+      delete: async (name) => void (await e.deleteCheckpoint(name)),
+      importFiles: (input) => e.importCheckpoint(input.kind === 'zip' ? Comlink.transfer(input, [input.bytes.buffer as ArrayBuffer]) : input),
+      report: (level, message) => alerts.show(level === 'error' ? 'error' : 'info', level === 'error' ? 'Checkpoint problem' : 'Checkpoints', message),
+    });
+    await e.subscribe(Comlink.proxy((msgs: WorkerMessage[]) => this.onMessages(msgs)));
+    const embedded = await e.listEmbedded();
+    this.setup = new SetupPanel($('setup'), $('run-controls'), {
+      inspectModel: (src, config) => e.inspectModel(src, config),
+      checkCorpus: (name, text) => e.checkCorpus(name, text),
+      start: (config, model, corpus) => void this.startRun(() => e.start({ config, model, corpus }), config.iterations),
+      pause: () => void e.pause(),
+      resume: () => void e.resume(),
+      stop: () => void e.stop(),
+      save: () =>
+        void e.saveNow().then((r) => {
+          if (!r.ok) alerts.show('error', 'Could not save a checkpoint', r.error ?? '');
+        }),
+    }, embedded);
+    await this.checkpoints.refresh();
+    const latest = this.checkpoints.latest;
+    if (latest) {
+      alerts.show('info', 'A run can be resumed', `Run '${latest.name}' has a checkpoint in this browser. Resume it where it left off?`, [
+        { label: `Resume '${latest.name}'`, run: () => void this.resumeRun(latest.name), primary: true },
+      ], 'resume-offer');
+    }
+    this.renderProgress();
+    setInterval(() => this.phase === 'running' && this.renderProgress(), 1000);
+  }
+
+  private async startRun(call: () => Promise<{ ok: boolean; error?: string }>, iterations: number | null): Promise<void> {
+    alerts.clear('resume-offer');
+    alerts.clear('run-failed');
+    this.state = emptyState();
+    this.rendered = { examiner: -1, student: -1, heatmap: '', charts: -1, log: -1, progress: -1 };
+    this.iterations = iterations;
+    this.heatmap.privileged = this.setup.privileged;
+    this.student.n = this.setup.rollouts;
+    this.schedule(true);
+    const r = await call();
+    if (!r.ok && r.error) this.runFailed(r.error, 'other');
+  }
+
+  private async resumeRun(name: string): Promise<void> {
+    if (this.phase === 'running' || this.phase === 'starting' || this.phase === 'paused') {
+      alerts.show('warn', 'A run is active', 'Stop the current run before resuming another.');
+      return;
+    }
+    const init = await this.engine.init();
+    if (!init.ok) {
+      alerts.show('error', 'WebGPU is not usable', init.error ?? '');
+      return;
+    }
+    const cfg = await this.engine.checkpointConfig(name);
+    if (cfg) this.setup.showConfig(cfg);
+    await this.startRun(() => this.engine.start({ resumeFrom: name }), cfg?.iterations ?? null);
+  }
+
+  private onMessages(msgs: WorkerMessage[]): void {
+    for (const m of msgs) {
+      switch (m.type) {
+        case 'run':
+          applyEvent(this.state, unpackEvent(m.event));
+          break;
+        case 'phase':
+          this.setPhase(m.phase);
+          if (m.phase === 'failed' && m.error && m.errorKind !== 'device-lost') this.runFailed(m.error, m.errorKind ?? 'other');
+          break;
+        case 'download':
+          this.setup.showDownload(m.progress.loaded >= m.progress.total && m.progress.total > 0 ? null : m.progress);
+          break;
+        case 'device-lost':
+          this.deviceLost(m.message, m.lastCheckpoint);
+          break;
+        case 'checkpoints':
+          this.checkpoints.render(m.list);
+          break;
+        case 'notice':
+          applyEvent(this.state, { type: 'log', level: m.level, message: m.message });
+          break;
+      }
+    }
+    this.schedule(false);
+  }
+
+  private setPhase(phase: RunPhase): void {
+    this.phase = phase;
+    document.body.dataset.phase = phase;
+    this.setup.setPhase(phase);
+    this.checkpoints.setBusy(phase === 'running' || phase === 'paused' || phase === 'starting' || phase === 'stopping');
+    if (phase !== 'starting') this.setup.showDownload(null);
+    this.renderProgress();
+  }
+
+  private runFailed(message: string, kind: string): void {
+    const latest = this.checkpoints.latest;
+    const resume = latest ? [{ label: `Resume from '${latest.name}'`, run: () => void this.resumeRun(latest.name), primary: true }] : [];
+    if (kind === 'out-of-memory') {
+      alerts.show('error', 'Out of GPU memory', `${message} Try a smaller model, LoRA policies, a smaller micro-batch or fewer turn tokens.`, resume, 'run-failed');
+    } else {
+      alerts.show('error', 'The run stopped with an error', message, resume, 'run-failed');
+    }
+  }
+
+  private deviceLost(reason: string, last: string | null): void {
+    status.textContent = 'GPU device lost';
+    status.className = 'status error';
+    // The run's own error (a failed read-back...) is this loss; one message says it.
+    alerts.clear('run-failed');
+    const actions = last ? [{ label: `Resume from checkpoint '${last}'`, run: () => void this.resumeRun(last), primary: true }] : [];
+    alerts.show(
+      'error',
+      'The GPU device was lost',
+      `The browser lost the GPU device (${reason}); this happens after a driver reset, a GPU hang or memory pressure. ` +
+        (last ? 'The run can continue from its last checkpoint.' : 'There is no unfinished run with a checkpoint to resume; start a new run when ready.'),
+      actions,
+      'device-lost',
+    );
+    void this.engine.init().then((r) => {
+      if (r.ok && r.info) {
+        status.textContent = `${r.info.description || r.info.vendor}${r.info.isCpu ? ' (software)' : ''} · new device`;
+        status.className = 'status ok';
+      }
+    });
+  }
+
+  private schedule(force: boolean): void {
+    if (force) this.lastCharts = 0;
+    if (this.frame) return;
+    this.frame = requestAnimationFrame(() => {
+      this.frame = 0;
+      this.render();
+    });
+  }
+
+  private renderProgress(): void {
+    const el = document.getElementById('progress')!;
+    el.innerHTML = renderProgress(this.state.progress, this.phase, this.iterations).text;
+    this.rendered.progress = this.state.version.progress;
+  }
+
+  private render(): void {
+    const s = this.state;
+    const v = s.version;
+    const tab = this.tabs.current;
+    if (this.rendered.progress !== v.progress) this.renderProgress();
+    if (tab === 'examiner' && this.rendered.examiner !== v.questions) {
+      this.examiner.render(s.questions);
+      this.rendered.examiner = v.questions;
+    }
+    if (tab === 'student' && this.rendered.student !== v.rollouts) {
+      this.student.render(s.rollouts);
+      this.rendered.student = v.rollouts;
+    }
+    const heatKey = `${v.rollouts}/${v.questions}`;
+    if (tab === 'heatmap' && this.rendered.heatmap !== heatKey) {
+      this.heatmap.render(s.rollouts, s.questions);
+      this.rendered.heatmap = heatKey;
+    }
+    if (tab === 'charts' && this.rendered.charts !== v.metrics) {
+      const now = performance.now();
+      if (now - this.lastCharts > 500) {
+        this.charts.render(s.series);
+        this.rendered.charts = v.metrics;
+        this.lastCharts = now;
+      } else setTimeout(() => this.schedule(false), 500);
+    }
+    if (tab === 'log' && this.rendered.log !== v.logs) {
+      document.getElementById('panel-log')!.innerHTML = html`<h3 class="sr-only">Run log</h3>${renderLog(s.logs)}`.text;
+      this.rendered.log = v.logs;
+    }
+    // Tab badges: how much each view holds.
+    setBadge('examiner', s.questions.length);
+    setBadge('student', s.rollouts.length);
+  }
+}
+
+function setBadge(tab: string, n: number): void {
+  const b = document.querySelector<HTMLElement>(`[data-tab="${tab}"]`);
+  if (!b) return;
+  let span = b.querySelector<HTMLElement>('.count');
+  if (!span) {
+    span = document.createElement('span');
+    span.className = 'count';
+    b.append(span);
+  }
+  span.textContent = n ? String(n) : '';
+}
+
+boot().catch((err: unknown) => fatal('piplay failed to start', (err as Error).message));

@@ -27,7 +27,12 @@ export interface BrowserSession {
 }
 
 export async function startBrowserSession(): Promise<BrowserSession> {
-  const server = await createServer({ server: { host: '127.0.0.1', port: 0 }, logLevel: 'error', clearScreen: false });
+  // No file watching and no HMR: an edit elsewhere in the tree must not reload the page mid-test.
+  const server = await createServer({
+    server: { host: '127.0.0.1', port: 0, hmr: false, watch: null },
+    logLevel: 'error',
+    clearScreen: false,
+  });
   await server.listen();
   const addr = server.httpServer!.address();
   const port = typeof addr === 'object' && addr ? addr.port : 5173;

@@ -1,0 +1,295 @@
+// Training curves, TensorBoard-like: one small uPlot chart per quantity, a smoothing slider (debiased
+// exponential moving average, drawn over the faint raw curve) and values under the cursor in each legend.
+// Curated charts come first (the quantities the paper reports); every other metric the run emits gets a
+// chart of its own below them, so nothing the loop measures is hidden.
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+import { fmtNum } from '../format.ts';
+import { html } from '../html.ts';
+import type { Series } from '../state.ts';
+
+/** TensorBoard's smoothing: an EMA with weight w, debiased at the start; non-finite values are passed over. */
+export function smooth(values: readonly (number | null)[], w: number): (number | null)[] {
+  if (w <= 0) return values.slice();
+  let last = 0;
+  let n = 0;
+  return values.map((v) => {
+    if (v === null || !Number.isFinite(v)) return null;
+    last = last * w + (1 - w) * v;
+    n++;
+    return last / (1 - Math.pow(w, n));
+  });
+}
+
+/** Aligns series on the union of their x values (null where a series has no point). */
+export function align(series: readonly Series[]): { x: number[]; ys: (number | null)[][] } {
+  const xs = [...new Set(series.flatMap((s) => s.x))].sort((a, b) => a - b);
+  const pos = new Map(xs.map((x, i) => [x, i]));
+  const ys = series.map((s) => {
+    const y: (number | null)[] = new Array(xs.length).fill(null);
+    s.x.forEach((x, i) => (y[pos.get(x)!] = s.y[i]!));
+    return y;
+  });
+  return { x: xs, ys };
+}
+
+export interface ChartSpec {
+  id: string;
+  title: string;
+  /** The axis the chart's series share ('eval' points are evaluations; stages count their own steps). */
+  xLabel: string;
+  /** Series: a metric key (`stage/name`) pattern and its legend label. The first match of each is used. */
+  series: { match: RegExp; label: string }[];
+  range01?: boolean;
+  note?: string;
+}
+
+/** The quantities the paper reports, in the order it discusses them. */
+export const CURATED: ChartSpec[] = [
+  {
+    id: 'em',
+    title: 'Held-out EM by hop',
+    xLabel: 'evaluation',
+    range01: true,
+    series: [
+      { match: /^eval\/em$/, label: 'all' },
+      { match: /^eval\/em_hop1$/, label: '1-hop' },
+      { match: /^eval\/em_hop2$/, label: '2-hop' },
+      { match: /^eval\/em_hop3$/, label: '3-hop' },
+      { match: /^eval\/em_hop4$/, label: '4-hop' },
+    ],
+  },
+  {
+    id: 'student-reward',
+    title: 'Student reward (EM on the examiner’s questions)',
+    xLabel: 'student step',
+    range01: true,
+    series: [{ match: /^student\/(reward|reward_mean|student_reward)$/, label: 'reward' }],
+  },
+  {
+    id: 'examiner-reward',
+    title: 'Examiner reward · share of 0<k<n',
+    xLabel: 'examiner step',
+    series: [
+      { match: /^examiner\/(reward|reward_mean|examiner_reward)$/, label: 'reward' },
+      { match: /^examiner\/(solvable_share|learnable_share|mid_share)$/, label: '0<k<n' },
+      { match: /^examiner\/(format_reward|format)$/, label: 'format' },
+    ],
+  },
+  {
+    id: 'kl',
+    title: 'KL to teacher (top-K distillation term)',
+    xLabel: 'student step',
+    series: [{ match: /^student\/(distill|kl|topk_kl|distill_kl)$/, label: 'KL' }],
+  },
+  { id: 'lambda', title: 'λ (distillation weight)', xLabel: 'student step', series: [{ match: /^student\/(lambda|lam)$/, label: 'λ' }] },
+  {
+    id: 'clip',
+    title: 'Clip fraction',
+    xLabel: 'student step',
+    range01: true,
+    series: [{ match: /^student\/(clip_fraction|clip_frac|clipfrac)$/, label: 'clipped' }],
+  },
+  {
+    id: 'searches',
+    title: 'Searches per rollout',
+    xLabel: 'step of each stage',
+    series: [
+      { match: /^student\/(searches_per_rollout|searches)$/, label: 'student' },
+      { match: /^examiner\/(searches_per_rollout|searches)$/, label: 'examiner' },
+    ],
+  },
+  {
+    id: 'tps',
+    title: 'Tokens / s',
+    xLabel: 'step of each stage',
+    series: [
+      { match: /^student\/(tokens_per_s|tokens_per_sec)$/, label: 'student' },
+      { match: /^examiner\/(tokens_per_s|tokens_per_sec)$/, label: 'examiner' },
+    ],
+  },
+];
+
+export interface ResolvedChart {
+  spec: ChartSpec;
+  keys: string[];
+  labels: string[];
+}
+
+/** Curated charts that have data, then one chart per remaining metric (grouped by stage). */
+export function resolveCharts(keys: Iterable<string>, curated: readonly ChartSpec[] = CURATED): ResolvedChart[] {
+  const all = [...keys].sort();
+  const used = new Set<string>();
+  const out: ResolvedChart[] = [];
+  for (const spec of curated) {
+    const ks: string[] = [];
+    const ls: string[] = [];
+    for (const s of spec.series) {
+      const k = all.find((x) => s.match.test(x) && !used.has(x));
+      if (k) {
+        ks.push(k);
+        ls.push(s.label);
+      }
+    }
+    if (ks.length) {
+      ks.forEach((k) => used.add(k));
+      out.push({ spec, keys: ks, labels: ls });
+    }
+  }
+  for (const k of all) {
+    if (used.has(k)) continue;
+    const [stage, name] = [k.slice(0, k.indexOf('/')), k.slice(k.indexOf('/') + 1)];
+    out.push({ spec: { id: `m-${k}`, title: `${name} (${stage})`, xLabel: stage === 'eval' ? 'evaluation' : `${stage} step`, series: [] }, keys: [k], labels: [name] });
+  }
+  return out;
+}
+
+const COLORS = ['#3b5bdb', '#e8590c', '#2b8a3e', '#ae3ec9', '#c92a2a', '#0c8599'];
+
+function withAlpha(hex: string, a: number): string {
+  const n = parseInt(hex.slice(1), 16);
+  return `rgba(${n >> 16}, ${(n >> 8) & 255}, ${n & 255}, ${a})`;
+}
+
+interface Live {
+  chart: uPlot;
+  signature: string;
+  el: HTMLElement;
+}
+
+/** A short axis tick: 0.25, 12, 1.5k, 3e−7. */
+export function tickText(t: number): string {
+  if (t === 0) return '0';
+  const a = Math.abs(t);
+  if (a < 1e-3 || a >= 1e6) return t.toExponential(0).replace('-', '−').replace('e+', 'e');
+  if (a >= 1e4) return `${Number((t / 1e3).toFixed(1))}k`;
+  return String(Number(t.toPrecision(3))).replace('-', '−');
+}
+
+/** The y range: the data's, padded; a flat series gets a unit-sized range instead of uPlot's 0..100. */
+function yRange(_u: uPlot, min: number | null, max: number | null): uPlot.Range.MinMax {
+  if (min === null || max === null) return [0, 1];
+  if (min === max) {
+    if (min === 0) return [0, 1];
+    const pad = Math.abs(min) * 0.5;
+    return [min - pad, max + pad];
+  }
+  const pad = (max - min) * 0.08;
+  return [min >= 0 && min - pad < 0 ? 0 : min - pad, max + pad];
+}
+
+/** Integer step ticks (points are steps); uPlot picks the first increment that fits. */
+const STEP_INCRS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000];
+
+export class ChartsPanel {
+  private main: HTMLElement;
+  private other: HTMLElement;
+  private otherBox: HTMLDetailsElement;
+  private live = new Map<string, Live>();
+  private weight = 0.6;
+  private last: Map<string, Series> = new Map();
+
+  constructor(root: HTMLElement) {
+    root.innerHTML = html`<div class="toolbar">
+      <label for="smoothing">smoothing</label>
+      <input id="smoothing" type="range" min="0" max="0.99" step="0.01" value="${this.weight}" aria-describedby="smoothing-note">
+      <output for="smoothing" id="smoothing-value">${this.weight.toFixed(2)}</output>
+      <span class="muted" id="smoothing-note">bold: smoothed (debiased moving average) · faint: raw · hover a chart for values</span>
+    </div><div class="chart-grid main-charts"></div>
+    <details class="other-charts"><summary>every other metric the run reports</summary><div class="chart-grid"></div></details>`.text;
+    this.main = root.querySelector('.main-charts')!;
+    this.otherBox = root.querySelector('.other-charts')!;
+    this.other = this.otherBox.querySelector('.chart-grid')!;
+    const slider = root.querySelector<HTMLInputElement>('#smoothing')!;
+    const out = root.querySelector<HTMLOutputElement>('#smoothing-value')!;
+    slider.addEventListener('input', () => {
+      this.weight = Number(slider.value);
+      out.value = this.weight.toFixed(2);
+      this.render(this.last);
+    });
+    if (typeof ResizeObserver !== 'undefined') {
+      const ro = new ResizeObserver(() => {
+        for (const l of this.live.values()) if (l.el.clientWidth) l.chart.setSize(this.size(l.el));
+      });
+      ro.observe(this.main);
+      ro.observe(this.other);
+    }
+  }
+
+  private size(el: HTMLElement): { width: number; height: number } {
+    return { width: Math.max(240, el.clientWidth - 10), height: 170 };
+  }
+
+  render(series: Map<string, Series>): void {
+    this.last = series;
+    const charts = resolveCharts(series.keys());
+    this.main.querySelector('.empty')?.remove();
+    if (charts.length === 0) {
+      for (const l of this.live.values()) l.chart.destroy();
+      this.live.clear();
+      this.main.innerHTML = html`<p class="empty">No metrics yet. Each step of the run adds a point here.</p>`.text;
+      this.otherBox.hidden = true;
+      return;
+    }
+    const keep = new Set<string>();
+    let others = 0;
+    for (const c of charts) {
+      const curated = !c.spec.id.startsWith('m-');
+      if (!curated) others++;
+      keep.add(c.spec.id);
+      const aligned = align(c.keys.map((k) => series.get(k)!));
+      const data: uPlot.AlignedData = [aligned.x, ...aligned.ys.flatMap((y) => [smooth(y, this.weight), y])];
+      const signature = c.keys.join('|');
+      let l = this.live.get(c.spec.id);
+      if (l && l.signature !== signature) {
+        l.chart.destroy();
+        l.el.remove();
+        l = undefined;
+      }
+      if (!l) {
+        const el = document.createElement('figure');
+        el.className = 'chart';
+        el.dataset.chart = c.spec.id;
+        el.innerHTML = html`<figcaption>${c.spec.title}</figcaption>`.text;
+        (curated ? this.main : this.other).append(el);
+        const s: uPlot.Series[] = [{ label: c.spec.xLabel, value: (_u, v) => (v === null ? '–' : String(v)) }];
+        c.labels.forEach((label, i) => {
+          const color = COLORS[i % COLORS.length]!;
+          // The smoothed curve's legend shows the raw value beside it, as TensorBoard's tooltip does.
+          s.push({
+            label,
+            stroke: color,
+            width: 2,
+            spanGaps: true,
+            value: (u, v, si, idx) => (idx === null || v === null ? '–' : `${fmtNum(v)} (raw ${fmtNum(u.data[si + 1]?.[idx] as number | null)})`),
+          });
+          s.push({ label: `${label} raw`, class: 'raw', stroke: withAlpha(color, 0.28), width: 1, spanGaps: true, points: { show: false } });
+        });
+        const opts: uPlot.Options = {
+          ...this.size(el),
+          series: s,
+          scales: { x: { time: false }, y: c.spec.range01 ? { range: [0, 1] as uPlot.Range.MinMax } : { range: yRange } },
+          axes: [
+            { label: c.spec.xLabel, size: 36, incrs: STEP_INCRS },
+            { size: 50, values: (_u, ticks) => ticks.map(tickText) },
+          ],
+          legend: { live: true },
+          cursor: { drag: { x: false, y: false } },
+        };
+        l = { chart: new uPlot(opts, data, el), signature, el };
+        this.live.set(c.spec.id, l);
+      } else {
+        l.chart.setData(data);
+      }
+    }
+    for (const [id, l] of this.live) {
+      if (!keep.has(id)) {
+        l.chart.destroy();
+        l.el.remove();
+        this.live.delete(id);
+      }
+    }
+    this.otherBox.hidden = others === 0;
+    this.otherBox.querySelector('summary')!.textContent = `every other metric the run reports (${others})`;
+  }
+}

@@ -1,0 +1,45 @@
+// The stage/step progress bar with time remaining.
+import type { Stage } from '../../selfplay/events.ts';
+import { fmtDuration, fmtIteration } from '../format.ts';
+import { html, type Html } from '../html.ts';
+import { etaSeconds, type ProgressState } from '../state.ts';
+
+const STAGE_NAME: Record<Stage, string> = {
+  load: 'loading',
+  eval: 'held-out evaluation',
+  examiner: 'examiner (HRPO)',
+  generate: 'generating the student’s questions',
+  student: 'student (GRPO + λ·distillation)',
+  checkpoint: 'saving a checkpoint',
+  pretrain: 'pre-training',
+};
+
+export type RunPhase = 'idle' | 'starting' | 'running' | 'paused' | 'stopping' | 'stopped' | 'finished' | 'failed';
+
+export function renderProgress(p: ProgressState | null, phase: RunPhase, iterations: number | null, now = Date.now()): Html {
+  if (!p) {
+    const text: Record<RunPhase, string> = {
+      idle: 'Not running. Choose a model and a corpus, then Start.',
+      starting: 'Starting…',
+      running: 'Running…',
+      paused: 'Paused.',
+      stopping: 'Stopping…',
+      stopped: 'Stopped.',
+      finished: 'Finished.',
+      failed: 'Failed.',
+    };
+    return html`<div class="progress-line"><span class="phase ${phase}">${text[phase]}</span></div>`;
+  }
+  const frac = p.total > 0 ? Math.min(1, p.done / p.total) : 0;
+  const eta = phase === 'running' ? etaSeconds(p, now) : undefined;
+  const it = fmtIteration(p.iteration, iterations);
+  return html`<div class="progress-line">
+    <span class="phase ${phase}">${phase[0]!.toUpperCase() + phase.slice(1)}</span>
+    <span class="stage">${STAGE_NAME[p.stage] ?? p.stage}</span>
+    <span class="iter">${it}</span>
+    <span class="count">${p.done} / ${p.total}${p.label ? html` · ${p.label}` : ''}</span>
+    <span class="eta">${eta !== undefined ? html`≈ ${fmtDuration(eta)} left in this stage` : ''}</span>
+  </div>
+  <div class="bar" role="progressbar" aria-label="stage progress" aria-valuemin="0" aria-valuemax="${p.total}" aria-valuenow="${p.done}">
+    <div class="fill" style="width:${(frac * 100).toFixed(1)}%"></div></div>`;
+}

@@ -1,0 +1,47 @@
+// The data the page and the engine worker exchange (besides the WorkerApi's method calls).
+import type { SelfPlayConfig } from '../selfplay/config.ts';
+import type { CheckpointMeta } from './checkpoint-store.ts';
+import type { MemoryReport } from './estimate.ts';
+import type { DownloadProgress } from './hub.ts';
+import type { ModelSource } from './model-source.ts';
+import type { WireEvent } from './wire.ts';
+
+export type { ModelSource, MemoryReport, DownloadProgress, CheckpointMeta };
+
+export type CorpusSource = { kind: 'world' } | { kind: 'jsonl'; name: string; text: string };
+
+export interface CorpusReport {
+  ok: boolean;
+  passages?: number;
+  /** A few titles, to show the corpus was read as meant. */
+  sample?: string[];
+  /** "<file>:<line>: <problem>" for a bad file. */
+  error?: string;
+  line?: number;
+}
+
+export interface ModelReport {
+  ok: boolean;
+  where: string;
+  memory?: MemoryReport;
+  /** Bytes still to download (hub), and whether everything is cached already. */
+  downloadBytes?: number;
+  cached?: boolean;
+  /** Why the model cannot be used (bad id, missing files, unsupported architecture, too large...). */
+  error?: string;
+  /** 'bad-id' | 'missing' | 'unsupported' | 'too-large' | 'network' */
+  errorKind?: string;
+}
+
+export type RunPhase = 'idle' | 'starting' | 'running' | 'paused' | 'stopping' | 'stopped' | 'finished' | 'failed';
+
+/** A new run, or the continuation of a stored one (with the settings, weights and counters saved in it). */
+export type StartRequest = { config: SelfPlayConfig; model: ModelSource; corpus: CorpusSource; resumeFrom?: undefined } | { resumeFrom: string };
+
+export type WorkerMessage =
+  | { type: 'run'; event: WireEvent }
+  | { type: 'phase'; phase: RunPhase; error?: string; errorKind?: 'device-lost' | 'out-of-memory' | 'config' | 'other' }
+  | { type: 'download'; progress: DownloadProgress }
+  | { type: 'device-lost'; message: string; lastCheckpoint: string | null }
+  | { type: 'checkpoints'; list: CheckpointMeta[] }
+  | { type: 'notice'; level: 'info' | 'warn' | 'error'; message: string };
