@@ -1,0 +1,343 @@
+// npm run experiment -- [--out DIR] [--seeds 1,2,3] [--arms base,drzero,piplay,partial,gt] [--preset demo]
+//                       [--resume] [--drift-questions N] [--<setting> value ...]
+// The demo-scale reproduction of the papers' claims (ALGORITHM.md section 7): for every seed, the base model
+// (evaluated only), Dr. Zero (--privileged none) and π-Play with each privileged context, all in this
+// process through SelfPlayRun. Each run writes the folder `npm run train` writes, under DIR/runs/<arm>-seed<k>/,
+// plus result.json (what the report uses) and, for trained arms, drift.jsonl (the base model's answers to
+// each iteration's examiner questions). After every run DIR/results.md, results.json, em_by_iteration.svg
+// and drift.svg are rewritten from all finished runs.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { Engine } from '../gpu/engine.ts';
+import { nodeHost } from '../gpu/host/node.ts';
+import { CausalLM } from '../model/decoder.ts';
+import { exportModel } from '../model/io.ts';
+import { aggregate, type DriftPoint, type GenerationPoint, type SeedResult } from '../experiment/aggregate.ts';
+import { renderResults, type ResultsMeta } from '../experiment/markdown.ts';
+import { configDiff, DEFAULT_ARMS, DEFAULT_SEEDS, parseArms, parseSeeds, planExperiment, type ExperimentJob } from '../experiment/plan.ts';
+import { driftSvg, emByIterationSvg } from '../experiment/plots.ts';
+import type { BaseModel } from '../selfplay/base-model.ts';
+import { latestCheckpoint } from '../selfplay/checkpoint.ts';
+import { ConfigError, OPTIONS, optionHelp, PRESETS, type PresetName, type SelfPlayConfig } from '../selfplay/config.ts';
+import { NonFiniteLossError } from '../selfplay/context.ts';
+import type { Environment } from '../selfplay/environment.ts';
+import { evaluate } from '../selfplay/evaluate.ts';
+import type { QuestionRecord, RunEvent } from '../selfplay/events.ts';
+import { SelfPlayRun } from '../selfplay/loop.ts';
+import { parseArgs } from './args.ts';
+import { DirStorage } from './fs-storage.ts';
+import { ConsoleReporter, evalLine, formatTime } from './progress.ts';
+import { RunFolder } from './run-folder.ts';
+import { buildBase, buildEnvironment } from './setup.ts';
+
+const USAGE = [
+  'usage: npm run experiment -- [--out DIR] [--seeds 1,2,3] [--arms LIST] [--preset NAME] [--resume] [--<setting> value ...]',
+  '  --out DIR              the experiment folder (default runs/experiment)',
+  `  --seeds LIST           seeds, one run per arm and seed (default ${DEFAULT_SEEDS.join(',')})`,
+  `  --arms LIST            of base, drzero, piplay, partial, gt, gt-hop (default ${DEFAULT_ARMS.join(',')})`,
+  `  --preset NAME          starting settings of every run: ${Object.keys(PRESETS).join(', ')} (default demo)`,
+  '  --resume               keep the runs DIR already finished, continue unfinished ones from their checkpoint',
+  '  --drift-questions N    at most N examiner questions per iteration for the drift measure (default 0: all)',
+  'settings (each overrides the preset in every run; --seed and --privileged are set by --seeds and --arms):',
+  ...optionHelp(),
+].join('\n');
+
+/** result.json of a finished run: what the report uses, and the settings it ran with. */
+interface StoredResult extends SeedResult {
+  config: SelfPlayConfig;
+}
+
+function readJsonl<T>(path: string): T[] {
+  if (!existsSync(path)) return [];
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as T);
+}
+
+function showValue(v: unknown): string {
+  return Array.isArray(v) ? v.join(',') : typeof v === 'boolean' ? (v ? 'on' : 'off') : v === '' ? "''" : String(v);
+}
+
+/** The settings given on the command line, as `--flag value`. */
+function settingsText(settings: Partial<SelfPlayConfig>): string[] {
+  return (Object.keys(settings) as (keyof SelfPlayConfig)[]).map((k) => `--${OPTIONS[k].flag} ${showValue(settings[k])}`);
+}
+
+class Experiment {
+  private envs = new Map<string, Environment>();
+  private bases = new Map<string, { base: BaseModel; model: CausalLM | null }>();
+  readonly reporter = new ConsoleReporter();
+  readonly results: SeedResult[] = [];
+
+  constructor(
+    readonly engine: Engine,
+    readonly out: string,
+    readonly jobs: ExperimentJob[],
+    readonly opts: { resume: boolean; driftQuestions: number; preset: PresetName; settings: Partial<SelfPlayConfig>; arms: string[]; seeds: number[] },
+  ) {}
+
+  env(c: SelfPlayConfig): Environment {
+    const key = JSON.stringify([c.corpus, c.evalSet, c.worldSeed, c.worldSize, c.retrievalTopK, c.evalPerHop, c.evalHops]);
+    let env = this.envs.get(key);
+    if (!env) {
+      env = buildEnvironment(c);
+      this.envs.set(key, env);
+    }
+    return env;
+  }
+
+  /** The base model of a run (random-tiny depends on the seed), and its weights on the device for evaluation. */
+  async base(c: SelfPlayConfig): Promise<{ base: BaseModel; model: () => CausalLM }> {
+    const key = c.model === 'random-tiny' ? JSON.stringify([c.model, c.seed, c.tinyHidden, c.tinyLayers, c.tinyHeads, c.tinyKvHeads, c.tinyMaxPositions, c.tinyVocab]) : c.model;
+    let entry = this.bases.get(key);
+    if (!entry) {
+      entry = { base: await buildBase(this.engine, c, this.env(c)), model: null };
+      this.bases.set(key, entry);
+    }
+    const e = entry;
+    return { base: e.base, model: () => (e.model ??= CausalLM.fromHost(this.engine, e.base.cfg, (name) => e.base.weights.get(name))) };
+  }
+
+  /** Refuses, before any work, runs that already exist (without --resume) or were made with other settings. */
+  async check(): Promise<void> {
+    for (const job of this.jobs) {
+      const dir = join(this.out, job.dir);
+      const stored = join(dir, 'result.json');
+      const hasCheckpoint = existsSync(join(dir, 'checkpoints', 'latest.json'));
+      if (!this.opts.resume && (existsSync(stored) || hasCheckpoint || existsSync(join(dir, 'eval.jsonl')))) {
+        throw new ConfigError(`--out: ${dir} already holds a run; pass --resume to keep finished runs and continue the others, or choose another --out`);
+      }
+      if (this.opts.resume && existsSync(stored)) {
+        const r = JSON.parse(readFileSync(stored, 'utf8')) as StoredResult;
+        const differs = configDiff(r.config, job.config);
+        if (differs.length) throw new ConfigError(`--resume: ${dir} was run with other settings (${differs.join(', ')}); use the same settings or another --out`);
+      } else if (this.opts.resume && hasCheckpoint) {
+        const cp = await latestCheckpoint(new DirStorage(dir));
+        const differs = cp ? configDiff(cp.state.config, job.config) : [];
+        if (differs.length) throw new ConfigError(`--resume: ${dir} was started with other settings (${differs.join(', ')}); use the same settings or another --out`);
+      }
+    }
+  }
+
+  /** Runs (or, with --resume, loads) every job in order; returns false when stopped by Ctrl-C. */
+  async runAll(signal: AbortSignal): Promise<boolean> {
+    let k = 0;
+    for (const job of this.jobs) {
+      if (signal.aborted) return false;
+      k++;
+      const dir = join(this.out, job.dir);
+      const stored = join(dir, 'result.json');
+      if (this.opts.resume && existsSync(stored)) {
+        console.log(`experiment: [${k}/${this.jobs.length}] ${job.arm} seed ${job.seed}: finished before, kept (${dir})`);
+        this.results.push(JSON.parse(readFileSync(stored, 'utf8')) as StoredResult);
+        this.write();
+        continue;
+      }
+      console.log(`experiment: [${k}/${this.jobs.length}] ${job.arm} seed ${job.seed} -> ${dir}`);
+      const r = job.train ? await this.trainRun(job, dir, signal) : await this.baseRun(job, dir);
+      if (!r) return false;
+      writeFileSync(stored, JSON.stringify({ ...r, config: job.config } satisfies StoredResult, null, 2) + '\n');
+      this.results.push(r);
+      this.write();
+    }
+    return true;
+  }
+
+  private async baseRun(job: ExperimentJob, dir: string): Promise<SeedResult> {
+    const t0 = Date.now();
+    const c = job.config;
+    const folder = new RunFolder(dir);
+    const env = this.env(c);
+    folder.resetLogs();
+    folder.writeJson('config.json', c);
+    const { base, model } = await this.base(c);
+    const r = await evaluate({ config: c, base, env, emit: (ev) => this.reporter.handle(ev) }, -1, model());
+    const ev: RunEvent = { type: 'eval', metrics: r.metrics };
+    folder.log(ev);
+    console.log(evalLine(r.metrics, 'of the base model'));
+    return { arm: job.arm, seed: job.seed, trained: false, iterations: c.iterations, evals: [r.metrics], drift: [], generation: [], seconds: (Date.now() - t0) / 1000 };
+  }
+
+  /** One self-play run, as `npm run train` makes it; null when stopped by Ctrl-C (checkpointed). */
+  private async trainRun(job: ExperimentJob, dir: string, signal: AbortSignal): Promise<SeedResult | null> {
+    const t0 = Date.now();
+    const c = job.config;
+    const storage = new DirStorage(dir);
+    const folder = new RunFolder(dir);
+    const cp = this.opts.resume ? await latestCheckpoint(storage) : null;
+    const env = this.env(c);
+    if (cp) {
+      const differs = configDiff(cp.state.config, c);
+      if (differs.length) throw new ConfigError(`--resume: ${dir} was started with other settings (${differs.join(', ')}); use the same settings or another --out`);
+      folder.truncateLogs(cp.state.records);
+    } else {
+      folder.resetLogs();
+      folder.writeJson('config.json', c);
+    }
+    const { base, model } = await this.base(c);
+    const run = await SelfPlayRun.start({
+      engine: this.engine,
+      config: c,
+      base,
+      env,
+      storage,
+      resume: Boolean(cp),
+      listener: (ev) => {
+        folder.log(ev);
+        this.reporter.handle(ev);
+      },
+    });
+    let error: string | undefined;
+    try {
+      await run.run({ signal });
+    } catch (err) {
+      if (!(err instanceof NonFiniteLossError)) {
+        run.dispose();
+        throw err;
+      }
+      error = err.message;
+      console.error(`experiment: ${job.arm} seed ${job.seed} stopped: ${err.message}`);
+    }
+    if (!error && !run.done) {
+      await run.checkpoint();
+      run.dispose();
+      return null;
+    }
+    if (!error && c.policies === 'separate') {
+      const files = await exportModel(run.ctx.policies.student, { extraFiles: base.tokenizerFiles });
+      mkdirSync(join(dir, 'student'), { recursive: true });
+      for (const [name, bytes] of files) writeFileSync(join(dir, 'student', name), bytes);
+    }
+    const evals = run.state.evals.slice();
+    const generation: GenerationPoint[] = run.state.metrics
+      .filter((m) => m.stage === 'generate')
+      .map((m) => ({ iteration: m.iteration, questions: Number(m['questions'] ?? 0), validShare: Number(m['valid_share'] ?? 0), fallbackShare: Number(m['fallback_share'] ?? 0) }));
+    run.dispose();
+    const drift = await this.drift(job, dir, base, model, env);
+    return { arm: job.arm, seed: job.seed, trained: true, iterations: c.iterations, evals, drift, generation, seconds: (Date.now() - t0) / 1000, ...(error ? { error } : {}) };
+  }
+
+  /**
+   * The examiner's difficulty drift: the base model (a fixed student, greedy) on the valid questions the
+   * run's examiner wrote in data generation after each iteration's examiner stage (questions.jsonl records
+   * with step -1), the examiner's answer as gold. Writes the answers to drift.jsonl.
+   */
+  private async drift(job: ExperimentJob, dir: string, base: BaseModel, model: () => CausalLM, env: Environment): Promise<DriftPoint[]> {
+    const c = job.config;
+    const generated = readJsonl<QuestionRecord>(join(dir, 'questions.jsonl')).filter((q) => q.step === -1);
+    const lines: string[] = [];
+    const points: DriftPoint[] = [];
+    for (let it = 0; it < c.iterations; it++) {
+      let qs = generated.filter((q) => q.iteration === it);
+      if (this.opts.driftQuestions > 0) qs = qs.slice(0, this.opts.driftQuestions);
+      if (qs.length === 0) {
+        points.push({ iteration: it, n: 0, em: 0, emByHop: {} });
+        lines.push(JSON.stringify({ iteration: it, n: 0 }));
+        continue;
+      }
+      const questions = qs.map((q) => ({ question: q.question, answers: [q.answer], hops: q.hops }));
+      const r = await evaluate({ config: c, base, env, emit: (ev) => this.reporter.handle(ev) }, it, model(), questions);
+      points.push({ iteration: it, n: r.metrics.n, em: r.metrics.em, emByHop: r.metrics.emByHop });
+      lines.push(JSON.stringify({ ...r.metrics, answers: r.answers.map((a, i) => ({ ...a, gold: qs[i]!.answer })) }));
+      console.log(`drift: base model on ${r.metrics.n} examiner questions of iteration ${it + 1}: EM ${(100 * r.metrics.em).toFixed(1)}%`);
+    }
+    writeFileSync(join(dir, 'drift.jsonl'), lines.map((l) => l + '\n').join(''));
+    return points;
+  }
+
+  /** results.md, results.json and the two plots, from the runs finished so far. */
+  write(): void {
+    const trained = this.jobs.find((j) => j.train) ?? this.jobs[0]!;
+    const c = trained.config;
+    const iterations = c.iterations;
+    const summaries = aggregate(this.results, this.opts.arms, iterations);
+    const env = this.env(c);
+    const perHop = new Map<number, number>();
+    for (const q of env.evalSet) perHop.set(q.hops, (perHop.get(q.hops) ?? 0) + 1);
+    const meta: ResultsMeta = {
+      preset: this.opts.preset,
+      model: c.model,
+      corpus: c.corpus === 'world' ? `the fictional world (seed ${c.worldSeed}, ${env.passages.length} passages, BM25 top ${c.retrievalTopK})` : `${c.corpus} (${env.passages.length} passages)`,
+      heldOut: `${env.evalSet.length} questions (${[...perHop].sort((a, b) => a[0] - b[0]).map(([h, n]) => `${n} × ${h}-hop`).join(', ')})`,
+      iterations,
+      examinerSteps: c.examinerSteps,
+      studentSteps: c.studentSteps,
+      seeds: this.opts.seeds,
+      arms: this.opts.arms,
+      settings: settingsText(this.opts.settings),
+      planned: this.jobs.length,
+      finished: this.results.length,
+      startFromBase: this.opts.arms.includes('base') && this.opts.settings.evalAtStart === undefined,
+    };
+    writeFileSync(join(this.out, 'results.md'), renderResults(meta, summaries));
+    writeFileSync(join(this.out, 'results.json'), JSON.stringify({ meta, summaries, runs: this.results }, null, 2) + '\n');
+    writeFileSync(join(this.out, 'em_by_iteration.svg'), emByIterationSvg(summaries, iterations));
+    writeFileSync(join(this.out, 'drift.svg'), driftSvg(summaries, iterations));
+  }
+
+  dispose(): void {
+    for (const e of this.bases.values()) e.model?.dispose();
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  const args = parseArgs(argv, ['out', 'seeds', 'arms', 'preset', 'drift-questions'], ['resume', 'help']);
+  if (args.own['help']) {
+    console.log(USAGE);
+    return 0;
+  }
+  const out = resolve(args.own['out'] ?? 'runs/experiment');
+  const preset = (args.own['preset'] ?? 'demo') as PresetName;
+  const arms = args.own['arms'] !== undefined ? parseArms(args.own['arms']) : DEFAULT_ARMS;
+  const seeds = args.own['seeds'] !== undefined ? parseSeeds(args.own['seeds']) : DEFAULT_SEEDS;
+  const driftText = args.own['drift-questions'] ?? '0';
+  const driftQuestions = Number(driftText);
+  if (!Number.isInteger(driftQuestions) || driftQuestions < 0) throw new ConfigError(`--drift-questions: '${driftText}' is not allowed; use an integer >= 0`);
+  const resume = args.own['resume'] === 'true';
+  const jobs = planExperiment({ preset, arms, seeds, settings: args.settings });
+  mkdirSync(out, { recursive: true });
+
+  const engine = await Engine.create(nodeHost());
+  const exp = new Experiment(engine, out, jobs, { resume, driftQuestions, preset, settings: args.settings, arms, seeds });
+  await exp.check();
+  const c = jobs.find((j) => j.train)?.config ?? jobs[0]!.config;
+  const env = exp.env(c);
+  console.log(
+    `experiment: ${engine.info.description} (${engine.info.host}); preset ${preset}, model ${c.model}; arms ${arms.join(', ')}; seeds ${seeds.join(', ')}; ` +
+      `${c.iterations} iterations x (${c.examinerSteps} examiner + ${c.studentSteps} student steps); ${env.evalSet.length} held-out questions; ` +
+      `${jobs.length} runs; out ${out}`,
+  );
+
+  const abort = new AbortController();
+  const onSigint = () => {
+    if (abort.signal.aborted) process.exit(130);
+    console.error('\nstopping after the current step (Ctrl-C again to quit at once)...');
+    abort.abort();
+  };
+  process.on('SIGINT', onSigint);
+  const t0 = Date.now();
+  let finished: boolean;
+  try {
+    finished = await exp.runAll(abort.signal);
+  } finally {
+    process.off('SIGINT', onSigint);
+    exp.dispose();
+  }
+  engine.destroy();
+  if (!finished) {
+    console.log(`experiment: stopped; ${exp.results.length} of ${jobs.length} runs finished (results.md has them); continue with --resume`);
+    return 130;
+  }
+  console.log(`\n${readFileSync(join(out, 'results.md'), 'utf8')}`);
+  console.log(`experiment: done in ${formatTime((Date.now() - t0) / 1000)}; ${join(out, 'results.md')}, em_by_iteration.svg, drift.svg`);
+  return 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err) => {
+    console.error(err instanceof ConfigError ? `${err.message}\n(npm run experiment -- --help lists the options)` : (err as Error).message);
+    process.exit(1);
+  },
+);

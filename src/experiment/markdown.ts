@@ -1,0 +1,177 @@
+// results.md of `npm run experiment` (pure): markdown tables of the aggregated runs, whatever the numbers
+// are. EM cells are "mean ± std" over seeds in percent (sample std, n - 1); one seed shows the mean alone;
+// "—" marks no value.
+import { armLabel, runDir } from './plan.ts';
+import { claims, type ArmSummary, type Stat } from './aggregate.ts';
+
+/** `12.5 ± 3.1` (x100, one decimal), `12.5` for one seed, `—` for none. */
+export function formatPct(s: Stat | null): string {
+  if (!s) return '—';
+  const m = (100 * s.mean).toFixed(1);
+  return s.n > 1 ? `${m} ± ${(100 * s.std).toFixed(1)}` : m;
+}
+
+/** `1.25 ± 0.10` (two decimals), `1.25` for one seed, `—` for none. */
+export function formatNum(s: Stat | null, digits = 2): string {
+  if (!s) return '—';
+  const m = s.mean.toFixed(digits);
+  return s.n > 1 ? `${m} ± ${s.std.toFixed(digits)}` : m;
+}
+
+function cell(s: string): string {
+  return s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+}
+
+export function table(head: string[], rows: string[][]): string {
+  const line = (r: string[]) => `| ${r.map(cell).join(' | ')} |`;
+  return [line(head), `|${head.map(() => '---').join('|')}|`, ...rows.map(line)].join('\n');
+}
+
+export interface ResultsMeta {
+  preset: string;
+  model: string;
+  /** e.g. "world seed 1, 400 passages" or a corpus file. */
+  corpus: string;
+  /** Held-out questions and how they split by hop count. */
+  heldOut: string;
+  iterations: number;
+  examinerSteps: number;
+  studentSteps: number;
+  seeds: number[];
+  arms: string[];
+  /** The command-line settings that override the preset, as `--flag value`. */
+  settings: string[];
+  /** Runs planned and runs finished (results.md is rewritten after every run). */
+  planned: number;
+  finished: number;
+  /** The trained arms skipped their own start evaluation (the base arm gives it). */
+  startFromBase: boolean;
+}
+
+function iterationHeads(n: number): string[] {
+  return Array.from({ length: n }, (_, i) => `it ${i + 1}`);
+}
+
+export function renderResults(meta: ResultsMeta, summaries: readonly ArmSummary[]): string {
+  const hops = [...new Set(summaries.flatMap((s) => Object.keys(s.final.byHop)))].sort((a, b) => Number(a) - Number(b));
+  const its = meta.iterations;
+  const out: string[] = [];
+  out.push(`# π-Play, Dr. Zero and the privileged-context ablation (preset ${meta.preset}): results`, '');
+  out.push(
+    `Preset \`${meta.preset}\`${meta.settings.length ? ` with ${meta.settings.map((s) => `\`${s}\``).join(' ')}` : ''}; model \`${meta.model}\`; ` +
+      `corpus: ${meta.corpus}; held-out set: ${meta.heldOut}, greedy decoding. ${its} iteration${its === 1 ? '' : 's'} of ` +
+      `${meta.examinerSteps} examiner + ${meta.studentSteps} student steps; seeds ${meta.seeds.join(', ')}.`,
+  );
+  out.push('');
+  out.push(
+    'Each cell is the mean ± standard deviation over seeds (sample std, n − 1) in percent unless said otherwise; a single seed shows ' +
+      'the mean alone; "—" is no value. Written by `npm run experiment`; the settings were not tuned on the held-out set.',
+  );
+  if (meta.finished < meta.planned) out.push('', `**Partial results: ${meta.finished} of ${meta.planned} runs finished.**`);
+  out.push('');
+
+  out.push(`## Held-out exact match after iteration ${its}`, '');
+  out.push(
+    table(
+      ['arm', 'seeds', 'EM', ...hops.map((h) => `${h}-hop`), 'multi-hop (≥2)', 'searches / rollout', 'redundancy'],
+      summaries.map((s) => [
+        armLabel(s.arm),
+        String(s.final.em?.n ?? 0),
+        formatPct(s.final.em),
+        ...hops.map((h) => formatPct(s.final.byHop[h] ?? null)),
+        formatPct(s.final.multiHop),
+        formatNum(s.final.searches),
+        formatNum(s.final.redundancy),
+      ]),
+    ),
+  );
+  out.push('');
+  out.push(
+    '"multi-hop" is, per seed, the mean of the EMs of hops ≥ 2. Searches / rollout and redundancy (share of a rollout\'s queries ' +
+      'that repeat an earlier one, over rollouts that searched) are from the same greedy held-out rollouts, not percentages.',
+  );
+  out.push('');
+
+  const hasStart = summaries.some((s) => s.trained && s.start.em);
+  out.push('## Held-out EM after each iteration', '');
+  const head = ['arm', 'hops', ...(hasStart ? ['before'] : []), ...iterationHeads(its)];
+  const rows: string[][] = [];
+  for (const s of summaries) {
+    const row = (label: string, pick: (e: ArmSummary['start']) => Stat | null) => [
+      armLabel(s.arm),
+      label,
+      ...(hasStart ? [formatPct(pick(s.start))] : []),
+      ...s.byIteration.map((e) => formatPct(pick(e))),
+    ];
+    rows.push(row('all', (e) => e.em));
+    for (const h of hops) rows.push(row(h, (e) => e.byHop[h] ?? null));
+  }
+  out.push(table(head, rows));
+  out.push('');
+  out.push(
+    `The base model is not trained: its row repeats its one evaluation in every column.${meta.startFromBase ? ' It is also the "before training" point of every arm (the same weights, evaluated greedily), so the trained arms did not evaluate before training.' : ''}`,
+  );
+  out.push('');
+
+  const trained = summaries.filter((s) => s.trained);
+  if (trained.length) {
+    out.push("## The examiner's difficulty drift", '');
+    out.push(
+      "A fixed student, the base model, answers (greedily, with search) the valid questions each arm's examiner wrote for the " +
+        "student's training set after the examiner stage of iteration i; the gold answer is the examiner's. If the examiner's " +
+        'questions get harder over the iterations, this EM drops. Cells: mean ± std over seeds of the EM, and the number of ' +
+        'questions summed over seeds (q); "—" where the examiner wrote no valid question.',
+    );
+    out.push('');
+    out.push(
+      table(
+        ['arm', ...iterationHeads(its)],
+        trained.map((s) => [armLabel(s.arm), ...s.drift.map((d) => (d.em ? `${formatPct(d.em)} (${d.questions} q)` : `— (${d.questions} q)`))]),
+      ),
+    );
+    out.push('');
+    out.push('## Where the training questions came from', '');
+    out.push(
+      "Per iteration: the share of the examiner's data-generation rollouts with a valid format (valid), and the share of the " +
+        "student's training set that the world generator filled because the examiner wrote too few valid questions (fallback, " +
+        "the project's `--fallback-questions world`). A high fallback share means the student mostly trained on world-generated " +
+        'questions rather than on self-play questions.',
+    );
+    out.push('');
+    out.push(
+      table(
+        ['arm', ...iterationHeads(its)],
+        trained.map((s) => [armLabel(s.arm), ...s.validShare.map((v, i) => `valid ${formatPct(v)} · fallback ${formatPct(s.fallback[i] ?? null)}`)]),
+      ),
+    );
+    out.push('');
+  }
+
+  const cs = claims(summaries);
+  if (cs.length) {
+    out.push("## The papers' claims at this scale", '');
+    out.push(
+      'Compared on the means over seeds. "holds" means the difference exceeds the larger of the two standard deviations over ' +
+        'seeds; "within seed noise" means it does not. EM after the last iteration. Fewer searches are the papers\' efficiency ' +
+        'claim only at an equal or higher EM: a student that stops searching also searches less.',
+    );
+    out.push('');
+    if (summaries.every((s) => !s.final.em || s.final.em.mean === 0)) {
+      out.push('**Every arm\'s held-out EM is 0: no arm answers a held-out question at this scale, so these comparisons cannot separate the methods.**', '');
+    }
+    out.push(table(['claim', 'numbers', 'verdict'], cs.map((c) => [c.claim, c.numbers, c.verdict])));
+    out.push('');
+  }
+
+  out.push('## Runs', '');
+  out.push(
+    table(
+      ['arm', 'seeds', 'run folders', 'wall time per run (s)'],
+      summaries.map((s) => [armLabel(s.arm), s.seeds.join(', '), s.seeds.map((k) => runDir(s.arm, k)).join(', '), formatNum(s.seconds, 0)]),
+    ),
+  );
+  const errors = summaries.flatMap((s) => s.errors.map((e) => `- ${armLabel(s.arm)}, seed ${e.seed}: ${e.error}`));
+  if (errors.length) out.push('', 'Runs that stopped with an error (their later evaluations are missing from the tables):', '', ...errors);
+  out.push('');
+  return out.join('\n');
+}

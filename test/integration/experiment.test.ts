@@ -1,0 +1,124 @@
+// `npm run experiment` end to end at toy size (the smoke preset, a random tiny model): 3 arms x 2 seeds x
+// 2 iterations in one process. Checks the run folders, that results.md has one row per arm whose
+// mean ± std match the run folders' own eval.jsonl, that both plots are well-formed SVG with one point
+// per iteration, and --resume (finished runs kept, an unfinished one completed, a used folder refused).
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EvalMetrics } from '../../src/selfplay/events.ts';
+import { markdownTable } from '../helpers/markdown-table.ts';
+import { parseXml, polylinePoints } from '../helpers/xml-check.ts';
+
+const out = mkdtempSync(join(tmpdir(), 'piplay-experiment-'));
+afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+const ARMS = ['base', 'drzero', 'piplay'];
+const SEEDS = [1, 2];
+const ITERATIONS = 2;
+const ARGS = ['--out', out, '--preset', 'smoke', '--seeds', SEEDS.join(','), '--arms', ARMS.join(','), '--iterations', String(ITERATIONS)];
+
+function experiment(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    execFile(process.execPath, ['--import', 'tsx', 'src/cli/experiment.ts', ...args], { maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
+      done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+function jsonl<T>(path: string): T[] {
+  return readFileSync(path, 'utf8').split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as T);
+}
+
+/** Mean ± sample std in percent, as results.md writes it (computed here independently). */
+function pm(values: number[]): string {
+  const m = values.reduce((a, b) => a + b, 0) / values.length;
+  const s = Math.sqrt(values.reduce((a, v) => a + (v - m) ** 2, 0) / (values.length - 1));
+  return `${(100 * m).toFixed(1)} ± ${(100 * s).toFixed(1)}`;
+}
+
+let first: { code: number; stdout: string; stderr: string };
+
+beforeAll(async () => {
+  first = await experiment(ARGS);
+}, 300_000);
+
+describe('npm run experiment (smoke preset, 3 arms x 2 seeds)', () => {
+  it('finishes and writes every run folder as npm run train does', () => {
+    expect(first.code, first.stderr).toBe(0);
+    for (const arm of ARMS) {
+      for (const seed of SEEDS) {
+        const dir = join(out, 'runs', `${arm}-seed${seed}`);
+        for (const f of ['config.json', 'metrics.jsonl', 'questions.jsonl', 'rollouts.jsonl', 'eval.jsonl', 'result.json']) expect(existsSync(join(dir, f)), `${dir}/${f}`).toBe(true);
+        const config = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
+        expect(config.seed).toBe(seed);
+        const evals = jsonl<EvalMetrics>(join(dir, 'eval.jsonl'));
+        if (arm === 'base') {
+          expect(evals.map((e) => e.iteration)).toEqual([-1]);
+        } else {
+          expect(config.privileged).toBe(arm === 'drzero' ? 'none' : 'full');
+          // The base arm is the "before training" point: one evaluation after each iteration only.
+          expect(evals.map((e) => e.iteration)).toEqual([0, 1]);
+          for (const f of ['checkpoints/latest.json', 'student/config.json', 'student/model.safetensors', 'drift.jsonl']) expect(existsSync(join(dir, f)), `${dir}/${f}`).toBe(true);
+          expect(jsonl<{ iteration: number }>(join(dir, 'drift.jsonl')).map((d) => d.iteration)).toEqual([0, 1]);
+        }
+      }
+    }
+    for (const f of ['results.md', 'results.json', 'em_by_iteration.svg', 'drift.svg']) expect(existsSync(join(out, f)), f).toBe(true);
+  });
+
+  it('results.md: one row per arm, mean ± std over seeds as the run folders give them', () => {
+    const md = readFileSync(join(out, 'results.md'), 'utf8');
+    const t = markdownTable(md, `Held-out exact match after iteration ${ITERATIONS}`);
+    expect(t.rows.map((r) => r[0])).toEqual(['base model (no training)', 'Dr. Zero (no teacher)', 'π-Play (full QCP)']);
+    const col = (name: string) => t.head.indexOf(name);
+    ARMS.forEach((arm, i) => {
+      const finals = SEEDS.map((seed) => {
+        const evals = jsonl<EvalMetrics>(join(out, 'runs', `${arm}-seed${seed}`, 'eval.jsonl'));
+        return evals[evals.length - 1]!;
+      });
+      const row = t.rows[i]!;
+      expect(row[col('seeds')]).toBe('2');
+      expect(row[col('EM')]).toBe(pm(finals.map((e) => e.em)));
+      for (const h of ['1', '2']) expect(row[col(`${h}-hop`)]).toBe(pm(finals.map((e) => e.emByHop[h]!)));
+    });
+    expect(md).toContain("## The examiner's difficulty drift");
+    expect(markdownTable(md, 'Held-out EM after each iteration').head).toEqual(['arm', 'hops', 'it 1', 'it 2']);
+  });
+
+  it('the plots are well-formed SVG: a polyline per arm with one point per iteration', () => {
+    const em = parseXml(readFileSync(join(out, 'em_by_iteration.svg'), 'utf8'));
+    expect(em.root).toBe('svg');
+    const lines = em.elements.filter((e) => e.name === 'polyline');
+    expect(lines.map((l) => l.attrs['data-series'])).toEqual(ARMS);
+    for (const l of lines) expect(polylinePoints(l)).toHaveLength(ITERATIONS);
+    const drift = parseXml(readFileSync(join(out, 'drift.svg'), 'utf8'));
+    expect(drift.root).toBe('svg');
+    // A random tiny examiner writes no valid question, so the drift plot may hold no line; any it holds
+    // has at most one point per iteration.
+    for (const l of drift.elements.filter((e) => e.name === 'polyline')) expect(polylinePoints(l).length).toBeLessThanOrEqual(ITERATIONS);
+  });
+
+  it('refuses a used folder without --resume; with --resume keeps finished runs and completes an unfinished one', async () => {
+    const again = await experiment(ARGS);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/already holds a run; pass --resume/);
+
+    const before = readFileSync(join(out, 'results.md'), 'utf8');
+    const finalTable = (md: string) => markdownTable(md, `Held-out exact match after iteration ${ITERATIONS}`);
+    // An unfinished run: its checkpoint is there but not its result.json.
+    rmSync(join(out, 'runs', 'piplay-seed2', 'result.json'));
+    const resumed = await experiment([...ARGS, '--resume']);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout.match(/finished before, kept/g)).toHaveLength(ARMS.length * SEEDS.length - 1);
+    expect(existsSync(join(out, 'runs', 'piplay-seed2', 'result.json'))).toBe(true);
+    expect(finalTable(readFileSync(join(out, 'results.md'), 'utf8'))).toEqual(finalTable(before));
+    // The resumed run's logs were not doubled.
+    expect(jsonl(join(out, 'runs', 'piplay-seed2', 'eval.jsonl'))).toHaveLength(ITERATIONS);
+
+    const other = await experiment([...ARGS, '--resume', '--topk', '4']);
+    expect(other.code).toBe(1);
+    expect(other.stderr).toMatch(/other settings \(--topk\)/);
+  }, 300_000);
+});
