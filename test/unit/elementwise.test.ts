@@ -163,6 +163,7 @@ describe('transpose2d', () => {
     [17, 33],
     [40, 3],
     [1, 300],
+    [2, 1_100_000], // wider than 65535 workgroups of 16 columns: the launch must fold
   ]) {
     it(`[${R}, ${C}]`, async () => {
       const a = randn(R * C, R + 3 * C);

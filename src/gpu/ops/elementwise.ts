@@ -128,7 +128,7 @@ export function transpose2d(a: Tensor): Tensor {
   expect(a, 'transpose2d', { rank: 2, dtype: ['f32', 'i32', 'u32'] });
   const [R, C] = a.shape as [number, number];
   const out = e.empty([C, R], a.dtype);
-  e.dispatch({ shader: 'transpose', params: [R, C], bindings: [a, out], workgroups: [Math.ceil(C / 16), Math.ceil(R / 16)] });
+  e.dispatch({ shader: 'transpose', params: [R, C], bindings: [a, out], workgroups: e.grid(R * C, 256) });
   e.record([a], [out], ([g]) => [transpose2d(g!)]);
   return out;
 }
