@@ -22,7 +22,7 @@ import type { Tokenizer } from '../model/tokenizer.ts';
 import { encodeToolReply } from './tool-reply.ts';
 
 /** The search tool: the top passages for a query (the caller decides how many; the spec says 3). */
-export type SearchFn = (query: string) => readonly Passage[];
+export type SearchFn = (query: string) => readonly Passage[] | Promise<readonly Passage[]>;
 
 export interface RolloutOptions {
   role: Role;
@@ -175,7 +175,7 @@ export async function runRollouts(model: CausalLM, tok: Tokenizer, prompts: read
     );
     turn++;
     const next: number[] = [];
-    active.forEach((r, j) => {
+    for (const [j, r] of active.entries()) {
       const s = session.sequences[r]!;
       const st = state[r]!;
       st.turns++;
@@ -184,17 +184,17 @@ export async function runRollouts(model: CausalLM, tok: Tokenizer, prompts: read
       const action = turnAction(opts.role, turnText, responseText, s.stop);
       if (action.kind === 'done') {
         st.finish = action.finish;
-        return;
+        continue;
       }
       if (action.kind === 'search') {
-        const passages = opts.search(action.query);
+        const passages = await opts.search(action.query);
         const reply = encodeToolReply(tok, passages, opts.toolTokens);
         session.append(r, reply.ids);
         st.searches.push({ query: action.query, passages, information: reply.body, tokens: reply.ids.length });
       }
       if (st.turns >= opts.maxTurns) st.finish = 'turns';
       else next.push(r);
-    });
+    }
     active = next;
     opts.onTurn?.(turn, active.length);
   }

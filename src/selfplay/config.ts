@@ -31,6 +31,9 @@ export interface SelfPlayConfig {
   evalSet: string;
   worldSeed: number;
   worldSize: number;
+  /** The search tool: BM25 (no download) or dense E5-style retrieval with `denseModel` from the hub. */
+  retriever: 'bm25' | 'dense';
+  denseModel: string;
   /** Passages a search returns (top k). */
   retrievalTopK: number;
   /** Held-out questions per hop count, and the hop counts (world corpus only). */
@@ -131,6 +134,8 @@ export const PAPER: SelfPlayConfig = {
   evalSet: '',
   worldSeed: 1,
   worldSize: 400,
+  retriever: 'bm25',
+  denseModel: 'Xenova/e5-base-v2',
   retrievalTopK: 3,
   evalPerHop: 25,
   evalHops: [1, 2, 3, 4],
@@ -267,6 +272,8 @@ export const OPTIONS: { [K in keyof SelfPlayConfig]: OptionSpec } = {
   evalSet: { flag: 'eval-set', kind: { t: 'string', empty: true }, help: "held-out questions JSONL ({question,answers,hops}); '' = the world's" },
   worldSeed: { flag: 'world-seed', kind: int(0), help: 'seed of the fictional world' },
   worldSize: { flag: 'world-size', kind: int(20), help: 'entities (= passages) of the world' },
+  retriever: { flag: 'retriever', kind: { t: 'enum', values: ['bm25', 'dense'] }, help: 'search tool: bm25 (default, no download) or dense (E5, from the hub)' },
+  denseModel: { flag: 'dense-model', kind: { t: 'string' }, help: 'hub id of the E5-style embedding model for --retriever dense' },
   retrievalTopK: { flag: 'retrieval-top-k', kind: int(1), help: 'passages per search' },
   evalPerHop: { flag: 'eval-per-hop', kind: int(0), help: 'held-out questions per hop count' },
   evalHops: { flag: 'eval-hops', kind: { t: 'ints', min: 1 }, help: 'hop counts of the held-out set, e.g. 1,2,3,4' },

@@ -57,7 +57,7 @@ export function rolloutOptions(ctx: Pick<RunContext, 'config' | 'env' | 'base'>,
   const c = ctx.config;
   return {
     role,
-    search: ctx.env.search,
+    search: c.retriever === 'dense' ? ctx.env.denseSearch(c.denseModel) : ctx.env.search,
     maxTurns: c.maxTurns,
     turnTokens: c.turnTokens,
     toolTokens: c.toolTokens,

@@ -14,6 +14,7 @@ import {
   type World,
   type WorldQuestion,
 } from '../env/index.ts';
+import { DenseIndex, transformersEmbedder, type Embedder } from '../env/dense.ts';
 import type { SelfPlayConfig } from './config.ts';
 
 /** A question the student trains on, with how it was made (the teacher's privileged context). */
@@ -55,8 +56,26 @@ export class Environment {
     return new Environment(world.passages, evalSet.map(toEval), c.retrievalTopK, world);
   }
 
-  /** The search tool: the top-k passages for a query. */
+  /** The search tool: the top-k passages for a query, by BM25. */
   search = (query: string): Passage[] => this.index.search(query, this.topK).map((h) => h.passage);
+
+  private dense = new Map<string, Promise<DenseIndex>>();
+
+  /**
+   * The search tool by dense retrieval on `model` (E5 style). The passages are embedded on the first
+   * search (once per model); a model that cannot be loaded fails that search with a message.
+   */
+  denseSearch(model: string, embedder: Embedder = transformersEmbedder(model)): (query: string) => Promise<Passage[]> {
+    return async (query) => {
+      let index = this.dense.get(model);
+      if (!index) {
+        index = DenseIndex.build(this.passages, embedder);
+        this.dense.set(model, index);
+        index.catch(() => this.dense.delete(model));
+      }
+      return (await (await index).search(query, this.topK)).map((h) => h.passage);
+    };
+  }
 
   /** A source document, uniformly. */
   sampleSource(rng: Rng): Passage {

@@ -105,6 +105,23 @@ describe('runRollouts on a scripted model', () => {
     expect(r1!.turns).toBe(1);
   });
 
+  it('awaits an asynchronous search tool (dense retrieval) and appends the same reply', async () => {
+    const m = model();
+    const turn1 = ids('<search>alpha founder</search>');
+    const turn2 = ids('<answer>Beta</answer>');
+    m.script(prompts[2]!, [...turn1, ...turn2]);
+    const asked: string[] = [];
+    const asyncSearch = async (q: string) => {
+      asked.push(q);
+      await new Promise((r) => setTimeout(r, 5));
+      return passages;
+    };
+    const [r] = await runRollouts(m, tok, [prompts[2]!], opts({ search: asyncSearch }));
+    expect(asked).toEqual(['alpha founder']);
+    expect(r!.ids).toEqual([...prompts[2]!, ...turn1, ...encodeToolReply(tok, passages, 1000).ids, ...turn2]);
+    expect(r!.finish).toBe('answer');
+  });
+
   it('stops after maxTurns turns and at the per-turn token budget', async () => {
     const m = model();
     const s = ids('<search>q</search>');
