@@ -73,7 +73,7 @@ export function filesFromHub(modelId: string, opts: HubOptions = {}): ReadFile {
     }
     if (!res.ok) throw new Error(`downloading ${file} of ${modelId} failed: HTTP ${res.status} ${res.statusText}`);
     const total = Number(res.headers.get('content-length') ?? 0);
-    const bytes = await readWithProgress(res, total, (loaded) => opts.onProgress?.({ file, loaded, total, cached: false }));
+    const bytes = await readWithProgress(res, (loaded) => opts.onProgress?.({ file, loaded, total, cached: false }));
     if (cache) {
       try {
         await cache.put(url, new Response(bytes.slice().buffer, { headers: { 'content-length': String(bytes.length) } }));
@@ -85,7 +85,7 @@ export function filesFromHub(modelId: string, opts: HubOptions = {}): ReadFile {
   };
 }
 
-async function readWithProgress(res: Response, total: number, onChunk: (loaded: number) => void): Promise<Uint8Array> {
+async function readWithProgress(res: Response, onChunk: (loaded: number) => void): Promise<Uint8Array> {
   if (!res.body) {
     const b = new Uint8Array(await res.arrayBuffer());
     onChunk(b.length);
@@ -101,7 +101,7 @@ async function readWithProgress(res: Response, total: number, onChunk: (loaded: 
     loaded += value.length;
     onChunk(loaded);
   }
-  const out = new Uint8Array(total > 0 && total === loaded ? total : loaded);
+  const out = new Uint8Array(loaded);
   let at = 0;
   for (const c of chunks) {
     out.set(c, at);

@@ -5,6 +5,7 @@
 import type { Engine } from '../gpu/engine.ts';
 import { expectedTensors, type ModelConfig } from './config.ts';
 import { CausalLM } from './decoder.ts';
+import { mulberry32 } from './seeded.ts';
 
 export interface TinyConfigOptions {
   vocabSize: number;
@@ -63,16 +64,9 @@ export interface InitOptions {
   initializerRange?: number;
 }
 
-/** Seeded N(0, 1) draws: mulberry32 + Box-Muller (a local copy keeps `model` free of `env`). */
+/** Seeded N(0, 1) draws: mulberry32 + Box-Muller. */
 function normals(seed: number): () => number {
-  let s = seed >>> 0;
-  const uniform = () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const uniform = mulberry32(seed);
   let spare: number | null = null;
   return () => {
     if (spare !== null) {

@@ -6,6 +6,7 @@ import type { Tensor } from '../gpu/tensor.ts';
 import { add, scale } from '../gpu/ops/elementwise.ts';
 import { linear } from '../gpu/ops/matmul.ts';
 import type { ModelConfig } from './config.ts';
+import { mulberry32 } from './seeded.ts';
 
 export interface LoraOptions {
   rank: number;
@@ -33,13 +34,7 @@ export class LoraSet {
   ) {
     this.scale = opts.alpha / opts.rank;
     const targets = opts.targets ?? LORA_TARGETS;
-    let s = (opts.seed ?? 0) >>> 0;
-    const rand = () => {
-      s = (s + 0x6d2b79f5) >>> 0;
-      let t = Math.imul(s ^ (s >>> 15), s | 1);
-      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
+    const rand = mulberry32(opts.seed ?? 0);
     const qOut = cfg.heads * cfg.headDim;
     const kvOut = cfg.kvHeads * cfg.headDim;
     const shapes: Record<string, [number, number]> = {
