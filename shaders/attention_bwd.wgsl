@@ -45,25 +45,9 @@ var<workgroup> ts: array<vec2f, BK>; // dkv: (lse, D) of the staged queries
 var<workgroup> partS: array<f32, PART>; // [row][chunk][block item] partial q.k
 var<workgroup> partP: array<f32, PART>; // [row][chunk][block item] partial dO.v
 
-fn nChunks() -> u32 { if (FIXED) { return NC; } return p.nc; }
-fn nVec4() -> u32 { if (FIXED) { return CV; } return p.cv; }
-fn blockLen() -> u32 { if (FIXED) { return BK; } return p.bk; }
+#include "lib/attention_tiled.wgsl"
+#include "lib/attention_first_key.wgsl"
 
-fn ldq(base: u32, d: u32) -> vec4f {
-  var r = vec4f(0.0);
-  for (var x = 0u; x < 4u; x++) { if (d + x < p.Dh) { r[x] = q[base + d + x]; } }
-  return r;
-}
-fn ldk(base: u32, d: u32) -> vec4f {
-  var r = vec4f(0.0);
-  for (var x = 0u; x < 4u; x++) { if (d + x < p.Dh) { r[x] = k[base + d + x]; } }
-  return r;
-}
-fn ldv(base: u32, d: u32) -> vec4f {
-  var r = vec4f(0.0);
-  for (var x = 0u; x < 4u; x++) { if (d + x < p.Dh) { r[x] = v[base + d + x]; } }
-  return r;
-}
 fn lddo(base: u32, d: u32) -> vec4f {
   var r = vec4f(0.0);
   for (var x = 0u; x < 4u; x++) { if (d + x < p.Dh) { r[x] = dO[base + d + x]; } }
@@ -79,11 +63,6 @@ fn stOut(base: u32, d: u32, x4: vec4f) {
 }
 fn stAux(base: u32, d: u32, x4: vec4f) {
   for (var x = 0u; x < 4u; x++) { if (d + x < p.Dh) { aux[base + d + x] = x4[x]; } }
-}
-
-fn firstKey(b: u32) -> u32 {
-  if (p.hasKeyStart != 0u) { return u32(max(keyStart[b], 0)); }
-  return 0u;
 }
 
 // ---------------------------------------------------------------------------------------- dQ (and D)
@@ -111,11 +90,7 @@ fn dq(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u
   let mine = rl * nc + ch;
   let ks = firstKey(b);
   let rowEnd = min(p.off + i + 1u, p.Tk);
-  let r0 = wid.x * rowsPerWg;
-  let r1 = min(r0 + rowsPerWg, nRows) - 1u;
-  var lastI = p.Tq - 1u;
-  if (r0 / p.Tq == r1 / p.Tq) { lastI = r1 % p.Tq; }
-  let wgEnd = min(p.off + lastI + 1u, p.Tk);
+  let wgEnd = blockKeyEnd(wid.x * rowsPerWg, rowsPerWg, nRows);
 
   var qv: array<vec4f, MAXV>;
   var gv: array<vec4f, MAXV>; // dO
@@ -142,19 +117,7 @@ fn dq(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u
   }
 
   for (var kb = ks; kb < wgEnd; kb += bk) {
-    for (var idx = lid; idx < bk * vecsPerRow; idx += WG) {
-      let key = kb + idx / vecsPerRow;
-      let d = (idx % vecsPerRow) * 4u;
-      var kx = vec4f(0.0);
-      var vx = vec4f(0.0);
-      if (key < p.Tk) {
-        kx = ldk(kvBase + key * p.Dh, d);
-        vx = ldv(kvBase + key * p.Dh, d);
-      }
-      ta[idx] = kx;
-      tb[idx] = vx;
-    }
-    workgroupBarrier();
+    stageKV(lid, kb, kvBase, vecsPerRow, bk);
     if (live) {
       for (var j = 0u; j < bk; j++) {
         var s = 0.0;

@@ -41,30 +41,12 @@ struct Params {
 @group(0) @binding(5) var<storage, read_write> o: array<f32>;
 @group(0) @binding(6) var<storage, read_write> stats: array<f32>;
 
-var<workgroup> kt: array<vec4f, TILE>; // [key][head-dim vec4], zero padded to nc * cv vec4s
-var<workgroup> vt: array<vec4f, TILE>;
+var<workgroup> ta: array<vec4f, TILE>; // K rows: [key][head-dim vec4], zero padded to nc * cv vec4s
+var<workgroup> tb: array<vec4f, TILE>; // V rows, likewise
 var<workgroup> part: array<f32, PART>; // [row][chunk][key] partial scores
 
-fn nChunks() -> u32 { if (FIXED) { return NC; } return p.nc; }
-fn nVec4() -> u32 { if (FIXED) { return CV; } return p.cv; }
-fn blockLen() -> u32 { if (FIXED) { return BK; } return p.bk; }
-
-// Four consecutive elements of a row starting at column d, zero past the head dimension.
-fn ldq(base: u32, d: u32) -> vec4f {
-  var r = vec4f(0.0);
-  for (var x = 0u; x < 4u; x++) { if (d + x < p.Dh) { r[x] = q[base + d + x]; } }
-  return r;
-}
-fn ldk(base: u32, d: u32) -> vec4f {
-  var r = vec4f(0.0);
-  for (var x = 0u; x < 4u; x++) { if (d + x < p.Dh) { r[x] = k[base + d + x]; } }
-  return r;
-}
-fn ldv(base: u32, d: u32) -> vec4f {
-  var r = vec4f(0.0);
-  for (var x = 0u; x < 4u; x++) { if (d + x < p.Dh) { r[x] = v[base + d + x]; } }
-  return r;
-}
+#include "lib/attention_tiled.wgsl"
+#include "lib/attention_first_key.wgsl"
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
@@ -87,18 +69,10 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid:
   let vecsPerRow = nc * cv;
   let mine = rl * nc + ch; // this thread's partial-score slots: part[mine * bk + j]
 
-  var ks = 0u;
-  if (p.hasKeyStart != 0u) { ks = u32(max(keyStart[b], 0)); }
-  // Keys this row sees: [ks, rowEnd).
+  let ks = firstKey(b);
+  // Keys this row sees: [ks, rowEnd); any row of the workgroup: [ks, wgEnd).
   let rowEnd = min(p.off + i + 1u, p.Tk);
-
-  // Keys any row of the workgroup sees: [ks, wgEnd). The block's rows are consecutive (head, query) pairs;
-  // when they cross into another head they include that head's last query.
-  let r0 = wid.x * rowsPerWg;
-  let r1 = min(r0 + rowsPerWg, nRows) - 1u;
-  var lastI = p.Tq - 1u;
-  if (r0 / p.Tq == r1 / p.Tq) { lastI = r1 % p.Tq; }
-  let wgEnd = min(p.off + lastI + 1u, p.Tk);
+  let wgEnd = blockKeyEnd(wid.x * rowsPerWg, rowsPerWg, nRows);
 
   // This thread's chunk of q, pre-scaled, and of the output accumulator.
   var qv: array<vec4f, MAXV>;
@@ -110,26 +84,13 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid:
   var l = 0.0;
 
   for (var kb = ks; kb < wgEnd; kb += bk) {
-    // Stage bk rows of K and V (zero past the valid keys).
-    for (var idx = lid; idx < bk * vecsPerRow; idx += WG) {
-      let key = kb + idx / vecsPerRow;
-      let d = (idx % vecsPerRow) * 4u;
-      var kx = vec4f(0.0);
-      var vx = vec4f(0.0);
-      if (key < p.Tk) {
-        kx = ldk(kvBase + key * p.Dh, d);
-        vx = ldv(kvBase + key * p.Dh, d);
-      }
-      kt[idx] = kx;
-      vt[idx] = vx;
-    }
-    workgroupBarrier();
+    stageKV(lid, kb, kvBase, vecsPerRow, bk);
 
     // Partial scores over this thread's chunk.
     if (live) {
       for (var j = 0u; j < bk; j++) {
         var s = 0.0;
-        for (var c = 0u; c < cv; c++) { s += dot(qv[c], kt[j * vecsPerRow + ch * cv + c]); }
+        for (var c = 0u; c < cv; c++) { s += dot(qv[c], ta[j * vecsPerRow + ch * cv + c]); }
         part[mine * bk + j] = s;
       }
     }
@@ -157,7 +118,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid:
         for (var c = 0u; c < nc; c++) { s += part[(rl * nc + c) * bk + j]; }
         let pj = exp(s - m);
         l += pj;
-        for (var c = 0u; c < cv; c++) { acc[c] += pj * vt[j * vecsPerRow + ch * cv + c]; }
+        for (var c = 0u; c < cv; c++) { acc[c] += pj * tb[j * vecsPerRow + ch * cv + c]; }
       }
     }
     workgroupBarrier(); // the tiles are overwritten next block

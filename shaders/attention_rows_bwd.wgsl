@@ -33,12 +33,8 @@ struct Params { Hq: u32, Hkv: u32, Tq: u32, Tk: u32, cap: u32, Dh: u32, off: u32
 @group(0) @binding(7) var<storage, read_write> out: array<f32>;
 @group(0) @binding(8) var<storage, read_write> aux: array<f32>;
 
-fn firstKey(b: u32) -> u32 {
-  if (p.hasKeyStart != 0u) { return u32(max(keyStart[b], 0)); }
-  return 0u;
-}
-
-const IOTA = vec4u(0u, 1u, 2u, 3u);
+#include "lib/attention_rows.wgsl"
+#include "lib/attention_first_key.wgsl"
 
 // ---------------------------------------------------------------------------------------- dQ (and D)
 // Workgroup (x, y, z) = (block of WG * 4 rows of the kv head's Tq * G (query, group head) pairs in
@@ -54,14 +50,9 @@ fn dq(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u
   let nOut = min(4u, nRows - r0); // rows to store; a run-time bound, so the store loops are not unrolled
 
   // The invocation's 4 rows; rows past the end repeat the last one and store nothing.
-  var row: vec4u;
-  var rowEnd: vec4u; // row u sees keys [ks, rowEnd[u])
-  for (var u = 0u; u < 4u; u++) {
-    let r = min(r0 + u, nRows - 1u);
-    let i = r / G;
-    row[u] = (b * p.Hq + kvh * G + r % G) * p.Tq + i;
-    rowEnd[u] = min(p.off + i + 1u, p.Tk);
-  }
+  let rows = queryRows(b, kvh, G, r0, nRows);
+  let row = rows.row;
+  let rowEnd = rows.rowEnd;
   let qBase = row * p.Dh;
   let kvBase = (b * p.Hkv + kvh) * p.cap * p.Dh;
   let ks = firstKey(b);

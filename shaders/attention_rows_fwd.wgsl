@@ -28,7 +28,6 @@
 const WG = 16u;
 const MAXD = 128u; // output columns per pass: head dims up to 128 take one pass
 const NEG = -3.0e38; // "minus infinity" that stays finite, so exp(NEG - m) is 0 and never NaN
-const IOTA = vec4u(0u, 1u, 2u, 3u);
 
 struct Params { Hq: u32, Hkv: u32, Tq: u32, Tk: u32, cap: u32, Dh: u32, off: u32, scale: f32, hasKeyStart: u32 }
 @group(0) @binding(0) var<uniform> p: Params;
@@ -38,6 +37,9 @@ struct Params { Hq: u32, Hkv: u32, Tq: u32, Tk: u32, cap: u32, Dh: u32, off: u32
 @group(0) @binding(4) var<storage, read> keyStart: array<i32>;
 @group(0) @binding(5) var<storage, read_write> o: array<f32>;
 @group(0) @binding(6) var<storage, read_write> stats: array<f32>;
+
+#include "lib/attention_rows.wgsl"
+#include "lib/attention_first_key.wgsl"
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
@@ -50,18 +52,12 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid:
   let nOut = min(4u, nRows - r0); // rows to store; a run-time bound, so the store loops are not unrolled
 
   // The invocation's 4 rows; rows past the end repeat the last one and store nothing.
-  var row: vec4u; // index into stats, [B, Hq, Tq]
-  var rowEnd: vec4u; // row u sees keys [ks, rowEnd[u])
-  for (var u = 0u; u < 4u; u++) {
-    let r = min(r0 + u, nRows - 1u);
-    let i = r / G;
-    row[u] = (b * p.Hq + kvh * G + r % G) * p.Tq + i;
-    rowEnd[u] = min(p.off + i + 1u, p.Tk);
-  }
+  let rows = queryRows(b, kvh, G, r0, nRows);
+  let row = rows.row;
+  let rowEnd = rows.rowEnd;
   let qBase = row * p.Dh;
   let kvBase = (b * p.Hkv + kvh) * p.cap * p.Dh;
-  var ks = 0u;
-  if (p.hasKeyStart != 0u) { ks = u32(max(keyStart[b], 0)); }
+  let ks = firstKey(b);
   let end = rowEnd.w; // rows are in query order, so the last sees the most keys
 
   var m = vec4f(NEG);

@@ -76,6 +76,8 @@ fn token(t: u32) -> Token {
 
 var<workgroup> sums: array<vec4f, WG>;
 
+#include "lib/reduce_sum4.wgsl"
+
 // Launched with at most a few hundred workgroups; each thread strides over the tokens.
 @compute @workgroup_size(WG)
 fn tokens(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
@@ -90,14 +92,8 @@ fn tokens(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid:
     }
     out[t] = v;
   }
-  sums[lid] = s;
-  workgroupBarrier();
-  for (var stride = WG / 2u; stride > 0u; stride /= 2u) {
-    if (lid < stride) { sums[lid] += sums[lid + stride]; }
-    workgroupBarrier();
-  }
+  let s4 = reduceSum4(lid, s);
   if (lid == 0u) {
-    let s4 = sums[0];
     acc[4u * wid.x] = s4.x;
     acc[4u * wid.x + 1u] = s4.y;
     acc[4u * wid.x + 2u] = s4.z;

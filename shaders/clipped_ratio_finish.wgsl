@@ -12,20 +12,16 @@ struct Params { parts: u32 }
 const WG = 256u;
 var<workgroup> sums: array<vec4f, WG>;
 
+#include "lib/reduce_sum4.wgsl"
+
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) lid: u32) {
   var s = vec4f(0.0);
   for (var k = lid; k < p.parts; k += WG) {
     s += vec4f(acc[4u * k], acc[4u * k + 1u], acc[4u * k + 2u], acc[4u * k + 3u]);
   }
-  sums[lid] = s;
-  workgroupBarrier();
-  for (var stride = WG / 2u; stride > 0u; stride /= 2u) {
-    if (lid < stride) { sums[lid] += sums[lid + stride]; }
-    workgroupBarrier();
-  }
+  let t = reduceSum4(lid, s);
   if (lid == 0u) {
-    let t = sums[0];
     let inv = select(0.0, 1.0 / t.y, t.y != 0.0);
     loss[0] = t.x * inv;
     clip_fraction[0] = t.z * inv;

@@ -12,69 +12,21 @@ struct Params { R: u32, V: u32 }
 @group(0) @binding(3) var<storage, read> grad: array<f32>;
 
 const WG = 256u;
-// The running max of nothing. A finite stand-in for -inf, so merging two empty partials computes
-// 0 * exp(0) instead of 0 * exp(-inf - -inf) = NaN.
-const NEG_BIG = -3.0e38;
 
 var<workgroup> redM: array<f32, WG>;
 var<workgroup> redS: array<f32, WG>;
 var<workgroup> redT: array<f32, WG>;
 
-// Workgroup sum. Every thread gets the result; the trailing barrier lets the scratch be reused at once.
-fn reduceSum(lid: u32, v: f32) -> f32 {
-  redS[lid] = v;
-  workgroupBarrier();
-  for (var stride = WG / 2u; stride > 0u; stride /= 2u) {
-    if (lid < stride) { redS[lid] += redS[lid + stride]; }
-    workgroupBarrier();
-  }
-  let total = redS[0];
-  workgroupBarrier();
-  return total;
-}
-
-// Workgroup logsumexp from per-thread (max m, sum of exp(x - m)) pairs.
-fn reduceLse(lid: u32, m: f32, s: f32) -> f32 {
-  redM[lid] = m;
-  redS[lid] = s;
-  workgroupBarrier();
-  for (var stride = WG / 2u; stride > 0u; stride /= 2u) {
-    if (lid < stride) {
-      let m1 = redM[lid];
-      let m2 = redM[lid + stride];
-      let mx = max(m1, m2);
-      redS[lid] = redS[lid] * exp(m1 - mx) + redS[lid + stride] * exp(m2 - mx);
-      redM[lid] = mx;
-    }
-    workgroupBarrier();
-  }
-  let lse = redM[0] + log(redS[0]);
-  workgroupBarrier();
-  return lse;
-}
-
-// This thread's (max, sum of exp(x - max)) over its strided share of row `base`, one exp per element.
-fn partialLse(lid: u32, base: u32) -> vec2f {
-  var m = NEG_BIG;
-  var s = 0.0;
-  for (var j = lid; j < p.V; j += WG) {
-    let x = src[base + j];
-    if (x > m) {
-      s = s * exp(m - x) + 1.0;
-      m = x;
-    } else {
-      s += exp(x - m);
-    }
-  }
-  return vec2f(m, s);
-}
+#include "lib/reduce_sum.wgsl"
+#include "lib/online_lse.wgsl"
 
 @compute @workgroup_size(WG)
 fn forward(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_index) lid: u32) {
   let r = wid.x + wid.y * nwg.x;
   if (r >= p.R) { return; }
   let base = r * p.V;
-  let ms = partialLse(lid, base);
+  var ms = vec2f(NEG_BIG, 0.0);
+  for (var j = lid; j < p.V; j += WG) { ms = lseStep(ms, src[base + j]); }
   let lse = reduceLse(lid, ms.x, ms.y);
   for (var j = lid; j < p.V; j += WG) { dst[base + j] = src[base + j] - lse; }
 }

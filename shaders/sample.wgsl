@@ -20,7 +20,6 @@ struct Params { B: u32, V: u32, temperature: f32, topP: f32 }
 @group(0) @binding(4) var<storage, read_write> logprobs: array<f32>;
 
 const WG = 256u;
-const NEG_BIG = -3.0e38; // the max of nothing (see log_softmax.wgsl)
 const NONE = 0xFFFFFFFFu;
 const FIXED_ONE = 2147483648.0; // 2^31: probability 1 in fixed point; V/2 rounding slack still fits a u32
 
@@ -30,43 +29,14 @@ var<workgroup> redI: array<u32, WG>;
 var<workgroup> massHist: array<atomic<u32>, WG>;
 var<workgroup> countHist: array<atomic<u32>, WG>;
 var<workgroup> scanU: array<u32, WG>;
-// Radix-select state (see pickBin).
-var<workgroup> prefKey: u32;
-var<workgroup> prefId: u32;
-var<workgroup> need: u32;
-var<workgroup> done: u32;
-var<workgroup> thrKey: u32;
-var<workgroup> thrId: u32;
+var<workgroup> need: u32; // probability mass (fixed point) still needed from the elements sharing the prefix
 var<workgroup> totalMass: atomic<u32>;
 var<workgroup> lastNonEmpty: atomic<u32>;
 var<workgroup> chosen: atomic<u32>;
 
-// A u32 whose unsigned order reverses the float order (largest float -> smallest key); -0 folds onto +0.
-fn descKey(x: f32) -> u32 {
-  var b = bitcast<u32>(x);
-  if (b == 0x80000000u) { b = 0u; }
-  let ascending = select(b | 0x80000000u, ~b, (b & 0x80000000u) != 0u);
-  return ~ascending;
-}
-
-// Passes (numbered by `level`: WGSL reserves `pass`) 0..3 read the key's bytes from the top, 4..7 the id's.
-fn digit(level: u32, key: u32, id: u32) -> u32 {
-  if (level < 4u) { return (key >> (24u - 8u * level)) & 0xFFu; }
-  return (id >> (56u - 8u * level)) & 0xFFu;
-}
-
-// Whether (key, id) agrees with the prefix on every byte that the passes before `level` fixed.
-fn inPrefix(level: u32, key: u32, id: u32, pk: u32, pi: u32) -> bool {
-  if (level < 4u) {
-    if (level == 0u) { return true; }
-    let shift = 32u - 8u * level;
-    return (key >> shift) == (pk >> shift);
-  }
-  if (key != pk) { return false; }
-  if (level == 4u) { return true; }
-  let shift = 64u - 8u * level;
-  return (id >> shift) == (pi >> shift);
-}
+#include "lib/online_lse.wgsl"
+#include "lib/radix_select.wgsl"
+#include "lib/scan_u32.wgsl"
 
 fn fixedMass(y: f32, lse: f32) -> u32 {
   return u32(min(exp(y - lse), 1.0) * FIXED_ONE + 0.5);
@@ -78,40 +48,11 @@ fn pickBin(lid: u32, level: u32) {
   let want = need; // read by all before the winner rewrites it (the scan's barriers separate the two)
   let c = atomicLoad(&massHist[lid]);
   let n = atomicLoad(&countHist[lid]);
-  scanU[lid] = c;
-  workgroupBarrier();
-  for (var off = 1u; off < WG; off *= 2u) {
-    let v = select(0u, scanU[lid - off], lid >= off);
-    workgroupBarrier();
-    scanU[lid] += v;
-    workgroupBarrier();
-  }
-  let incl = scanU[lid];
+  let incl = scanU32(lid, c);
   let excl = incl - c;
   if (excl < want && incl >= want) {
     need = want - excl;
-    var pk = prefKey;
-    var pi = prefId;
-    var lowOnes: u32;
-    if (level < 4u) {
-      pk |= lid << (24u - 8u * level);
-      lowOnes = (1u << (24u - 8u * level)) - 1u;
-    } else {
-      pi |= lid << (56u - 8u * level);
-      lowOnes = (1u << (56u - 8u * level)) - 1u;
-    }
-    prefKey = pk;
-    prefId = pi;
-    if (n == 1u || level == 7u) {
-      done = 1u;
-      if (level < 4u) {
-        thrKey = pk | lowOnes;
-        thrId = NONE;
-      } else {
-        thrKey = pk;
-        thrId = pi | lowOnes;
-      }
-    }
+    extendPrefix(lid, level, n == 1u);
   }
   workgroupBarrier();
 }
@@ -125,39 +66,18 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   let invT = select(1.0 / p.temperature, 1.0, greedy);
 
   // 1. logsumexp of y and the argmax of the logits.
-  var m = NEG_BIG;
-  var s = 0.0;
+  var ms = vec2f(NEG_BIG, 0.0);
   var best = NEG_BIG;
   var bestId = NONE;
   for (var j = lid; j < p.V; j += WG) {
     let x = logits[base + j];
-    let y = x * invT;
-    if (y > m) {
-      s = s * exp(m - y) + 1.0;
-      m = y;
-    } else {
-      s += exp(y - m);
-    }
+    ms = lseStep(ms, x * invT);
     if (bestId == NONE || x > best) { // j only grows, so strict > keeps this thread's lowest tied id
       best = x;
       bestId = j;
     }
   }
-  redM[lid] = m;
-  redS[lid] = s;
-  workgroupBarrier();
-  for (var stride = WG / 2u; stride > 0u; stride /= 2u) {
-    if (lid < stride) {
-      let m1 = redM[lid];
-      let m2 = redM[lid + stride];
-      let mx = max(m1, m2);
-      redS[lid] = redS[lid] * exp(m1 - mx) + redS[lid + stride] * exp(m2 - mx);
-      redM[lid] = mx;
-    }
-    workgroupBarrier();
-  }
-  let lse = redM[0] + log(redS[0]);
-  workgroupBarrier();
+  let lse = reduceLse(lid, ms.x, ms.y);
 
   if (greedy) {
     redM[lid] = best;
@@ -197,10 +117,6 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   }
   workgroupBarrier();
   if (p.topP < 1.0) {
-    var idBytes = 1u;
-    if (p.V - 1u > 0xFFu) { idBytes = 2u; }
-    if (p.V - 1u > 0xFFFFu) { idBytes = 3u; }
-    if (p.V - 1u > 0xFFFFFFu) { idBytes = 4u; }
     var level = 0u;
     loop {
       atomicStore(&massHist[lid], 0u);
@@ -228,7 +144,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
       workgroupBarrier();
       pickBin(lid, level);
       if (workgroupUniformLoad(&done) != 0u) { break; }
-      level = select(level + 1u, 8u - idBytes, level == 3u);
+      level = nextLevel(level, p.V);
     }
   }
   let tk = workgroupUniformLoad(&thrKey);

@@ -13,10 +13,11 @@ struct Params { R: u32, V: u32 }
 @group(0) @binding(5) var<storage, read> grad: array<f32>;
 
 const WG = 256u;
-const NEG_BIG = -3.0e38; // the max of nothing (see log_softmax.wgsl)
 
 var<workgroup> redM: array<f32, WG>;
 var<workgroup> redS: array<f32, WG>;
+
+#include "lib/online_lse.wgsl"
 
 fn validTarget(t: i32) -> bool {
   return t >= 0 && u32(t) < p.V;
@@ -27,32 +28,10 @@ fn forward(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3
   let r = wid.x + wid.y * nwg.x;
   if (r >= p.R) { return; }
   let base = r * p.V;
-  var m = NEG_BIG;
-  var s = 0.0;
-  for (var j = lid; j < p.V; j += WG) {
-    let x = logits[base + j];
-    if (x > m) {
-      s = s * exp(m - x) + 1.0;
-      m = x;
-    } else {
-      s += exp(x - m);
-    }
-  }
-  redM[lid] = m;
-  redS[lid] = s;
-  workgroupBarrier();
-  for (var stride = WG / 2u; stride > 0u; stride /= 2u) {
-    if (lid < stride) {
-      let m1 = redM[lid];
-      let m2 = redM[lid + stride];
-      let mx = max(m1, m2);
-      redS[lid] = redS[lid] * exp(m1 - mx) + redS[lid + stride] * exp(m2 - mx);
-      redM[lid] = mx;
-    }
-    workgroupBarrier();
-  }
+  var ms = vec2f(NEG_BIG, 0.0);
+  for (var j = lid; j < p.V; j += WG) { ms = lseStep(ms, logits[base + j]); }
+  let l = reduceLse(lid, ms.x, ms.y);
   if (lid == 0u) {
-    let l = redM[0] + log(redS[0]);
     let t = targets[r];
     dst[r] = select(0.0, logits[base + u32(max(t, 0))] - l, validTarget(t));
     lse[r] = l;

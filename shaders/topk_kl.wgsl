@@ -44,64 +44,21 @@ struct Params { R: u32, V: u32, K: u32 }
 @group(0) @binding(8) var<storage, read_write> teacherLogp: array<f32>;  // [R, K]
 
 const WG = 256u;
-const NEG_BIG = -3.0e38; // the max of nothing (see log_softmax.wgsl)
 const TINY = 1e-30;      // floor of a tail mass before its log
 
 var<workgroup> redM: array<f32, WG>;
 var<workgroup> redS: array<f32, WG>;
 var<workgroup> hist: array<atomic<u32>, WG>;
-var<workgroup> scan: array<u32, WG>;
+var<workgroup> scanU: array<u32, WG>;
 var<workgroup> selKey: array<u32, WG>;
 var<workgroup> selId: array<u32, WG>;
-// Radix-select state: the composite-key prefix found so far, how many of the elements sharing it are still
-// needed, and once done the inclusive threshold (thrKey, thrId).
-var<workgroup> prefKey: u32;
-var<workgroup> prefId: u32;
-var<workgroup> need: u32;
-var<workgroup> done: u32;
-var<workgroup> thrKey: u32;
-var<workgroup> thrId: u32;
+var<workgroup> need: u32; // how many of the elements sharing the radix-select prefix are still needed
 var<workgroup> taken: atomic<u32>;
 
-// A u32 whose unsigned order is the reverse of the float order (largest float -> smallest key). -0 is folded
-// onto +0 so that equal values tie and fall to id order.
-fn descKey(x: f32) -> u32 {
-  var b = bitcast<u32>(x);
-  if (b == 0x80000000u) { b = 0u; }
-  let ascending = select(b | 0x80000000u, ~b, (b & 0x80000000u) != 0u);
-  return ~ascending;
-}
-
-// Passes (numbered by `level`: WGSL reserves `pass`) 0..3 read the key's bytes from the top, 4..7 the id's.
-fn digit(level: u32, key: u32, id: u32) -> u32 {
-  if (level < 4u) { return (key >> (24u - 8u * level)) & 0xFFu; }
-  return (id >> (56u - 8u * level)) & 0xFFu;
-}
-
-// Whether (key, id) agrees with the prefix on every byte that the passes before `level` fixed.
-fn inPrefix(level: u32, key: u32, id: u32, pk: u32, pi: u32) -> bool {
-  if (level < 4u) {
-    if (level == 0u) { return true; }
-    let shift = 32u - 8u * level;
-    return (key >> shift) == (pk >> shift);
-  }
-  if (key != pk) { return false; }
-  if (level == 4u) { return true; }
-  let shift = 64u - 8u * level;
-  return (id >> shift) == (pi >> shift);
-}
-
-fn reduceSum(lid: u32, v: f32) -> f32 {
-  redS[lid] = v;
-  workgroupBarrier();
-  for (var stride = WG / 2u; stride > 0u; stride /= 2u) {
-    if (lid < stride) { redS[lid] += redS[lid + stride]; }
-    workgroupBarrier();
-  }
-  let total = redS[0];
-  workgroupBarrier();
-  return total;
-}
+#include "lib/reduce_sum.wgsl"
+#include "lib/online_lse.wgsl"
+#include "lib/radix_select.wgsl"
+#include "lib/scan_u32.wgsl"
 
 fn reduceMax(lid: u32, v: f32) -> f32 {
   redM[lid] = v;
@@ -115,73 +72,17 @@ fn reduceMax(lid: u32, v: f32) -> f32 {
   return total;
 }
 
-// Workgroup logsumexp from per-thread (max, sum of exp(x - max)) pairs.
-fn reduceLse(lid: u32, m: f32, s: f32) -> f32 {
-  redM[lid] = m;
-  redS[lid] = s;
-  workgroupBarrier();
-  for (var stride = WG / 2u; stride > 0u; stride /= 2u) {
-    if (lid < stride) {
-      let m1 = redM[lid];
-      let m2 = redM[lid + stride];
-      let mx = max(m1, m2);
-      redS[lid] = redS[lid] * exp(m1 - mx) + redS[lid + stride] * exp(m2 - mx);
-      redM[lid] = mx;
-    }
-    workgroupBarrier();
-  }
-  let lse = redM[0] + log(redS[0]);
-  workgroupBarrier();
-  return lse;
-}
-
-// Online (max, sum) update with one exp per element.
-fn lseStep(ms: vec2f, x: f32) -> vec2f {
-  if (x > ms.x) { return vec2f(x, ms.y * exp(ms.x - x) + 1.0); }
-  return vec2f(ms.x, ms.y + exp(x - ms.x));
-}
-
 // After a pass's histogram is complete: find the bin holding the need-th element (an inclusive scan of the
 // 256 counts; exactly one bin straddles it), extend the prefix by it, and finish when the whole bin is needed.
 fn pickBin(lid: u32, level: u32) {
   let want = need; // read by all before the winner rewrites it (the scan's barriers separate the two)
   let c = atomicLoad(&hist[lid]);
-  scan[lid] = c;
-  workgroupBarrier();
-  for (var off = 1u; off < WG; off *= 2u) {
-    let v = select(0u, scan[lid - off], lid >= off);
-    workgroupBarrier();
-    scan[lid] += v;
-    workgroupBarrier();
-  }
-  let incl = scan[lid];
+  let incl = scanU32(lid, c);
   let excl = incl - c;
   if (excl < want && incl >= want) {
     let left = want - excl;
     need = left;
-    var pk = prefKey;
-    var pi = prefId;
-    var lowOnes: u32; // the bits below this pass's byte, all ones in an inclusive threshold
-    if (level < 4u) {
-      pk |= lid << (24u - 8u * level);
-      lowOnes = (1u << (24u - 8u * level)) - 1u;
-    } else {
-      pi |= lid << (56u - 8u * level);
-      lowOnes = (1u << (56u - 8u * level)) - 1u;
-    }
-    prefKey = pk;
-    prefId = pi;
-    // Composite keys are unique, so by the last id byte the bin holds exactly one element.
-    if (c == left || level == 7u) {
-      done = 1u;
-      if (level < 4u) {
-        thrKey = pk | lowOnes;
-        thrId = 0xFFFFFFFFu;
-      } else {
-        thrKey = pk;
-        thrId = pi | lowOnes;
-      }
-    }
+    extendPrefix(lid, level, c == left); // the whole bin is needed
   }
   workgroupBarrier();
 }
@@ -216,10 +117,6 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   let lseT = reduceLse(lid, msT.x, msT.y);
 
   // 2. Radix select. Id passes skip the bytes that are 0 for every id < V.
-  var idBytes = 1u;
-  if (p.V - 1u > 0xFFu) { idBytes = 2u; }
-  if (p.V - 1u > 0xFFFFu) { idBytes = 3u; }
-  if (p.V - 1u > 0xFFFFFFu) { idBytes = 4u; }
   var level = 0u;
   loop {
     if (level > 0u) {
@@ -235,7 +132,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
     }
     pickBin(lid, level);
     if (workgroupUniformLoad(&done) != 0u) { break; }
-    level = select(level + 1u, 8u - idBytes, level == 3u);
+    level = nextLevel(level, p.V);
   }
 
   // 3. Gather the K selected; with TAIL, sum the probability mass of all the others.

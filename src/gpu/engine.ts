@@ -3,6 +3,7 @@
 import { BufferPool, type PoolStats } from './buffer-pool.ts';
 import { f16ArrayToF32, f32ArrayToF16 } from './half.ts';
 import type { GpuHost } from './host/types.ts';
+import { expandIncludes } from './shader-source.ts';
 import { BYTES_PER_ELEMENT, Storage, Tensor, numel, shapeString, type DType, type HostArray } from './tensor.ts';
 
 /** A uniform field: a plain number is a u32, `{ f }` an f32, `{ i }` an i32. */
@@ -410,7 +411,7 @@ export class Engine {
     if (p) return p;
     let module = this.modules.get(shader);
     if (!module) {
-      let code = this.host.shaderSource(shader);
+      let code = expandIncludes(shader, (name) => this.host.shaderSource(name));
       if (!this.info.f16) code = code.replace(/^enable f16;.*$/m, '');
       module = this.device.createShaderModule({ code, label: shader });
       this.modules.set(shader, module);

@@ -1,13 +1,16 @@
 // The browser host: navigator.gpu (in a page or a Worker), shaders bundled by Vite at build time.
 import type { GpuHost } from './types.ts';
 
-const modules = import.meta.glob('../../../shaders/*.wgsl', { query: '?raw', import: 'default', eager: true }) as Record<
-  string,
-  string
->;
+// Kernels and the helpers they `#include` (shaders/lib/), keyed like the Node host's file names:
+// 'matmul', 'lib/online_lse'.
+const modules = import.meta.glob(['../../../shaders/*.wgsl', '../../../shaders/lib/*.wgsl'], {
+  query: '?raw',
+  import: 'default',
+  eager: true,
+}) as Record<string, string>;
 const sources = new Map<string, string>();
 for (const [path, text] of Object.entries(modules)) {
-  const name = path.slice(path.lastIndexOf('/') + 1).replace(/\.wgsl$/, '');
+  const name = path.slice(path.lastIndexOf('/shaders/') + '/shaders/'.length).replace(/\.wgsl$/, '');
   sources.set(name, text);
 }
 

@@ -39,7 +39,7 @@ export function nodeHost(): GpuHost {
     shaderSource(name: string): string {
       let src = sources.get(name);
       if (src === undefined) {
-        src = readFileSync(join(shadersDir, `${name}.wgsl`), 'utf8');
+        src = readFileSync(join(shadersDir, `${name}.wgsl`), 'utf8'); // 'lib/x' reads shaders/lib/x.wgsl
         sources.set(name, src);
       }
       return src;

@@ -2,7 +2,7 @@
 export interface GpuHost {
   /** The `GPU` object (navigator.gpu in a browser, npm `webgpu`'s `create()` in Node), or null if absent. */
   gpu: GPU | null;
-  /** Returns the text of `shaders/<name>.wgsl`. */
+  /** Returns the text of `shaders/<name>.wgsl` (`name` may be `lib/<helper>`); the engine expands its includes. */
   shaderSource(name: string): string;
   /** A short name for messages: "browser" or "node". */
   name: string;

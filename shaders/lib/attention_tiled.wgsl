@@ -1,0 +1,54 @@
+// Helpers of the tiled attention kernels (attention_fwd.wgsl, attention_bwd.wgsl):
+//   nChunks, nVec4, blockLen  the thread layout (nc, cv, bk): compile-time when FIXED, else from the uniform;
+//   ldq, ldk, ldv             four consecutive elements of a q, k or v row from column d, zero past Dh;
+//   blockKeyEnd               the end of the keys that any of a workgroup's query rows sees;
+//   stageKV                   stages a block of K and V rows in workgroup memory.
+// The including shader declares: const WG; override FIXED, NC, CV, BK, TILE; a uniform p with Tq, Tk, Dh,
+// off, nc, cv, bk; the storage arrays q, k, v; and var<workgroup> ta, tb: array<vec4f, TILE>.
+
+fn nChunks() -> u32 { if (FIXED) { return NC; } return p.nc; }
+fn nVec4() -> u32 { if (FIXED) { return CV; } return p.cv; }
+fn blockLen() -> u32 { if (FIXED) { return BK; } return p.bk; }
+
+fn ldq(base: u32, d: u32) -> vec4f {
+  var r = vec4f(0.0);
+  for (var x = 0u; x < 4u; x++) { if (d + x < p.Dh) { r[x] = q[base + d + x]; } }
+  return r;
+}
+fn ldk(base: u32, d: u32) -> vec4f {
+  var r = vec4f(0.0);
+  for (var x = 0u; x < 4u; x++) { if (d + x < p.Dh) { r[x] = k[base + d + x]; } }
+  return r;
+}
+fn ldv(base: u32, d: u32) -> vec4f {
+  var r = vec4f(0.0);
+  for (var x = 0u; x < 4u; x++) { if (d + x < p.Dh) { r[x] = v[base + d + x]; } }
+  return r;
+}
+
+// The end of the keys that any of rows [r0, r0 + rowsPerWg) of a kv head's nRows (group head, query) pairs
+// sees. The rows are consecutive, so when they cross into another head they include that head's last query.
+fn blockKeyEnd(r0: u32, rowsPerWg: u32, nRows: u32) -> u32 {
+  let r1 = min(r0 + rowsPerWg, nRows) - 1u;
+  var lastI = p.Tq - 1u;
+  if (r0 / p.Tq == r1 / p.Tq) { lastI = r1 % p.Tq; }
+  return min(p.off + lastI + 1u, p.Tk);
+}
+
+// Stages the K and V rows of keys kb .. kb + bk - 1 of the kv head at kvBase into ta and tb (vecsPerRow vec4s
+// a key, zero past the valid keys), then waits for the whole workgroup. Call it in uniform control flow.
+fn stageKV(lid: u32, kb: u32, kvBase: u32, vecsPerRow: u32, bk: u32) {
+  for (var idx = lid; idx < bk * vecsPerRow; idx += WG) {
+    let key = kb + idx / vecsPerRow;
+    let d = (idx % vecsPerRow) * 4u;
+    var kx = vec4f(0.0);
+    var vx = vec4f(0.0);
+    if (key < p.Tk) {
+      kx = ldk(kvBase + key * p.Dh, d);
+      vx = ldv(kvBase + key * p.Dh, d);
+    }
+    ta[idx] = kx;
+    tb[idx] = vx;
+  }
+  workgroupBarrier();
+}
