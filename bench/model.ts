@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import type { Engine } from '../src/gpu/engine.ts';
 import { crossEntropy } from '../src/gpu/ops/log_softmax.ts';
 import { AdamW } from '../src/gpu/optim/adamw.ts';
-import { filesFromNodeFolder } from '../src/model/files.ts';
+import { filesFromNodeFolder } from '../src/gpu/host/node-files.ts';
 import { generate } from '../src/model/generate.ts';
 import { loadModel } from '../src/model/io.ts';
 import { fmt } from './timing.ts';

@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Engine } from '../gpu/engine.ts';
 import { parseCorpusJsonl, parseEvalSetJsonl } from '../env/index.ts';
-import { filesFromNodeFolder } from '../model/files.ts';
+import { filesFromNodeFolder } from '../gpu/host/node-files.ts';
 import { folderBase, randomTinyBase, type BaseModel } from '../selfplay/base-model.ts';
 import type { SelfPlayConfig } from '../selfplay/config.ts';
 import { ConfigError } from '../selfplay/config.ts';

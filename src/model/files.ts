@@ -1,6 +1,7 @@
 // Where a model's files come from. Loaders take a `ReadFile` — a function from a file name inside the model
 // folder ("config.json", "model-00001-of-00002.safetensors") to its bytes — so the same code loads a model
-// from files the user dropped on the page, from a URL, or from a folder on disk in Node.
+// from files the user dropped on the page, from a URL, or from a folder on disk in Node (the Node host's
+// src/gpu/host/node-files.ts).
 
 /** Reads one file of a model folder by its name. Rejects with a MissingFileError when there is no such file. */
 export type ReadFile = (name: string) => Promise<Uint8Array>;
@@ -58,22 +59,6 @@ export function filesFromUrl(baseUrl: string, fetchFn: typeof fetch = globalThis
     if (res.status === 404) throw new MissingFileError(name, base);
     if (!res.ok) throw new Error(`could not fetch ${url}: HTTP ${res.status} ${res.statusText}`);
     return new Uint8Array(await res.arrayBuffer());
-  };
-}
-
-/** A ReadFile over a folder on disk (Node only; node:fs is imported when first used). */
-export function filesFromNodeFolder(dir: string): ReadFile {
-  return async (name) => {
-    const spec = 'node:fs/promises';
-    const fs = (await import(/* @vite-ignore */ spec)) as typeof import('node:fs/promises');
-    const sep = dir.endsWith('/') || dir.endsWith('\\') ? '' : '/';
-    try {
-      const buf = await fs.readFile(dir + sep + name);
-      return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
-    } catch (e) {
-      if (isMissingFile(e)) throw new MissingFileError(name, dir);
-      throw e;
-    }
   };
 }
 

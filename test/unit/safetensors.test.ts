@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { existsSync, readFileSync } from 'node:fs';
 import { bf16BitsToF32, f16BitsToF32, f32ToBf16Bits, f32ToF16Bits } from '../../src/gpu/half.ts';
 import { parseConfig } from '../../src/model/config.ts';
-import { filesFromMap, filesFromNodeFolder } from '../../src/model/files.ts';
+import { filesFromMap } from '../../src/model/files.ts';
+import { filesFromNodeFolder } from '../../src/gpu/host/node-files.ts';
 import {
   assertMatchesConfig,
   fromFloat32,

