@@ -7,6 +7,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Engine } from '../gpu/engine.ts';
 import { nodeHost } from '../gpu/host/node.ts';
+import { filesFromNodeFolder } from '../gpu/host/node-files.ts';
 import { generateWorld, makeEvalSet } from '../env/world.ts';
 import { checkStudent, summarise, type CheckSummary } from '../pretrain/check.ts';
 import { DEFAULT_WORLD_SEED } from '../pretrain/data.ts';
@@ -17,6 +18,8 @@ const USAGE = `usage: npm run pretrain -- [options]
   --steps N        optimizer steps (default 1500)
   --seed N         seed of the data, tokenizer and initialisation (default 0)
   --out DIR        model folder to write (default public/models/piplay-tiny)
+  --from DIR       continue training this model folder (weights and tokenizer; --size and --vocab are
+                   then ignored); give another --seed so it reads text it has not seen
   --world-out DIR  where the default world's corpus.jsonl and eval.jsonl go (default public/worlds/default; '' to skip)
   --size HxL       hidden width x layers (default 96x3)
   --batch N        rows per step (default 4)
@@ -24,6 +27,7 @@ const USAGE = `usage: npm run pretrain -- [options]
   --lr X           peak learning rate (default 2e-3)
   --vocab N        tokenizer vocabulary (default 1024)
   --passage-share X  share of training tokens that are passage text; the rest are transcripts (default 0.3)
+  --drills N       copying drills per generated world (names, then the same names again; default 0)
   --log-every N    read the loss back every N steps (default 10)
   --check N        greedy rollouts on N 1-hop eval questions of the default world afterwards (default 25; 0 skips)`;
 
@@ -68,6 +72,7 @@ async function main(): Promise<number> {
       steps: { type: 'string' },
       seed: { type: 'string' },
       out: { type: 'string' },
+      from: { type: 'string' },
       'world-out': { type: 'string' },
       size: { type: 'string' },
       batch: { type: 'string' },
@@ -76,6 +81,7 @@ async function main(): Promise<number> {
       vocab: { type: 'string' },
       'passage-share': { type: 'string' },
       'log-every': { type: 'string' },
+      drills: { type: 'string' },
       check: { type: 'string' },
       help: { type: 'boolean' },
     },
@@ -99,6 +105,8 @@ async function main(): Promise<number> {
     vocab: positive('vocab', values.vocab, 1024),
     passageShare: positive('passage-share', values['passage-share'], 0.3, false),
     logEvery: positive('log-every', values['log-every'], 10),
+    ...(values.drills !== undefined ? { data: { drillsPerWorld: values.drills === '0' ? 0 : positive('drills', values.drills, 0) } } : {}),
+    ...(values.from ? { from: { files: filesFromNodeFolder(resolve(values.from)), source: values.from } } : {}),
   };
   const checkN = values.check === undefined ? 25 : Number(values.check);
   const out = resolve(values.out ?? 'public/models/piplay-tiny');
@@ -154,6 +162,7 @@ async function main(): Promise<number> {
     '|---|---|',
     `| command | \`${command}\` |`,
     `| seed | ${opts.seed} |`,
+    ...(values.from ? [`| started from | the weights and tokenizer of \`${values.from}\` (TRAINING.md there says how it was made) |`] : []),
     `| steps | ${opts.steps} (batch ${opts.batch} x seq ${opts.seq}, peak lr ${opts.lr}, warm-up + cosine) |`,
     `| model | hidden ${result.cfg.hidden}, layers ${result.cfg.layers}, heads ${result.cfg.heads}/${result.cfg.kvHeads} kv, MLP ${result.cfg.intermediate}, vocab ${result.cfg.vocabSize}, tied embeddings |`,
     `| parameters | ${result.params} |`,

@@ -5,31 +5,40 @@
 // together.
 import { Rng, seedToInt, type Seed } from '../env/random.ts';
 import { generateQuestion, generateWorld, WorldIndex } from '../env/world.ts';
-import { examinerTranscript, passageDoc, scriptWorld, studentTranscript, type Doc } from './transcripts.ts';
+import { copyDrill, examinerTranscript, passageDoc, scriptWorld, studentTranscript, type Doc } from './transcripts.ts';
 
 /** The seed of the default (shipped, evaluated) world; pretraining never uses it. */
 export const DEFAULT_WORLD_SEED = 1;
 
 export interface DataSettings {
   seed: number;
-  /** Entities (= passages) per world (default 400, the default world's size). */
+  /**
+   * Entities (= passages) per world (default 80). Small worlds, many of them: each name occurs in only a
+   * few documents, so the model cannot memorise names and has to learn to copy them from its context.
+   */
   worldSize?: number;
-  /** Student transcripts per world (default 150). */
+  /** Student transcripts per world (default 40). */
   studentPerWorld?: number;
   /** Weights of the student's hop counts 1, 2, 3, ... (default [0.9, 0.08, 0.02]). */
   studentHops?: readonly number[];
-  /** Examiner transcripts per world (default 75). */
+  /** Examiner transcripts per world (default 20). */
   examinerPerWorld?: number;
   /** Weights of the examiner's hop counts 1, 2, 3, 4 (default 4:3:2:1). */
   examinerHops?: readonly number[];
+  /** Copying drills per world (default 0), each repeating `drillNames` names of the world. */
+  drillsPerWorld?: number;
+  /** Names per drill, [min, max] (default [3, 8]). */
+  drillNames?: readonly [number, number];
 }
 
 export const DATA_DEFAULTS = {
-  worldSize: 400,
-  studentPerWorld: 150,
+  worldSize: 80,
+  studentPerWorld: 40,
   studentHops: [0.9, 0.08, 0.02],
-  examinerPerWorld: 75,
+  examinerPerWorld: 20,
   examinerHops: [4, 3, 2, 1],
+  drillsPerWorld: 0,
+  drillNames: [3, 8],
 } as const;
 
 /** The seed of the k-th pretraining world (a string, never the default world's seed). */
@@ -65,6 +74,12 @@ export function worldDocs(settings: DataSettings, k: number): Doc[] {
       docs.push(doc);
       made++;
     }
+  }
+  const dr = rng.fork('drills');
+  const names = world.entities.map((e) => e.name);
+  for (let i = 0; i < o.drillsPerWorld; i++) {
+    const n = o.drillNames[0] + dr.int(o.drillNames[1] - o.drillNames[0] + 1);
+    docs.push(copyDrill(dr.sample(names, Math.min(n, names.length))));
   }
   return rng.fork('order').shuffle(docs);
 }

@@ -6,8 +6,9 @@ import { evalSetToJsonl, generateWorld, makeEvalSet } from '../env/world.ts';
 import { parameterCount, type ModelConfig } from '../model/config.ts';
 import type { CausalLM } from '../model/decoder.ts';
 import { initModel, tinyConfig } from '../model/init.ts';
-import { exportModel } from '../model/io.ts';
-import { tokenizerFromJson, type Tokenizer } from '../model/tokenizer.ts';
+import type { ReadFile } from '../model/files.ts';
+import { exportModel, loadModel } from '../model/io.ts';
+import { loadTokenizer, tokenizerFromJson, type Tokenizer } from '../model/tokenizer.ts';
 import { IM_END, TOOL_TAGS, tokenizerFiles, trainTokenizer } from '../model/tokenizer-train.ts';
 import { DEFAULT_WORLD_SEED, docStream, worldDocs, type DataSettings } from './data.ts';
 import { Packer, type PackStats } from './pack.ts';
@@ -26,11 +27,17 @@ export interface PretrainOptions {
   layers: number;
   /** Tokenizer vocabulary (default 1024). */
   vocab?: number;
-  /** Worlds whose text trains the tokenizer (default 2). */
+  /** Worlds whose text trains the tokenizer (default 10). */
   tokenizerWorlds?: number;
   /** Share of training tokens that are passage text (default 0.3). */
   passageShare?: number;
   logEvery?: number;
+  /**
+   * Continue training this model folder (its weights and tokenizer) instead of a fresh tokenizer and
+   * initialisation; hidden, layers and vocab then come from its config.json. Give another `seed` for text
+   * the model has not seen.
+   */
+  from?: { files: ReadFile; source: string };
   data?: Partial<DataSettings>;
   train?: Partial<TrainSettings>;
 }
@@ -49,8 +56,36 @@ export interface PretrainResult {
 /** Runs the recipe; the caller disposes `result.model`. */
 export async function pretrain(engine: Engine, o: PretrainOptions, onLog?: (log: StepLog) => void): Promise<PretrainResult> {
   const data: DataSettings = { ...o.data, seed: o.seed };
+  const start = o.from ? await continued(engine, o.from) : await fresh(engine, o, data);
+  const { model, tokenizer, tokenizerFiles: tokFiles } = start;
+  const cfg = model.cfg;
+  try {
+    const packer = new Packer(tokenizer, docStream(data), o.seq, o.passageShare ?? 0.3);
+    const logs = await pretrainLoop(
+      model,
+      () => packer.next(o.batch),
+      { steps: o.steps, lr: o.lr, logEvery: o.logEvery, ...o.train },
+      onLog,
+    );
+    const files = await exportModel(model, { extraFiles: tokFiles });
+    return { model, tokenizer, cfg, params: parameterCount(cfg), logs, stats: packer.stats, files };
+  } catch (err) {
+    model.dispose();
+    throw err;
+  }
+}
+
+interface Start {
+  model: CausalLM;
+  tokenizer: Tokenizer;
+  /** tokenizer.json and tokenizer_config.json, written next to the weights. */
+  tokenizerFiles: Record<string, Uint8Array>;
+}
+
+/** A tokenizer trained on the first worlds' text and a freshly initialised model. */
+async function fresh(engine: Engine, o: PretrainOptions, data: DataSettings): Promise<Start> {
   const texts: string[] = [];
-  for (let k = 0; k < (o.tokenizerWorlds ?? 2); k++) for (const d of worldDocs(data, k)) texts.push(docText(d));
+  for (let k = 0; k < (o.tokenizerWorlds ?? 10); k++) for (const d of worldDocs(data, k)) texts.push(docText(d));
   const trained = trainTokenizer(texts, { vocabSize: o.vocab ?? 1024, addedTokens: TOOL_TAGS });
   const tokenizer = await tokenizerFromJson(trained.tokenizerJson, trained.tokenizerConfig);
   const eos = tokenizer.tokenToId(IM_END)!;
@@ -61,17 +96,18 @@ export async function pretrain(engine: Engine, o: PretrainOptions, onLog?: (log:
     maxPositions: Math.max(2048, o.seq),
     eosIds: [eos],
   });
-  const model = initModel(engine, cfg, { seed: o.seed });
+  return { model: initModel(engine, cfg, { seed: o.seed }), tokenizer, tokenizerFiles: tokenizerFiles(trained) };
+}
+
+/** An existing model folder, to train further. */
+async function continued(engine: Engine, from: { files: ReadFile; source: string }): Promise<Start> {
+  const model = await loadModel(engine, from.files, { source: from.source });
   try {
-    const packer = new Packer(tokenizer, docStream(data), o.seq, o.passageShare ?? 0.3);
-    const logs = await pretrainLoop(
-      model,
-      () => packer.next(o.batch),
-      { steps: o.steps, lr: o.lr, logEvery: o.logEvery, ...o.train },
-      onLog,
-    );
-    const files = await exportModel(model, { extraFiles: tokenizerFiles(trained) });
-    return { model, tokenizer, cfg, params: parameterCount(cfg), logs, stats: packer.stats, files };
+    const tokenizer = await loadTokenizer(from.files, { eosIds: model.cfg.eosIds, where: from.source });
+    if (tokenizer.tokenToId(IM_END) === undefined) throw new Error(`${from.source}: its tokenizer has no ${IM_END} token, so it cannot be trained on piplay's chat transcripts`);
+    const tokenizerFiles: Record<string, Uint8Array> = {};
+    for (const name of ['tokenizer.json', 'tokenizer_config.json']) tokenizerFiles[name] = await from.files(name);
+    return { model, tokenizer, tokenizerFiles };
   } catch (err) {
     model.dispose();
     throw err;

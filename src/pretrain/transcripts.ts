@@ -20,7 +20,7 @@ import {
   THINK_OPEN,
   formatInformation,
 } from '../env/tags.ts';
-import { generateQuestion, stepDef, valueText, WorldIndex, type WorldQuestion } from '../env/world.ts';
+import { generateQuestion, valueText, WorldIndex, type WorldQuestion } from '../env/world.ts';
 import { IM_END, IM_START } from '../model/tokenizer-train.ts';
 
 /** A piece of a document; `loss` marks text the model is trained to produce. */
@@ -29,7 +29,7 @@ export interface Segment {
   loss: boolean;
 }
 
-export type DocKind = 'passage' | 'student' | 'examiner';
+export type DocKind = 'passage' | 'student' | 'examiner' | 'drill';
 
 export interface Doc {
   kind: DocKind;
@@ -98,6 +98,14 @@ function retrieve(w: ScriptWorld, query: string, wanted: string): { passages: Pa
   return { passages, rank: passages.findIndex((p) => p.id === wanted) };
 }
 
+/** The first sentence of a passage that contains `value` (as a whole word), or the whole text. */
+export function factSentence(text: string, value: string): string {
+  const escaped = value.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const word = new RegExp(`(^|[^\\w])${escaped}([^\\w]|$)`);
+  const sentences = text.split(/(?<=\.)\s+/);
+  return sentences.find((s) => word.test(s)) ?? text;
+}
+
 /**
  * A student that solves `q` perfectly: one search per hop for the entity whose passage states the next
  * fact, then the answer copied from the passages. Null when retrieval misses a passage it needs (the
@@ -114,12 +122,14 @@ export function studentTranscript(w: ScriptWorld, q: WorldQuestion): Doc | null 
     if (got.rank < 0) return null;
     reply.tool(got.passages);
     const value = valueText(w.ix, step.to);
+    // Quote the sentence that states the fact: finding its start is the one hard step, the rest is copying,
+    // and the value then sits a few tokens back (a tiny model cannot pick it out of three passages directly).
+    const quote = `Doc ${got.rank + 1} says: ${factSentence(got.passages[got.rank]!.text, value)}`;
     if (h + 1 < q.hops) {
-      // State the bridging fact, then follow it: the decomposition multi-hop questions need.
-      const fact = stepDef(step.step).np[0]!.replace('{x}', query);
-      reply.say(think(`Doc ${got.rank + 1} says that ${fact} is ${value}. I need to search for ${value}.`) + search(value));
+      // Follow the bridging fact: the decomposition multi-hop questions need.
+      reply.say(think(`${quote} I need to search for ${value}.`) + search(value));
     } else {
-      reply.say(think(`Doc ${got.rank + 1} gives the answer.`) + answer(value));
+      reply.say(think(quote) + answer(value));
     }
   }
   return { kind: 'student', segments: reply.end() };
@@ -145,6 +155,23 @@ export function examinerTranscript(w: ScriptWorld, source: Passage, hops: number
   const answerText = q.answers[0]!;
   reply.say(think(`The answer is ${answerText}.`) + `${QUESTION_OPEN} ${q.question} ${QUESTION_CLOSE}${answer(answerText)}`);
   return { kind: 'examiner', segments: reply.end() };
+}
+
+/**
+ * A copying drill: names of a world, then the same names again in the same order (loss on the repeat
+ * only). Every agent step the model learns (the question's entity into the query, a retrieved sentence
+ * into its notes, the value into the answer) copies a span it has seen; a small model learns that
+ * mechanism (induction heads) far sooner from densely repeated spans than from transcripts alone.
+ */
+export function copyDrill(names: readonly string[]): Doc {
+  const list = names.join(', ');
+  return {
+    kind: 'drill',
+    segments: [
+      { text: `Names: ${list}.\nAgain:`, loss: false },
+      { text: ` ${list}.`, loss: true },
+    ],
+  };
 }
 
 /** The whole text of a document. */

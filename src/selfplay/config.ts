@@ -195,8 +195,10 @@ export const DEMO: SelfPlayConfig = {
   lr: 1e-4,
   examinerLr: 1e-4,
   gradClip: 1,
-  turnTokens: 48,
-  toolTokens: 128,
+  // A student turn that quotes the retrieved fact before answering takes up to ~64 tokens; three passages
+  // of the default world take 75-300 (so a tool reply is rarely cut).
+  turnTokens: 72,
+  toolTokens: 320,
   evalBatch: 20,
   checkpointEvery: 4,
 };

@@ -9,7 +9,7 @@ import { Bm25Index } from '../../src/env/bm25.ts';
 import { seedToInt, Rng } from '../../src/env/random.ts';
 import { lastAnswer, parseStudentTurn, stripInformation } from '../../src/env/tags.ts';
 import { generateQuestion, generateWorld, WorldIndex } from '../../src/env/world.ts';
-import { filesFromNodeFolder } from '../../src/model/files.ts';
+import { filesFromNodeFolder } from '../../src/gpu/host/node-files.ts';
 import { loadModel } from '../../src/model/io.ts';
 import { loadTokenizer, tokenizerFromJson, type Tokenizer } from '../../src/model/tokenizer.ts';
 import { IM_END, TOOL_TAGS, trainTokenizer } from '../../src/model/tokenizer-train.ts';
@@ -17,7 +17,7 @@ import { DEFAULT_WORLD_SEED, worldDocs, worldSeed, type DataSettings } from '../
 import { Packer } from '../../src/pretrain/pack.ts';
 import { pretrain } from '../../src/pretrain/run.ts';
 import { learningRate } from '../../src/pretrain/train.ts';
-import { chatPrompt, docText, examinerTranscript, scriptWorld, studentTranscript, toolReply, type Doc } from '../../src/pretrain/transcripts.ts';
+import { chatPrompt, copyDrill, docText, examinerTranscript, factSentence, scriptWorld, studentTranscript, toolReply, type Doc } from '../../src/pretrain/transcripts.ts';
 import { examinerFormatRewardOfTranscript } from '../../src/rl/rewards.ts';
 import { encodeToolReply } from '../../src/rl/tool-reply.ts';
 import { testEngine } from '../helpers/engine.ts';
@@ -65,11 +65,41 @@ describe('data', () => {
       expect(lastAnswer(text)).toBe(q.answers[0]);
       expect(parseStudentTurn(text)).toEqual({ kind: 'search', query: w.ix.entity(q.path[0]!.from).name });
       expect((stripInformation(text).match(/<search>/g) ?? []).length).toBe(q.hops);
+      // Before answering, the student quotes the retrieved sentence that states the answer.
+      const quote = /Doc (\d) says: ([^<]*?) <\/think>\s*<answer>/.exec(stripInformation(text));
+      expect(quote, text).not.toBeNull();
+      expect(quote![2]).toContain(q.answers[0]!);
+      expect(text).toContain(quote![2]!);
       // Loss only on what the agent writes: never on the prompt or a tool reply.
       for (const s of d.segments) if (s.text.includes('<information>') || s.text.includes('<|im_start|>')) expect(s.loss).toBe(false);
       checked++;
     }
     expect(checked).toBeGreaterThan(15);
+  });
+
+  it('adds copying drills on request: names, then the same names again, loss on the repeat only', () => {
+    const d = copyDrill(['Vorn Kel', 'Kelder']);
+    expect(docText(d)).toBe('Names: Vorn Kel, Kelder.\nAgain: Vorn Kel, Kelder.');
+    expect(d.segments.map((s) => s.loss)).toEqual([false, true]);
+    const withDrills = worldDocs({ ...DATA, drillsPerWorld: 7 }, 0);
+    const drills = withDrills.filter((x) => x.kind === 'drill');
+    expect(drills).toHaveLength(7);
+    const world = generateWorld({ seed: worldSeed(DATA.seed, 0), size: DATA.worldSize });
+    const names = new Set(world.entities.map((x) => x.name));
+    for (const x of drills) {
+      const [first, again] = docText(x).split('\nAgain: ');
+      expect(first!.replace(/^Names: /, '')).toBe(again);
+      for (const n of again!.replace(/\.$/, '').split(', ')) expect(names.has(n)).toBe(true);
+    }
+    expect(withDrills.filter((x) => x.kind !== 'drill').map(docText).sort()).toEqual(docs.map(docText).sort());
+  });
+
+  it('quotes the first sentence that holds the value as a whole word', () => {
+    const text = 'Vorn was born in 1801 in Kel. Vorn wrote Kelder. Vorn founded Kel Press in 1830.';
+    expect(factSentence(text, 'Kel')).toBe('Vorn was born in 1801 in Kel.');
+    expect(factSentence(text, 'Kelder')).toBe('Vorn wrote Kelder.');
+    expect(factSentence(text, '1830')).toBe('Vorn founded Kel Press in 1830.');
+    expect(factSentence(text, 'absent')).toBe(text);
   });
 
   it('scripts examiners whose transcripts get the full format reward', () => {
@@ -191,5 +221,25 @@ describe('pretrain', () => {
     for (const [name, t] of a) expect(back.get(name)!.data).toEqual(t.data);
     model.dispose();
     result.model.dispose();
+
+    // --from: training continues from the folder's weights (first loss near the last one, not ln V) and
+    // keeps its tokenizer byte for byte.
+    const more = await pretrain(e, {
+      seed: 6,
+      steps: 2,
+      batch: 1,
+      seq: 700,
+      lr: 1e-3,
+      hidden: 8, // ignored: the folder's config wins
+      layers: 4,
+      logEvery: 1,
+      data: DATA,
+      from: { files: filesFromNodeFolder(dir), source: dir },
+    });
+    expect(more.cfg.hidden).toBe(32);
+    expect(more.cfg.layers).toBe(1);
+    expect(more.logs[0]!.loss).toBeLessThan(losses[0]! - 0.5);
+    for (const name of ['tokenizer.json', 'tokenizer_config.json']) expect(more.files.get(name)).toEqual(result.files.get(name));
+    more.model.dispose();
   });
 });
