@@ -9,7 +9,7 @@ import { Engine } from '../gpu/engine.ts';
 import { nodeHost } from '../gpu/host/node.ts';
 import { filesFromNodeFolder } from '../gpu/host/node-files.ts';
 import { generateWorld, makeEvalSet } from '../env/world.ts';
-import { checkStudent, summarise, type CheckSummary } from '../pretrain/check.ts';
+import { checkCopying, checkStudent, summarise, type CheckSummary, type CopyCheck } from '../pretrain/check.ts';
 import { DEFAULT_WORLD_SEED } from '../pretrain/data.ts';
 import { defaultWorldFiles, pretrain, type PretrainOptions } from '../pretrain/run.ts';
 import type { StepLog } from '../pretrain/train.ts';
@@ -137,6 +137,7 @@ async function main(): Promise<number> {
   console.log(`pretrain: ${result.params} parameters, ${result.stats.tokens} tokens (${result.stats.targets} targets), ${formatTime(wall)}; final loss ${last.loss.toFixed(3)} (mean of the last ${tail.length} logs ${tailLoss.toFixed(3)}); wrote ${out}`);
 
   let check: CheckSummary | null = null;
+  let copy: CopyCheck | null = null;
   let checkSeconds = 0;
   if (checkN > 0) {
     const t = Date.now();
@@ -144,9 +145,10 @@ async function main(): Promise<number> {
     const questions = makeEvalSet(world).filter((q) => q.hops === 1).slice(0, checkN);
     const results = await checkStudent(result.model, result.tokenizer, world.passages, questions);
     check = summarise(results);
+    copy = await checkCopying(result.model, result.tokenizer, world, questions);
     checkSeconds = (Date.now() - t) / 1000;
     for (const r of results.slice(0, 3)) console.log(`--- ${r.question} (gold ${r.gold[0]})\n${r.text}`);
-    console.log(`check: ${JSON.stringify(check)} in ${formatTime(checkSeconds)}`);
+    console.log(`check: ${JSON.stringify(check)}; copying ${JSON.stringify(copy)} in ${formatTime(checkSeconds)}`);
   }
 
   const s = result.stats;
@@ -173,6 +175,12 @@ async function main(): Promise<number> {
       ? [
           `| check | greedy student rollouts on ${check.n} 1-hop eval questions of the default world (BM25 top ${3}): ` +
             `well-formed ${(100 * check.wellFormed).toFixed(0)}%, searched ${(100 * check.searched).toFixed(0)}%, answered ${(100 * check.answered).toFixed(0)}%, EM ${(100 * check.em).toFixed(0)}% |`,
+        ]
+      : []),
+    ...(copy
+      ? [
+          `| copying | the question's entity in the scripted first turn, teacher-forced: ${(100 * copy.fromQuestion).toFixed(0)}% of its ${copy.tokens} tokens ` +
+            `predicted right where they come from the question, ${(100 * copy.fromNote).toFixed(0)}% where the query repeats the note |`,
         ]
       : []),
     '',

@@ -9,6 +9,8 @@ import type { WorldQuestion } from '../env/world.ts';
 import type { CausalLM } from '../model/decoder.ts';
 import type { Tokenizer } from '../model/tokenizer.ts';
 import { runRollouts, type FinishReason } from '../rl/rollout.ts';
+import { SEARCH_CLOSE, SEARCH_OPEN, THINK_CLOSE, THINK_OPEN } from '../env/tags.ts';
+import { WorldIndex, type World } from '../env/world.ts';
 import { chatPrompt, TOP_K } from './transcripts.ts';
 
 export interface CheckOptions {
@@ -96,4 +98,53 @@ export function summarise(results: readonly RolloutCheck[]): CheckSummary {
     answered: share((r) => r.answer !== null),
     em: share((r) => r.em),
   };
+}
+
+/**
+ * How well the model copies the question's entity, measured even while it never answers: for each question,
+ * the scripted first turn `<think> I need to search for X. </think>\n<search> X </search>` is fed in
+ * (teacher forcing) and the model's greedy prediction is scored on the tokens of X, first where it must come
+ * from the question, then where it repeats the X of the note. A model that has not learned to copy scores
+ * near 0 on both, whatever its loss.
+ */
+export interface CopyCheck {
+  /** Share of the entity's tokens predicted right in the note (copied from the question). */
+  fromQuestion: number;
+  /** Share predicted right in the search query (copied from the note). */
+  fromNote: number;
+  tokens: number;
+}
+
+export async function checkCopying(model: CausalLM, tok: Tokenizer, world: World, questions: readonly WorldQuestion[]): Promise<CopyCheck> {
+  const ix = new WorldIndex(world);
+  const e = model.engine;
+  const enc = (text: string) => tok.encode(text, { addSpecialTokens: false });
+  const right = [0, 0];
+  let total = 0;
+  for (const q of questions) {
+    const name = ` ${ix.entity(q.path[0]!.from).name}`;
+    // Split where the pre-tokenizer splits anyway (before a space, at punctuation), so the pieces'
+    // ids are the ids of the whole text.
+    const pieces = [chatPrompt(studentPrompt({ question: q.question })) + `${THINK_OPEN} I need to search for`, name, `. ${THINK_CLOSE}\n${SEARCH_OPEN}`, name, ` ${SEARCH_CLOSE}`];
+    const ids: number[] = [];
+    const spans: [number, number][] = [];
+    pieces.forEach((text, i) => {
+      const start = ids.length;
+      ids.push(...enc(text));
+      if (i === 1 || i === 3) spans.push([start, ids.length]);
+    });
+    // Position t predicts ids[t + 1].
+    const rows = spans.flatMap(([a, b]) => Array.from({ length: b - a }, (_, k) => a + k - 1));
+    const logits = e.noGrad(() => e.tidy(() => model.logitsAt(model.hidden({ ids: Int32Array.from(ids), batch: 1, time: ids.length }), Int32Array.from(rows))));
+    const host = (await logits.read()) as Float32Array;
+    logits.dispose();
+    const V = host.length / rows.length;
+    rows.forEach((t, j) => {
+      let best = 0;
+      for (let v = 1; v < V; v++) if (host[j * V + v]! > host[j * V + best]!) best = v;
+      if (best === ids[t + 1]) right[t < spans[1]![0] - 1 ? 0 : 1]!++;
+    });
+    total += spans[0]![1] - spans[0]![0];
+  }
+  return { fromQuestion: total ? right[0]! / total : 0, fromNote: total ? right[1]! / total : 0, tokens: total };
 }

@@ -14,6 +14,7 @@ import { loadModel } from '../../src/model/io.ts';
 import { loadTokenizer, tokenizerFromJson, type Tokenizer } from '../../src/model/tokenizer.ts';
 import { IM_END, TOOL_TAGS, trainTokenizer } from '../../src/model/tokenizer-train.ts';
 import { DEFAULT_WORLD_SEED, worldDocs, worldSeed, type DataSettings } from '../../src/pretrain/data.ts';
+import { checkCopying } from '../../src/pretrain/check.ts';
 import { Packer } from '../../src/pretrain/pack.ts';
 import { pretrain } from '../../src/pretrain/run.ts';
 import { learningRate } from '../../src/pretrain/train.ts';
@@ -206,6 +207,14 @@ describe('pretrain', () => {
     expect(losses[0]!).toBeGreaterThan(Math.log(512) - 0.2);
     expect(Math.min(...losses.slice(-3))).toBeLessThan(losses[0]! - 0.5);
     expect(result.stats.tokens).toBe(10 * 700);
+
+    // The copying check scores exactly the entity's tokens of each question.
+    const world = generateWorld({ seed: 'copy-check', size: 40 });
+    const qs = [0, 1, 2].map(() => generateQuestion(new WorldIndex(world), new Rng(9), 1)!);
+    const copy = await checkCopying(result.model, result.tokenizer, world, qs);
+    const ix = new WorldIndex(world);
+    expect(copy.tokens).toBe(qs.reduce((n, q) => n + result.tokenizer.encode(` ${ix.entity(q.path[0]!.from).name}`, { addSpecialTokens: false }).length, 0));
+    for (const share of [copy.fromQuestion, copy.fromNote]) expect(share >= 0 && share <= 1).toBe(true);
 
     const dir = mkdtempSync(join(tmpdir(), 'piplay-pretrain-'));
     dirs.push(dir);
