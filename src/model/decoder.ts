@@ -192,9 +192,23 @@ export class CausalLM {
   }
 
   /** Copies every parameter to the host, by HF name (for export and checkpoints). */
-  async toHost(): Promise<Map<string, { data: Float32Array; shape: number[] }>> {
+  /**
+   * The weights on the host, by HF name. With `mergeLora`, adapted projections carry their adapters folded
+   * in (an export); without, the frozen base weights (what adapters are trained on).
+   */
+  async toHost(opts: { mergeLora?: boolean } = {}): Promise<Map<string, { data: Float32Array; shape: number[] }>> {
     const out = new Map<string, { data: Float32Array; shape: number[] }>();
-    for (const [name, p] of this.params) out.set(name, { data: await p.readF32(), shape: [...p.shape] });
+    const lora = opts.mergeLora ? this.lora : null;
+    for (const [name, p] of this.params) {
+      if (!lora || !name.endsWith('.weight')) {
+        out.set(name, { data: await p.readF32(), shape: [...p.shape] });
+        continue;
+      }
+      const e = this.engine;
+      const w = e.noGrad(() => e.tidy(() => lora.merged(name.slice(0, -'.weight'.length), p)));
+      out.set(name, { data: await w.readF32(), shape: [...p.shape] });
+      if (w !== p) w.dispose();
+    }
     return out;
   }
 

@@ -70,10 +70,10 @@ export interface ExportOptions {
   extraFiles?: Record<string, Uint8Array>;
 }
 
-/** The files of an HF-format folder for the model's current weights. */
+/** The files of an HF-format folder for the model's current weights (LoRA adapters merged in). */
 export async function exportModel(model: CausalLM, opts: ExportOptions = {}): Promise<Map<string, Uint8Array>> {
   const dtype = opts.dtype ?? 'F32';
-  const host = await model.toHost();
+  const host = await model.toHost({ mergeLora: true });
   const tensors = [...host].map(([name, t]) => ({
     name,
     dtype,

@@ -4,7 +4,7 @@
 import type { Engine } from '../gpu/engine.ts';
 import type { Tensor } from '../gpu/tensor.ts';
 import { add, scale } from '../gpu/ops/elementwise.ts';
-import { linear } from '../gpu/ops/matmul.ts';
+import { linear, matmul } from '../gpu/ops/matmul.ts';
 import type { ModelConfig } from './config.ts';
 import { mulberry32 } from './seeded.ts';
 
@@ -70,6 +70,16 @@ export class LoraSet {
     const ad = this.adapters.get(name);
     if (!ad) return y;
     return add(y, scale(linear(linear(x, ad.A), ad.B), this.scale));
+  }
+
+  /**
+   * The weight `name.weight` with its adapter folded in, W + scale · B A (W itself when the projection has
+   * no adapter): what an exported model folder carries, so it needs no LoRA support to load.
+   */
+  merged(name: string, w: Tensor): Tensor {
+    const ad = this.adapters.get(name);
+    if (!ad) return w;
+    return add(w, matmul(ad.B, ad.A, { alpha: this.scale }));
   }
 
   parameters(): Tensor[] {

@@ -88,6 +88,25 @@ describe.each(MODELS)('%s', (name) => {
     model.lora.dispose();
     model.lora = null;
   });
+
+  it('an export of a LoRA-adapted model carries the adapters merged in', async () => {
+    const ids = [1, 2, 3, 4, 5, 6];
+    const base = await fullLogprobs(model, ids);
+    model.lora = new LoraSet(e, model.cfg, { rank: 4, alpha: 8, seed: 1 });
+    // Trained-looking adapters: B away from zero, so the adapted model differs from its base.
+    const r = rng(3);
+    for (const { B } of model.lora.adapters.values()) e.write(B, Float32Array.from({ length: B.size }, () => 0.2 * (r() - 0.5)));
+    const adapted = await fullLogprobs(model, ids);
+    const exported = await exportModel(model);
+    model.lora.dispose();
+    model.lora = null;
+    const merged = await loadModel(e, filesFromMap(exported));
+    expect(merged.lora).toBeNull();
+    expect(Math.max(...adapted.map((a, i) => Math.abs(a - base[i]!)))).toBeGreaterThan(1e-3);
+    expectClose(await fullLogprobs(merged, ids), adapted, 1e-4, 1e-5, 'merged export');
+    expectClose(await fullLogprobs(model, ids), base, 0, 0, 'the base is untouched');
+    merged.dispose();
+  });
 });
 
 describe('bad model files', () => {
