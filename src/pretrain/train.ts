@@ -21,6 +21,8 @@ export interface TrainSettings {
   beta2?: number;
   /** Read the loss back every this many steps (default 10; the last step is always read). */
   logEvery?: number;
+  /** Checked before each step; once aborted the loop throws the signal's reason (the browser's Stop). */
+  signal?: AbortSignal;
 }
 
 export interface StepLog {
@@ -69,6 +71,7 @@ export async function pretrainLoop(
   let tokens = 0;
   try {
     for (let step = 0; step < s.steps; step++) {
+      s.signal?.throwIfAborted();
       const b = nextBatch();
       const lr = learningRate(step, s);
       // The vocabulary projection runs only at positions that are targets (a transcript's prompt and

@@ -2,7 +2,7 @@
 // Nothing here computes on the GPU or blocks: the worker does the work, the page renders at most once per
 // animation frame (charts less often), and only the visible view.
 import * as Comlink from 'comlink';
-import type { RunPhase, WorkerMessage } from '../worker/protocol.ts';
+import type { JobKind, PretrainRequest, RunPhase, WorkerMessage } from '../worker/protocol.ts';
 import { unpackEvent } from '../worker/wire.ts';
 import { startEngineWorker } from './engine-client.ts';
 import { html } from './html.ts';
@@ -11,6 +11,7 @@ import { CheckpointsPanel } from './panels/checkpoints.ts';
 import { ExaminerPanel } from './panels/examiner.ts';
 import { HeatmapPanel } from './panels/heatmap.ts';
 import { Alerts, renderLog } from './panels/messages.ts';
+import { PretrainPanel } from './panels/pretrain.ts';
 import { renderProgress } from './panels/progress.ts';
 import { SetupPanel } from './panels/setup.ts';
 import { StudentPanel } from './panels/student.ts';
@@ -55,13 +56,20 @@ async function boot(): Promise<void> {
 
 type Engine = ReturnType<typeof startEngineWorker>;
 
+/** The state version each view last rendered: none yet. */
+function unrendered() {
+  return { examiner: -1, student: -1, heatmap: '', charts: -1, log: -1, progress: -1, pretrain: -1 };
+}
+
 class App {
   private state: RunState = emptyState();
   /** The state version each view last rendered. */
-  private rendered = { examiner: -1, student: -1, heatmap: '', charts: -1, log: -1, progress: -1 };
+  private rendered = unrendered();
   private frame = 0;
   private lastCharts = 0;
   private phase: RunPhase = 'idle';
+  /** The job the phase belongs to (a self-play run or a pretraining). */
+  private job: JobKind = 'selfplay';
   private iterations: number | null = null;
   private setup!: SetupPanel;
   private checkpoints!: CheckpointsPanel;
@@ -69,6 +77,7 @@ class App {
   private student!: StudentPanel;
   private heatmap!: HeatmapPanel;
   private charts!: ChartsPanel;
+  private pretrain!: PretrainPanel;
   private tabs!: Tabs;
 
   constructor(private engine: Engine) {}
@@ -90,6 +99,7 @@ class App {
       delete: async (name) => void (await e.deleteCheckpoint(name)),
       importFiles: (input) => e.importCheckpoint(input.kind === 'zip' ? Comlink.transfer(input, [input.bytes.buffer as ArrayBuffer]) : input),
       report: (level, message) => alerts.show(level === 'error' ? 'error' : 'info', level === 'error' ? 'Checkpoint problem' : 'Checkpoints', message),
+      listed: (list) => this.pretrain?.setStored(list),
     });
     await e.subscribe(Comlink.proxy((msgs: WorkerMessage[]) => this.onMessages(msgs)));
     const embedded = await e.listEmbedded();
@@ -104,6 +114,12 @@ class App {
         void e.saveNow().then((r) => {
           if (!r.ok) alerts.show('error', 'Could not save a checkpoint', r.error ?? '');
         }),
+    }, embedded);
+    this.pretrain = new PretrainPanel($('panel-pretrain'), {
+      start: (req) => this.startPretrain(req),
+      stop: () => void e.stop(),
+      use: (name) => this.setup.useCheckpoint(name),
+      downloadUnsaved: () => e.exportUnsavedModel(),
     }, embedded);
     await this.checkpoints.refresh();
     const latest = this.checkpoints.latest;
@@ -120,7 +136,7 @@ class App {
     alerts.clear('resume-offer');
     alerts.clear('run-failed');
     this.state = emptyState();
-    this.rendered = { examiner: -1, student: -1, heatmap: '', charts: -1, log: -1, progress: -1 };
+    this.rendered = unrendered();
     this.iterations = iterations;
     this.heatmap.privileged = this.setup.privileged;
     this.student.n = this.setup.rollouts;
@@ -129,9 +145,20 @@ class App {
     if (!r.ok && r.error) this.runFailed(r.error, 'other');
   }
 
+  /** Starts a pretraining; the views start empty, like a new run's. */
+  private async startPretrain(req: PretrainRequest): Promise<{ ok: boolean; error?: string }> {
+    alerts.clear('resume-offer');
+    alerts.clear('run-failed');
+    this.state = emptyState();
+    this.rendered = unrendered();
+    this.iterations = null;
+    this.schedule(true);
+    return this.engine.pretrain(req);
+  }
+
   private async resumeRun(name: string): Promise<void> {
     if (this.phase === 'running' || this.phase === 'starting' || this.phase === 'paused') {
-      alerts.show('warn', 'A run is active', 'Stop the current run before resuming another.');
+      alerts.show('warn', this.job === 'pretrain' ? 'A pretraining is under way' : 'A run is active', `Stop the current ${this.job === 'pretrain' ? 'pretraining' : 'run'} before resuming a run.`);
       return;
     }
     const init = await this.engine.init();
@@ -151,13 +178,17 @@ class App {
           applyEvent(this.state, unpackEvent(m.event));
           break;
         case 'phase':
-          this.setPhase(m.phase);
+          this.setPhase(m.phase, m.job);
           if (m.phase === 'failed' && m.error && m.errorKind !== 'device-lost') this.runFailed(m.error, m.errorKind ?? 'other');
+          break;
+        case 'pretrained':
+          this.pretrain.showSummary(m.summary, m.saved);
           break;
         case 'download':
           this.setup.showDownload(m.progress.loaded >= m.progress.total && m.progress.total > 0 ? null : m.progress);
           break;
         case 'device-lost':
+          this.job = m.job;
           this.deviceLost(m.message, m.lastCheckpoint);
           break;
         case 'checkpoints':
@@ -171,16 +202,24 @@ class App {
     this.schedule(false);
   }
 
-  private setPhase(phase: RunPhase): void {
+  private setPhase(phase: RunPhase, job: JobKind): void {
     this.phase = phase;
+    this.job = job;
     document.body.dataset.phase = phase;
-    this.setup.setPhase(phase);
+    document.body.dataset.job = job;
+    this.setup.setPhase(phase, job);
+    this.pretrain.setPhase(phase, job);
     this.checkpoints.setBusy(phase === 'running' || phase === 'paused' || phase === 'starting' || phase === 'stopping');
     if (phase !== 'starting') this.setup.showDownload(null);
     this.renderProgress();
   }
 
   private runFailed(message: string, kind: string): void {
+    if (this.job === 'pretrain') {
+      const hint = kind === 'out-of-memory' ? ' Try a smaller hidden width, fewer layers, a smaller batch or a shorter seq.' : '';
+      alerts.show('error', kind === 'out-of-memory' ? 'Out of GPU memory' : 'The pretraining stopped with an error', `${message}${hint} Stored checkpoints are unchanged.`, [], 'run-failed');
+      return;
+    }
     const latest = this.checkpoints.latest;
     const resume = latest ? [{ label: `Resume from '${latest.name}'`, run: () => void this.resumeRun(latest.name), primary: true }] : [];
     if (kind === 'out-of-memory') {
@@ -200,7 +239,11 @@ class App {
       'error',
       'The GPU device was lost',
       `The browser lost the GPU device (${reason}); this happens after a driver reset, a GPU hang or memory pressure. ` +
-        (last ? 'The run can continue from its last checkpoint.' : 'There is no unfinished run with a checkpoint to resume; start a new run when ready.'),
+        (this.job === 'pretrain'
+          ? 'The pretraining was cut short and stored nothing; stored checkpoints are unchanged. Start it again when ready.'
+          : last
+            ? 'The run can continue from its last checkpoint.'
+            : 'There is no unfinished run with a checkpoint to resume; start a new run when ready.'),
       actions,
       'device-lost',
     );
@@ -252,6 +295,10 @@ class App {
         this.rendered.charts = v.metrics;
         this.lastCharts = now;
       } else setTimeout(() => this.schedule(false), 500);
+    }
+    if (tab === 'pretrain' && this.rendered.pretrain !== v.metrics) {
+      this.pretrain.render(s.series.get('pretrain/loss'));
+      this.rendered.pretrain = v.metrics;
     }
     if (tab === 'log' && this.rendered.log !== v.logs) {
       document.getElementById('panel-log')!.innerHTML = html`<h3 class="sr-only">Run log</h3>${renderLog(s.logs)}`.text;

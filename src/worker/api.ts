@@ -1,5 +1,6 @@
 // The API the page calls in the engine worker (through comlink). All GPU work happens behind it: model
-// inspection, the self-play run (start, pause, resume, stop, save), and the checkpoints in IndexedDB.
+// inspection, the self-play run (start, pause, resume, stop, save), pretraining a base model (start, stop;
+// src/worker/pretrain-job.ts), and the checkpoints in IndexedDB. One job (a run or a pretraining) at a time.
 // Everything the run reports goes to the page as batched messages; rollouts' token arrays cross as
 // transferables (wire.ts).
 import * as Comlink from 'comlink';
@@ -20,7 +21,8 @@ import { RunControl, RunStopped } from './control.ts';
 import { estimateRun, type AdapterLimits } from './estimate.ts';
 import { HubError, hubFileInfo, hubIdProblem, type DownloadProgress } from './hub.ts';
 import { describeSource, embeddedBase, isHfModelFile, relativeNames, resolveSource, type ModelSource } from './model-source.ts';
-import type { CorpusReport, ModelReport, RunPhase, StartRequest, WorkerMessage } from './protocol.ts';
+import { checkPretrainRequest, pretrainedName, runPretrainJob } from './pretrain-job.ts';
+import type { CorpusReport, JobKind, ModelReport, PretrainRequest, RunPhase, StartRequest, WorkerMessage } from './protocol.ts';
 import { buildBase, corpusPassages, recordBase, storedBase, storedCorpus } from './run-host.ts';
 import { packEvent } from './wire.ts';
 import { readZip, writeZip } from './zip.ts';
@@ -36,6 +38,7 @@ export interface InitResult {
 const DEFAULT_LIMITS: AdapterLimits = { maxStorageBufferBindingSize: 128 * 2 ** 20, maxBufferSize: 256 * 2 ** 20 };
 
 interface ActiveRun {
+  job: JobKind;
   name: string;
   control: RunControl;
   run: SelfPlayRun | null;
@@ -64,6 +67,10 @@ export class WorkerApi {
   /** The driving loop of the active run (settles once the run has let go of the GPU). */
   private driving: Promise<void> | null = null;
   private phase: RunPhase = 'idle';
+  /** The job the phase belongs to (the last one started). */
+  private job: JobKind = 'selfplay';
+  /** A pretrained model that could not be stored, kept for download until the next pretraining. */
+  private unsaved: { name: string; files: Map<string, Uint8Array> } | null = null;
 
   constructor(
     private host: GpuHost,
@@ -124,10 +131,13 @@ export class WorkerApi {
     if (this.engine === e) this.engine = null;
     const run = this.active;
     run?.control.stop();
+    const job = run?.job ?? this.job;
     const entry = run ? await this.store.entry(run.name).catch(() => undefined) : undefined;
     const resumable = (c: CheckpointMeta | undefined) => Boolean(c?.kind === 'run' && c.cursor && c.cursor.stage !== 'done');
-    const last = resumable(entry) ? entry!.name : ((await this.store.list().catch(() => [])).find(resumable)?.name ?? null);
-    this.post({ type: 'device-lost', message: reason, lastCheckpoint: last });
+    // A pretraining keeps nothing to resume; offering some older run instead would be misleading.
+    const last =
+      job === 'pretrain' && run ? null : resumable(entry) ? entry!.name : ((await this.store.list().catch(() => [])).find(resumable)?.name ?? null);
+    this.post({ type: 'device-lost', message: reason, lastCheckpoint: last, job });
   }
 
   /** Test hook: destroys the GPU device as a driver reset would (the page then offers to resume). */
@@ -168,7 +178,7 @@ export class WorkerApi {
 
   private setPhase(phase: RunPhase, error?: string, errorKind?: 'device-lost' | 'out-of-memory' | 'config' | 'other'): void {
     this.phase = phase;
-    this.post({ type: 'phase', phase, ...(error ? { error, errorKind } : {}) });
+    this.post({ type: 'phase', phase, job: this.job, ...(error ? { error, errorKind } : {}) });
   }
 
   private async postCheckpoints(): Promise<void> {
@@ -272,9 +282,10 @@ export class WorkerApi {
   async start(req: StartRequest): Promise<{ ok: boolean; error?: string }> {
     // A run stopped by a lost device may still be unwinding its last step.
     if (this.active?.control.stopped) await this.driving?.catch(() => undefined);
-    if (this.active) return { ok: false, error: 'a run is already active; stop it first' };
+    if (this.active) return { ok: false, error: this.busyMessage() };
     const control = new RunControl();
-    this.active = { name: '', control, run: null, engine: null };
+    this.active = { job: 'selfplay', name: '', control, run: null, engine: null };
+    this.job = 'selfplay';
     this.setPhase('starting');
     try {
       const e = await this.ensureEngine();
@@ -367,14 +378,15 @@ export class WorkerApi {
   }
 
   pause(): void {
-    if (!this.active || this.phase !== 'running') return;
+    // The pretraining loop has no step boundary to wait at; it only stops.
+    if (!this.active || this.active.job !== 'selfplay' || this.phase !== 'running') return;
     this.active.control.pause();
     this.setPhase('paused');
     this.post({ type: 'notice', level: 'info', message: 'Pausing after the current step.' });
   }
 
   resume(): void {
-    if (!this.active || this.phase !== 'paused') return;
+    if (!this.active || this.active.job !== 'selfplay' || this.phase !== 'paused') return;
     this.active.control.resume();
     this.setPhase('running');
   }
@@ -383,6 +395,77 @@ export class WorkerApi {
     if (!this.active) return;
     this.active.control.stop();
     this.setPhase('stopping');
+  }
+
+  private busyMessage(): string {
+    return this.active?.job === 'pretrain' ? 'a pretraining is under way; stop it first (one job at a time)' : 'a run is already active; stop it first (one job at a time)';
+  }
+
+  // ---------------------------------------------------------------------------------------- pretraining
+
+  /**
+   * Starts pretraining a base model (the recipe of `npm run pretrain`); returns once it is under way, or
+   * with the reason it cannot start. Progress and the loss arrive as run events (stage 'pretrain'), the
+   * outcome as a 'pretrained' message; the model is stored as a model entry, never over another entry.
+   */
+  async pretrain(req: PretrainRequest): Promise<{ ok: boolean; error?: string; name?: string }> {
+    if (this.active?.control.stopped) await this.driving?.catch(() => undefined);
+    if (this.active) return { ok: false, error: this.busyMessage() };
+    let name: string;
+    try {
+      checkPretrainRequest(req);
+      name = await pretrainedName(this.store, req.name);
+    } catch (e) {
+      return { ok: false, error: (e as Error).message };
+    }
+    if (this.active) return { ok: false, error: this.busyMessage() };
+    const control = new RunControl();
+    this.active = { job: 'pretrain', name: '', control, run: null, engine: null };
+    this.job = 'pretrain';
+    this.unsaved = null;
+    this.setPhase('starting');
+    try {
+      const e = await this.ensureEngine();
+      this.active.engine = e;
+      this.driving = this.drivePretrain(req, name, e, control);
+      return { ok: true, name };
+    } catch (e) {
+      this.active = null;
+      const msg = (e as Error).message;
+      this.setPhase('failed', msg, classifyRun(e));
+      return { ok: false, error: msg };
+    }
+  }
+
+  private async drivePretrain(req: PretrainRequest, name: string, e: Engine, control: RunControl): Promise<void> {
+    this.setPhase('running');
+    try {
+      const out = await runPretrainJob(req, name, { engine: e, store: this.store, signal: control.signal, emit: this.emitRun });
+      this.post({ type: 'pretrained', summary: out.summary, saved: out.saved?.name ?? null });
+      if (out.saved) {
+        this.emitRun({ type: 'log', level: 'info', message: `pretraining finished; the model is stored as '${out.saved.name}'` });
+        this.setPhase('finished');
+      } else {
+        this.unsaved = { name: out.summary.name, files: out.files };
+        this.setPhase('failed', `The model trained, but storing it failed: ${out.saveError ?? 'unknown error'} It can still be downloaded as a zip.`, 'other');
+      }
+    } catch (err) {
+      if (err instanceof RunStopped) {
+        this.emitRun({ type: 'log', level: 'info', message: 'pretraining stopped; nothing was stored' });
+        this.setPhase('stopped');
+      } else {
+        const lost = await isLost(e);
+        this.setPhase('failed', (err as Error).message, lost ? 'device-lost' : classifyRun(err));
+      }
+    } finally {
+      this.active = null;
+      void this.postCheckpoints();
+    }
+  }
+
+  /** The last pretrained model that could not be stored, as a zip (null when there is none). */
+  exportUnsavedModel(): { fileName: string; blob: Blob } | null {
+    return this.unsaved ? zipFolder(this.unsaved.name, this.unsaved.files) : null;
   }
 
   /** Saves a checkpoint at the next step boundary (or now, when paused between steps). */
@@ -419,10 +502,7 @@ export class WorkerApi {
 
   /** An HF-format model folder of the checkpoint (a run: its student) as a store-only zip. */
   async exportCheckpoint(name: string): Promise<{ fileName: string; blob: Blob }> {
-    const files = await this.store.modelFiles(name);
-    const folder = name.replace(/[^\w.-]+/g, '_');
-    const entries = [...files].filter(([f]) => isHfModelFile(f)).map(([f, data]) => ({ name: `${folder}/${f}`, data }));
-    return { fileName: `${folder}.zip`, blob: writeZip(entries) };
+    return zipFolder(name, await this.store.modelFiles(name));
   }
 
   /** Stores a model folder (a zip, or a picked folder) so runs can start from it. */
@@ -449,10 +529,17 @@ export class WorkerApi {
     const existing = new Set((await this.store.list()).map((c) => c.name));
     let unique = name;
     for (let k = 2; existing.has(unique); k++) unique = `${name}-${k}`;
-    const meta = await this.store.importModel(unique, files, 'imported model folder');
+    const meta = await this.store.importModel(unique, files, 'imported model folder', { origin: 'imported' });
     void this.postCheckpoints();
     return stripConfig(meta);
   }
+}
+
+/** A model folder's files as a store-only zip holding one folder named after the model. */
+function zipFolder(name: string, files: Map<string, Uint8Array>): { fileName: string; blob: Blob } {
+  const folder = name.replace(/[^\w.-]+/g, '_');
+  const entries = [...files].filter(([f]) => isHfModelFile(f)).map(([f, data]) => ({ name: `${folder}/${f}`, data }));
+  return { fileName: `${folder}.zip`, blob: writeZip(entries) };
 }
 
 /** The config's `model` string for a source (informational; the host resolves the source itself). */

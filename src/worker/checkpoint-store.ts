@@ -3,7 +3,7 @@
 // Two kinds of entries, listed in one manifest (a single key):
 //  - a run: the self-play loop's RunStorage files (src/selfplay/checkpoint.ts writes two slots in turn and
 //    then a pointer naming the complete one) plus the base model's config/tokenizer/corpus this worker adds;
-//  - an imported model folder (HF config + safetensors + tokenizer).
+//  - a model folder (HF config + safetensors + tokenizer), imported or pretrained in the page.
 // Writes are atomic: a run's checkpoint data goes to the slot the pointer does not name, then ONE IndexedDB
 // transaction writes the pointer and the manifest entry together; an import writes its files under a fresh
 // id, then flips the manifest. A crash or a full quota mid-save leaves the previous checkpoint as it was,
@@ -29,7 +29,9 @@ export interface CheckpointMeta {
   base: string;
   /** The run's settings (resume uses them). */
   config?: SelfPlayConfig;
-  /** Files of an imported model, and the id its data is stored under. */
+  /** How a model entry came to be (absent on entries stored before pretraining existed: imported). */
+  origin?: 'imported' | 'pretrained';
+  /** Files of a model entry, and the id its data is stored under. */
   files?: string[];
   dataId?: string;
   note?: string;
@@ -145,7 +147,12 @@ export class BrowserCheckpoints {
   }
 
   /** Stores a model folder: files under a fresh id, then the manifest flip. */
-  async importModel(name: string, files: Map<string, Uint8Array>, note?: string): Promise<CheckpointMeta> {
+  async importModel(
+    name: string,
+    files: Map<string, Uint8Array>,
+    note?: string,
+    extra: Partial<Pick<CheckpointMeta, 'origin' | 'metrics' | 'base'>> = {},
+  ): Promise<CheckpointMeta> {
     await this.sweep();
     const bytes = [...files.values()].reduce((s, f) => s + f.byteLength, 0);
     const existing = await this.entry(name);
@@ -178,6 +185,7 @@ export class BrowserCheckpoints {
         files: [...files.keys()],
         dataId: id,
         ...(note ? { note } : {}),
+        ...extra,
       };
       let replaced: CheckpointMeta | undefined;
       await this.kv.update<Manifest>(MANIFEST, (m) =>

@@ -83,10 +83,11 @@ export function resolveSource(
   }
 }
 
-/** Files of an HF model folder worth exporting (weights, config, tokenizer, generation settings). */
+/** Files of an HF model folder worth exporting (weights, config, tokenizer, generation settings, how it was trained). */
 export function isHfModelFile(name: string): boolean {
   return (
     name === 'config.json' ||
+    name === 'TRAINING.md' ||
     name === 'generation_config.json' ||
     name.endsWith('.safetensors') ||
     name === 'model.safetensors.index.json' ||

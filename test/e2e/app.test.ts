@@ -1,7 +1,8 @@
 // The browser app end to end, in headless Chromium on SwiftShader WebGPU: a tiny π-Play run (the 'smoke'
 // preset on a new random tiny model) shows its examiner questions with their construction paths, the
 // student's rollouts and the teacher-vs-student heatmap; it saves a checkpoint on demand, stops, and after
-// a page reload resumes from the checkpoint and finishes. Also: the clear messages for no WebGPU, a lost
+// a page reload resumes from the checkpoint and finishes. A toy pretraining from the Pretrain tab stores a
+// base model that self-play can start from. Also: the clear messages for no WebGPU, a lost
 // device, a bad model id, a model too large for the GPU and a corpus file with errors. Screenshots of each
 // view land in test/screenshots/.
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -208,6 +209,74 @@ describe.skipIf(!hasChromium)('browser app (headless Chromium, SwiftShader)', ()
     await page.screenshot({ path: `${SHOTS}corpus-error.png` });
     await page.close();
   }, 180_000);
+
+  it('pretrains a toy base model from the UI, stores it and offers it as the base model', async () => {
+    const page = await s.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await ready(page, s.url);
+    await tab(page, 'pretrain');
+    // Toy settings: one small world trains the tokenizer, three steps of one 1024-token row.
+    await page.click('#panel-pretrain details summary');
+    const toy: Record<string, string> = { steps: '3', batch: '1', seq: '1024', lr: '0.01', hidden: '16', layers: '1', vocab: '512', worldSize: '20', tokenizerWorlds: '1', logEvery: '1', name: 'toy-base' };
+    for (const [k, v] of Object.entries(toy)) await page.fill(`#pt-${k}`, v);
+    // Every value the progress bar shows, from the start.
+    await page.evaluate(() => {
+      const seen: number[] = [];
+      (window as unknown as { __progress: number[] }).__progress = seen;
+      new MutationObserver(() => {
+        const v = document.querySelector('#progress .bar')?.getAttribute('aria-valuenow');
+        if (v !== null && v !== undefined && Number(v) !== seen.at(-1)) seen.push(Number(v));
+      }).observe(document.getElementById('progress')!, { childList: true, subtree: true, attributes: true });
+    });
+    await page.click('.pretrain-start');
+    await waitPhase(page, ['running'], 30_000);
+    expect(await page.evaluate(() => document.body.dataset.job)).toBe('pretrain');
+    // One job at a time: the self-play controls wait, and Pause does not apply.
+    expect(await page.locator('button.start').isEnabled()).toBe(false);
+    expect(await page.locator('button.pause').isEnabled()).toBe(false);
+    expect(await waitPhase(page, ['finished', 'failed'], 120_000)).toBe('finished');
+    const seen = await page.evaluate(() => (window as unknown as { __progress: number[] }).__progress);
+    expect(seen.at(-1)).toBe(3);
+    expect(seen.length).toBeGreaterThan(1);
+    expect(seen.every((v, i) => i === 0 || v > seen[i - 1]!)).toBe(true);
+    expect(await page.locator('#progress').textContent()).toMatch(/pre-training.*3 \/ 3 · loss \d+\.\d{3} · \d+ tokens\/s/s);
+    // The loss curve has a point per logged step; the summary names the stored model.
+    await expect.poll(() => page.locator('#panel-pretrain .pretrain-chart').getAttribute('data-points'), { timeout: 5_000 }).toBe('3');
+    expect(await page.locator('#panel-pretrain .pretrain-chart canvas').count()).toBe(1);
+    const summary = page.locator('#panel-pretrain .pretrain-done');
+    await summary.waitFor({ timeout: 5_000 });
+    expect(await summary.textContent()).toMatch(/Stored as toy-base.*parameters.*tokens seen\s*3\.1k.*final loss\s*\d+\.\d{3}/s);
+    const row = page.locator('#checkpoints .ckpt[data-name="toy-base"]');
+    await row.waitFor({ timeout: 10_000 });
+    expect(await row.textContent()).toMatch(/pretrained here · model folder/);
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.screenshot({ path: `${SHOTS}pretrain.png`, fullPage: true });
+
+    // The same name again is refused (nothing is replaced). Continuing the embedded model (its shape fixed by
+    // its config), Stop ends a long pretraining and stores nothing.
+    await page.click('.pretrain-start');
+    await expect.poll(() => page.locator('#panel-pretrain .form-error').textContent(), { timeout: 10_000 }).toMatch(/'toy-base' exists already/);
+    await page.fill('#pt-name', '');
+    await page.fill('#pt-steps', '5000');
+    await page.fill('#pt-seq', '512');
+    const embedded = await page.locator('#pt-from option[value^="embedded:"]').first().getAttribute('value');
+    await page.selectOption('#pt-from', embedded!);
+    expect(await page.locator('#pt-hidden').isDisabled()).toBe(true);
+    await page.click('.pretrain-start');
+    await waitPhase(page, ['running'], 30_000);
+    await page.waitForFunction(() => Number(document.querySelector('#progress .bar')?.getAttribute('aria-valuenow')) >= 1, null, { timeout: 60_000, polling: 100 });
+    await page.click('.pretrain-stop');
+    expect(await waitPhase(page, ['stopped'], 30_000)).toBe('stopped');
+    expect(await page.locator('#checkpoints .ckpt').count()).toBe(1);
+
+    // The stored model is a base model for self-play.
+    await row.locator('button[data-act="use"]').click();
+    await expect.poll(() => page.locator('.model-estimate').textContent(), { timeout: 10_000 }).toMatch(/\d+(\.\d)?k parameters/);
+    expect(await page.locator('.checkpoint-choice .ckpt-name').textContent()).toBe('toy-base');
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 300_000);
 
   it('tells the user clearly when WebGPU is missing', async () => {
     const page = await s.newPage();

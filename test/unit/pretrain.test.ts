@@ -15,6 +15,7 @@ import { loadTokenizer, tokenizerFromJson, type Tokenizer } from '../../src/mode
 import { IM_END, TOOL_TAGS, trainTokenizer } from '../../src/model/tokenizer-train.ts';
 import { DEFAULT_WORLD_SEED, worldDocs, worldSeed, type DataSettings } from '../../src/pretrain/data.ts';
 import { checkCopying } from '../../src/pretrain/check.ts';
+import { copyTaskBatch } from '../../src/pretrain/copy-task.ts';
 import { Packer } from '../../src/pretrain/pack.ts';
 import { pretrain } from '../../src/pretrain/run.ts';
 import { learningRate } from '../../src/pretrain/train.ts';
@@ -93,6 +94,34 @@ describe('data', () => {
       for (const n of again!.replace(/\.$/, '').split(', ')) expect(names.has(n)).toBe(true);
     }
     expect(withDrills.filter((x) => x.kind !== 'drill').map(docText).sort()).toEqual(docs.map(docText).sort());
+  });
+
+  it('makes copy-task rows: spans repeated, loss only where the repeat determines the token', () => {
+    const pool = [3, 5, 7, 11, 13, 17];
+    const b = copyTaskBatch(new Rng(1), 2, 64, { ids: pool, span: [2, 5] });
+    expect(b.ids).toHaveLength(128);
+    for (let i = 0; i < 128; i++) {
+      expect(pool).toContain(b.ids[i]);
+      if (i % 64 < 63) expect(b.targets[i]).toBe(b.ids[i + 1]);
+    }
+    // Every target under the mask equals the token one span length back (found by re-walking the row).
+    let masked = 0;
+    for (let r = 0; r < 2; r++) {
+      const m = Array.from(b.mask.subarray(r * 64, r * 64 + 64));
+      masked += m.filter(Boolean).length;
+      // A masked run of k targets is a span of length k + 1 repeated: its targets equal the tokens k + 1 back.
+      for (let t = 0; t < 64; t++) {
+        if (!m[t]) continue;
+        let start = t;
+        while (start > 0 && m[start - 1]) start--;
+        let end = t;
+        while (end < 63 && m[end + 1]) end++;
+        const len = end - start + 2; // the span's length
+        if (end < 63) expect(b.targets[r * 64 + t]).toBe(b.ids[r * 64 + t + 1 - len]);
+      }
+    }
+    expect(masked).toBeGreaterThan(40);
+    expect(() => copyTaskBatch(new Rng(1), 1, 8, { ids: [1] })).toThrow(/at least 2/);
   });
 
   it('quotes the first sentence that holds the value as a whole word', () => {

@@ -181,6 +181,39 @@ function yRange(_u: uPlot, min: number | null, max: number | null): uPlot.Range.
 /** Integer step ticks (points are steps); uPlot picks the first increment that fits. */
 const STEP_INCRS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000];
 
+/** A chart's data: x, then each series smoothed and raw (the layout chartOptions expects). */
+export function chartData(x: number[], ys: (number | null)[][], weight: number): uPlot.AlignedData {
+  return [x, ...ys.flatMap((y) => [smooth(y, weight), y])];
+}
+
+/** uPlot options of a chart: per label a bold smoothed curve and a faint raw one (also used by the pretraining panel). */
+export function chartOptions(spec: ChartSpec, labels: readonly string[], size: { width: number; height: number }): uPlot.Options {
+  const s: uPlot.Series[] = [{ label: spec.xLabel, value: (_u, v) => (v === null ? '–' : String(v)) }];
+  labels.forEach((label, i) => {
+    const color = COLORS[i % COLORS.length]!;
+    // The smoothed curve's legend shows the raw value beside it, as TensorBoard's tooltip does.
+    s.push({
+      label,
+      stroke: color,
+      width: 2,
+      spanGaps: true,
+      value: (u, v, si, idx) => (idx === null || v === null ? '–' : `${fmtNum(v)} (raw ${fmtNum(u.data[si + 1]?.[idx] as number | null)})`),
+    });
+    s.push({ label: `${label} raw`, class: 'raw', stroke: withAlpha(color, 0.28), width: 1, spanGaps: true, points: { show: false } });
+  });
+  return {
+    ...size,
+    series: s,
+    scales: { x: { time: false }, y: spec.range01 ? { range: [0, 1] as uPlot.Range.MinMax } : { range: yRange } },
+    axes: [
+      { label: spec.xLabel, size: 36, incrs: STEP_INCRS },
+      { size: 50, values: (_u, ticks) => ticks.map(tickText) },
+    ],
+    legend: { live: true },
+    cursor: { drag: { x: false, y: false } },
+  };
+}
+
 export class ChartsPanel {
   private main: HTMLElement;
   private other: HTMLElement;
@@ -238,7 +271,7 @@ export class ChartsPanel {
       if (!curated) others++;
       keep.add(c.spec.id);
       const aligned = align(c.keys.map((k) => series.get(k)!));
-      const data: uPlot.AlignedData = [aligned.x, ...aligned.ys.flatMap((y) => [smooth(y, this.weight), y])];
+      const data = chartData(aligned.x, aligned.ys, this.weight);
       const signature = c.keys.join('|');
       let l = this.live.get(c.spec.id);
       if (l && l.signature !== signature) {
@@ -252,31 +285,7 @@ export class ChartsPanel {
         el.dataset.chart = c.spec.id;
         el.innerHTML = html`<figcaption>${c.spec.title}</figcaption>`.text;
         (curated ? this.main : this.other).append(el);
-        const s: uPlot.Series[] = [{ label: c.spec.xLabel, value: (_u, v) => (v === null ? '–' : String(v)) }];
-        c.labels.forEach((label, i) => {
-          const color = COLORS[i % COLORS.length]!;
-          // The smoothed curve's legend shows the raw value beside it, as TensorBoard's tooltip does.
-          s.push({
-            label,
-            stroke: color,
-            width: 2,
-            spanGaps: true,
-            value: (u, v, si, idx) => (idx === null || v === null ? '–' : `${fmtNum(v)} (raw ${fmtNum(u.data[si + 1]?.[idx] as number | null)})`),
-          });
-          s.push({ label: `${label} raw`, class: 'raw', stroke: withAlpha(color, 0.28), width: 1, spanGaps: true, points: { show: false } });
-        });
-        const opts: uPlot.Options = {
-          ...this.size(el),
-          series: s,
-          scales: { x: { time: false }, y: c.spec.range01 ? { range: [0, 1] as uPlot.Range.MinMax } : { range: yRange } },
-          axes: [
-            { label: c.spec.xLabel, size: 36, incrs: STEP_INCRS },
-            { size: 50, values: (_u, ticks) => ticks.map(tickText) },
-          ],
-          legend: { live: true },
-          cursor: { drag: { x: false, y: false } },
-        };
-        l = { chart: new uPlot(opts, data, el), signature, el };
+        l = { chart: new uPlot(chartOptions(c.spec, c.labels, this.size(el)), data, el), signature, el };
         this.live.set(c.spec.id, l);
       } else {
         l.chart.setData(data);

@@ -30,7 +30,7 @@ export function renderCheckpointRow(c: CheckpointMeta, busy: boolean): Html {
   const dis = busy ? html` disabled` : '';
   return html`<li class="ckpt" data-name="${c.name}">
     <div class="ckpt-main"><span class="ckpt-name">${c.name}</span>
-      <span class="meta">${c.kind === 'run' ? `run from ${c.base}` : 'imported'} · ${whereText(c)} · saved ${fmtTime(c.updatedAt)} · ${fmtBytes(c.bytes)}</span>
+      <span class="meta">${c.kind === 'run' ? `run from ${c.base}` : c.origin === 'pretrained' ? 'pretrained here' : 'imported'} · ${whereText(c)} · saved ${fmtTime(c.updatedAt)} · ${fmtBytes(c.bytes)}</span>
       ${metrics.length ? html`<span class="ckpt-metrics">${metrics.map(([k, v]) => html`<span class="metric">${k} <strong>${fmtNum(v)}</strong></span>`)}</span>` : ''}
       ${c.note ? html`<span class="muted">${c.note}</span>` : ''}
     </div>
@@ -57,6 +57,8 @@ export interface CheckpointActions {
   delete(name: string): Promise<void>;
   importFiles(input: { kind: 'zip'; name: string; bytes: Uint8Array } | { kind: 'files'; files: File[] }): Promise<CheckpointMeta>;
   report(level: 'info' | 'error', message: string): void;
+  /** Told each new list (the pretraining panel offers the stored models). */
+  listed?(list: readonly CheckpointMeta[]): void;
 }
 
 export class CheckpointsPanel {
@@ -143,6 +145,7 @@ export class CheckpointsPanel {
   render(list: CheckpointMeta[]): void {
     this.items = list;
     this.listEl.innerHTML = renderCheckpointList(list, this.busy).text;
+    this.actions.listed?.(list);
   }
 
   async refresh(): Promise<void> {

@@ -32,7 +32,8 @@ export function renderProgress(p: ProgressState | null, phase: RunPhase, iterati
   }
   const frac = p.total > 0 ? Math.min(1, p.done / p.total) : 0;
   const eta = phase === 'running' ? etaSeconds(p, now) : undefined;
-  const it = fmtIteration(p.iteration, iterations);
+  // A pretraining has steps only; iterations are self-play's.
+  const it = p.stage === 'pretrain' ? '' : fmtIteration(p.iteration, iterations);
   return html`<div class="progress-line">
     <span class="phase ${phase}">${phase[0]!.toUpperCase() + phase.slice(1)}</span>
     <span class="stage">${STAGE_NAME[p.stage] ?? p.stage}</span>

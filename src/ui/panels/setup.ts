@@ -4,7 +4,7 @@
 // ablation switches, and Start / Pause / Resume / Stop / Save. Fields are generated from the self-play
 // config's option table, so they carry the same names and help as the command line.
 import { OPTIONS, PRESETS, parseOptionValue, validateConfig, type PresetName, type SelfPlayConfig } from '../../selfplay/config.ts';
-import type { CorpusReport, DownloadProgress, ModelReport, ModelSource, RunPhase } from '../../worker/protocol.ts';
+import type { CorpusReport, DownloadProgress, JobKind, ModelReport, ModelSource, RunPhase } from '../../worker/protocol.ts';
 import { fmtBytes, fmtCount } from '../format.ts';
 import { cls, html, type Html } from '../html.ts';
 
@@ -172,15 +172,16 @@ export interface SetupActions {
   save(): void;
 }
 
-/** Which buttons are usable in each phase of a run. */
-export function controlState(phase: RunPhase): Record<'start' | 'pause' | 'resume' | 'stop' | 'save', boolean> {
+/** Which buttons are usable in each phase of a job (a pretraining only stops: it has no checkpoints to pause at). */
+export function controlState(phase: RunPhase, job: JobKind = 'selfplay'): Record<'start' | 'pause' | 'resume' | 'stop' | 'save', boolean> {
   const running = phase === 'running';
+  const run = job === 'selfplay';
   return {
     start: phase === 'idle' || phase === 'stopped' || phase === 'finished' || phase === 'failed',
-    pause: running,
-    resume: phase === 'paused',
+    pause: run && running,
+    resume: run && phase === 'paused',
     stop: running || phase === 'paused' || phase === 'starting',
-    save: running || phase === 'paused',
+    save: run && (running || phase === 'paused'),
   };
 }
 
@@ -460,9 +461,9 @@ export class SetupPanel {
     this.actions.start(config, this.model, this.corpus);
   }
 
-  setPhase(phase: RunPhase): void {
+  setPhase(phase: RunPhase, job: JobKind = 'selfplay'): void {
     this.phase = phase;
-    const s = controlState(phase);
+    const s = controlState(phase, job);
     for (const [k, on] of Object.entries(s)) this.controls.querySelector<HTMLButtonElement>(`.controls .${k}`)!.disabled = !on;
     this.$<HTMLButtonElement>('.start-bottom').disabled = !s.start;
     // Settings are fixed while a run is active.

@@ -1,0 +1,96 @@
+// The settings of a pretraining run started from the page: their defaults (those of `npm run pretrain`,
+// which a test checks against the CLI's usage text), help lines and checks. Plain data and no GPU code, so
+// the page can check a form before the worker is asked.
+import { CONTROL_TOKENS, TOOL_TAGS } from '../model/tokenizer-train.ts';
+
+export interface PretrainSettings {
+  seed: number;
+  steps: number;
+  /** Rows per step. */
+  batch: number;
+  /** Tokens per row. */
+  seq: number;
+  lr: number;
+  hidden: number;
+  layers: number;
+  vocab: number;
+  /** Share of training tokens that are passage text. */
+  passageShare: number;
+  /** Copying drills per generated world (data.drillsPerWorld). */
+  drills: number;
+  /** The first this many steps train on the synthetic copying task (PretrainOptions.copyWarmup). */
+  copyWarmup: number;
+  /** Entities per generated world (data.worldSize). */
+  worldSize: number;
+  /** Worlds whose text trains the tokenizer. */
+  tokenizerWorlds: number;
+  /** Read the loss back every this many steps. */
+  logEvery: number;
+}
+
+export type PretrainKey = keyof PretrainSettings;
+
+export const PRETRAIN_DEFAULTS: Readonly<PretrainSettings> = {
+  seed: 0,
+  steps: 1500,
+  batch: 4,
+  seq: 512,
+  lr: 2e-3,
+  hidden: 96,
+  layers: 3,
+  vocab: 1024,
+  passageShare: 0.3,
+  drills: 0,
+  copyWarmup: 0,
+  worldSize: 80,
+  tokenizerWorlds: 10,
+  logEvery: 10,
+};
+
+/** The smallest tokenizer: the 256 bytes plus the control tokens and tool tags. */
+export const MIN_VOCAB = 256 + CONTROL_TOKENS.length + TOOL_TAGS.length;
+
+interface FieldSpec {
+  label: string;
+  help: string;
+  integer: boolean;
+  min: number;
+  /** Exclusive upper bound. */
+  below?: number;
+  /** Ignored when training continues an existing model (its config.json decides). */
+  shape?: boolean;
+  /** Shown under "advanced". */
+  advanced?: boolean;
+}
+
+export const PRETRAIN_FIELDS: Record<PretrainKey, FieldSpec> = {
+  steps: { label: 'steps', help: 'optimizer steps', integer: true, min: 1 },
+  batch: { label: 'batch', help: 'rows per step', integer: true, min: 1 },
+  seq: { label: 'seq', help: 'tokens per row (a transcript must fit in one)', integer: true, min: 16 },
+  lr: { label: 'lr', help: 'peak learning rate; warm-up, then cosine decay', integer: false, min: 0 },
+  hidden: { label: 'hidden', help: 'width, a multiple of 8 (4 heads, 2 kv heads)', integer: true, min: 8, shape: true },
+  layers: { label: 'layers', help: 'decoder layers', integer: true, min: 1, shape: true },
+  vocab: { label: 'vocab', help: `tokenizer size, at least ${MIN_VOCAB} (bytes + special tokens)`, integer: true, min: MIN_VOCAB, shape: true },
+  seed: { label: 'seed', help: 'of the text, the tokenizer and the weights', integer: true, min: 0 },
+  passageShare: { label: 'passage share', help: 'share of passage text; the rest are transcripts', integer: false, min: 0, below: 1 },
+  drills: { label: 'drills', help: 'copying drills (names, then again) per world', integer: true, min: 0 },
+  copyWarmup: { label: 'copy warm-up', help: 'first steps on a synthetic copying task (random spans, repeated)', integer: true, min: 0 },
+  worldSize: { label: 'world size', help: 'entities per generated world', integer: true, min: 20, advanced: true },
+  tokenizerWorlds: { label: 'tokenizer worlds', help: 'worlds whose text trains the tokenizer', integer: true, min: 1, advanced: true, shape: true },
+  logEvery: { label: 'log every', help: 'read the loss back every this many steps', integer: true, min: 1, advanced: true },
+};
+
+/** Problems per field (empty when the settings can be used). */
+export function pretrainProblems(s: Partial<Record<PretrainKey, unknown>>): Map<PretrainKey, string> {
+  const out = new Map<PretrainKey, string>();
+  for (const [key, f] of Object.entries(PRETRAIN_FIELDS) as [PretrainKey, FieldSpec][]) {
+    const v = s[key];
+    if (typeof v !== 'number' || !Number.isFinite(v)) out.set(key, `${f.label} must be a number`);
+    else if (f.integer && !Number.isInteger(v)) out.set(key, `${f.label} must be a whole number`);
+    else if (key === 'lr' ? v <= 0 : v < f.min) out.set(key, `${f.label} must be ${key === 'lr' ? 'above 0' : `at least ${f.min}`}`);
+    else if (f.below !== undefined && v >= f.below) out.set(key, `${f.label} must be below ${f.below}`);
+    else if (key === 'copyWarmup' && typeof s.steps === 'number' && v > s.steps) out.set(key, `copy warm-up must be at most the steps (${s.steps})`);
+    else if (key === 'hidden' && v % 8 !== 0) out.set(key, 'hidden must be a multiple of 8 (4 heads of an even width)');
+  }
+  return out;
+}

@@ -1,0 +1,124 @@
+// Pretraining from the page, without a GPU: the settings' defaults are the command line's, bad settings
+// are named per field, the form reads back as a request, and the views (summary, controls, checkpoint
+// row, progress line) and TRAINING.md say what was trained.
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { tinyConfig } from '../../src/model/init.ts';
+import { DATA_DEFAULTS } from '../../src/pretrain/data.ts';
+import type { PackStats } from '../../src/pretrain/pack.ts';
+import { MIN_VOCAB, PRETRAIN_DEFAULTS, pretrainProblems } from '../../src/pretrain/settings.ts';
+import { summarisePretrain, trainingMarkdown } from '../../src/pretrain/summary.ts';
+import type { StepLog } from '../../src/pretrain/train.ts';
+import { renderCheckpointList } from '../../src/ui/panels/checkpoints.ts';
+import { pretrainControlState, readPretrainForm, renderFromOptions, renderPretrainForm, renderPretrainSummary } from '../../src/ui/panels/pretrain.ts';
+import { renderProgress } from '../../src/ui/panels/progress.ts';
+import { controlState } from '../../src/ui/panels/setup.ts';
+import type { CheckpointMeta } from '../../src/worker/checkpoint-store.ts';
+
+describe('pretraining settings', () => {
+  it('default to the values `npm run pretrain` documents', () => {
+    const usage = readFileSync(new URL('../../src/cli/pretrain.ts', import.meta.url), 'utf8');
+    const cli = (flag: string) => new RegExp(`--${flag} \\S+\\s+[^\\n]*?\\(default ([^)]+)\\)`).exec(usage)?.[1];
+    const d = PRETRAIN_DEFAULTS;
+    expect(Number(cli('steps'))).toBe(d.steps);
+    expect(Number(cli('seed'))).toBe(d.seed);
+    expect(cli('size')).toBe(`${d.hidden}x${d.layers}`);
+    expect(Number(cli('batch'))).toBe(d.batch);
+    expect(Number(cli('seq'))).toBe(d.seq);
+    expect(Number(cli('lr'))).toBe(d.lr);
+    expect(Number(cli('vocab'))).toBe(d.vocab);
+    expect(/--passage-share X[^(]*\(default ([\d.]+)\)/.exec(usage)?.[1]).toBe(String(d.passageShare));
+    expect(/--drills N[^\n]*default (\d+)\)/.exec(usage)?.[1]).toBe(String(d.drills));
+    expect(/--copy-warmup N[^\n]*default (\d+)\)/.exec(usage)?.[1]).toBe(String(d.copyWarmup));
+    expect(Number(cli('log-every'))).toBe(d.logEvery);
+    expect(d.worldSize).toBe(DATA_DEFAULTS.worldSize);
+    expect(d.drills).toBe(DATA_DEFAULTS.drillsPerWorld);
+    expect(pretrainProblems(d).size).toBe(0);
+  });
+
+  it('names each bad setting', () => {
+    const p = pretrainProblems({ ...PRETRAIN_DEFAULTS, steps: 0, lr: 0, hidden: 20, vocab: MIN_VOCAB - 1, passageShare: 1, batch: 1.5, seq: NaN });
+    expect(Object.fromEntries(p)).toEqual({
+      steps: 'steps must be at least 1',
+      lr: 'lr must be above 0',
+      hidden: 'hidden must be a multiple of 8 (4 heads of an even width)',
+      vocab: `vocab must be at least ${MIN_VOCAB}`,
+      passageShare: 'passage share must be below 1',
+      batch: 'batch must be a whole number',
+      seq: 'seq must be a number',
+    });
+  });
+});
+
+describe('pretraining panel', () => {
+  const stored: CheckpointMeta[] = [
+    { name: 'my-base', kind: 'model', origin: 'pretrained', createdAt: 0, updatedAt: 0, bytes: 10, cursor: null, metrics: { loss: 2.5 }, base: 'a new tiny model' },
+    { name: 'run-1', kind: 'run', createdAt: 0, updatedAt: 0, bytes: 10, cursor: null, metrics: {}, base: 'x' },
+  ];
+
+  it('renders every setting with its default and offers the models to continue', () => {
+    const form = renderPretrainForm(['piplay-tiny']).text;
+    for (const [k, v] of Object.entries(PRETRAIN_DEFAULTS)) expect(form).toContain(`name="${k}" type="number" step="any" inputmode="decimal" value="${v}"`);
+    const from = renderFromOptions(['piplay-tiny'], stored, 'checkpoint:my-base').text;
+    expect(from).toContain('<option value="embedded:piplay-tiny">piplay-tiny</option>');
+    expect(from).toContain('<option value="checkpoint:my-base" selected>my-base</option>');
+    expect(from).not.toContain('run-1'); // runs are not model folders to continue
+  });
+
+  it('reads the form back as a request, or the problems per field', () => {
+    const values: Record<string, string> = { ...Object.fromEntries(Object.entries(PRETRAIN_DEFAULTS).map(([k, v]) => [k, String(v)])), steps: ' 3 ', from: 'embedded:piplay-tiny', name: ' mine ' };
+    const ok = readPretrainForm((k) => values[k] ?? '');
+    expect(ok.request).toEqual({ ...PRETRAIN_DEFAULTS, steps: 3, from: { kind: 'embedded', name: 'piplay-tiny' }, name: 'mine' });
+    const form = (o: Record<string, string>) => (k: string) => ({ ...values, ...o })[k] ?? '';
+    const fresh = readPretrainForm(form({ from: '', name: '' }));
+    expect(fresh.request).toEqual({ ...PRETRAIN_DEFAULTS, steps: 3 });
+    const bad = readPretrainForm(form({ layers: '', lr: '-1' }));
+    expect(bad.request).toBeUndefined();
+    expect([...bad.errors.keys()].sort()).toEqual(['layers', 'lr']);
+  });
+
+  it('enables Start with no job under way and Stop during a pretraining; a pretraining cannot pause', () => {
+    expect(pretrainControlState('idle', 'selfplay')).toEqual({ start: true, stop: false });
+    expect(pretrainControlState('running', 'pretrain')).toEqual({ start: false, stop: true });
+    expect(pretrainControlState('running', 'selfplay')).toEqual({ start: false, stop: false });
+    expect(pretrainControlState('failed', 'pretrain')).toEqual({ start: true, stop: false });
+    expect(controlState('running', 'pretrain')).toEqual({ start: false, pause: false, resume: false, stop: true, save: false });
+  });
+
+  it('shows progress without iterations, the summary, and the stored model as pretrained', () => {
+    const p = renderProgress({ stage: 'pretrain', iteration: 0, done: 30, total: 100, etaSeconds: 70, label: 'loss 3.100 · 800 tokens/s', since: 0 }, 'running', null).text;
+    expect(p).toContain('pre-training');
+    expect(p).not.toContain('iteration');
+    expect(p).toContain('30 / 100 · loss 3.100 · 800 tokens/s');
+    expect(p).toContain('≈ 1m 10s left');
+    expect(p).toContain('aria-valuenow="30"');
+    const sum = { name: 'my-base', params: 123456, tokens: 6000, targets: 4000, seconds: 12, finalLoss: 2.5, firstLoss: 6.2, tailLoss: 2.6, steps: 3, hidden: 16, layers: 1, vocab: 512, from: null, device: 'SwiftShader' };
+    const done = renderPretrainSummary(sum, 'my-base').text;
+    expect(done).toContain('Stored as <code>my-base</code>');
+    expect(done).toContain('123.5k');
+    expect(done).toMatch(/<strong>2.500<\/strong>/);
+    expect(done).toContain('data-act="use"');
+    const unsaved = renderPretrainSummary(sum, null).text;
+    expect(unsaved).toContain('Not stored');
+    expect(unsaved).toContain('data-act="download"');
+    expect(renderCheckpointList(stored.slice(0, 1)).text).toMatch(/pretrained here · model folder/);
+  });
+});
+
+describe('TRAINING.md', () => {
+  it('records the settings, the model, the data and the loss curve', () => {
+    const cfg = tinyConfig({ vocabSize: 512, hidden: 16, layers: 1 });
+    const stats: PackStats = { rows: 3, tokens: 3072, targets: 2000, passageTokens: 900, transcriptTokens: 2172, dropped: 1, docs: 20 };
+    const logs: StepLog[] = [1, 2, 3].map((step) => ({ step, steps: 3, loss: 7 - step, lr: 1e-2, tokens: step * 1024, seconds: step }));
+    const settings = { ...PRETRAIN_DEFAULTS, steps: 3, batch: 1, seq: 1024, lr: 1e-2, hidden: 16, layers: 1, vocab: 512 };
+    const sum = summarisePretrain({ name: 'toy', cfg, params: 9999, stats, logs, seconds: 4, from: null, device: 'lavapipe' });
+    expect(sum).toMatchObject({ finalLoss: 4, firstLoss: 6, tailLoss: 5, steps: 3, tokens: 3072 });
+    const md = trainingMarkdown(sum, settings, cfg, stats, logs);
+    expect(md).toMatch(/^# toy: a base model pretrained in the browser/);
+    expect(md).toContain('| steps | 3 (batch 1 x seq 1024, peak lr 0.01, warm-up + cosine) |');
+    expect(md).toContain('| parameters | 9999 |');
+    expect(md).toContain('| wall time | 4s (768 tokens/s) on lavapipe |');
+    expect(md).toContain('| final loss | 4.000 (last logged step); mean of the last 3 logs 5.000; first 6.000 |');
+    expect(md).toContain('| 3 | 4.000 | 1.00e-2 |');
+  });
+});
