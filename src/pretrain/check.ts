@@ -16,7 +16,7 @@ import { chatPrompt, TOP_K } from './transcripts.ts';
 export interface CheckOptions {
   /** Assistant turns per rollout (default 5, the spec's). */
   maxTurns?: number;
-  /** New tokens per turn (default 64). */
+  /** New tokens per turn (default 72, the demo preset's: a turn that quotes a sentence fits). */
   turnTokens?: number;
   /** Tokens per tool reply (default 400: three whole passages). */
   toolTokens?: number;
@@ -62,7 +62,7 @@ export async function checkStudent(
       role: 'student',
       search: (query) => bm25.search(query, TOP_K).map((h) => h.passage),
       maxTurns: o.maxTurns ?? 5,
-      turnTokens: o.turnTokens ?? 64,
+      turnTokens: o.turnTokens ?? 72,
       toolTokens: o.toolTokens ?? 400,
       temperature: 0,
       random: () => 0.5,

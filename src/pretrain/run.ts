@@ -37,9 +37,9 @@ export interface PretrainOptions {
   /** The first this many of `steps` train on the synthetic copying task (copy-task.ts) instead of text (default 0). */
   copyWarmup?: number;
   /**
-   * Rows of the copying task, [rows, tokens] (default [8, 64]). Short rows matter: early in training
-   * attention is spread over the whole row, and in rows of 512 the one key that predicts the next token
-   * gets too little of it for the circuit to start forming (it did not in 300 steps; in rows of 64 it does).
+   * Rows of the copying task, [rows, tokens] (default [8, 64]): short rows, because early in training
+   * attention is spread over the whole row, and the one key that predicts the next token gets a share of
+   * it that shrinks with the row's length.
    */
   copyRows?: readonly [number, number];
   /**
