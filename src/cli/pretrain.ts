@@ -171,7 +171,7 @@ async function main(): Promise<number> {
     `| steps | ${opts.steps} (batch ${opts.batch} x seq ${opts.seq}, peak lr ${opts.lr}, warm-up + cosine) |`,
     `| model | hidden ${result.cfg.hidden}, layers ${result.cfg.layers}, heads ${result.cfg.heads}/${result.cfg.kvHeads} kv, MLP ${result.cfg.intermediate}, vocab ${result.cfg.vocabSize}, tied embeddings |`,
     `| parameters | ${result.params} |`,
-    `| tokens seen | ${s.tokens} (${s.targets} loss targets; ${s.passageTokens} passage, ${s.transcriptTokens} transcript tokens; ${s.dropped} transcripts longer than a row left out) |`,
+    `| tokens seen | ${s.tokens} (${s.targets} loss targets; ${s.passageTokens} passage, ${s.transcriptTokens} transcript${s.copyTokens ? `, ${s.copyTokens} copy-task` : ''} tokens; ${s.dropped} transcripts longer than a row left out) |`,
     `| wall time | ${formatTime(wall)} (${Math.round(s.tokens / wall)} tokens/s) on ${e.info.description} |`,
     `| final loss | ${last.loss.toFixed(3)} (last logged step); mean of the last ${tail.length} logs ${tailLoss.toFixed(3)}; first ${result.logs[0]!.loss.toFixed(3)} |`,
     ...(check

@@ -58,7 +58,7 @@ export interface PretrainResult {
   cfg: ModelConfig;
   params: number;
   logs: StepLog[];
-  stats: PackStats;
+  stats: PretrainStats;
   /** The HF folder: config.json, model.safetensors, tokenizer.json, tokenizer_config.json. */
   files: Map<string, Uint8Array>;
 }
@@ -73,14 +73,25 @@ export async function pretrain(engine: Engine, o: PretrainOptions, onLog?: (log:
     const packer = new Packer(tokenizer, docStream(data), o.seq, o.passageShare ?? 0.3);
     const copy = { rng: new Rng(`copy-task-${o.seed}`), ids: ordinaryIds(tokenizer), rows: o.copyRows ?? ([8, 64] as const) };
     let step = 0;
+    let copyTokens = 0;
+    let copyTargets = 0;
+    const nextBatch = () => {
+      if (step++ >= (o.copyWarmup ?? 0)) return packer.next(o.batch);
+      const b = copyTaskBatch(copy.rng, ...copy.rows, { ids: copy.ids });
+      copyTokens += b.ids.length;
+      for (const m of b.mask) copyTargets += m;
+      return b;
+    };
     const logs = await pretrainLoop(
       model,
-      () => (step++ < (o.copyWarmup ?? 0) ? copyTaskBatch(copy.rng, ...copy.rows, { ids: copy.ids }) : packer.next(o.batch)),
+      nextBatch,
       { steps: o.steps, lr: o.lr, logEvery: o.logEvery, ...o.train },
       onLog,
     );
     const files = await exportModel(model, { extraFiles: tokFiles });
-    return { model, tokenizer, cfg, params: parameterCount(cfg), logs, stats: packer.stats, files };
+    const p = packer.stats;
+    const stats = { ...p, tokens: p.tokens + copyTokens, targets: p.targets + copyTargets, copyTokens, copyTargets };
+    return { model, tokenizer, cfg, params: parameterCount(cfg), logs, stats, files };
   } catch (err) {
     model.dispose();
     throw err;
@@ -91,6 +102,12 @@ export async function pretrain(engine: Engine, o: PretrainOptions, onLog?: (log:
 function ordinaryIds(tok: Tokenizer): number[] {
   const special = new Set([...CONTROL_TOKENS, ...TOOL_TAGS].map((t) => tok.tokenToId(t)));
   return Array.from({ length: tok.vocabSize }, (_, i) => i).filter((i) => !special.has(i));
+}
+
+/** What training read: the packer's text rows plus the copy-task rows (counted in `tokens`/`targets` too). */
+export interface PretrainStats extends PackStats {
+  copyTokens: number;
+  copyTargets: number;
 }
 
 interface Start {

@@ -1,7 +1,7 @@
 // What a finished pretraining run reports: the numbers the page shows, and the TRAINING.md written next to
 // the weights (as `npm run pretrain` writes one), so a stored or exported model says how it was made.
 import type { ModelConfig } from '../model/config.ts';
-import type { PackStats } from './pack.ts';
+import type { PretrainStats } from './run.ts';
 import type { PretrainSettings } from './settings.ts';
 import type { StepLog } from './train.ts';
 
@@ -31,7 +31,7 @@ export function summarisePretrain(o: {
   name: string;
   cfg: ModelConfig;
   params: number;
-  stats: PackStats;
+  stats: PretrainStats;
   logs: readonly StepLog[];
   seconds: number;
   from: string | null;
@@ -62,7 +62,7 @@ function duration(s: number): string {
 }
 
 /** TRAINING.md: the settings, the model, the data and the loss curve (at most ~20 logged steps). */
-export function trainingMarkdown(sum: PretrainSummary, s: PretrainSettings, cfg: ModelConfig, stats: PackStats, logs: readonly StepLog[]): string {
+export function trainingMarkdown(sum: PretrainSummary, s: PretrainSettings, cfg: ModelConfig, stats: PretrainStats, logs: readonly StepLog[]): string {
   const every = Math.max(1, Math.floor(logs.length / 20));
   return [
     `# ${sum.name}: a base model pretrained in the browser`,
@@ -79,7 +79,7 @@ export function trainingMarkdown(sum: PretrainSummary, s: PretrainSettings, cfg:
     `| data | worlds of ${s.worldSize} entities, passage share ${s.passageShare}, ${s.drills} copying drills per world |`,
     `| model | hidden ${cfg.hidden}, layers ${cfg.layers}, heads ${cfg.heads}/${cfg.kvHeads} kv, MLP ${cfg.intermediate}, vocab ${cfg.vocabSize}, tied embeddings |`,
     `| parameters | ${sum.params} |`,
-    `| tokens seen | ${stats.tokens} (${stats.targets} loss targets; ${stats.passageTokens} passage, ${stats.transcriptTokens} transcript tokens; ${stats.dropped} transcripts longer than a row left out) |`,
+    `| tokens seen | ${stats.tokens} (${stats.targets} loss targets; ${stats.passageTokens} passage, ${stats.transcriptTokens} transcript${stats.copyTokens ? `, ${stats.copyTokens} copy-task` : ''} tokens; ${stats.dropped} transcripts longer than a row left out) |`,
     `| wall time | ${duration(sum.seconds)} (${Math.round(stats.tokens / Math.max(sum.seconds, 1e-9))} tokens/s) on ${sum.device} |`,
     `| final loss | ${sum.finalLoss.toFixed(3)} (last logged step); mean of the last ${Math.min(5, logs.length)} logs ${sum.tailLoss.toFixed(3)}; first ${sum.firstLoss.toFixed(3)} |`,
     '',

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { tinyConfig } from '../../src/model/init.ts';
 import { DATA_DEFAULTS } from '../../src/pretrain/data.ts';
-import type { PackStats } from '../../src/pretrain/pack.ts';
+import type { PretrainStats } from '../../src/pretrain/run.ts';
 import { MIN_VOCAB, PRETRAIN_DEFAULTS, pretrainProblems } from '../../src/pretrain/settings.ts';
 import { summarisePretrain, trainingMarkdown } from '../../src/pretrain/summary.ts';
 import type { StepLog } from '../../src/pretrain/train.ts';
@@ -108,7 +108,7 @@ describe('pretraining panel', () => {
 describe('TRAINING.md', () => {
   it('records the settings, the model, the data and the loss curve', () => {
     const cfg = tinyConfig({ vocabSize: 512, hidden: 16, layers: 1 });
-    const stats: PackStats = { rows: 3, tokens: 3072, targets: 2000, passageTokens: 900, transcriptTokens: 2172, dropped: 1, docs: 20 };
+    const stats: PretrainStats = { rows: 3, tokens: 3072, targets: 2000, passageTokens: 900, transcriptTokens: 1660, dropped: 1, docs: 20, copyTokens: 512, copyTargets: 300 };
     const logs: StepLog[] = [1, 2, 3].map((step) => ({ step, steps: 3, loss: 7 - step, lr: 1e-2, tokens: step * 1024, seconds: step }));
     const settings = { ...PRETRAIN_DEFAULTS, steps: 3, batch: 1, seq: 1024, lr: 1e-2, hidden: 16, layers: 1, vocab: 512 };
     const sum = summarisePretrain({ name: 'toy', cfg, params: 9999, stats, logs, seconds: 4, from: null, device: 'lavapipe' });
@@ -117,6 +117,7 @@ describe('TRAINING.md', () => {
     expect(md).toMatch(/^# toy: a base model pretrained in the browser/);
     expect(md).toContain('| steps | 3 (batch 1 x seq 1024, peak lr 0.01, warm-up + cosine) |');
     expect(md).toContain('| parameters | 9999 |');
+    expect(md).toContain('| tokens seen | 3072 (2000 loss targets; 900 passage, 1660 transcript, 512 copy-task tokens;');
     expect(md).toContain('| wall time | 4s (768 tokens/s) on lavapipe |');
     expect(md).toContain('| final loss | 4.000 (last logged step); mean of the last 3 logs 5.000; first 6.000 |');
     expect(md).toContain('| 3 | 4.000 | 1.00e-2 |');

@@ -274,10 +274,19 @@ describe('pretrain', () => {
       data: DATA,
       from: { files: filesFromNodeFolder(dir), source: dir },
     });
+    expect(more.stats.copyTokens).toBe(0);
     expect(more.cfg.hidden).toBe(32);
     expect(more.cfg.layers).toBe(1);
     expect(more.logs[0]!.loss).toBeLessThan(losses[0]! - 0.5);
     for (const name of ['tokenizer.json', 'tokenizer_config.json']) expect(more.files.get(name)).toEqual(result.files.get(name));
     more.model.dispose();
+
+    // --copy-warmup: the first steps read copy-task rows (8 x 64), counted in the totals.
+    const warm = await pretrain(e, { seed: 7, steps: 2, copyWarmup: 1, batch: 1, seq: 700, lr: 1e-3, hidden: 32, layers: 1, logEvery: 1, data: DATA, from: { files: filesFromNodeFolder(dir), source: dir } });
+    expect(warm.stats.copyTokens).toBe(8 * 64);
+    expect(warm.stats.copyTargets).toBeGreaterThan(0);
+    expect(warm.stats.tokens).toBe(8 * 64 + 700);
+    expect(warm.logs[1]!.tokens).toBe(8 * 64 + 700);
+    warm.model.dispose();
   });
 });
