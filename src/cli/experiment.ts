@@ -25,6 +25,7 @@ import { evaluate } from '../selfplay/evaluate.ts';
 import type { QuestionRecord, RunEvent } from '../selfplay/events.ts';
 import { SelfPlayRun } from '../selfplay/loop.ts';
 import { parseArgs } from './args.ts';
+import { stopOnInterrupt } from './interrupt.ts';
 import { DirStorage } from './fs-storage.ts';
 import { ConsoleReporter, evalLine, formatTime } from './progress.ts';
 import { RunFolder } from './run-folder.ts';
@@ -309,19 +310,13 @@ async function main(argv: string[]): Promise<number> {
       `${jobs.length} runs; out ${out}`,
   );
 
-  const abort = new AbortController();
-  const onSigint = () => {
-    if (abort.signal.aborted) process.exit(130);
-    console.error('\nstopping after the current step (Ctrl-C again to quit at once)...');
-    abort.abort();
-  };
-  process.on('SIGINT', onSigint);
+  const interrupt = stopOnInterrupt();
   const t0 = Date.now();
   let finished: boolean;
   try {
-    finished = await exp.runAll(abort.signal);
+    finished = await exp.runAll(interrupt.signal);
   } finally {
-    process.off('SIGINT', onSigint);
+    interrupt.release();
     exp.dispose();
   }
   engine.destroy();

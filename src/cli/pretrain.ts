@@ -5,6 +5,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { formatTime } from './progress.ts';
 import { Engine } from '../gpu/engine.ts';
 import { nodeHost } from '../gpu/host/node.ts';
 import { filesFromNodeFolder } from '../gpu/host/node-files.ts';
@@ -43,9 +44,6 @@ function bar(log: StepLog): string {
   );
 }
 
-function formatTime(s: number): string {
-  return s >= 60 ? `${Math.floor(s / 60)}m${String(Math.round(s % 60)).padStart(2, '0')}s` : `${s.toFixed(0)}s`;
-}
 
 /** Adds the model to public/models/index.json, the list of embedded models the page offers. */
 function listEmbedded(out: string): void {

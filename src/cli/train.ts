@@ -12,6 +12,7 @@ import { ConfigError, makeConfig, optionHelp, PRESETS, type PresetName, type Sel
 import { NonFiniteLossError } from '../selfplay/context.ts';
 import { SelfPlayRun } from '../selfplay/loop.ts';
 import { parseArgs } from './args.ts';
+import { stopOnInterrupt } from './interrupt.ts';
 import { DirStorage } from './fs-storage.ts';
 import { ConsoleReporter, formatTime } from './progress.ts';
 import { RunFolder } from './run-folder.ts';
@@ -88,16 +89,10 @@ async function main(argv: string[]): Promise<number> {
       `${env.evalSet.length} held-out questions; ${config.iterations} iterations x (${config.examinerSteps} examiner + ${config.studentSteps} student steps); out ${out}`,
   );
 
-  const abort = new AbortController();
-  const onSigint = () => {
-    if (abort.signal.aborted) process.exit(130);
-    console.error('\nstopping after the current step (Ctrl-C again to quit at once)...');
-    abort.abort();
-  };
-  process.on('SIGINT', onSigint);
+  const interrupt = stopOnInterrupt();
   const t0 = Date.now();
   try {
-    await run.run({ signal: abort.signal });
+    await run.run({ signal: interrupt.signal });
   } catch (err) {
     if (err instanceof NonFiniteLossError) {
       console.error(err.message);
@@ -105,7 +100,7 @@ async function main(argv: string[]): Promise<number> {
     }
     throw err;
   } finally {
-    process.off('SIGINT', onSigint);
+    interrupt.release();
   }
   if (!run.done) {
     await run.checkpoint();

@@ -33,6 +33,7 @@ export interface PretrainOptions {
   tokenizerWorlds?: number;
   /** Share of training tokens that are passage text (default 0.3). */
   passageShare?: number;
+  /** Read the loss back every this many steps (default 10). */
   logEvery?: number;
   /** The first this many of `steps` train on the synthetic copying task (copy-task.ts) instead of text (default 0). */
   copyWarmup?: number;

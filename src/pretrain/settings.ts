@@ -2,31 +2,17 @@
 // which a test checks against the CLI's usage text), help lines and checks. Plain data and no GPU code, so
 // the page can check a form before the worker is asked.
 import { CONTROL_TOKENS, TOOL_TAGS } from '../model/tokenizer-train.ts';
+import type { PretrainOptions } from './run.ts';
 
-export interface PretrainSettings {
-  seed: number;
-  steps: number;
-  /** Rows per step. */
-  batch: number;
-  /** Tokens per row. */
-  seq: number;
-  lr: number;
-  hidden: number;
-  layers: number;
-  vocab: number;
-  /** Share of training tokens that are passage text. */
-  passageShare: number;
+/** A run's settings as the page's form holds them: every option of the recipe that is a number, all given. */
+export type PretrainSettings = Required<
+  Pick<PretrainOptions, 'seed' | 'steps' | 'batch' | 'seq' | 'lr' | 'hidden' | 'layers' | 'vocab' | 'passageShare' | 'copyWarmup' | 'tokenizerWorlds' | 'logEvery'>
+> & {
   /** Copying drills per generated world (data.drillsPerWorld). */
   drills: number;
-  /** The first this many steps train on the synthetic copying task (PretrainOptions.copyWarmup). */
-  copyWarmup: number;
   /** Entities per generated world (data.worldSize). */
   worldSize: number;
-  /** Worlds whose text trains the tokenizer. */
-  tokenizerWorlds: number;
-  /** Read the loss back every this many steps. */
-  logEvery: number;
-}
+};
 
 export type PretrainKey = keyof PretrainSettings;
 
