@@ -33,6 +33,11 @@ export interface KVCache {
   /** Tokens already in the cache (the same for every row; rows are left-padded). */
   length: number;
   batch: number;
+  /**
+   * Keeps only the cache rows `rows` (distinct, in that order) and drops the others, e.g. the sequences
+   * that finished decoding, so that the next steps run on a smaller batch.
+   */
+  keepRows(rows: readonly number[]): void;
   dispose(): void;
 }
 
@@ -178,6 +183,21 @@ export class CausalLM {
       capacity,
       length: 0,
       batch,
+      keepRows(rows) {
+        if (rows.length === this.batch && rows.every((r, i) => r === i)) return;
+        const idx = Int32Array.from(rows);
+        const take = (t: Tensor): Tensor => {
+          const [B, ...rest] = t.shape;
+          const kept = e.noGrad(() => e.tidy(() => e.keep(gatherRows(t.reshape([B!, t.size / B!]), idx).reshape([idx.length, ...rest]))));
+          t.dispose();
+          return kept;
+        };
+        for (let l = 0; l < keys.length; l++) {
+          keys[l] = take(keys[l]!);
+          values[l] = take(values[l]!);
+        }
+        this.batch = idx.length;
+      },
       dispose() {
         for (const t of [...keys, ...values]) t.dispose();
       },

@@ -5,8 +5,10 @@
 //
 // Rows are left-padded to a common length; `keyStart` hides the padding from attention and positions
 // count from each row's first real token, so a row's numbers do not depend on its neighbours. Each call
-// to `run` prefills the contexts once, then decodes one token per step from the cache.
+// to `run` prefills the contexts once, then decodes one token per step from the cache. Rows that finish
+// leave the batch (the cache is compacted) once at most half of it is still decoding.
 import type { CausalLM } from './decoder.ts';
+import type { Tensor } from '../gpu/tensor.ts';
 import { sample } from '../gpu/ops/sample.ts';
 
 export interface GenerateOptions {
@@ -94,7 +96,9 @@ export class GenerationSession {
     const done = new Array<boolean>(B).fill(false);
     for (const r of rows) this.sequences[r]!.stop = null;
     const cache = model.newCache(B, L + opts.maxNewTokens);
-    const uniforms = new Float32Array(B);
+    // Row k of the cache (and of each step's batch) holds batch row slots[k]. Finished rows stay in the
+    // batch until at most half of it is still decoding; then the cache keeps only the live rows.
+    let slots = rows.map((_, b) => b);
     try {
       let next = await this.step(
         () => {
@@ -102,16 +106,17 @@ export class GenerationSession {
           return model.logitsAt(h, Int32Array.from({ length: B }, (_, b) => b * L + L - 1));
         },
         opts,
-        uniforms,
+        B,
+        slots,
       );
       for (let step = 0; step < opts.maxNewTokens; step++) {
-        rows.forEach((r, b) => {
+        slots.forEach((b, k) => {
           if (done[b]) return;
-          const s = this.sequences[r]!;
-          const id = next.ids[b]!;
+          const s = this.sequences[rows[b]!]!;
+          const id = next.ids[k]!;
           s.ids.push(id);
           s.sampled.push(1);
-          s.logprobs.push(next.logprobs[b]!);
+          s.logprobs.push(next.logprobs[k]!);
           if (stopIds.has(id)) {
             done[b] = true;
             s.stop = 'stop-id';
@@ -129,12 +134,22 @@ export class GenerationSession {
         });
         opts.onStep?.(step + 1);
         if (done.every(Boolean)) break;
-        const stepIds = Int32Array.from(next.ids);
-        const stepPos = Int32Array.from({ length: B }, (_, b) => L - keyStart[b]! + step);
+        let keep = slots.map((_, k) => k);
+        const live = keep.filter((k) => !done[slots[k]!]);
+        if (live.length <= slots.length / 2) {
+          cache.keepRows(live);
+          keep = live;
+        }
+        const stepIds = Int32Array.from(keep, (k) => next.ids[k]!);
+        slots = keep.map((k) => slots[k]!);
+        const stepPos = Int32Array.from(slots, (b) => L - keyStart[b]! + step);
+        const stepKeyStart = Int32Array.from(slots, (b) => keyStart[b]!);
+        const n = slots.length;
         next = await this.step(
-          () => model.logits(model.hidden({ ids: stepIds, batch: B, time: 1, positions: stepPos, keyStart }, cache)).reshape([B, -1]),
+          () => model.logits(model.hidden({ ids: stepIds, batch: n, time: 1, positions: stepPos, keyStart: stepKeyStart }, cache)).reshape([n, -1]),
           opts,
-          uniforms,
+          B,
+          slots,
         );
       }
     } finally {
@@ -142,9 +157,15 @@ export class GenerationSession {
     }
   }
 
-  private async step(logitsFn: () => import('../gpu/tensor.ts').Tensor, opts: GenerateOptions, uniforms: Float32Array) {
+  /**
+   * Samples one token for each row of the logits, whose row k is batch row slots[k]. `opts.random` is drawn
+   * once for each of the `batch` rows, finished ones included, so the draws do not depend on when rows
+   * leave the batch.
+   */
+  private async step(logitsFn: () => Tensor, opts: GenerateOptions, batch: number, slots: readonly number[]) {
     const e = this.model.engine;
-    for (let b = 0; b < uniforms.length; b++) uniforms[b] = opts.random();
+    const draws = Array.from({ length: batch }, () => opts.random());
+    const uniforms = Float32Array.from(slots, (b) => draws[b]!);
     const out = e.noGrad(() =>
       e.tidy(() => {
         const logits = logitsFn();

@@ -3,7 +3,8 @@
 // 1 - V·e^-40), then EOS. Rows are recognised by their prompt (the first `promptLength` ids). The next id
 // is the stream's entry at the number of ids the row's context holds after its prompt, tool replies not
 // counted (a reply runs from the id before `<information>` to the id after `</information>`), so the
-// script holds across turns, tool replies and batches in which finished rows are still computed.
+// script holds across turns, tool replies, batches in which finished rows are still computed and batches
+// that finished rows have left (`keepRows`).
 import type { Engine } from '../../src/gpu/engine.ts';
 import type { Tensor } from '../../src/gpu/tensor.ts';
 import { CausalLM, type KVCache, type TokenBatch } from '../../src/model/decoder.ts';
@@ -90,6 +91,18 @@ export class ScriptedModel extends CausalLM {
   }
 
   override newCache(batch: number, capacity: number): KVCache {
-    return { keys: [], values: [], capacity, length: 0, batch, dispose() {} };
+    const cache: KVCache = {
+      keys: [],
+      values: [],
+      capacity,
+      length: 0,
+      batch,
+      keepRows: (rows) => {
+        this.batch = rows.map((r) => this.batch[r]!);
+        cache.batch = rows.length;
+      },
+      dispose() {},
+    };
+    return cache;
   }
 }
