@@ -205,7 +205,8 @@ class Experiment {
       run.dispose();
       return null;
     }
-    if (!error && c.policies === 'separate') {
+    if (!error) {
+      // Under LoRA the student is the shared base with the student's adapters: the export merges those in.
       const files = await exportModel(run.ctx.policies.student, { extraFiles: base.tokenizerFiles });
       mkdirSync(join(dir, 'student'), { recursive: true });
       for (const [name, bytes] of files) writeFileSync(join(dir, 'student', name), bytes);

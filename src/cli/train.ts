@@ -1,7 +1,7 @@
 // npm run train -- --out DIR [--preset smoke|demo|paper] [--resume] [--<setting> value ...]
 // Runs π-Play self-play headless (Dawn in Node), printing a progress bar and one line per step, and writes
 // the run folder: config.json, metrics.jsonl, questions.jsonl, rollouts.jsonl, eval.jsonl, checkpoints/,
-// and at the end student/ (the trained student as an HF model folder).
+// and at the end student/ (the trained student as an HF model folder; LoRA adapters merged into the weights).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Engine } from '../gpu/engine.ts';
@@ -107,16 +107,14 @@ async function main(argv: string[]): Promise<number> {
     console.log(`train: stopped at iteration ${run.cursor.iteration}, ${run.cursor.stage} step ${run.cursor.step}; continue with --resume`);
     return 130;
   }
-  if (config.policies === 'separate') {
-    const files = await exportModel(run.ctx.policies.student, { extraFiles: base.tokenizerFiles });
-    const dir = join(out, 'student');
-    mkdirSync(dir, { recursive: true });
-    for (const [name, bytes] of files) writeFileSync(join(dir, name), bytes);
-  }
+  // Under LoRA the student is the shared base with the student's adapters: the export merges those in.
+  const files = await exportModel(run.ctx.policies.student, { extraFiles: base.tokenizerFiles });
+  const dir = join(out, 'student');
+  mkdirSync(dir, { recursive: true });
+  for (const [name, bytes] of files) writeFileSync(join(dir, name), bytes);
   const last = run.state.evals[run.state.evals.length - 1];
   console.log(
-    `train: done in ${formatTime((Date.now() - t0) / 1000)}${last ? `; held-out EM ${(100 * last.em).toFixed(1)}%` : ''}` +
-      (config.policies === 'separate' ? `; the student is in ${join(out, 'student')}` : ''),
+    `train: done in ${formatTime((Date.now() - t0) / 1000)}${last ? `; held-out EM ${(100 * last.em).toFixed(1)}%` : ''}; the student is in ${dir}`,
   );
   run.dispose();
   engine.destroy();

@@ -91,3 +91,49 @@ export class LoraSet {
     this.adapters.clear();
   }
 }
+
+export type HostTensor = { data: Float32Array; shape: number[] };
+
+/**
+ * LoraSet.merged on the host: the base weights with every adapter in `adapters` (the tensors a LoRA
+ * checkpoint holds: `<projection>.lora_A.weight` [rank, in] and `<projection>.lora_B.weight` [out, rank])
+ * folded in as W + (alpha / rank) · B A. For exporting a stored LoRA run without building it on the GPU.
+ * `what` names the adapters' file in errors.
+ */
+export function mergeLoraHost(
+  base: ReadonlyMap<string, HostTensor>,
+  adapters: ReadonlyMap<string, HostTensor>,
+  opts: { rank: number; alpha: number; what: string },
+): Map<string, HostTensor> {
+  const out = new Map(base);
+  const scale = opts.alpha / opts.rank;
+  const r = opts.rank;
+  for (const name of adapters.keys()) {
+    const [, proj, half] = /^(.*)\.lora_([AB])\.weight$/.exec(name) ?? [];
+    if (!proj) throw new Error(`piplay: ${opts.what}: '${name}' is not a LoRA adapter tensor (<projection>.lora_A.weight or .lora_B.weight)`);
+    const other = `${proj}.lora_${half === 'A' ? 'B' : 'A'}.weight`;
+    if (!adapters.has(other)) throw new Error(`piplay: ${opts.what} has '${name}' but not its pair '${other}'`);
+    if (half === 'B') continue;
+    const A = adapters.get(name)!;
+    const B = adapters.get(other)!;
+    const W = base.get(`${proj}.weight`);
+    if (!W) throw new Error(`piplay: ${opts.what} adapts '${proj}', which the base model does not have; was the run started from another base?`);
+    const [rows, cols] = W.shape as [number, number];
+    if (A.shape[0] !== r || A.shape[1] !== cols || B.shape[0] !== rows || B.shape[1] !== r) {
+      throw new Error(
+        `piplay: ${opts.what}: the adapters of '${proj}' have shapes A [${A.shape}], B [${B.shape}]; rank ${r} on a [${W.shape}] weight ` +
+          `needs A [${r},${cols}] and B [${rows},${r}] (does loraRank match the run's?)`,
+      );
+    }
+    const merged = new Float32Array(W.data);
+    for (let o = 0; o < rows; o++) {
+      for (let i = 0; i < cols; i++) {
+        let s = 0;
+        for (let k = 0; k < r; k++) s += B.data[o * r + k]! * A.data[k * cols + i]!;
+        merged[o * cols + i] = merged[o * cols + i]! + scale * s;
+      }
+    }
+    out.set(`${proj}.weight`, { data: merged, shape: [...W.shape] });
+  }
+  return out;
+}

@@ -23,7 +23,7 @@ import { HubError, hubFileInfo, hubIdProblem, type DownloadProgress } from './hu
 import { describeSource, embeddedBase, isHfModelFile, relativeNames, resolveSource, type ModelSource } from './model-source.ts';
 import { checkPretrainRequest, pretrainedName, runPretrainJob } from './pretrain-job.ts';
 import type { CorpusReport, JobKind, ModelReport, PretrainRequest, RunPhase, StartRequest, WorkerMessage } from './protocol.ts';
-import { buildBase, corpusPassages, recordBase, storedBase, storedCorpus } from './run-host.ts';
+import { buildBase, corpusPassages, recordBase, storedBase, storedCorpus, storedLoraBase } from './run-host.ts';
 import { packEvent } from './wire.ts';
 import { readZip, writeZip } from './zip.ts';
 
@@ -76,7 +76,12 @@ export class WorkerApi {
     private host: GpuHost,
     kv: KvBackend = idbBackend(),
   ) {
-    this.store = new BrowserCheckpoints(kv);
+    this.store = new BrowserCheckpoints(kv, {
+      runBase: async (name) => {
+        const onProgress = (p: DownloadProgress) => this.post({ type: 'download', progress: p });
+        return storedLoraBase(await this.ensureEngine(), this.store.runStorage(name), this.store, onProgress);
+      },
+    });
   }
 
   // ---------------------------------------------------------------------------------------- engine

@@ -9,6 +9,8 @@
 // id, then flips the manifest. A crash or a full quota mid-save leaves the previous checkpoint as it was,
 // and the error says so. The key-value backend is an interface, so the same logic is tested in Node.
 import { createStore, del, get, keys, promisifyRequest, set, update, type UseStore } from 'idb-keyval';
+import { mergeLoraHost, type HostTensor } from '../model/lora.ts';
+import { parseSafetensors, toFloat32, writeSafetensors } from '../model/safetensors.ts';
 import type { RunState } from '../selfplay/checkpoint.ts';
 import type { SelfPlayConfig } from '../selfplay/config.ts';
 import type { RunStorage } from '../selfplay/storage.ts';
@@ -113,10 +115,21 @@ export function summarize(state: Pick<RunState, 'evals' | 'metrics'>): Record<st
   return out;
 }
 
+export interface CheckpointStoreOptions {
+  /**
+   * The base weights of stored run `name`, rebuilt from where the run got them (the worker passes one that
+   * loads the model). Needed to export a LoRA run, whose checkpoints hold only adapters.
+   */
+  runBase?: (name: string) => Promise<ReadonlyMap<string, HostTensor>>;
+}
+
 export class BrowserCheckpoints {
   private swept: Promise<void> | null = null;
 
-  constructor(private kv: KvBackend) {}
+  constructor(
+    private kv: KvBackend,
+    private readonly opts: CheckpointStoreOptions = {},
+  ) {}
 
   private async manifest(): Promise<Manifest> {
     return (await this.kv.get<Manifest>(MANIFEST)) ?? { version: 1, entries: [] };
@@ -207,7 +220,10 @@ export class BrowserCheckpoints {
     }
   }
 
-  /** The files of an imported model, or of a run's base + latest student weights (an HF model folder). */
+  /**
+   * The files of an imported model, or of a run's base + latest student weights (an HF model folder; a LoRA
+   * run's student adapters merged into its base).
+   */
   async modelFiles(name: string): Promise<Map<string, Uint8Array>> {
     const e = await this.entry(name);
     if (!e) throw new Error(`no checkpoint named '${name}'`);
@@ -225,19 +241,32 @@ export class BrowserCheckpoints {
     const pointer = await rs.get(POINTER_FILE);
     if (!pointer) throw new Error(`run '${name}' has no complete checkpoint yet`);
     const slot = (JSON.parse(new TextDecoder().decode(pointer)) as { slot: string }).slot;
-    if (e.config?.policies === 'lora') {
-      throw new Error(
-        `run '${name}' trains LoRA adapters on a shared base; exporting a merged model folder is not supported yet (use separate policies to export)`,
-      );
-    }
     const weights = await rs.get(`checkpoints/${slot}/student.safetensors`);
     if (!weights) throw new Error(`run '${name}': the student weights of its checkpoint are missing`);
-    out.set('model.safetensors', weights);
+    out.set('model.safetensors', e.config?.policies === 'lora' ? await this.mergedLoraStudent(name, e.config, weights) : weights);
     for (const f of await rs.list()) {
       if (f.startsWith('base/') && f !== 'base/source.json' && f !== 'base/corpus.jsonl') out.set(f.slice(5), (await rs.get(f))!);
     }
     if (!out.has('config.json')) throw new Error(`run '${name}' does not record its model's config.json`);
     return out;
+  }
+
+  /**
+   * A LoRA run's checkpoint holds only the student's adapters; the frozen base is not stored with the run,
+   * so it is rebuilt (opts.runBase) and the adapters are merged into it, as an export of the live model would.
+   */
+  private async mergedLoraStudent(name: string, config: SelfPlayConfig, adapterBytes: Uint8Array): Promise<Uint8Array> {
+    if (!this.opts.runBase) {
+      throw new Error(`run '${name}' trains LoRA adapters on a base model that is not stored with it; give the BrowserCheckpoints a runBase that rebuilds it to export the run`);
+    }
+    const base = await this.opts.runBase(name).catch((err: Error) => {
+      throw new Error(`run '${name}': exporting merges the student's LoRA adapters into the run's base model, which could not be rebuilt: ${err.message}`);
+    });
+    const file = parseSafetensors(adapterBytes, `run '${name}' student.safetensors`);
+    const adapters = new Map([...file.tensors].map(([n, t]) => [n, { data: toFloat32(t), shape: t.shape }]));
+    const merged = mergeLoraHost(base, adapters, { rank: config.loraRank, alpha: config.loraAlpha, what: `run '${name}' student.safetensors` });
+    const tensors = [...merged].map(([n, t]) => ({ name: n, dtype: 'F32' as const, shape: t.shape, data: new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength) }));
+    return writeSafetensors(tensors, { format: 'pt' });
   }
 
   async delete(name: string): Promise<boolean> {

@@ -8,7 +8,7 @@ import { parseJsonFile } from '../model/files.ts';
 import { parseSafetensors, toFloat32 } from '../model/safetensors.ts';
 import { tokenizerFromJson } from '../model/tokenizer.ts';
 import { folderBase, randomTinyBase, type BaseModel, type HostWeights } from '../selfplay/base-model.ts';
-import type { RunState } from '../selfplay/checkpoint.ts';
+import { latestCheckpoint, type RunState } from '../selfplay/checkpoint.ts';
 import type { SelfPlayConfig } from '../selfplay/config.ts';
 import { Environment } from '../selfplay/environment.ts';
 import type { BrowserCheckpoints, BrowserRunStorage } from './checkpoint-store.ts';
@@ -107,4 +107,21 @@ export async function storedBase(
     );
   }
   return buildBase(e, c, m as ModelSource, env, store, onProgress);
+}
+
+/**
+ * The frozen base of a stored LoRA run, rebuilt from its source as a resume does: its checkpoints hold only
+ * adapters, so an export merges the student's into these weights.
+ */
+export async function storedLoraBase(
+  e: Engine,
+  storage: BrowserRunStorage,
+  store: BrowserCheckpoints,
+  onProgress?: (p: DownloadProgress) => void,
+): Promise<HostWeights> {
+  const latest = await latestCheckpoint(storage);
+  if (!latest) throw new Error(`run '${storage.runName}' has no complete checkpoint yet`);
+  if (latest.state.config.policies !== 'lora') throw new Error(`run '${storage.runName}' does not use LoRA policies; its checkpoint holds whole models`);
+  const env = corpusPassages(latest.state.config, await storedCorpus(storage));
+  return (await storedBase(e, storage, latest.slot, latest.state, env, store, onProgress)).weights;
 }

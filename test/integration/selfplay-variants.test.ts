@@ -4,6 +4,9 @@
 // before the optimizer step and keeps the last checkpoint.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/gpu/engine.ts';
+import type { CausalLM } from '../../src/model/decoder.ts';
+import { filesFromMap } from '../../src/model/files.ts';
+import { loadModel } from '../../src/model/io.ts';
 import { randomTinyBase, type BaseModel } from '../../src/selfplay/base-model.ts';
 import { latestCheckpoint, restorePolicies } from '../../src/selfplay/checkpoint.ts';
 import { makeConfig, type SelfPlayConfig } from '../../src/selfplay/config.ts';
@@ -12,7 +15,10 @@ import { Environment } from '../../src/selfplay/environment.ts';
 import type { RunEvent, StepMetrics } from '../../src/selfplay/events.ts';
 import { SelfPlayRun } from '../../src/selfplay/loop.ts';
 import { Policies } from '../../src/selfplay/policies.ts';
-import { MemoryStorage } from '../../src/selfplay/storage.ts';
+import { MemoryStorage, type RunStorage } from '../../src/selfplay/storage.ts';
+import { BrowserCheckpoints, memoryBackend } from '../../src/worker/checkpoint-store.ts';
+import { recordBase, storedLoraBase } from '../../src/worker/run-host.ts';
+import { expectClose } from '../helpers/compare.ts';
 import { testEngine } from '../helpers/engine.ts';
 
 let e: Engine;
@@ -26,8 +32,7 @@ beforeAll(async () => {
   base = await randomTinyBase(c, env.passages);
 });
 
-async function runAll(config: SelfPlayConfig) {
-  const storage = new MemoryStorage();
+async function runAll(config: SelfPlayConfig, storage: RunStorage = new MemoryStorage()) {
   const events: RunEvent[] = [];
   const run = await SelfPlayRun.start({ engine: e, config, base, env, storage, listener: (ev) => events.push(ev) });
   await run.run();
@@ -40,10 +45,34 @@ function finite(ms: StepMetrics[]): void {
   for (const m of ms) for (const [k, v] of Object.entries(m)) if (typeof v === 'number') expect(Number.isFinite(v), `${m.stage} ${k}`).toBe(true);
 }
 
+/** `exported` carries the LoRA student's merged weights (apart from the examiner's and the teacher's) and gives its logits. */
+async function expectStudentExport(exported: CausalLM, p: Policies): Promise<void> {
+  const q = 'model.layers.0.self_attn.q_proj.weight';
+  const got = (await exported.toHost()).get(q)!.data;
+  const merged = async (m: CausalLM) => (await m.toHost({ mergeLora: true })).get(q)!.data;
+  const maxDiff = (a: Float32Array, b: Float32Array) => Math.max(...a.map((v, i) => Math.abs(v - b[i]!)));
+  expectClose(got, await merged(p.student), 1e-5, 1e-7, 'exported q_proj vs the student merged');
+  // 1e-5: far above the host-vs-GPU rounding, well below what training moved the adapters here (~1e-4).
+  expect(maxDiff(got, await merged(p.examiner))).toBeGreaterThan(1e-5);
+  expect(maxDiff(got, await merged(p.teacher!))).toBeGreaterThan(1e-5);
+  const ids = Int32Array.from([1, 5, 9, 3, 7, 2]);
+  const logits = async (m: CausalLM) => {
+    const t = e.noGrad(() => e.tidy(() => e.keep(m.forward({ ids, batch: 1, time: ids.length }))));
+    const out = (await t.readF32()).slice();
+    t.dispose();
+    return out;
+  };
+  expectClose(await logits(exported), await logits(p.student), 1e-4, 1e-5, 'logits of the export vs the adapted student');
+}
+
 describe('loop variants on the smoke preset', () => {
-  it('LoRA: three adapter sets on one frozen base; EMA after each of several PPO optimizer steps; checkpoints of adapters', async () => {
+  it('LoRA: three adapter sets on one frozen base; EMA after each of several PPO optimizer steps; checkpoints of adapters, exported merged', async () => {
     const config = makeConfig('smoke', { policies: 'lora', loraRank: 4, evalAtStart: false, ppoEpochs: 2, miniBatches: 2, microBatch: 1 });
-    const { run, storage, stage, metrics } = await runAll(config);
+    // In the browser's checkpoint store, which rebuilds a LoRA run's base (not stored with it) to export it.
+    const store: BrowserCheckpoints = new BrowserCheckpoints(memoryBackend(), { runBase: (name) => storedLoraBase(e, store.runStorage(name), store) });
+    const runStorage = await store.createRun({ name: 'lora', base: base.name, config });
+    await recordBase(runStorage, base, { kind: 'random-tiny' }, { kind: 'world' });
+    const { run, storage, stage, metrics } = await runAll(config, runStorage);
     finite(metrics);
     const p = run.ctx.policies;
     expect(p.isLora).toBe(true);
@@ -70,6 +99,12 @@ describe('loop variants on the smoke preset', () => {
       for (let i = 0; i < a.length; i++) expect(Array.from(await b[i]!.readF32())).toEqual(Array.from(await a[i]!.readF32()));
     }
     fresh.dispose();
+    // The exported folder is a plain model: the student's adapters (not the examiner's or the teacher's)
+    // merged into the base, with the adapted student's logits.
+    const exported = await loadModel(e, filesFromMap(await store.modelFiles('lora')), { source: 'the export' });
+    expect(exported.lora).toBeNull();
+    await expectStudentExport(exported, p);
+    exported.dispose();
     run.dispose();
   }, 120_000);
 

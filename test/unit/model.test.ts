@@ -8,8 +8,9 @@ import { filesFromMap } from '../../src/model/files.ts';
 import { filesFromNodeFolder } from '../../src/gpu/host/node-files.ts';
 import { GenerationSession } from '../../src/model/generate.ts';
 import { exportModel, loadModel } from '../../src/model/io.ts';
-import type { CausalLM } from '../../src/model/decoder.ts';
-import { LoraSet } from '../../src/model/lora.ts';
+import { CausalLM } from '../../src/model/decoder.ts';
+import { initWeights, tinyConfig } from '../../src/model/init.ts';
+import { LoraSet, mergeLoraHost, type HostTensor } from '../../src/model/lora.ts';
 import { testEngine } from '../helpers/engine.ts';
 import { expectClose } from '../helpers/compare.ts';
 import { rng } from '../helpers/random.ts';
@@ -106,6 +107,56 @@ describe.each(MODELS)('%s', (name) => {
     expectClose(await fullLogprobs(merged, ids), adapted, 1e-4, 1e-5, 'merged export');
     expectClose(await fullLogprobs(model, ids), base, 0, 0, 'the base is untouched');
     merged.dispose();
+  });
+});
+
+describe('LoRA merged on the host (exporting a stored LoRA run)', () => {
+  // GQA (k/v narrower than q) and a wider MLP: every projection is non-square, so a transposed merge fails.
+  const cfg = tinyConfig({ vocabSize: 64, hidden: 32, layers: 2, heads: 4, kvHeads: 2 });
+  const opts = { rank: 3, alpha: 6, what: 'student.safetensors' };
+
+  async function adaptedModel() {
+    const base = initWeights(cfg, { seed: 5 });
+    const model = CausalLM.fromHost(e, cfg, (n) => base.get(n));
+    model.lora = new LoraSet(e, cfg, { rank: opts.rank, alpha: opts.alpha, seed: 2 });
+    const r = rng(4);
+    for (const { B } of model.lora.adapters.values()) e.write(B, Float32Array.from({ length: B.size }, () => r() - 0.5));
+    const adapters = new Map<string, HostTensor>();
+    for (const t of model.lora.parameters()) adapters.set(t.name!, { data: (await t.readF32()).slice(), shape: [...t.shape] });
+    return { base, model, adapters };
+  }
+
+  it('mergeLoraHost gives the weights and logits of CausalLM.toHost({ mergeLora: true })', async () => {
+    const { base, model, adapters } = await adaptedModel();
+    const gpu = await model.toHost({ mergeLora: true });
+    const host = mergeLoraHost(base, adapters, opts);
+    expect([...host.keys()].sort()).toEqual([...gpu.keys()].sort());
+    for (const [name, t] of gpu) {
+      expect(host.get(name)!.shape, name).toEqual(t.shape);
+      expectClose(host.get(name)!.data, t.data, 1e-5, 1e-6, name);
+    }
+    for (const name of ['model.layers.0.self_attn.k_proj.weight', 'model.layers.1.mlp.down_proj.weight']) {
+      expect(Math.max(...host.get(name)!.data.map((v, i) => Math.abs(v - base.get(name)!.data[i]!))), name).toBeGreaterThan(1e-3);
+    }
+    expect(host.get('model.embed_tokens.weight')).toBe(base.get('model.embed_tokens.weight'));
+    const ids = [1, 2, 3, 4, 5, 6];
+    const merged = CausalLM.fromHost(e, cfg, (n) => host.get(n));
+    expectClose(await fullLogprobs(merged, ids), await fullLogprobs(model, ids), 1e-4, 1e-5, 'merged on the host');
+    merged.dispose();
+    model.dispose();
+  });
+
+  it('refuses adapters that do not fit the base, naming the file and tensor', async () => {
+    const { base, model, adapters } = await adaptedModel();
+    model.dispose();
+    const q = 'model.layers.0.self_attn.q_proj';
+    const without = (name: string) => new Map([...adapters].filter(([n]) => n !== name));
+    expect(() => mergeLoraHost(base, without(`${q}.lora_B.weight`), opts)).toThrow(`student.safetensors has '${q}.lora_A.weight' but not its pair '${q}.lora_B.weight'`);
+    expect(() => mergeLoraHost(base, adapters, { ...opts, rank: 4 })).toThrow(/student\.safetensors: the adapters of 'model\.layers\.0\.self_attn\.q_proj' have shapes.*rank 4/);
+    expect(() => mergeLoraHost(base, new Map([...adapters, ['model.norm.weight', adapters.get(`${q}.lora_A.weight`)!]]), opts)).toThrow(/'model\.norm\.weight' is not a LoRA adapter tensor/);
+    const smaller = new Map(base);
+    smaller.delete(`${q}.weight`);
+    expect(() => mergeLoraHost(smaller, adapters, opts)).toThrow(/adapts 'model\.layers\.0\.self_attn\.q_proj', which the base model does not have/);
   });
 });
 

@@ -3,6 +3,7 @@
 // packing of rollout events into transferable typed arrays.
 import { deflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
+import { parseSafetensors, toFloat32, writeSafetensors } from '../../src/model/safetensors.ts';
 import type { RunEvent, TokenRecord } from '../../src/selfplay/events.ts';
 import { BrowserCheckpoints, CheckpointSaveError, POINTER_FILE, memoryBackend, summarize } from '../../src/worker/checkpoint-store.ts';
 import { packEvent, packTokens, unpackEvent, unpackTokens } from '../../src/worker/wire.ts';
@@ -160,6 +161,47 @@ describe('checkpoints in IndexedDB (over an in-memory idb-keyval)', () => {
     const files = await store.modelFiles('r1');
     expect([...files.keys()].sort()).toEqual(['config.json', 'model.safetensors', 'tokenizer.json']);
     expect(files.get('model.safetensors')![0]).toBe(5);
+  });
+
+  it("exports a LoRA run: the student's adapters merged into its base, rebuilt by the store's runBase", async () => {
+    const f32 = (name: string, shape: number[], values: number[]) => ({ name, dtype: 'F32' as const, shape, data: new Uint8Array(Float32Array.from(values).buffer) });
+    const q = 'model.layers.0.self_attn.q_proj';
+    // rank 1, alpha 2: W + 2 · B A.
+    const student = writeSafetensors([f32(`${q}.lora_A.weight`, [1, 3], [1, 2, 3]), f32(`${q}.lora_B.weight`, [2, 1], [0.5, -1])]);
+    const examiner = writeSafetensors([f32(`${q}.lora_A.weight`, [1, 3], [9, 9, 9]), f32(`${q}.lora_B.weight`, [2, 1], [9, 9])]);
+    const base = new Map([
+      [`${q}.weight`, { data: Float32Array.from([1, 1, 1, 0, 0, 0]), shape: [2, 3] }],
+      ['model.norm.weight', { data: Float32Array.from([1, 1, 1]), shape: [3] }],
+    ]);
+    const kv = memoryBackend();
+    const asked: string[] = [];
+    const store = new BrowserCheckpoints(kv, {
+      runBase: async (name) => {
+        asked.push(name);
+        return base;
+      },
+    });
+    const run = await store.createRun({ name: 'lora1', base: 'b', config: { policies: 'lora', loraRank: 1, loraAlpha: 2 } as never });
+    await run.put('base/config.json', bytes('{}'));
+    await run.put('base/tokenizer.json', bytes('{"model":{}}'));
+    await run.put('base/tokenizer_config.json', bytes('{}'));
+    await run.put('base/source.json', bytes('{}'));
+    await saveLikeTheLoop(run, 0.5, 0);
+    await run.put('checkpoints/a/student.safetensors', student);
+    await run.put('checkpoints/a/examiner.safetensors', examiner);
+    const files = await store.modelFiles('lora1');
+    expect(asked).toEqual(['lora1']);
+    expect([...files.keys()].sort()).toEqual(['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
+    const st = parseSafetensors(files.get('model.safetensors')!, 'model.safetensors');
+    expect([...st.tensors.keys()]).toEqual([`${q}.weight`, 'model.norm.weight']);
+    expect(st.tensors.get(`${q}.weight`)!.shape).toEqual([2, 3]);
+    expect([...toFloat32(st.tensors.get(`${q}.weight`)!)]).toEqual([1 + 1, 1 + 2, 1 + 3, -2, -4, -6]);
+    expect([...toFloat32(st.tensors.get('model.norm.weight')!)]).toEqual([1, 1, 1]);
+
+    // Without a way to rebuild the base, or when rebuilding fails, the error says why.
+    await expect(new BrowserCheckpoints(kv).modelFiles('lora1')).rejects.toThrow(/run 'lora1' trains LoRA adapters on a base model that is not stored with it/);
+    const failing = new BrowserCheckpoints(kv, { runBase: () => Promise.reject(new Error('the folder picked from disk is gone')) });
+    await expect(failing.modelFiles('lora1')).rejects.toThrow(/run 'lora1': exporting merges the student's LoRA adapters into the run's base model, which could not be rebuilt: the folder/);
   });
 
   it('imports model folders atomically, replaces by name, sweeps orphans and deletes', async () => {
