@@ -22,12 +22,13 @@ const USAGE = [
   '  --policy NAME  which policy of the run (default student)',
   '  --model DIR    an HF model folder (config.json, model.safetensors, tokenizer files)',
   '  --show N       print the first N questions with the answers given (default 0)',
+  '  --transcripts  with --show: print each shown question\'s whole rollout (searches, tool replies, answer)',
   'settings for --model (the held-out set comes from --corpus/--eval-set/--world-* and --eval-per-hop):',
   ...optionHelp(),
 ].join('\n');
 
 async function main(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, ['run', 'policy', 'model', 'preset', 'show'], ['help']);
+  const args = parseArgs(argv, ['run', 'policy', 'model', 'preset', 'show'], ['help', 'transcripts']);
   if (args.own['help']) {
     console.log(USAGE);
     return 0;
@@ -62,7 +63,7 @@ async function main(argv: string[]): Promise<number> {
     iteration = cp.state.cursor.iteration;
     console.log(`eval: the ${policy} of ${resolve(runDir)} at iteration ${iteration}, ${cp.state.cursor.stage} step ${cp.state.cursor.step}`);
     const r = await evaluate({ config, base, env, emit }, iteration, model);
-    report(r, show, `of the ${policy}`);
+    report(r, show, `of the ${policy}`, Boolean(args.own['transcripts']));
     dispose = () => policies.dispose();
   } else {
     config = makeConfig((args.own['preset'] ?? 'demo') as PresetName, { ...args.settings, model: modelDir! });
@@ -71,7 +72,7 @@ async function main(argv: string[]): Promise<number> {
     model = CausalLM.fromHost(engine, base.cfg, (name) => base.weights.get(name));
     console.log(`eval: ${resolve(modelDir!)} on ${env.evalSet.length} held-out questions`);
     const r = await evaluate({ config, base, env, emit }, iteration, model);
-    report(r, show, 'of the model');
+    report(r, show, 'of the model', Boolean(args.own['transcripts']));
     dispose = () => model.dispose();
   }
   dispose();
@@ -79,8 +80,11 @@ async function main(argv: string[]): Promise<number> {
   return 0;
 }
 
-function report(r: Awaited<ReturnType<typeof evaluate>>, show: number, label: string): void {
-  for (const a of r.answers.slice(0, show)) console.log(`${a.correct ? 'ok ' : 'no '} [${a.hops}-hop] ${a.question} -> ${JSON.stringify(a.answer)}`);
+function report(r: Awaited<ReturnType<typeof evaluate>>, show: number, label: string, transcripts: boolean): void {
+  for (const a of r.answers.slice(0, show)) {
+    console.log(`${a.correct ? 'ok ' : 'no '} [${a.hops}-hop] ${a.question} -> ${JSON.stringify(a.answer)}`);
+    if (transcripts) console.log(`${a.text}\n`);
+  }
   console.log(evalLine(r.metrics, label));
   console.log(JSON.stringify(r.metrics));
 }

@@ -13,8 +13,8 @@ import { searchStats } from './measures.ts';
 
 export interface EvalResult {
   metrics: EvalMetrics;
-  /** Per question: the answer given ('' if none) and whether it matched. */
-  answers: { question: string; hops: number; answer: string; correct: boolean }[];
+  /** Per question: the answer given ('' if none), whether it matched, and the whole rollout's text. */
+  answers: { question: string; hops: number; answer: string; correct: boolean; text: string }[];
 }
 
 /** What evaluation needs of a run: no policies besides the model it is given. */
@@ -35,7 +35,7 @@ export async function evaluate(ctx: EvalContext, iteration: number, model: Causa
   ctx.emit({ type: 'progress', stage: 'eval', iteration, done, total: questions.length });
   const answers = questions.map((q, i) => {
     const a = lastAnswer(rollouts[i]!.text);
-    return { question: q.question, hops: q.hops, answer: a ?? '', correct: studentReward(a, q.answers) === 1 };
+    return { question: q.question, hops: q.hops, answer: a ?? '', correct: studentReward(a, q.answers) === 1, text: rollouts[i]!.text };
   });
   const byHop = new Map<number, { n: number; ok: number }>();
   for (const a of answers) {
