@@ -29,6 +29,7 @@ const USAGE = `usage: npm run pretrain -- [options]
   --vocab N        tokenizer vocabulary (default 1024)
   --passage-share X  share of training tokens that are passage text; the rest are transcripts (default 0.3)
   --copy-warmup N  the first N of --steps train on a synthetic copying task (random spans, repeated; default 0)
+  --copy-every N   after the warm-up, every N-th step is a copying step too (default 0: none)
   --drills N       copying drills per generated world (names, then the same names again; default 0)
   --log-every N    read the loss back every N steps (default 10)
   --check N        greedy rollouts on N 1-hop eval questions of the default world afterwards (default 25; 0 skips)`;
@@ -82,6 +83,7 @@ async function main(): Promise<number> {
       'log-every': { type: 'string' },
       drills: { type: 'string' },
       'copy-warmup': { type: 'string' },
+      'copy-every': { type: 'string' },
       check: { type: 'string' },
       help: { type: 'boolean' },
     },
@@ -106,6 +108,7 @@ async function main(): Promise<number> {
     passageShare: positive('passage-share', values['passage-share'], 0.3, false),
     logEvery: positive('log-every', values['log-every'], 10),
     ...(values['copy-warmup'] !== undefined ? { copyWarmup: values['copy-warmup'] === '0' ? 0 : positive('copy-warmup', values['copy-warmup'], 0) } : {}),
+    ...(values['copy-every'] !== undefined ? { copyEvery: values['copy-every'] === '0' ? 0 : positive('copy-every', values['copy-every'], 0) } : {}),
     ...(values.drills !== undefined ? { data: { drillsPerWorld: values.drills === '0' ? 0 : positive('drills', values.drills, 0) } } : {}),
     ...(values.from ? { from: { files: filesFromNodeFolder(resolve(values.from)), source: values.from } } : {}),
   };

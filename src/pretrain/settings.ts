@@ -6,7 +6,7 @@ import type { PretrainOptions } from './run.ts';
 
 /** A run's settings as the page's form holds them: every option of the recipe that is a number, all given. */
 export type PretrainSettings = Required<
-  Pick<PretrainOptions, 'seed' | 'steps' | 'batch' | 'seq' | 'lr' | 'hidden' | 'layers' | 'vocab' | 'passageShare' | 'copyWarmup' | 'tokenizerWorlds' | 'logEvery'>
+  Pick<PretrainOptions, 'seed' | 'steps' | 'batch' | 'seq' | 'lr' | 'hidden' | 'layers' | 'vocab' | 'passageShare' | 'copyWarmup' | 'copyEvery' | 'tokenizerWorlds' | 'logEvery'>
 > & {
   /** Copying drills per generated world (data.drillsPerWorld). */
   drills: number;
@@ -28,6 +28,7 @@ export const PRETRAIN_DEFAULTS: Readonly<PretrainSettings> = {
   passageShare: 0.3,
   drills: 0,
   copyWarmup: 0,
+  copyEvery: 0,
   worldSize: 80,
   tokenizerWorlds: 10,
   logEvery: 10,
@@ -61,6 +62,7 @@ export const PRETRAIN_FIELDS: Record<PretrainKey, FieldSpec> = {
   passageShare: { label: 'passage share', help: 'share of passage text; the rest are transcripts', integer: false, min: 0, below: 1 },
   drills: { label: 'drills', help: 'copying drills (names, then again) per world', integer: true, min: 0 },
   copyWarmup: { label: 'copy warm-up', help: 'first steps on a synthetic copying task (random spans, repeated)', integer: true, min: 0 },
+  copyEvery: { label: 'copy every', help: 'after the warm-up, every this many steps one is a copying step (0: none)', integer: true, min: 0 },
   worldSize: { label: 'world size', help: 'entities per generated world', integer: true, min: 20, advanced: true },
   tokenizerWorlds: { label: 'tokenizer worlds', help: 'worlds whose text trains the tokenizer', integer: true, min: 1, advanced: true, shape: true },
   logEvery: { label: 'log every', help: 'read the loss back every this many steps', integer: true, min: 1, advanced: true },

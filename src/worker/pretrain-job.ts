@@ -76,6 +76,7 @@ export async function runPretrainJob(req: PretrainRequest, name: string, job: Pr
     passageShare: s.passageShare,
     logEvery: s.logEvery,
     copyWarmup: s.copyWarmup,
+    copyEvery: s.copyEvery,
     data: { worldSize: s.worldSize, drillsPerWorld: s.drills },
     train: { signal: job.signal },
     ...(from ? { from: { files: from.readFile, source: from.where } } : {}),

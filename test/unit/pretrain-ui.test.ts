@@ -30,6 +30,7 @@ describe('pretraining settings', () => {
     expect(/--passage-share X[^(]*\(default ([\d.]+)\)/.exec(usage)?.[1]).toBe(String(d.passageShare));
     expect(/--drills N[^\n]*default (\d+)\)/.exec(usage)?.[1]).toBe(String(d.drills));
     expect(/--copy-warmup N[^\n]*default (\d+)\)/.exec(usage)?.[1]).toBe(String(d.copyWarmup));
+    expect(/--copy-every N[^\n]*default (\d+):/.exec(usage)?.[1]).toBe(String(d.copyEvery));
     expect(Number(cli('log-every'))).toBe(d.logEvery);
     expect(d.worldSize).toBe(DATA_DEFAULTS.worldSize);
     expect(d.drills).toBe(DATA_DEFAULTS.drillsPerWorld);

@@ -17,7 +17,7 @@ import { DEFAULT_WORLD_SEED, worldDocs, worldSeed, type DataSettings } from '../
 import { checkCopying } from '../../src/pretrain/check.ts';
 import { copyTaskBatch } from '../../src/pretrain/copy-task.ts';
 import { Packer } from '../../src/pretrain/pack.ts';
-import { pretrain } from '../../src/pretrain/run.ts';
+import { isCopyStep, pretrain } from '../../src/pretrain/run.ts';
 import { learningRate } from '../../src/pretrain/train.ts';
 import { chatPrompt, copyDrill, docText, examinerTranscript, factSentence, scriptWorld, studentTranscript, toolReply, type Doc } from '../../src/pretrain/transcripts.ts';
 import { examinerFormatRewardOfTranscript } from '../../src/rl/rewards.ts';
@@ -162,6 +162,17 @@ describe('data', () => {
   });
 });
 
+describe('copy-task steps', () => {
+  it('the warm-up, then every copyEvery-th step', () => {
+    const which = (o: { copyWarmup?: number; copyEvery?: number }) => Array.from({ length: 10 }, (_, s) => s).filter((s) => isCopyStep(s, o));
+    expect(which({})).toEqual([]);
+    expect(which({ copyWarmup: 3 })).toEqual([0, 1, 2]);
+    expect(which({ copyEvery: 3 })).toEqual([2, 5, 8]);
+    expect(which({ copyWarmup: 2, copyEvery: 2 })).toEqual([0, 1, 3, 5, 7, 9]);
+    expect(which({ copyWarmup: 2, copyEvery: 1 })).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  });
+});
+
 describe('Packer', () => {
   it('fills rows with whole transcripts and passage text, targets shifted by one, tool replies masked', () => {
     const seq = 700;
@@ -281,12 +292,12 @@ describe('pretrain', () => {
     for (const name of ['tokenizer.json', 'tokenizer_config.json']) expect(more.files.get(name)).toEqual(result.files.get(name));
     more.model.dispose();
 
-    // --copy-warmup: the first steps read copy-task rows (8 x 64), counted in the totals.
-    const warm = await pretrain(e, { seed: 7, steps: 2, copyWarmup: 1, batch: 1, seq: 700, lr: 1e-3, hidden: 32, layers: 1, logEvery: 1, data: DATA, from: { files: filesFromNodeFolder(dir), source: dir } });
-    expect(warm.stats.copyTokens).toBe(8 * 64);
+    // --copy-warmup and --copy-every: copy-task rows (16 x 32) at steps 1, 3 and 5, counted in the totals.
+    const warm = await pretrain(e, { seed: 7, steps: 5, copyWarmup: 1, copyEvery: 2, batch: 1, seq: 700, lr: 1e-3, hidden: 32, layers: 1, logEvery: 1, data: DATA, from: { files: filesFromNodeFolder(dir), source: dir } });
+    expect(warm.stats.copyTokens).toBe(3 * 16 * 32);
     expect(warm.stats.copyTargets).toBeGreaterThan(0);
-    expect(warm.stats.tokens).toBe(8 * 64 + 700);
-    expect(warm.logs[1]!.tokens).toBe(8 * 64 + 700);
+    expect(warm.stats.tokens).toBe(3 * 16 * 32 + 2 * 700);
+    expect(warm.logs.map((l) => l.tokens)).toEqual([512, 1212, 1724, 2424, 2936]);
     warm.model.dispose();
   });
 });
