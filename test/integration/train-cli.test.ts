@@ -9,13 +9,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DirStorage } from '../../src/cli/fs-storage.ts';
 import { buildBase, buildEnvironment } from '../../src/cli/setup.ts';
 import { filesFromNodeFolder } from '../../src/gpu/host/node-files.ts';
-import type { CausalLM } from '../../src/model/decoder.ts';
 import { loadModel } from '../../src/model/io.ts';
 import { latestCheckpoint, restorePolicies } from '../../src/selfplay/checkpoint.ts';
 import type { SelfPlayConfig } from '../../src/selfplay/config.ts';
 import { Policies } from '../../src/selfplay/policies.ts';
-import { expectClose } from '../helpers/compare.ts';
 import { testEngine } from '../helpers/engine.ts';
+import { expectStudentExport } from '../helpers/lora-export.ts';
 
 const out = mkdtempSync(join(tmpdir(), 'piplay-train-'));
 afterAll(() => rmSync(out, { recursive: true, force: true }));
@@ -47,23 +46,7 @@ describe('npm run train --policies lora (smoke preset)', () => {
     const exported = await loadModel(e, filesFromNodeFolder(dir), { source: dir });
     expect(exported.lora).toBeNull();
 
-    const q = 'model.layers.0.self_attn.q_proj.weight';
-    const got = (await exported.toHost()).get(q)!.data;
-    const merged = async (m: CausalLM) => (await m.toHost({ mergeLora: true })).get(q)!.data;
-    const maxDiff = (a: Float32Array, b: Float32Array) => Math.max(...a.map((v, i) => Math.abs(v - b[i]!)));
-    expect(maxDiff(got, await merged(policies.student))).toBe(0);
-    // Not the examiner's or the teacher's adapters (training moved them ~1e-4 apart).
-    expect(maxDiff(got, await merged(policies.examiner))).toBeGreaterThan(1e-5);
-    expect(maxDiff(got, await merged(policies.teacher!))).toBeGreaterThan(1e-5);
-
-    const ids = Int32Array.from([1, 5, 9, 3, 7, 2]);
-    const logits = async (m: CausalLM) => {
-      const t = e.noGrad(() => e.tidy(() => e.keep(m.forward({ ids, batch: 1, time: ids.length }))));
-      const out = (await t.readF32()).slice();
-      t.dispose();
-      return out;
-    };
-    expectClose(await logits(exported), await logits(policies.student), 1e-4, 1e-5, 'logits of student/ vs the adapted student');
+    await expectStudentExport(exported, policies, 0);
     exported.dispose();
     policies.dispose();
   });
