@@ -41,30 +41,18 @@ struct Params { Hq: u32, Hkv: u32, Tq: u32, Tk: u32, cap: u32, Dh: u32, off: u32
 // query-major order, kv head, batch), as in the forward.
 @compute @workgroup_size(WG)
 fn dq(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
-  let G = p.Hq / p.Hkv;
-  let nRows = G * p.Tq;
-  let b = wid.z;
-  let kvh = wid.y;
-  let r0 = (wid.x * WG + lid) * 4u;
-  if (r0 >= nRows) { return; }
-  let nOut = min(4u, nRows - r0); // rows to store; a run-time bound, so the store loops are not unrolled
-
-  // The invocation's 4 rows; rows past the end repeat the last one and store nothing.
-  let rows = queryRows(b, kvh, G, r0, nRows);
-  let row = rows.row;
-  let rowEnd = rows.rowEnd;
-  let qBase = row * p.Dh;
-  let kvBase = (b * p.Hkv + kvh) * p.cap * p.Dh;
-  let ks = firstKey(b);
-  let end = rowEnd.w;
+  // This invocation's 4 query rows (see queryTile); t.nOut, the rows to store, is a run-time bound, so the
+  // store loops are not unrolled.
+  let t = queryTile(wid, lid);
+  if (t.nOut == 0u) { return; }
 
   // D = dO . O per row (aux holds O in this pass); stored for the dkv pass.
   var D = vec4f(0.0);
   var lse = vec4f(0.0);
-  for (var u = 0u; u < nOut; u++) {
-    for (var d = 0u; d < p.Dh; d++) { D[u] += dO[qBase[u] + d] * aux[qBase[u] + d]; }
-    lse[u] = stats[2u * row[u]];
-    stats[2u * row[u] + 1u] = D[u];
+  for (var u = 0u; u < t.nOut; u++) {
+    for (var d = 0u; d < p.Dh; d++) { D[u] += dO[t.qBase[u] + d] * aux[t.qBase[u] + d]; }
+    lse[u] = stats[2u * t.row[u]];
+    stats[2u * t.row[u] + 1u] = D[u];
   }
 
   var acc: array<f32, 4 * MAXD>; // [row][column of this pass]
@@ -72,12 +60,12 @@ fn dq(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u
     let d1 = min(d0 + MAXD, p.Dh);
     for (var x = 0u; x < 4u * MAXD; x++) { acc[x] = 0.0; }
 
-    for (var j = ks; j < end; j += 8u) {
-      // Keys j..j+7 as two vec4 halves; those past `end` are clamped to a valid one and masked below.
+    for (var j = t.ks; j < t.end; j += 8u) {
+      // Keys j..j+7 as two vec4 halves; those past t.end are clamped to a valid one and masked below.
       let ja = vec4u(j) + IOTA;
       let jb = ja + 4u;
-      let ka = min(ja, vec4u(end - 1u)) * p.Dh + kvBase;
-      let kb = min(jb, vec4u(end - 1u)) * p.Dh + kvBase;
+      let ka = min(ja, vec4u(t.end - 1u)) * p.Dh + t.kvBase;
+      let kb = min(jb, vec4u(t.end - 1u)) * p.Dh + t.kvBase;
       var Sa = mat4x4f(); // q.k
       var Sb = mat4x4f();
       var Ta = mat4x4f(); // dO.v
@@ -88,8 +76,8 @@ fn dq(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u
         let vda = vec4f(v[ka.x + d], v[ka.y + d], v[ka.z + d], v[ka.w + d]);
         let vdb = vec4f(v[kb.x + d], v[kb.y + d], v[kb.z + d], v[kb.w + d]);
         for (var u = 0u; u < 4u; u++) {
-          let qd = q[qBase[u] + d];
-          let gd = dO[qBase[u] + d];
+          let qd = q[t.qBase[u] + d];
+          let gd = dO[t.qBase[u] + d];
           Sa[u] += qd * kda;
           Sb[u] += qd * kdb;
           Ta[u] += gd * vda;
@@ -99,8 +87,8 @@ fn dq(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u
       var dSa = mat4x4f();
       var dSb = mat4x4f();
       for (var u = 0u; u < 4u; u++) {
-        let Pa = select(vec4f(0.0), exp(p.scale * Sa[u] - lse[u]), ja < vec4u(rowEnd[u]));
-        let Pb = select(vec4f(0.0), exp(p.scale * Sb[u] - lse[u]), jb < vec4u(rowEnd[u]));
+        let Pa = select(vec4f(0.0), exp(p.scale * Sa[u] - lse[u]), ja < vec4u(t.rowEnd[u]));
+        let Pb = select(vec4f(0.0), exp(p.scale * Sb[u] - lse[u]), jb < vec4u(t.rowEnd[u]));
         dSa[u] = Pa * (Ta[u] - D[u]);
         dSb[u] = Pb * (Tb[u] - D[u]);
       }
@@ -111,8 +99,8 @@ fn dq(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u
       }
     }
 
-    for (var u = 0u; u < nOut; u++) {
-      for (var d = d0; d < d1; d++) { out[qBase[u] + d] = p.scale * acc[u * MAXD + d - d0]; }
+    for (var u = 0u; u < t.nOut; u++) {
+      for (var d = d0; d < d1; d++) { out[t.qBase[u] + d] = p.scale * acc[u * MAXD + d - d0]; }
     }
   }
 }

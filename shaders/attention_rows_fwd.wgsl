@@ -39,26 +39,13 @@ struct Params { Hq: u32, Hkv: u32, Tq: u32, Tk: u32, cap: u32, Dh: u32, off: u32
 @group(0) @binding(6) var<storage, read_write> stats: array<f32>;
 
 #include "lib/attention_rows.wgsl"
-#include "lib/attention_first_key.wgsl"
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
-  let G = p.Hq / p.Hkv;
-  let nRows = G * p.Tq;
-  let b = wid.z;
-  let kvh = wid.y;
-  let r0 = (wid.x * WG + lid) * 4u;
-  if (r0 >= nRows) { return; }
-  let nOut = min(4u, nRows - r0); // rows to store; a run-time bound, so the store loops are not unrolled
-
-  // The invocation's 4 rows; rows past the end repeat the last one and store nothing.
-  let rows = queryRows(b, kvh, G, r0, nRows);
-  let row = rows.row;
-  let rowEnd = rows.rowEnd;
-  let qBase = row * p.Dh;
-  let kvBase = (b * p.Hkv + kvh) * p.cap * p.Dh;
-  let ks = firstKey(b);
-  let end = rowEnd.w; // rows are in query order, so the last sees the most keys
+  // This invocation's 4 query rows (see queryTile); t.nOut, the rows to store, is a run-time bound, so the
+  // store loops are not unrolled.
+  let t = queryTile(wid, lid);
+  if (t.nOut == 0u) { return; }
 
   var m = vec4f(NEG);
   var l = vec4f(0.0);
@@ -69,27 +56,27 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid:
     l = vec4f(0.0);
     for (var x = 0u; x < 4u * MAXD; x++) { acc[x] = 0.0; }
 
-    for (var j = ks; j < end; j += 8u) {
-      // Keys j..j+7 as two vec4 halves; those past `end` are clamped to a valid one and masked below.
+    for (var j = t.ks; j < t.end; j += 8u) {
+      // Keys j..j+7 as two vec4 halves; those past t.end are clamped to a valid one and masked below.
       let ja = vec4u(j) + IOTA;
       let jb = ja + 4u;
-      let ka = min(ja, vec4u(end - 1u)) * p.Dh + kvBase;
-      let kb = min(jb, vec4u(end - 1u)) * p.Dh + kvBase;
+      let ka = min(ja, vec4u(t.end - 1u)) * p.Dh + t.kvBase;
+      let kb = min(jb, vec4u(t.end - 1u)) * p.Dh + t.kvBase;
       var Sa = mat4x4f(); // Sa[u]: row u's scores for keys j..j+3
       var Sb = mat4x4f(); // and j+4..j+7
       for (var d = 0u; d < p.Dh; d++) {
         let kda = vec4f(k[ka.x + d], k[ka.y + d], k[ka.z + d], k[ka.w + d]);
         let kdb = vec4f(k[kb.x + d], k[kb.y + d], k[kb.z + d], k[kb.w + d]);
         for (var u = 0u; u < 4u; u++) {
-          let qd = q[qBase[u] + d];
+          let qd = q[t.qBase[u] + d];
           Sa[u] += qd * kda;
           Sb[u] += qd * kdb;
         }
       }
       var mNew = m;
       for (var u = 0u; u < 4u; u++) {
-        Sa[u] = select(vec4f(NEG), p.scale * Sa[u], ja < vec4u(rowEnd[u]));
-        Sb[u] = select(vec4f(NEG), p.scale * Sb[u], jb < vec4u(rowEnd[u]));
+        Sa[u] = select(vec4f(NEG), p.scale * Sa[u], ja < vec4u(t.rowEnd[u]));
+        Sb[u] = select(vec4f(NEG), p.scale * Sb[u], jb < vec4u(t.rowEnd[u]));
         let mx = max(Sa[u], Sb[u]);
         mNew[u] = max(m[u], max(max(mx.x, mx.y), max(mx.z, mx.w)));
       }
@@ -97,8 +84,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid:
       var Pa = mat4x4f();
       var Pb = mat4x4f();
       for (var u = 0u; u < 4u; u++) {
-        Pa[u] = select(vec4f(0.0), exp(Sa[u] - mNew[u]), ja < vec4u(rowEnd[u]));
-        Pb[u] = select(vec4f(0.0), exp(Sb[u] - mNew[u]), jb < vec4u(rowEnd[u]));
+        Pa[u] = select(vec4f(0.0), exp(Sa[u] - mNew[u]), ja < vec4u(t.rowEnd[u]));
+        Pb[u] = select(vec4f(0.0), exp(Sb[u] - mNew[u]), jb < vec4u(t.rowEnd[u]));
         l[u] = l[u] * alpha[u] + dot(Pa[u] + Pb[u], vec4f(1.0));
       }
       m = mNew;
@@ -113,11 +100,11 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid:
     }
 
     let inv = select(vec4f(0.0), 1.0 / l, l > vec4f(0.0));
-    for (var u = 0u; u < nOut; u++) {
-      for (var d = d0; d < d1; d++) { o[qBase[u] + d] = acc[u * MAXD + d - d0] * inv[u]; }
+    for (var u = 0u; u < t.nOut; u++) {
+      for (var d = d0; d < d1; d++) { o[t.qBase[u] + d] = acc[u * MAXD + d - d0] * inv[u]; }
     }
   }
 
   let lse = select(vec4f(0.0), m + log(l), l > vec4f(0.0));
-  for (var u = 0u; u < nOut; u++) { stats[2u * row[u]] = lse[u]; }
+  for (var u = 0u; u < t.nOut; u++) { stats[2u * t.row[u]] = lse[u]; }
 }

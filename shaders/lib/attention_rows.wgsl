@@ -1,25 +1,46 @@
 // Helpers of the 'rows' attention kernels (attention_rows_fwd.wgsl, attention_rows_bwd.wgsl), where each
 // invocation owns a register tile of 4 rows:
 //   IOTA       the lane offsets 0..3 of a vec4 half of a block;
-//   queryRows  an invocation's 4 query rows: their indices into stats ([B, Hq, Tq]) and key ends.
-// The including shader declares: a uniform p with Hq, Tq, Tk, off.
+//   queryTile  the setup of the query-row entries (forward main, backward dq): an invocation's 4 query
+//              rows, the keys they see and where their data starts.
+// The including shader declares: const WG; a uniform p with Hq, Hkv, Tq, Tk, cap, Dh, off, hasKeyStart;
+// and the storage array keyStart (read by firstKey).
+
+#include "lib/attention_first_key.wgsl"
 
 const IOTA = vec4u(0u, 1u, 2u, 3u);
 
-struct QueryRows {
+struct QueryTile {
+  nOut: u32, // rows to store (1..4); 0 when the invocation has no row and should return
   row: vec4u, // index into stats, [B, Hq, Tq]
-  rowEnd: vec4u, // row u sees keys [firstKey(b), rowEnd[u])
+  qBase: vec4u, // row * Dh: the row's start in q, o, dO and dq
+  rowEnd: vec4u, // row u sees keys [ks, rowEnd[u])
+  kvBase: u32, // the kv head's start in k and v, [B, Hkv, cap, Dh]
+  ks: u32, // the batch row's first visible key (firstKey)
+  end: u32, // rowEnd.w: the rows are in query order, so the last sees the most keys
 }
 
-// Rows r0..r0+3 of the nRows = G * Tq (query, group head) pairs of kv head kvh, query-major; rows past the
+// The tile of invocation lid of workgroup wid = (block of WG * 4 rows, kv head, batch). A kv head's rows are
+// its G * Tq (query, group head) pairs, query-major; the invocation takes rows r0..r0+3, and rows past the
 // end repeat the last one (the caller stores nothing for them).
-fn queryRows(b: u32, kvh: u32, G: u32, r0: u32, nRows: u32) -> QueryRows {
-  var t: QueryRows;
+fn queryTile(wid: vec3u, lid: u32) -> QueryTile {
+  var t: QueryTile; // all zero: nOut = 0
+  let G = p.Hq / p.Hkv;
+  let nRows = G * p.Tq;
+  let b = wid.z;
+  let kvh = wid.y;
+  let r0 = (wid.x * WG + lid) * 4u;
+  if (r0 >= nRows) { return t; }
+  t.nOut = min(4u, nRows - r0);
   for (var u = 0u; u < 4u; u++) {
     let r = min(r0 + u, nRows - 1u);
     let i = r / G;
     t.row[u] = (b * p.Hq + kvh * G + r % G) * p.Tq + i;
     t.rowEnd[u] = min(p.off + i + 1u, p.Tk);
   }
+  t.qBase = t.row * p.Dh;
+  t.kvBase = (b * p.Hkv + kvh) * p.cap * p.Dh;
+  t.ks = firstKey(b);
+  t.end = t.rowEnd.w;
   return t;
 }
