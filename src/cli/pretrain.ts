@@ -4,7 +4,7 @@
 // default world's 1-hop eval questions.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { parsePretrainArgs, PRETRAIN_USAGE } from './pretrain-args.ts';
 import { formatTime } from './progress.ts';
 import { Engine } from '../gpu/engine.ts';
 import { nodeHost } from '../gpu/host/node.ts';
@@ -14,25 +14,6 @@ import { checkCopying, checkStudent, summarise, type CheckSummary, type CopyChec
 import { DEFAULT_WORLD_SEED } from '../pretrain/data.ts';
 import { defaultWorldFiles, pretrain, type PretrainOptions } from '../pretrain/run.ts';
 import type { StepLog } from '../pretrain/train.ts';
-
-const USAGE = `usage: npm run pretrain -- [options]
-  --steps N        optimizer steps (default 1500)
-  --seed N         seed of the data, tokenizer and initialisation (default 0)
-  --out DIR        model folder to write (default public/models/piplay-tiny)
-  --from DIR       continue training this model folder (weights and tokenizer; --size and --vocab are
-                   then ignored); give another --seed so it reads text it has not seen
-  --world-out DIR  where the default world's corpus.jsonl and eval.jsonl go (default public/worlds/default; '' to skip)
-  --size HxL       hidden width x layers (default 96x3)
-  --batch N        rows per step (default 4)
-  --seq N          tokens per row (default 512)
-  --lr X           peak learning rate (default 2e-3)
-  --vocab N        tokenizer vocabulary (default 1024)
-  --passage-share X  share of training tokens that are passage text; the rest are transcripts (default 0.3)
-  --copy-warmup N  the first N of --steps train on a synthetic copying task (random spans, repeated; default 0)
-  --copy-every N   after the warm-up, every N-th step is a copying step too (default 0: none)
-  --drills N       copying drills per generated world (names, then the same names again; default 0)
-  --log-every N    read the loss back every N steps (default 10)
-  --check N        greedy rollouts on N 1-hop eval questions of the default world afterwards (default 25; 0 skips)`;
 
 function bar(log: StepLog): string {
   const width = 24;
@@ -59,62 +40,18 @@ function listEmbedded(out: string): void {
   writeFileSync(index, JSON.stringify(Array.isArray(list) ? names : { ...(list as object), models: names }, null, 2) + '\n');
 }
 
-function positive(name: string, v: string | undefined, fallback: number, integer = true): number {
-  if (v === undefined) return fallback;
-  const n = Number(v);
-  if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) throw new Error(`--${name} must be a positive ${integer ? 'integer' : 'number'} (got ${v})\n${USAGE}`);
-  return n;
-}
-
 async function main(): Promise<number> {
-  const { values } = parseArgs({
-    options: {
-      steps: { type: 'string' },
-      seed: { type: 'string' },
-      out: { type: 'string' },
-      from: { type: 'string' },
-      'world-out': { type: 'string' },
-      size: { type: 'string' },
-      batch: { type: 'string' },
-      seq: { type: 'string' },
-      lr: { type: 'string' },
-      vocab: { type: 'string' },
-      'passage-share': { type: 'string' },
-      'log-every': { type: 'string' },
-      drills: { type: 'string' },
-      'copy-warmup': { type: 'string' },
-      'copy-every': { type: 'string' },
-      check: { type: 'string' },
-      help: { type: 'boolean' },
-    },
-  });
-  if (values.help) {
-    console.log(USAGE);
+  const args = parsePretrainArgs(process.argv.slice(2));
+  if (args === 'help') {
+    console.log(PRETRAIN_USAGE);
     return 0;
   }
-  const size = (values.size ?? '96x3').split('x').map(Number);
-  if (size.length !== 2 || !size.every((n) => Number.isInteger(n) && n > 0)) throw new Error(`--size must look like 96x3 (hidden x layers)\n${USAGE}`);
-  const seed = values.seed === undefined ? 0 : Number(values.seed);
-  if (!Number.isInteger(seed) || seed < 0) throw new Error(`--seed must be a non-negative integer\n${USAGE}`);
   const opts: PretrainOptions = {
-    seed,
-    steps: positive('steps', values.steps, 1500),
-    batch: positive('batch', values.batch, 4),
-    seq: positive('seq', values.seq, 512),
-    lr: positive('lr', values.lr, 2e-3, false),
-    hidden: size[0]!,
-    layers: size[1]!,
-    vocab: positive('vocab', values.vocab, 1024),
-    passageShare: positive('passage-share', values['passage-share'], 0.3, false),
-    logEvery: positive('log-every', values['log-every'], 10),
-    ...(values['copy-warmup'] !== undefined ? { copyWarmup: values['copy-warmup'] === '0' ? 0 : positive('copy-warmup', values['copy-warmup'], 0) } : {}),
-    ...(values['copy-every'] !== undefined ? { copyEvery: values['copy-every'] === '0' ? 0 : positive('copy-every', values['copy-every'], 0) } : {}),
-    ...(values.drills !== undefined ? { data: { drillsPerWorld: values.drills === '0' ? 0 : positive('drills', values.drills, 0) } } : {}),
-    ...(values.from ? { from: { files: filesFromNodeFolder(resolve(values.from)), source: values.from } } : {}),
+    ...args.options,
+    ...(args.from ? { from: { files: filesFromNodeFolder(resolve(args.from)), source: args.from } } : {}),
   };
-  const checkN = values.check === undefined ? 25 : Number(values.check);
-  const out = resolve(values.out ?? 'public/models/piplay-tiny');
-  const worldOut = values['world-out'] ?? 'public/worlds/default';
+  const { worldOut, check: checkN } = args;
+  const out = resolve(args.out);
   const command = `npm run pretrain -- ${process.argv.slice(2).map((a) => (/^[\w./=:-]+$/.test(a) ? a : `'${a}'`)).join(' ')}`.trim();
 
   const e = await Engine.create(nodeHost());
@@ -168,7 +105,7 @@ async function main(): Promise<number> {
     '|---|---|',
     `| command | \`${command}\` |`,
     `| seed | ${opts.seed} |`,
-    ...(values.from ? [`| started from | the weights and tokenizer of \`${values.from}\` (TRAINING.md there says how it was made) |`] : []),
+    ...(args.from ? [`| started from | the weights and tokenizer of \`${args.from}\` (TRAINING.md there says how it was made) |`] : []),
     `| steps | ${opts.steps} (batch ${opts.batch} x seq ${opts.seq}, peak lr ${opts.lr}, warm-up + cosine) |`,
     `| model | hidden ${result.cfg.hidden}, layers ${result.cfg.layers}, heads ${result.cfg.heads}/${result.cfg.kvHeads} kv, MLP ${result.cfg.intermediate}, vocab ${result.cfg.vocabSize}, tied embeddings |`,
     `| parameters | ${result.params} |`,

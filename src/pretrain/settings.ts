@@ -1,6 +1,6 @@
-// The settings of a pretraining run started from the page: their defaults (those of `npm run pretrain`,
-// which a test checks against the CLI's usage text), help lines and checks. Plain data and no GPU code, so
-// the page can check a form before the worker is asked.
+// The settings of a pretraining run, for the page's form and the flags of `npm run pretrain` alike: their
+// defaults, help lines, flags and checks (src/cli/pretrain-args.ts builds the CLI's usage and parsing from
+// this table). Plain data and no GPU code, so the page can check a form before the worker is asked.
 import { CONTROL_TOKENS, TOOL_TAGS } from '../model/tokenizer-train.ts';
 import type { PretrainOptions } from './run.ts';
 
@@ -48,24 +48,28 @@ interface FieldSpec {
   shape?: boolean;
   /** Shown under "advanced". */
   advanced?: boolean;
+  /** Its `npm run pretrain` flag ('size' for hidden and layers: --size HxL); none for a setting only the page offers. */
+  flag?: string;
+  /** The CLI's help text, where the page's `help` (shown under the field's label) is too terse on its own. */
+  cliHelp?: string;
 }
 
 export const PRETRAIN_FIELDS: Record<PretrainKey, FieldSpec> = {
-  steps: { label: 'steps', help: 'optimizer steps', integer: true, min: 1 },
-  batch: { label: 'batch', help: 'rows per step', integer: true, min: 1 },
-  seq: { label: 'seq', help: 'tokens per row (a transcript must fit in one)', integer: true, min: 16 },
-  lr: { label: 'lr', help: 'peak learning rate; warm-up, then cosine decay', integer: false, min: 0 },
-  hidden: { label: 'hidden', help: 'width, a multiple of 8 (4 heads, 2 kv heads)', integer: true, min: 8, shape: true },
-  layers: { label: 'layers', help: 'decoder layers', integer: true, min: 1, shape: true },
-  vocab: { label: 'vocab', help: `tokenizer size, at least ${MIN_VOCAB} (bytes + special tokens)`, integer: true, min: MIN_VOCAB, shape: true },
-  seed: { label: 'seed', help: 'of the text, the tokenizer and the weights', integer: true, min: 0 },
-  passageShare: { label: 'passage share', help: 'share of passage text; the rest are transcripts', integer: false, min: 0, below: 1 },
-  drills: { label: 'drills', help: 'copying drills (names, then again) per world', integer: true, min: 0 },
-  copyWarmup: { label: 'copy warm-up', help: 'first steps on a synthetic copying task (random spans, repeated)', integer: true, min: 0 },
-  copyEvery: { label: 'copy every', help: 'after the warm-up, every this many steps one is a copying step (0: none)', integer: true, min: 0 },
+  steps: { label: 'steps', help: 'optimizer steps', integer: true, min: 1, flag: 'steps' },
+  batch: { label: 'batch', help: 'rows per step', integer: true, min: 1, flag: 'batch' },
+  seq: { label: 'seq', help: 'tokens per row (a transcript must fit in one)', integer: true, min: 16, flag: 'seq' },
+  lr: { label: 'lr', help: 'peak learning rate; warm-up, then cosine decay', integer: false, min: 0, flag: 'lr' },
+  hidden: { label: 'hidden', help: 'width, a multiple of 8 (4 heads, 2 kv heads)', integer: true, min: 8, shape: true, flag: 'size' },
+  layers: { label: 'layers', help: 'decoder layers', integer: true, min: 1, shape: true, flag: 'size' },
+  vocab: { label: 'vocab', help: `tokenizer size, at least ${MIN_VOCAB} (bytes + special tokens)`, integer: true, min: MIN_VOCAB, shape: true, flag: 'vocab' },
+  seed: { label: 'seed', help: 'of the text, the tokenizer and the weights', integer: true, min: 0, flag: 'seed', cliHelp: 'seed of the text, the tokenizer and the weights' },
+  passageShare: { label: 'passage share', help: 'share of passage text; the rest are transcripts', integer: false, min: 0, below: 1, flag: 'passage-share' },
+  drills: { label: 'drills', help: 'copying drills (names, then again) per world', integer: true, min: 0, flag: 'drills' },
+  copyWarmup: { label: 'copy warm-up', help: 'first steps on a synthetic copying task (random spans, repeated)', integer: true, min: 0, flag: 'copy-warmup', cliHelp: 'the first N of --steps train on a synthetic copying task (random spans, repeated)' },
+  copyEvery: { label: 'copy every', help: 'after the warm-up, every this many steps one is a copying step (0: none)', integer: true, min: 0, flag: 'copy-every' },
   worldSize: { label: 'world size', help: 'entities per generated world', integer: true, min: 20, advanced: true },
   tokenizerWorlds: { label: 'tokenizer worlds', help: 'worlds whose text trains the tokenizer', integer: true, min: 1, advanced: true, shape: true },
-  logEvery: { label: 'log every', help: 'read the loss back every this many steps', integer: true, min: 1, advanced: true },
+  logEvery: { label: 'log every', help: 'read the loss back every this many steps', integer: true, min: 1, advanced: true, flag: 'log-every' },
 };
 
 /** Problems per field (empty when the settings can be used). */
@@ -81,4 +85,24 @@ export function pretrainProblems(s: Partial<Record<PretrainKey, unknown>>): Map<
     else if (key === 'hidden' && v % 8 !== 0) out.set(key, 'hidden must be a multiple of 8 (4 heads of an even width)');
   }
   return out;
+}
+
+/** The recipe's options for settings from the page's form or the command line (a model to continue aside). */
+export function settingsToOptions(s: PretrainSettings): PretrainOptions {
+  return {
+    seed: s.seed,
+    steps: s.steps,
+    batch: s.batch,
+    seq: s.seq,
+    lr: s.lr,
+    hidden: s.hidden,
+    layers: s.layers,
+    vocab: s.vocab,
+    tokenizerWorlds: s.tokenizerWorlds,
+    passageShare: s.passageShare,
+    logEvery: s.logEvery,
+    copyWarmup: s.copyWarmup,
+    copyEvery: s.copyEvery,
+    data: { worldSize: s.worldSize, drillsPerWorld: s.drills },
+  };
 }

@@ -4,7 +4,7 @@
 // as a model entry under a name no other entry has.
 import type { Engine } from '../gpu/engine.ts';
 import { pretrain, type PretrainOptions } from '../pretrain/run.ts';
-import { PRETRAIN_FIELDS, pretrainProblems, type PretrainKey, type PretrainSettings } from '../pretrain/settings.ts';
+import { PRETRAIN_FIELDS, pretrainProblems, settingsToOptions, type PretrainKey, type PretrainSettings } from '../pretrain/settings.ts';
 import { summarisePretrain, trainingMarkdown, type PretrainSummary } from '../pretrain/summary.ts';
 import type { StepLog } from '../pretrain/train.ts';
 import type { RunEvent } from '../selfplay/events.ts';
@@ -64,20 +64,7 @@ export async function runPretrainJob(req: PretrainRequest, name: string, job: Pr
   await new Promise((r) => setTimeout(r, 50));
   job.signal.throwIfAborted();
   const options: PretrainOptions = {
-    seed: s.seed,
-    steps: s.steps,
-    batch: s.batch,
-    seq: s.seq,
-    lr: s.lr,
-    hidden: s.hidden,
-    layers: s.layers,
-    vocab: s.vocab,
-    tokenizerWorlds: s.tokenizerWorlds,
-    passageShare: s.passageShare,
-    logEvery: s.logEvery,
-    copyWarmup: s.copyWarmup,
-    copyEvery: s.copyEvery,
-    data: { worldSize: s.worldSize, drillsPerWorld: s.drills },
+    ...settingsToOptions(s),
     train: { signal: job.signal },
     ...(from ? { from: { files: from.readFile, source: from.where } } : {}),
   };

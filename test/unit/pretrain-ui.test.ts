@@ -1,12 +1,13 @@
-// Pretraining from the page, without a GPU: the settings' defaults are the command line's, bad settings
-// are named per field, the form reads back as a request, and the views (summary, controls, checkpoint
-// row, progress line) and TRAINING.md say what was trained.
-import { readFileSync } from 'node:fs';
+// Pretraining from the page and the command line, without a GPU: `npm run pretrain` takes its flags,
+// defaults and checks from the page's settings table, bad settings are named per field (per flag on the
+// command line), the form reads back as a request, and the views (summary, controls, checkpoint row,
+// progress line) and TRAINING.md say what was trained.
 import { describe, expect, it } from 'vitest';
+import { parsePretrainArgs, PRETRAIN_USAGE } from '../../src/cli/pretrain-args.ts';
 import { tinyConfig } from '../../src/model/init.ts';
 import { DATA_DEFAULTS } from '../../src/pretrain/data.ts';
 import type { PretrainStats } from '../../src/pretrain/run.ts';
-import { MIN_VOCAB, PRETRAIN_DEFAULTS, pretrainProblems } from '../../src/pretrain/settings.ts';
+import { MIN_VOCAB, PRETRAIN_DEFAULTS, PRETRAIN_FIELDS, pretrainProblems, type PretrainKey } from '../../src/pretrain/settings.ts';
 import { summarisePretrain, trainingMarkdown } from '../../src/pretrain/summary.ts';
 import type { StepLog } from '../../src/pretrain/train.ts';
 import { renderCheckpointList } from '../../src/ui/panels/checkpoints.ts';
@@ -16,25 +17,10 @@ import { controlState } from '../../src/ui/panels/setup.ts';
 import type { CheckpointMeta } from '../../src/worker/checkpoint-store.ts';
 
 describe('pretraining settings', () => {
-  it('default to the values `npm run pretrain` documents', () => {
-    const usage = readFileSync(new URL('../../src/cli/pretrain.ts', import.meta.url), 'utf8');
-    const cli = (flag: string) => new RegExp(`--${flag} \\S+\\s+[^\\n]*?\\(default ([^)]+)\\)`).exec(usage)?.[1];
-    const d = PRETRAIN_DEFAULTS;
-    expect(Number(cli('steps'))).toBe(d.steps);
-    expect(Number(cli('seed'))).toBe(d.seed);
-    expect(cli('size')).toBe(`${d.hidden}x${d.layers}`);
-    expect(Number(cli('batch'))).toBe(d.batch);
-    expect(Number(cli('seq'))).toBe(d.seq);
-    expect(Number(cli('lr'))).toBe(d.lr);
-    expect(Number(cli('vocab'))).toBe(d.vocab);
-    expect(/--passage-share X[^(]*\(default ([\d.]+)\)/.exec(usage)?.[1]).toBe(String(d.passageShare));
-    expect(/--drills N[^\n]*default (\d+)\)/.exec(usage)?.[1]).toBe(String(d.drills));
-    expect(/--copy-warmup N[^\n]*default (\d+)\)/.exec(usage)?.[1]).toBe(String(d.copyWarmup));
-    expect(/--copy-every N[^\n]*default (\d+):/.exec(usage)?.[1]).toBe(String(d.copyEvery));
-    expect(Number(cli('log-every'))).toBe(d.logEvery);
-    expect(d.worldSize).toBe(DATA_DEFAULTS.worldSize);
-    expect(d.drills).toBe(DATA_DEFAULTS.drillsPerWorld);
-    expect(pretrainProblems(d).size).toBe(0);
+  it('are valid by default and match the data defaults', () => {
+    expect(pretrainProblems(PRETRAIN_DEFAULTS).size).toBe(0);
+    expect(PRETRAIN_DEFAULTS.worldSize).toBe(DATA_DEFAULTS.worldSize);
+    expect(PRETRAIN_DEFAULTS.drills).toBe(DATA_DEFAULTS.drillsPerWorld);
   });
 
   it('names each bad setting', () => {
@@ -48,6 +34,66 @@ describe('pretraining settings', () => {
       batch: 'batch must be a whole number',
       seq: 'seq must be a number',
     });
+  });
+});
+
+describe('npm run pretrain', () => {
+  const d = PRETRAIN_DEFAULTS;
+  const usageLine = (flag: string) => PRETRAIN_USAGE.split('\n').find((l) => l.startsWith(`  --${flag} `));
+  const parse = (...argv: string[]) => {
+    const args = parsePretrainArgs(argv);
+    if (args === 'help') throw new Error('unexpected help');
+    return args;
+  };
+
+  it('lists every flag, each setting with its default from the settings table', () => {
+    const flags = PRETRAIN_USAGE.split('\n').flatMap((l) => /^ {2}--([\w-]+)/.exec(l)?.[1] ?? []);
+    expect(flags).toEqual(['steps', 'batch', 'seq', 'lr', 'size', 'vocab', 'seed', 'passage-share', 'drills', 'copy-warmup', 'copy-every', 'log-every', 'out', 'from', 'world-out', 'check']);
+    for (const key of Object.keys(PRETRAIN_FIELDS) as PretrainKey[]) {
+      const flag = PRETRAIN_FIELDS[key].flag;
+      if (flag && flag !== 'size') expect(usageLine(flag)).toContain(`(default ${d[key]})`);
+    }
+    expect(usageLine('size')).toContain(`(default ${d.hidden}x${d.layers})`);
+  });
+
+  it('parses the command line into the options of pretrain()', () => {
+    expect(parse()).toEqual({
+      options: { seed: 0, steps: 1500, batch: 4, seq: 512, lr: 2e-3, hidden: 96, layers: 3, vocab: 1024, tokenizerWorlds: 10, passageShare: 0.3, logEvery: 10, copyWarmup: 0, copyEvery: 0, data: { worldSize: 80, drillsPerWorld: 0 } },
+      out: 'public/models/piplay-tiny',
+      worldOut: 'public/worlds/default',
+      check: 25,
+    });
+    const args = parse('--from', '/tmp/stage2', '--seed', '2', '--steps', '900', '--batch', '2', '--seq', '1024', '--lr', '3e-3', '--size', '16x1', '--vocab', '512');
+    expect(args.from).toBe('/tmp/stage2');
+    expect(args.options).toEqual({ ...parse().options, seed: 2, steps: 900, batch: 2, seq: 1024, lr: 3e-3, hidden: 16, layers: 1, vocab: 512 });
+    const copying = parse('--passage-share', '0.05', '--drills', '150', '--copy-warmup', '100', '--copy-every=4', '--log-every', '5', '--out', 'x', '--world-out', '', '--check', '0');
+    expect(copying).toEqual({
+      options: { ...parse().options, passageShare: 0.05, copyWarmup: 100, copyEvery: 4, logEvery: 5, data: { worldSize: 80, drillsPerWorld: 150 } },
+      out: 'x',
+      worldOut: '',
+      check: 0,
+    });
+    expect(parsePretrainArgs(['--help'])).toBe('help');
+  });
+
+  it('rejects what the page rejects, naming the flag, then prints the usage', () => {
+    const error = (...argv: string[]) => {
+      try {
+        parsePretrainArgs(argv);
+      } catch (e) {
+        return (e as Error).message;
+      }
+      throw new Error(`accepted ${argv.join(' ')}`);
+    };
+    expect(error('--lr', '0')).toBe(`--lr: lr must be above 0\n${PRETRAIN_USAGE}`);
+    expect(error('--size', '20x0').split('\n').slice(0, 2)).toEqual(['--size: hidden must be a multiple of 8 (4 heads of an even width)', '--size: layers must be at least 1']);
+    expect(error('--size', '96')).toMatch(/^--size must look like 96x3/);
+    expect(error('--steps', '10', '--copy-warmup', '20')).toMatch(/^--copy-warmup: copy warm-up must be at most the steps \(10\)\n/);
+    expect(error('--vocab', String(MIN_VOCAB - 1))).toMatch(new RegExp(`^--vocab: vocab must be at least ${MIN_VOCAB}\n`));
+    expect(error('--passage-share', '1')).toMatch(/^--passage-share: passage share must be below 1\n/);
+    expect(error('--batch', '1.5')).toMatch(/^--batch: batch must be a whole number\n/);
+    expect(error('--seq', '')).toMatch(/^--seq: seq must be a number\n/);
+    expect(error('--unknown', '1')).toMatch(/unknown/i);
   });
 });
 
