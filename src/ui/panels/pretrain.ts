@@ -7,6 +7,7 @@ import { PRETRAIN_DEFAULTS, PRETRAIN_FIELDS, pretrainProblems, type PretrainKey,
 import type { CheckpointMeta, JobKind, PretrainRequest, PretrainSummary, RunPhase } from '../../worker/protocol.ts';
 import { fmtCount, fmtDuration, fmtNum } from '../format.ts';
 import { html, type Html } from '../html.ts';
+import { clearFieldErrors, showFieldErrors } from '../field-errors.ts';
 import type { Series } from '../state.ts';
 import { chartData, chartOptions, type ChartSpec } from './charts.ts';
 
@@ -161,8 +162,7 @@ export class PretrainPanel {
   }
 
   private async onStart(): Promise<void> {
-    for (const el of this.form.querySelectorAll('.field-error')) el.textContent = '';
-    for (const el of this.form.querySelectorAll('[aria-invalid]')) el.removeAttribute('aria-invalid');
+    clearFieldErrors(this.form);
     this.error('');
     // Fields a continued model ignores keep their defaults (a disabled field may hold anything).
     const { request, errors } = readPretrainForm((k) => {
@@ -171,16 +171,7 @@ export class PretrainPanel {
       return el.disabled && k in PRETRAIN_DEFAULTS ? String(PRETRAIN_DEFAULTS[k as PretrainKey]) : el.value;
     });
     if (!request) {
-      let first: HTMLElement | null = null;
-      for (const [key, msg] of errors) {
-        const f = this.form.querySelector<HTMLElement>(`.field[data-key="${key}"]`);
-        f?.querySelector('.field-error')?.replaceChildren(msg);
-        const input = f?.querySelector<HTMLElement>('input');
-        input?.setAttribute('aria-invalid', 'true');
-        first ??= input ?? null;
-        const d = f?.closest('details');
-        if (d) d.open = true;
-      }
+      const first = showFieldErrors(this.form, errors);
       this.error(`Please fix ${errors.size} setting${errors.size === 1 ? '' : 's'}: ${[...errors.values()][0]}`);
       first?.focus();
       return;

@@ -7,6 +7,7 @@ import { OPTIONS, PRESETS, parseOptionValue, validateConfig, type PresetName, ty
 import type { CorpusReport, DownloadProgress, JobKind, ModelReport, ModelSource, RunPhase } from '../../worker/protocol.ts';
 import { fmtBytes, fmtCount } from '../format.ts';
 import { cls, html, type Html } from '../html.ts';
+import { clearFieldErrors, showFieldErrors } from '../field-errors.ts';
 
 type Key = keyof SelfPlayConfig;
 
@@ -401,8 +402,7 @@ export class SetupPanel {
   }
 
   private clearErrors(): void {
-    for (const el of this.root.querySelectorAll('.field-error')) el.textContent = '';
-    for (const el of this.root.querySelectorAll('[aria-invalid]')) el.removeAttribute('aria-invalid');
+    clearFieldErrors(this.root);
     this.formError('');
   }
 
@@ -430,18 +430,8 @@ export class SetupPanel {
     this.clearErrors();
     const { config, errors } = this.read();
     if (!config) {
-      let first: HTMLElement | null = null;
-      for (const [key, msg] of errors) {
-        if (key === '*') continue;
-        const field = this.root.querySelector<HTMLElement>(`.field[data-key="${key}"]`);
-        field?.querySelector('.field-error')?.replaceChildren(msg);
-        const input = field?.querySelector<HTMLElement>('input, select');
-        input?.setAttribute('aria-invalid', 'true');
-        first ??= input ?? null;
-        // Open the <details> a bad field hides in.
-        const d = field?.closest('details');
-        if (d) d.open = true;
-      }
+      // '*' is a problem of the whole form, shown beside the Start button.
+      const first = showFieldErrors(this.root, [...errors].filter(([key]) => key !== '*'));
       this.formError(errors.get('*') ?? `Please fix ${errors.size} setting${errors.size === 1 ? '' : 's'}: ${[...errors.values()][0]}`);
       first?.focus();
       return;
