@@ -1,10 +1,10 @@
 // A synthetic warm-up for copying: rows of random token spans, each followed by the same span again,
 // with the loss on the repeats only. Everything the agent does copies a span from its context (the
 // question's entity into its query, a retrieved sentence into its notes, the value into its answer), and
-// the circuit for that (induction heads) is what a tiny model learns last: in our runs it had not formed
-// after 3.4M tokens of transcripts. Spans have random lengths, so no fixed-offset (positional) head can
-// solve the task; only matching the previous token's earlier occurrence does. (How many steps that takes
-// at a given size is what --copy-warmup is for finding out; see public/models/piplay-tiny/TRAINING.md.)
+// the circuit for that (induction heads) is what a tiny model learns last: it had not formed after 3.4M
+// tokens of transcripts, and formed after ~900 copy-task steps interleaved with text (--copy-every 2; see
+// public/models/piplay-tiny/TRAINING.md). Spans have random lengths, so no fixed-offset (positional) head
+// can solve the task; only matching the previous token's earlier occurrence does.
 import type { Rng } from '../env/random.ts';
 import type { Batch } from './pack.ts';
 
