@@ -1,11 +1,12 @@
 // npm run experiment -- [--out DIR] [--seeds 1,2,3] [--arms base,drzero,piplay,partial,gt] [--preset demo]
-//                       [--resume] [--drift-questions N] [--<setting> value ...]
+//                       [--resume] [--drift-questions N] [--probe-questions N] [--<setting> value ...]
 // The demo-scale reproduction of the papers' claims (ALGORITHM.md section 7): for every seed, the base model
 // (evaluated only), Dr. Zero (--privileged none) and π-Play with each privileged context, all in this
 // process through SelfPlayRun. Each run writes the folder `npm run train` writes, under DIR/runs/<arm>-seed<k>/,
 // plus result.json (what the report uses) and, for trained arms, drift.jsonl (the base model's answers to
 // each iteration's examiner questions). After every run DIR/results.md, results.json, em_by_iteration.svg
-// and drift.svg are rewritten from all finished runs.
+// and drift.svg are rewritten from all finished runs. Before the runs, the teacher probe (src/selfplay/probe.ts)
+// scores the base model as teacher with each arm's privileged context (DIR/probe.json, in results.md).
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Engine } from '../gpu/engine.ts';
@@ -13,7 +14,7 @@ import { nodeHost } from '../gpu/host/node.ts';
 import { CausalLM } from '../model/decoder.ts';
 import { exportModel } from '../model/io.ts';
 import { aggregate, type DriftPoint, type GenerationPoint, type SeedResult } from '../experiment/aggregate.ts';
-import { renderResults, type ResultsMeta } from '../experiment/markdown.ts';
+import { probeTable, renderResults, type ResultsMeta } from '../experiment/markdown.ts';
 import { configDiff, DEFAULT_ARMS, DEFAULT_SEEDS, parseArms, parseSeeds, planExperiment, type ExperimentJob } from '../experiment/plan.ts';
 import { driftSvg, emByIterationSvg } from '../experiment/plots.ts';
 import type { BaseModel } from '../selfplay/base-model.ts';
@@ -24,6 +25,7 @@ import type { Environment } from '../selfplay/environment.ts';
 import { evaluate } from '../selfplay/evaluate.ts';
 import type { QuestionRecord, RunEvent } from '../selfplay/events.ts';
 import { SelfPlayRun } from '../selfplay/loop.ts';
+import { probeQuestions, probeTeacher, type ProbeResult } from '../selfplay/probe.ts';
 import { parseArgs } from './args.ts';
 import { stopOnInterrupt } from './interrupt.ts';
 import { DirStorage } from './fs-storage.ts';
@@ -39,6 +41,7 @@ const USAGE = [
   `  --preset NAME          starting settings of every run: ${Object.keys(PRESETS).join(', ')} (default demo)`,
   '  --resume               keep the runs DIR already finished, continue unfinished ones from their checkpoint',
   '  --drift-questions N    at most N examiner questions per iteration for the drift measure (default 0: all)',
+  '  --probe-questions N    training questions of the teacher probe of the base model before the runs (default 40; 0 skips)',
   'settings (each overrides the preset in every run; --seed and --privileged are set by --seeds and --arms):',
   ...optionHelp(),
 ].join('\n');
@@ -75,8 +78,37 @@ class Experiment {
     readonly engine: Engine,
     readonly out: string,
     readonly jobs: ExperimentJob[],
-    readonly opts: { resume: boolean; driftQuestions: number; preset: PresetName; settings: Partial<SelfPlayConfig>; arms: string[]; seeds: number[] },
+    readonly opts: { resume: boolean; driftQuestions: number; probeQuestions: number; preset: PresetName; settings: Partial<SelfPlayConfig>; arms: string[]; seeds: number[] },
   ) {}
+
+  probe: ProbeResult | undefined;
+
+  /**
+   * The teacher probe of the base model with the privileged context of every arm that has a teacher, on
+   * training-side questions; kept in DIR/probe.json (and reused by --resume).
+   */
+  async runProbe(): Promise<void> {
+    const modes = this.jobs.flatMap((j) => (j.train && j.config.privileged !== 'none' ? [j.config.privileged] : []));
+    const unique = [...new Set(modes)];
+    const c = this.jobs.find((j) => j.train)?.config;
+    if (!c || unique.length === 0 || this.opts.probeQuestions === 0 || c.corpus !== 'world') return;
+    const path = join(this.out, 'probe.json');
+    const settings = { questions: this.opts.probeQuestions, seed: this.opts.seeds[0]!, modes: unique, model: c.model };
+    if (this.opts.resume && existsSync(path)) {
+      const stored = JSON.parse(readFileSync(path, 'utf8')) as { settings: typeof settings; result: ProbeResult };
+      if (JSON.stringify(stored.settings) === JSON.stringify(settings)) {
+        this.probe = stored.result;
+        return;
+      }
+    }
+    console.log(`experiment: the teacher probe of the base model (${unique.join(', ')}) on ${settings.questions} training questions`);
+    const { base, model } = await this.base(c);
+    const ctx = { config: c, base, env: this.env(c), engine: this.engine };
+    const m = model();
+    this.probe = await probeTeacher(ctx, m, m, probeQuestions(ctx, settings.questions, settings.seed), unique, settings.seed);
+    writeFileSync(path, JSON.stringify({ settings, result: this.probe }, null, 2) + '\n');
+    console.log(probeTable(this.probe));
+  }
 
   env(c: SelfPlayConfig): Environment {
     const key = JSON.stringify([c.corpus, c.evalSet, c.worldSeed, c.worldSize, c.retrievalTopK, c.evalPerHop, c.evalHops]);
@@ -271,6 +303,7 @@ class Experiment {
       planned: this.jobs.length,
       finished: this.results.length,
       startFromBase: this.opts.arms.includes('base') && this.opts.settings.evalAtStart === undefined,
+      ...(this.probe ? { probe: this.probe } : {}),
     };
     writeFileSync(join(this.out, 'results.md'), renderResults(meta, summaries));
     writeFileSync(join(this.out, 'results.json'), JSON.stringify({ meta, summaries, runs: this.results }, null, 2) + '\n');
@@ -284,7 +317,7 @@ class Experiment {
 }
 
 async function main(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, ['out', 'seeds', 'arms', 'preset', 'drift-questions'], ['resume', 'help']);
+  const args = parseArgs(argv, ['out', 'seeds', 'arms', 'preset', 'drift-questions', 'probe-questions'], ['resume', 'help']);
   if (args.own['help']) {
     console.log(USAGE);
     return 0;
@@ -296,12 +329,15 @@ async function main(argv: string[]): Promise<number> {
   const driftText = args.own['drift-questions'] ?? '0';
   const driftQuestions = Number(driftText);
   if (!Number.isInteger(driftQuestions) || driftQuestions < 0) throw new ConfigError(`--drift-questions: '${driftText}' is not allowed; use an integer >= 0`);
+  const probeText = args.own['probe-questions'] ?? '40';
+  const probeQuestionCount = Number(probeText);
+  if (!Number.isInteger(probeQuestionCount) || probeQuestionCount < 0) throw new ConfigError(`--probe-questions: '${probeText}' is not allowed; use an integer >= 0`);
   const resume = args.own['resume'] === 'true';
   const jobs = planExperiment({ preset, arms, seeds, settings: args.settings });
   mkdirSync(out, { recursive: true });
 
   const engine = await Engine.create(nodeHost());
-  const exp = new Experiment(engine, out, jobs, { resume, driftQuestions, preset, settings: args.settings, arms, seeds });
+  const exp = new Experiment(engine, out, jobs, { resume, driftQuestions, probeQuestions: probeQuestionCount, preset, settings: args.settings, arms, seeds });
   await exp.check();
   const c = jobs.find((j) => j.train)?.config ?? jobs[0]!.config;
   const env = exp.env(c);
@@ -315,6 +351,7 @@ async function main(argv: string[]): Promise<number> {
   const t0 = Date.now();
   let finished: boolean;
   try {
+    await exp.runProbe();
     finished = await exp.runAll(interrupt.signal);
   } finally {
     interrupt.release();

@@ -5,6 +5,7 @@ export { generateWorld, DEFAULT_WORLD_SIZE, type WorldSettings } from './world/g
 export { WorldIndex } from './world/index.ts';
 export { entityCounts, OCCUPATIONS, ORG_KINDS } from './world/entities.ts';
 export { shortName } from './world/render.ts';
+export { worldQcp } from './world/qcp.ts';
 export {
   STEPS,
   stepDef,

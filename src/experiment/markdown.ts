@@ -3,6 +3,7 @@
 // "—" marks no value.
 import { armLabel, runDir } from './plan.ts';
 import { claims, type ArmSummary, type Stat } from './aggregate.ts';
+import type { ProbeResult } from '../selfplay/probe.ts';
 
 /** `12.5 ± 3.1` (x100, one decimal), `12.5` for one seed, `—` for none. */
 export function formatPct(s: Stat | null): string {
@@ -46,7 +47,46 @@ export interface ResultsMeta {
   finished: number;
   /** The trained arms skipped their own start evaluation (the base arm gives it). */
   startFromBase: boolean;
+  /** The teacher probe of the base model (npm run probe), when the experiment ran it. */
+  probe?: ProbeResult;
 }
+
+const pct1 = (x: number) => `${(100 * x).toFixed(1)}%`;
+const num3 = (x: number | null) => (x === null ? '—' : x.toFixed(3));
+
+/** The teacher probe's result as a markdown table, after a line on the student's rollouts it scored. */
+export function probeTable(r: ProbeResult): string {
+  return [
+    `${r.questions} training questions; the student's sampled rollouts: EM ${pct1(r.studentEm)} (${r.rightAnswers} right), ${r.studentSearches.toFixed(2)} searches each.`,
+    '',
+    table(
+      ['prompt', 'greedy EM', 'searches', 'answered', 'P(search) at decision', 'P(answer) at decision', 'D per token', 'D at decision', 'answer gain, right', 'answer gain, wrong'],
+      r.rows.map((x) => [
+        x.prompt,
+        pct1(x.em),
+        x.searchesPerRollout.toFixed(2),
+        pct1(x.answeredShare),
+        num3(x.decision.search),
+        num3(x.decision.answer),
+        num3(x.distill),
+        num3(x.distillDecision),
+        num3(x.answerGainRight),
+        num3(x.answerGainWrong),
+      ]),
+    ),
+  ].join('\n');
+}
+
+/** What the probe's columns mean (for results.md and the README). */
+export const PROBE_EXPLAINED =
+  "World-generated training questions (never held-out ones), the base model as student and as teacher, as at the start of " +
+  "training. Rows: the student's prompt, then the teacher's prompt with each privileged context. Greedy EM, searches and " +
+  "answered: the prompt's own greedy rollouts (what the teacher would do itself). The other columns score the student's " +
+  "sampled rollouts (what distillation trains on): the probability of `<search>` and `<answer>` at the first decision (the " +
+  "first tag after the first `</think>`), the top-K distillation term D per token and at that decision, and the answer gain: " +
+  "the mean of log p(prompt) − log p(student) over the tokens of the student's `<answer>` span, for right and for wrong answers. " +
+  "A teacher that uses its context has a positive gain on right answers and a negative one on wrong answers, and searches as " +
+  "the student does; a teacher with a lower P(search) at the decision teaches the student to stop searching.";
 
 function iterationHeads(n: number): string[] {
   return Array.from({ length: n }, (_, i) => `it ${i + 1}`);
@@ -161,6 +201,10 @@ export function renderResults(meta: ResultsMeta, summaries: readonly ArmSummary[
     }
     out.push(table(['claim', 'numbers', 'verdict'], cs.map((c) => [c.claim, c.numbers, c.verdict])));
     out.push('');
+  }
+
+  if (meta.probe) {
+    out.push('## The teacher probe (base model, before training)', '', PROBE_EXPLAINED, '', probeTable(meta.probe), '');
   }
 
   out.push('## Runs', '');

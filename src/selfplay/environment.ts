@@ -4,10 +4,10 @@
 import {
   Bm25Index,
   WorldIndex,
-  formatInformationBody,
   generateQuestion,
   generateWorld,
   makeEvalSet,
+  worldQcp,
   type Passage,
   type Qcp,
   type Rng,
@@ -103,7 +103,7 @@ export class Environment {
     for (let attempt = 0; attempt < 8; attempt++) {
       const q = generateQuestion(ix, rng, hops);
       if (!q || held.has(q.question)) continue;
-      return { id, question: q.question, answer: q.answers[0]!, hops, qcp: qcpOfWorldQuestion(ix, q, this.search), origin: 'world' };
+      return { id, question: q.question, answer: q.answers[0]!, hops, qcp: worldQcp(ix, q, this.search), origin: 'world' };
     }
     return null;
   }
@@ -111,14 +111,4 @@ export class Environment {
 
 function toEval(q: WorldQuestion): EvalQuestion {
   return { question: q.question, answers: q.answers, hops: q.hops };
-}
-
-function qcpOfWorldQuestion(ix: WorldIndex, q: WorldQuestion, search: (query: string) => Passage[]): Qcp {
-  const byId = new Map(ix.world.passages.map((p) => [p.id, p]));
-  const source = byId.get(q.path[0]!.passage)!;
-  const searches = q.path.slice(1).map((step) => {
-    const query = ix.entity(step.from).name;
-    return { query, information: formatInformationBody(search(query)) };
-  });
-  return { source, hops: q.hops, searches, question: q.question, answer: q.answers[0]! };
 }

@@ -17,7 +17,7 @@ afterAll(() => rmSync(out, { recursive: true, force: true }));
 const ARMS = ['base', 'drzero', 'piplay'];
 const SEEDS = [1, 2];
 const ITERATIONS = 2;
-const ARGS = ['--out', out, '--preset', 'smoke', '--seeds', SEEDS.join(','), '--arms', ARMS.join(','), '--iterations', String(ITERATIONS)];
+const ARGS = ['--out', out, '--preset', 'smoke', '--seeds', SEEDS.join(','), '--arms', ARMS.join(','), '--iterations', String(ITERATIONS), '--probe-questions', '4'];
 
 function experiment(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((done) => {
@@ -87,6 +87,16 @@ describe('npm run experiment (smoke preset, 3 arms x 2 seeds)', () => {
     expect(markdownTable(md, 'Held-out EM after each iteration').head).toEqual(['arm', 'hops', 'it 1', 'it 2']);
   });
 
+  it("probes the base model as teacher with the arms' privileged contexts before the runs, into probe.json and results.md", () => {
+    const probe = JSON.parse(readFileSync(join(out, 'probe.json'), 'utf8'));
+    expect(probe.settings).toEqual({ questions: 4, seed: 1, modes: ['full'], model: 'random-tiny' });
+    expect(probe.result.questions).toBe(4);
+    const t = markdownTable(readFileSync(join(out, 'results.md'), 'utf8'), 'The teacher probe (base model, before training)');
+    expect(t.rows.map((r) => r[0])).toEqual(['student', 'full']);
+    expect(t.rows[1]![t.head.indexOf('D per token')]).toBe(probe.result.rows[1].distill.toFixed(3));
+    expect(first.stdout.indexOf('the teacher probe of the base model')).toBeLessThan(first.stdout.indexOf('[1/'));
+  });
+
   it('the plots are well-formed SVG: a polyline per arm with one point per iteration', () => {
     const em = parseXml(readFileSync(join(out, 'em_by_iteration.svg'), 'utf8'));
     expect(em.root).toBe('svg');
@@ -112,6 +122,7 @@ describe('npm run experiment (smoke preset, 3 arms x 2 seeds)', () => {
     const resumed = await experiment([...ARGS, '--resume']);
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stdout.match(/finished before, kept/g)).toHaveLength(ARMS.length * SEEDS.length - 1);
+    expect(resumed.stdout).not.toContain('the teacher probe of the base model'); // kept from probe.json
     expect(existsSync(join(out, 'runs', 'piplay-seed2', 'result.json'))).toBe(true);
     expect(finalTable(readFileSync(join(out, 'results.md'), 'utf8'))).toEqual(finalTable(before));
     // The resumed run's logs were not doubled.

@@ -1,0 +1,98 @@
+// npm run probe -- --model FOLDER [--preset demo] [--questions 40] [--modes full,partial,gt] [--<setting> value ...]
+// npm run probe -- --run DIR [--questions 40] [--modes ...]
+// The teacher probe (src/selfplay/probe.ts) on world-generated training questions (never the held-out
+// set): what the privileged context gives the teacher, and where the distillation term pushes the student.
+// With --model the student and the teacher are the same weights (the start of training); with --run they
+// are the run's latest student and teacher.
+import { resolve } from 'node:path';
+import { PRIVILEGED_MODES, type PrivilegedMode } from '../env/prompts.ts';
+import { Engine } from '../gpu/engine.ts';
+import { nodeHost } from '../gpu/host/node.ts';
+import { CausalLM } from '../model/decoder.ts';
+import { latestCheckpoint, restorePolicies } from '../selfplay/checkpoint.ts';
+import { ConfigError, makeConfig, optionHelp, type PresetName, type SelfPlayConfig } from '../selfplay/config.ts';
+import { Policies } from '../selfplay/policies.ts';
+import { probeTable } from '../experiment/markdown.ts';
+import { probeQuestions, probeTeacher } from '../selfplay/probe.ts';
+import { parseArgs } from './args.ts';
+import { DirStorage } from './fs-storage.ts';
+import { buildBase, buildEnvironment } from './setup.ts';
+
+const USAGE = [
+  'usage: npm run probe -- --model FOLDER [--preset demo] [--questions N] [--modes full,partial,gt] [--<setting> value ...]',
+  '       npm run probe -- --run DIR [--questions N] [--modes ...]',
+  '  --model DIR      an HF model folder: student and teacher are its weights (as at the start of training)',
+  "  --run DIR        a run folder of npm run train: its latest student and teacher",
+  '  --questions N    world-generated training questions to probe on (default 40; never the held-out set)',
+  `  --modes LIST     privileged modes to compare with the student's prompt (default full,partial,gt; any of ${PRIVILEGED_MODES.filter((m) => m !== 'none').join(', ')})`,
+  '  --probe-seed N   seed of the questions and the student\'s sampled rollouts (default 7)',
+  '  --json           print the result as JSON as well',
+  'settings for --model:',
+  ...optionHelp(),
+].join('\n');
+
+async function main(argv: string[]): Promise<number> {
+  const args = parseArgs(argv, ['run', 'model', 'preset', 'questions', 'modes', 'probe-seed'], ['help', 'json']);
+  if (args.own['help']) {
+    console.log(USAGE);
+    return 0;
+  }
+  const { run: runDir, model: modelDir } = args.own;
+  if (Boolean(runDir) === Boolean(modelDir)) throw new ConfigError('give exactly one of --run DIR and --model FOLDER');
+  const count = Number(args.own['questions'] ?? 40);
+  if (!Number.isInteger(count) || count < 1) throw new ConfigError(`--questions: '${args.own['questions']}' is not allowed; use an integer >= 1`);
+  const seed = Number(args.own['probe-seed'] ?? 7);
+  if (!Number.isInteger(seed) || seed < 0) throw new ConfigError(`--probe-seed: '${args.own['probe-seed']}' is not allowed; use an integer >= 0`);
+  const modes = (args.own['modes'] ?? 'full,partial,gt').split(',').map((m) => m.trim()) as PrivilegedMode[];
+  for (const m of modes) {
+    if (!PRIVILEGED_MODES.includes(m) || m === 'none') throw new ConfigError(`--modes: '${m}' is not allowed; use a list of ${PRIVILEGED_MODES.filter((x) => x !== 'none').join(', ')}`);
+  }
+
+  const engine = await Engine.create(nodeHost());
+  let config: SelfPlayConfig;
+  let student: CausalLM;
+  let teacher: CausalLM;
+  let dispose: () => void;
+  let base;
+  let env;
+  if (runDir) {
+    if (Object.keys(args.settings).length) throw new ConfigError("--run probes with the run's own settings; drop the other settings");
+    const storage = new DirStorage(resolve(runDir));
+    const cp = await latestCheckpoint(storage);
+    if (!cp) throw new ConfigError(`--run: ${resolve(runDir)} holds no checkpoint`);
+    config = cp.state.config;
+    env = buildEnvironment(config);
+    base = await buildBase(engine, config, env);
+    const policies = Policies.create(engine, base, config);
+    await restorePolicies(storage, cp.slot, policies);
+    if (!policies.teacher) throw new ConfigError(`--run: ${resolve(runDir)} has no teacher (privileged 'none'); probe its student with --model after exporting it`);
+    student = policies.student;
+    teacher = policies.teacher;
+    dispose = () => policies.dispose();
+    console.log(`probe: the student and teacher of ${resolve(runDir)} at iteration ${cp.state.cursor.iteration}, ${cp.state.cursor.stage} step ${cp.state.cursor.step}`);
+  } else {
+    config = makeConfig((args.own['preset'] ?? 'demo') as PresetName, { ...args.settings, model: modelDir! });
+    env = buildEnvironment(config);
+    base = await buildBase(engine, config, env);
+    const b = base;
+    student = teacher = CausalLM.fromHost(engine, b.cfg, (name) => b.weights.get(name));
+    dispose = () => student.dispose();
+    console.log(`probe: ${resolve(modelDir!)} as student and teacher`);
+  }
+  const ctx = { config, base, env, engine };
+  const questions = probeQuestions(ctx, count, seed);
+  const r = await probeTeacher(ctx, student, teacher, questions, modes, seed);
+  console.log(probeTable(r));
+  if (args.own['json']) console.log(JSON.stringify(r));
+  dispose();
+  engine.destroy();
+  return 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err) => {
+    console.error(err instanceof ConfigError ? `${err.message}\n(npm run probe -- --help lists the options)` : (err as Error).stack);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,215 @@
+// The teacher probe: what the privileged context gives the teacher, and where the distillation term
+// pushes the student. Run on training-side questions (world-generated, never the held-out set), for the
+// student's prompt and for each privileged mode:
+//   - the teacher generating on its own (greedy, from its privileged prompt): EM, searches, answered share;
+//   - on the student's own sampled rollouts (what distillation trains on): at the first decision (the
+//     token after the first </think>, where a response chooses between searching and answering), the
+//     probability each prompt gives <search> and <answer>; the per-token top-K distillation term D overall
+//     and at that decision; and, inside the <answer> span, how much more
+//     probable the teacher finds the student's answer tokens than the student does (log p_T − log p_S),
+//     separately for right and wrong answers. A teacher that uses its context raises right answers and
+//     lowers wrong ones; one that prefers <answer> over <search> at the first decision teaches the student
+//     to answer without searching.
+import { studentPrompt, teacherPrompt, type PrivilegedMode } from '../env/prompts.ts';
+import { ANSWER_CLOSE, ANSWER_OPEN, SEARCH_OPEN, THINK_CLOSE, lastAnswer } from '../env/tags.ts';
+import { tokenLogprobs } from '../gpu/ops/log_softmax.ts';
+import { topkKl } from '../gpu/ops/topk_kl.ts';
+import type { CausalLM } from '../model/decoder.ts';
+import { policyBatch, teacherSequence, type MaskedSequence } from '../rl/batch.ts';
+import { policyLogits } from '../rl/forward.ts';
+import { studentReward } from '../rl/rewards.ts';
+import { runRollouts, type Rollout } from '../rl/rollout.ts';
+import { encodePrompt } from './base-model.ts';
+import { chunks, mean, rngFor, rolloutOptions, uniform, type RunContext } from './context.ts';
+import type { TrainQuestion } from './environment.ts';
+import { searchStats } from './measures.ts';
+
+export type ProbeContext = Pick<RunContext, 'config' | 'base' | 'env' | 'engine'>;
+
+/** The actions a response chooses between at its first decision. */
+export const DECISION_TAGS = { search: SEARCH_OPEN, answer: ANSWER_OPEN } as const;
+export type DecisionTag = keyof typeof DECISION_TAGS;
+
+export interface ProbeRow {
+  /** 'student' (the student's prompt, no privileged block) or a privileged mode. */
+  prompt: 'student' | PrivilegedMode;
+  /** Greedy generation from this prompt (the teacher's own behaviour with its context). */
+  em: number;
+  searchesPerRollout: number;
+  answeredShare: number;
+  /** Mean probability of each action at the first decision of the student's rollouts. */
+  decision: Record<DecisionTag, number>;
+  /** Mean per-token top-K distillation term over all policy tokens of the student's rollouts (0 for 'student'). */
+  distill: number;
+  /** The same term at the first decision only. */
+  distillDecision: number;
+  /** Mean log p(prompt) − log p(student) over the answer tokens of right (and wrong) student answers. */
+  answerGainRight: number | null;
+  answerGainWrong: number | null;
+}
+
+export interface ProbeResult {
+  questions: number;
+  /** The student's sampled rollouts the rows score: their EM and searches. */
+  studentEm: number;
+  studentSearches: number;
+  rightAnswers: number;
+  rows: ProbeRow[];
+}
+
+/** `n` world-generated training questions (held-out questions excluded), hops drawn as the config says. */
+export function probeQuestions(ctx: ProbeContext, n: number, seed: number): TrainQuestion[] {
+  if (!ctx.env.canMakeQuestions) throw new Error('piplay: the teacher probe needs the world corpus (--corpus world): it draws questions with their construction paths from the world');
+  const rng = rngFor(seed, 'probe');
+  const out: TrainQuestion[] = [];
+  for (let tries = 0; out.length < n && tries < 8 * n; tries++) {
+    const q = ctx.env.worldQuestion(rng, ctx.env.sampleHops(rng, ctx.config.hopWeights), `probe-${out.length}`);
+    if (q) out.push(q);
+  }
+  return out;
+}
+
+/** Positions (in the policy-token order of one sequence) of the tokens inside its last <answer> span. */
+export function answerSpan(targets: readonly number[], openId: number, closeId: number): number[] {
+  const open = targets.lastIndexOf(openId);
+  if (open < 0) return [];
+  const out: number[] = [];
+  for (let j = open + 1; j < targets.length; j++) {
+    out.push(j); // includes </answer>: closing the answer is part of giving it
+    if (targets[j] === closeId) break;
+  }
+  return out;
+}
+
+function logSoftmaxAt(logits: ArrayLike<number>, row: number, V: number, ids: readonly number[]): number[] {
+  let max = -Infinity;
+  for (let v = 0; v < V; v++) max = Math.max(max, logits[row * V + v]!);
+  let sum = 0;
+  for (let v = 0; v < V; v++) sum += Math.exp(logits[row * V + v]! - max);
+  const lse = max + Math.log(sum);
+  return ids.map((id) => logits[row * V + id]! - lse);
+}
+
+interface Scored {
+  /** Per sequence: per policy token, log p under the scored prompt. */
+  logp: number[][];
+  /** Per sequence: the top-K distillation term per policy token against the student's logits. */
+  kl: number[][];
+  /** Per sequence: log p of each action at the first decision. */
+  decision: Record<DecisionTag, number>[];
+}
+
+/**
+ * The first decision of a response (policy-token order): the first token after its first </think> that
+ * is not white space (a tag), else its first token.
+ */
+export function decisionIndex(targets: readonly number[], thinkCloseId: number, isBlank: (id: number) => boolean): number {
+  const j = targets.indexOf(thinkCloseId);
+  if (j < 0) return 0;
+  for (let k = j + 1; k < targets.length; k++) if (!isBlank(targets[k]!)) return k;
+  return 0;
+}
+
+/**
+ * Scores `seqs` under `model`, with the top-K term against the student's logits on `studentSeqs` and the
+ * actions' log-probs at `decisions[i]` (a policy-token index of sequence i).
+ */
+async function score(ctx: ProbeContext, model: CausalLM, student: CausalLM, seqs: MaskedSequence[], studentSeqs: MaskedSequence[], decisions: readonly number[], tagIds: Record<DecisionTag, number>): Promise<Scored> {
+  const e = ctx.engine;
+  const c = ctx.config;
+  const pad = ctx.base.tokenizer.padId ?? 0;
+  const out: Scored = { logp: [], kl: [], decision: [] };
+  const tags = Object.keys(tagIds) as DecisionTag[];
+  for (const idx of chunks([...seqs.keys()], c.evalBatch)) {
+    const tb = policyBatch(idx.map((i) => seqs[i]!), pad);
+    const sb = policyBatch(idx.map((i) => studentSeqs[i]!), pad);
+    const M = tb.targets.length;
+    const t = e.noGrad(() =>
+      e.tidy(() => {
+        const targets = e.tensor(tb.targets, [M], 'i32');
+        const tl = policyLogits(model, tb);
+        const sl = policyLogits(student, sb);
+        const d = topkKl(sl, tl, e.tensor(new Float32Array(M).fill(1), [M]), { k: Math.min(c.topK, model.cfg.vocabSize), tail: c.tail, direction: c.kl });
+        return { logits: tl, lp: tokenLogprobs(tl, targets), kl: d.perToken };
+      }),
+    );
+    const logits = await t.logits.read();
+    const lp = await t.lp.read();
+    const kl = await t.kl.read();
+    for (const x of Object.values(t)) x.dispose();
+    const V = t.logits.shape[t.logits.shape.length - 1]!;
+    let m = 0;
+    idx.forEach((i, b) => {
+      const n = tb.owner.filter((o) => o === b).length;
+      out.logp.push(Array.from(lp.slice(m, m + n)));
+      out.kl.push(Array.from(kl.slice(m, m + n)));
+      const lps = n > 0 ? logSoftmaxAt(logits, m + decisions[i]!, V, tags.map((g) => tagIds[g])) : tags.map(() => -Infinity);
+      out.decision.push(Object.fromEntries(tags.map((g, k) => [g, lps[k]!])) as Record<DecisionTag, number>);
+      m += n;
+    });
+  }
+  return out;
+}
+
+/**
+ * Probes `teacher` (with each privileged mode's prompt) against `student` (with the student's prompt) on
+ * `questions`. For the base model both are the same weights, as at the start of training.
+ */
+export async function probeTeacher(ctx: ProbeContext, student: CausalLM, teacher: CausalLM, questions: readonly TrainQuestion[], modes: readonly PrivilegedMode[], seed: number): Promise<ProbeResult> {
+  const c = ctx.config;
+  const tok = ctx.base.tokenizer;
+  const id = (s: string) => {
+    const v = tok.tokenToId(s);
+    if (v === undefined) throw new Error(`piplay: the teacher probe needs the tag ${s} to be one token of the tokenizer`);
+    return v;
+  };
+  const tagIds = { search: id(SEARCH_OPEN), answer: id(ANSWER_OPEN) };
+  const [ansOpen, ansClose, thinkClose] = [id(ANSWER_OPEN), id(ANSWER_CLOSE), id(THINK_CLOSE)];
+  const sPrompts = questions.map((q) => encodePrompt(tok, studentPrompt({ question: q.question })));
+  const rollouts: Rollout[] = [];
+  const rng = rngFor(seed, 'probe', 'student');
+  for (const batch of chunks(sPrompts, c.evalBatch)) rollouts.push(...(await runRollouts(student, tok, batch, rolloutOptions(ctx, 'student', uniform(rng)))));
+  const right = rollouts.map((r, i) => studentReward(lastAnswer(r.text), questions[i]!.answer) === 1);
+  const targets = rollouts.map((r) => r.ids.filter((_, t) => r.mask[t]));
+  const isBlank = (x: number) => tok.decode([x]).trim() === '';
+  const decisions = targets.map((t) => decisionIndex(t, thinkClose, isBlank));
+  const studentScore = await score(ctx, student, student, rollouts, rollouts, decisions, tagIds);
+
+  const rows: ProbeRow[] = [];
+  for (const prompt of ['student', ...modes] as const) {
+    const promptIds = (q: TrainQuestion) =>
+      prompt === 'student'
+        ? encodePrompt(tok, studentPrompt({ question: q.question }))
+        : encodePrompt(tok, teacherPrompt({ question: q.question, qcp: q.qcp, mode: prompt, options: { seed: `${seed}/${q.id}`, dropFraction: c.partialDrop } }));
+    const model = prompt === 'student' ? student : teacher;
+    // The prompt's own greedy behaviour.
+    const own: Rollout[] = [];
+    for (const batch of chunks(questions.map(promptIds), c.evalBatch)) own.push(...(await runRollouts(model, tok, batch, rolloutOptions(ctx, 'student', () => 0.5, true))));
+    const answers = own.map((r) => lastAnswer(r.text));
+    // The student's rollouts as this prompt scores them.
+    const sc = prompt === 'student' ? studentScore : await score(ctx, model, student, rollouts.map((r, i) => teacherSequence(r, promptIds(questions[i]!))), rollouts, decisions, tagIds);
+    const gains = { right: [] as number[], wrong: [] as number[] };
+    rollouts.forEach((_, i) => {
+      for (const j of answerSpan(targets[i]!, ansOpen, ansClose)) (right[i] ? gains.right : gains.wrong).push(sc.logp[i]![j]! - studentScore.logp[i]![j]!);
+    });
+    const stats = searchStats(own);
+    rows.push({
+      prompt,
+      em: mean(answers.map((a, i) => studentReward(a, questions[i]!.answer))),
+      searchesPerRollout: stats.searches,
+      answeredShare: mean(answers.map((a) => (a === null ? 0 : 1))),
+      decision: Object.fromEntries((Object.keys(tagIds) as DecisionTag[]).map((g) => [g, mean(sc.decision.map((f) => Math.exp(f[g])))])) as Record<DecisionTag, number>,
+      distill: mean(sc.kl.flat()),
+      distillDecision: mean(sc.kl.map((k, i) => k[decisions[i]!] ?? 0)),
+      answerGainRight: gains.right.length ? mean(gains.right) : null,
+      answerGainWrong: gains.wrong.length ? mean(gains.wrong) : null,
+    });
+  }
+  return {
+    questions: questions.length,
+    studentEm: mean(right.map(Number)),
+    studentSearches: searchStats(rollouts).searches,
+    rightAnswers: right.filter(Boolean).length,
+    rows,
+  };
+}

@@ -1,0 +1,83 @@
+// The teacher probe (src/selfplay/probe.ts) at smoke size: it draws training-side questions with their
+// construction paths (never held-out ones), scores the student's prompt and each privileged prompt, and
+// its numbers keep their meaning (the student against itself has no distillation term and no gain).
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Engine } from '../../src/gpu/engine.ts';
+import { CausalLM } from '../../src/model/decoder.ts';
+import { randomTinyBase, type BaseModel } from '../../src/selfplay/base-model.ts';
+import { makeConfig } from '../../src/selfplay/config.ts';
+import { Environment } from '../../src/selfplay/environment.ts';
+import { answerSpan, decisionIndex, probeQuestions, probeTeacher } from '../../src/selfplay/probe.ts';
+import { testEngine } from '../helpers/engine.ts';
+
+let e: Engine;
+let env: Environment;
+let base: BaseModel;
+const config = makeConfig('smoke', { evalPerHop: 3, turnTokens: 12 });
+
+beforeAll(async () => {
+  e = await testEngine();
+  env = Environment.fromWorld(config);
+  base = await randomTinyBase(config, env.passages);
+});
+
+describe('where a response decides and answers', () => {
+  const THINK_CLOSE = 9;
+  const blank = (id: number) => id === 0;
+  it('the first decision is the first token after the first </think> that is not white space', () => {
+    expect(decisionIndex([5, 6, THINK_CLOSE, 0, 0, 7, 8], THINK_CLOSE, blank)).toBe(5);
+    expect(decisionIndex([THINK_CLOSE, 7, THINK_CLOSE, 8], THINK_CLOSE, blank)).toBe(1);
+    expect(decisionIndex([5, 6, 7], THINK_CLOSE, blank)).toBe(0); // no </think>: the first token
+    expect(decisionIndex([5, THINK_CLOSE, 0], THINK_CLOSE, blank)).toBe(0);
+  });
+  it('the answer span runs from after the last <answer> through </answer>', () => {
+    expect(answerSpan([1, 20, 3, 21, 1, 20, 4, 5, 21, 6], 20, 21)).toEqual([6, 7, 8]);
+    expect(answerSpan([1, 20, 4, 5], 20, 21)).toEqual([2, 3]); // cut off before </answer>
+    expect(answerSpan([1, 2, 3], 20, 21)).toEqual([]);
+  });
+});
+
+describe('the teacher probe', () => {
+  it('draws world questions with construction paths, none of them held out', () => {
+    const ctx = { config, base, env, engine: e };
+    const qs = probeQuestions(ctx, 6, 3);
+    expect(qs).toHaveLength(6);
+    const held = new Set(env.evalSet.map((q) => q.question));
+    for (const q of qs) {
+      expect(held.has(q.question)).toBe(false);
+      expect(q.qcp.question).toBe(q.question);
+      expect(q.qcp.searches).toHaveLength(q.hops - 1);
+    }
+    expect(probeQuestions(ctx, 6, 3).map((q) => q.question)).toEqual(qs.map((q) => q.question));
+  });
+
+  it("scores the student's prompt and each privileged prompt on the student's rollouts", async () => {
+    const ctx = { config, base, env, engine: e };
+    const model = CausalLM.fromHost(e, base.cfg, (name) => base.weights.get(name));
+    try {
+      const qs = probeQuestions(ctx, 4, 3);
+      const r = await probeTeacher(ctx, model, model, qs, ['full', 'gt'], 3);
+      expect(r.questions).toBe(4);
+      expect(r.rows.map((x) => x.prompt)).toEqual(['student', 'full', 'gt']);
+      const [student, full, gt] = r.rows;
+      // The student against itself: no distillation term, no gain on its own answers.
+      expect(student!.distill).toBeCloseTo(0, 5);
+      expect(student!.distillDecision).toBeCloseTo(0, 5);
+      for (const g of [student!.answerGainRight, student!.answerGainWrong]) if (g !== null) expect(g).toBe(0);
+      // Another prompt gives other log-probs, so a positive top-K KL on every token on average.
+      for (const x of [full!, gt!]) {
+        expect(x.distill).toBeGreaterThan(0);
+        expect(Number.isFinite(x.distill)).toBe(true);
+      }
+      for (const x of r.rows) {
+        expect(x.decision.search + x.decision.answer).toBeLessThanOrEqual(1 + 1e-6);
+        expect(x.decision.search).toBeGreaterThanOrEqual(0);
+        for (const v of [x.em, x.answeredShare]) expect(v >= 0 && v <= 1).toBe(true);
+      }
+      // Seeded: the same numbers again.
+      expect(await probeTeacher(ctx, model, model, qs, ['full', 'gt'], 3)).toEqual(r);
+    } finally {
+      model.dispose();
+    }
+  });
+});
