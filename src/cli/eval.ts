@@ -6,14 +6,12 @@ import { resolve } from 'node:path';
 import { Engine } from '../gpu/engine.ts';
 import { nodeHost } from '../gpu/host/node.ts';
 import { CausalLM } from '../model/decoder.ts';
-import { latestCheckpoint, restorePolicies } from '../selfplay/checkpoint.ts';
 import { ConfigError, makeConfig, optionHelp, type PresetName, type SelfPlayConfig } from '../selfplay/config.ts';
 import { evaluate } from '../selfplay/evaluate.ts';
-import { Policies, type PolicyName } from '../selfplay/policies.ts';
+import type { PolicyName } from '../selfplay/policies.ts';
 import { parseArgs } from './args.ts';
-import { DirStorage } from './fs-storage.ts';
 import { ConsoleReporter, evalLine } from './progress.ts';
-import { buildBase, buildEnvironment } from './setup.ts';
+import { buildBase, buildEnvironment, openRun } from './setup.ts';
 
 const USAGE = [
   'usage: npm run eval -- --run DIR [--policy student|teacher|examiner]',
@@ -46,22 +44,16 @@ async function main(argv: string[]): Promise<number> {
   let iteration = -1;
   let dispose: () => void;
   if (runDir) {
-    const storage = new DirStorage(resolve(runDir));
-    const cp = await latestCheckpoint(storage);
-    if (!cp) throw new ConfigError(`--run: ${resolve(runDir)} holds no checkpoint`);
     if (Object.keys(args.settings).length) throw new ConfigError('--run evaluates with the run\'s own settings; drop the other settings');
-    config = cp.state.config;
     const policy = (args.own['policy'] ?? 'student') as PolicyName;
     if (!['student', 'teacher', 'examiner'].includes(policy)) throw new ConfigError(`--policy: '${policy}' is not allowed; use student, teacher or examiner`);
-    const env = buildEnvironment(config);
-    const base = await buildBase(engine, config, env);
-    const policies = Policies.create(engine, base, config);
-    await restorePolicies(storage, cp.slot, policies);
+    const { config: runConfig, env, base, policies, iteration: at, at: where } = await openRun(engine, runDir);
+    config = runConfig;
     const m = policies.policy(policy);
     if (!m) throw new ConfigError(`--policy: this run has no ${policy} (privileged 'none')`);
     model = m;
-    iteration = cp.state.cursor.iteration;
-    console.log(`eval: the ${policy} of ${resolve(runDir)} at iteration ${iteration}, ${cp.state.cursor.stage} step ${cp.state.cursor.step}`);
+    iteration = at;
+    console.log(`eval: the ${policy} of ${resolve(runDir)} at ${where}`);
     const r = await evaluate({ config, base, env, emit }, iteration, model);
     report(r, show, `of the ${policy}`, Boolean(args.own['transcripts']));
     dispose = () => policies.dispose();

@@ -4,19 +4,18 @@
 // set): what the privileged context gives the teacher, and where the distillation term pushes the student.
 // With --model the student and the teacher are the same weights (the start of training); with --run they
 // are the run's latest student and teacher.
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { PRIVILEGED_MODES, type PrivilegedMode } from '../env/prompts.ts';
 import { Engine } from '../gpu/engine.ts';
 import { nodeHost } from '../gpu/host/node.ts';
 import { CausalLM } from '../model/decoder.ts';
-import { latestCheckpoint, restorePolicies } from '../selfplay/checkpoint.ts';
 import { ConfigError, makeConfig, optionHelp, type PresetName, type SelfPlayConfig } from '../selfplay/config.ts';
-import { Policies } from '../selfplay/policies.ts';
 import { probeTable } from '../experiment/markdown.ts';
+import type { BaseModel } from '../selfplay/base-model.ts';
+import type { Environment } from '../selfplay/environment.ts';
 import { probeQuestions, probeTeacher } from '../selfplay/probe.ts';
 import { parseArgs } from './args.ts';
-import { DirStorage } from './fs-storage.ts';
-import { buildBase, buildEnvironment } from './setup.ts';
+import { buildBase, buildEnvironment, openRun } from './setup.ts';
 
 const USAGE = [
   'usage: npm run probe -- --model FOLDER [--preset demo] [--questions N] [--modes full,partial,gt] [--<setting> value ...]',
@@ -53,29 +52,24 @@ async function main(argv: string[]): Promise<number> {
   let student: CausalLM;
   let teacher: CausalLM;
   let dispose: () => void;
-  let base;
-  let env;
+  let base: BaseModel;
+  let env: Environment;
   if (runDir) {
     if (Object.keys(args.settings).length) throw new ConfigError("--run probes with the run's own settings; drop the other settings");
-    const storage = new DirStorage(resolve(runDir));
-    const cp = await latestCheckpoint(storage);
-    if (!cp) throw new ConfigError(`--run: ${resolve(runDir)} holds no checkpoint`);
-    config = cp.state.config;
-    env = buildEnvironment(config);
-    base = await buildBase(engine, config, env);
-    const policies = Policies.create(engine, base, config);
-    await restorePolicies(storage, cp.slot, policies);
-    if (!policies.teacher) throw new ConfigError(`--run: ${resolve(runDir)} has no teacher (privileged 'none'); probe its student with --model after exporting it`);
+    const run = await openRun(engine, runDir);
+    ({ config, env, base } = run);
+    const policies = run.policies;
+    if (!policies.teacher) throw new ConfigError(`--run: ${resolve(runDir)} has no teacher (privileged 'none'); probe its exported student with --model ${join(resolve(runDir), 'student')}`);
     student = policies.student;
     teacher = policies.teacher;
     dispose = () => policies.dispose();
-    console.log(`probe: the student and teacher of ${resolve(runDir)} at iteration ${cp.state.cursor.iteration}, ${cp.state.cursor.stage} step ${cp.state.cursor.step}`);
+    console.log(`probe: the student and teacher of ${resolve(runDir)} at ${run.at}`);
   } else {
     config = makeConfig((args.own['preset'] ?? 'demo') as PresetName, { ...args.settings, model: modelDir! });
     env = buildEnvironment(config);
     base = await buildBase(engine, config, env);
-    const b = base;
-    student = teacher = CausalLM.fromHost(engine, b.cfg, (name) => b.weights.get(name));
+    const weights = base.weights;
+    student = teacher = CausalLM.fromHost(engine, base.cfg, (name) => weights.get(name));
     dispose = () => student.dispose();
     console.log(`probe: ${resolve(modelDir!)} as student and teacher`);
   }

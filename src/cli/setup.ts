@@ -9,6 +9,9 @@ import { folderBase, randomTinyBase, type BaseModel } from '../selfplay/base-mod
 import type { SelfPlayConfig } from '../selfplay/config.ts';
 import { ConfigError } from '../selfplay/config.ts';
 import { Environment, type EvalQuestion } from '../selfplay/environment.ts';
+import { latestCheckpoint, restorePolicies } from '../selfplay/checkpoint.ts';
+import { Policies } from '../selfplay/policies.ts';
+import { DirStorage } from './fs-storage.ts';
 
 function readText(path: string, flag: string): string {
   const p = resolve(path);
@@ -39,4 +42,29 @@ export async function buildBase(e: Engine, c: SelfPlayConfig, env: Environment):
     );
   }
   return folderBase(e, filesFromNodeFolder(dir), c.model);
+}
+
+/** A run folder's latest checkpoint restored: its settings, corpus, base model and policies. */
+export interface OpenedRun {
+  config: SelfPlayConfig;
+  env: Environment;
+  base: BaseModel;
+  policies: Policies;
+  /** Where the checkpoint stands, for messages. */
+  at: string;
+  iteration: number;
+}
+
+/** Opens `dir` (a folder of npm run train) at its latest checkpoint; `flag` names the option in errors. */
+export async function openRun(e: Engine, dir: string, flag = 'run'): Promise<OpenedRun> {
+  const storage = new DirStorage(resolve(dir));
+  const cp = await latestCheckpoint(storage);
+  if (!cp) throw new ConfigError(`--${flag}: ${resolve(dir)} holds no checkpoint`);
+  const config = cp.state.config;
+  const env = buildEnvironment(config);
+  const base = await buildBase(e, config, env);
+  const policies = Policies.create(e, base, config);
+  await restorePolicies(storage, cp.slot, policies);
+  const { iteration, stage, step } = cp.state.cursor;
+  return { config, env, base, policies, iteration, at: `iteration ${iteration}, ${stage} step ${step}` };
 }

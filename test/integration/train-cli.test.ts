@@ -1,18 +1,16 @@
 // `npm run train` end to end with LoRA policies at toy size (the smoke preset, a random tiny model): the
 // student/ folder it writes is a plain HF model folder, the student's adapters merged into the base, that
-// loads back and gives the logits of the adapted student restored from the run's checkpoint.
+// loads back and gives the logits of the adapted student restored from the run's checkpoint; `npm run eval`
+// and `npm run probe` open the run folder at its checkpoint.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DirStorage } from '../../src/cli/fs-storage.ts';
-import { buildBase, buildEnvironment } from '../../src/cli/setup.ts';
+import { openRun } from '../../src/cli/setup.ts';
 import { filesFromNodeFolder } from '../../src/gpu/host/node-files.ts';
 import { loadModel } from '../../src/model/io.ts';
-import { latestCheckpoint, restorePolicies } from '../../src/selfplay/checkpoint.ts';
 import type { SelfPlayConfig } from '../../src/selfplay/config.ts';
-import { Policies } from '../../src/selfplay/policies.ts';
 import { testEngine } from '../helpers/engine.ts';
 import { expectStudentExport } from '../helpers/lora-export.ts';
 
@@ -23,12 +21,16 @@ let result: { code: number; stdout: string; stderr: string };
 
 beforeAll(async () => {
   const args = ['--out', out, '--preset', 'smoke', '--policies', 'lora', '--lora-rank', '4', '--eval-at-start', 'off'];
-  result = await new Promise((done) => {
-    execFile(process.execPath, ['--import', 'tsx', 'src/cli/train.ts', ...args], { maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
+  result = await cli('train', args);
+}, 300_000);
+
+function cli(name: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    execFile(process.execPath, ['--import', 'tsx', `src/cli/${name}.ts`, ...args], { maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
       done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
     });
   });
-}, 300_000);
+}
 
 describe('npm run train --policies lora (smoke preset)', () => {
   it("writes student/: the student's adapters merged into the base, with the adapted student's logits", async () => {
@@ -39,10 +41,8 @@ describe('npm run train --policies lora (smoke preset)', () => {
 
     const e = await testEngine();
     const config = JSON.parse(readFileSync(join(out, 'config.json'), 'utf8')) as SelfPlayConfig;
-    const base = await buildBase(e, config, buildEnvironment(config));
-    const policies = Policies.create(e, base, config);
-    const storage = new DirStorage(out);
-    await restorePolicies(storage, (await latestCheckpoint(storage))!.slot, policies);
+    const { policies, config: stored } = await openRun(e, out);
+    expect(stored).toEqual(config);
     const exported = await loadModel(e, filesFromNodeFolder(dir), { source: dir });
     expect(exported.lora).toBeNull();
 
@@ -50,4 +50,17 @@ describe('npm run train --policies lora (smoke preset)', () => {
     exported.dispose();
     policies.dispose();
   });
+
+  it('npm run eval and npm run probe open the run at its latest checkpoint', async () => {
+    const ev = await cli('eval', ['--run', out]);
+    expect(ev.code, ev.stderr).toBe(0);
+    expect(ev.stdout).toMatch(/eval: the student of .* at iteration 0, done step 0/);
+    const probe = await cli('probe', ['--run', out, '--questions', '2', '--modes', 'full,gt']);
+    expect(probe.code, probe.stderr).toBe(0);
+    expect(probe.stdout).toMatch(/probe: the student and teacher of .* at iteration 0/);
+    expect(probe.stdout).toMatch(/^\| full \|/m);
+    const bad = await cli('probe', ['--run', out, '--modes', 'none']);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain("--modes: 'none' is not allowed");
+  }, 300_000);
 });
