@@ -1,11 +1,14 @@
 // The pretraining text: an endless, seeded stream of documents from generated worlds other than the
 // default one. Each world contributes its encyclopedia passages, transcripts of a scripted student
-// (mostly 1-hop questions: multi-hop solving stays scarce, so self-play has something to teach) and
-// transcripts of a scripted examiner (hop counts 1..4 in the ratio 4:3:2:1 of ALGORITHM.md), shuffled
-// together.
+// (mostly 1-hop questions: multi-hop solving stays scarce, so self-play has something to teach),
+// transcripts of a scripted examiner (hop counts 1..4 in the ratio 4:3:2:1 of ALGORITHM.md) and, where
+// asked for, transcripts of the scripted student given the teacher's privileged prompt, shuffled together.
+// Multi-hop solving in those follows the privileged notes: it is what self-play's teacher knows and the
+// student must learn.
 import { Rng, seedToInt, type Seed } from '../env/random.ts';
 import { generateQuestion, generateWorld, WorldIndex } from '../env/world.ts';
-import { copyDrill, examinerTranscript, passageDoc, scriptWorld, studentTranscript, type Doc } from './transcripts.ts';
+import type { PrivilegedMode } from '../env/prompts.ts';
+import { copyDrill, examinerTranscript, passageDoc, scriptWorld, studentTranscript, teacherTranscript, type Doc } from './transcripts.ts';
 
 /** The seed of the default (shipped, evaluated) world; pretraining never uses it. */
 export const DEFAULT_WORLD_SEED = 1;
@@ -21,6 +24,12 @@ export interface DataSettings {
   studentPerWorld?: number;
   /** Weights of the student's hop counts 1, 2, 3, ... (default [0.9, 0.08, 0.02]). */
   studentHops?: readonly number[];
+  /** Transcripts with the teacher's privileged prompt per world (default 0). */
+  teacherPerWorld?: number;
+  /** Weights of their hop counts 1, 2, 3, 4 (default 4:3:2:1, self-play's questions). */
+  teacherHops?: readonly number[];
+  /** Weights of their privileged modes full, partial, gt, gt-hop (default 5:2:2:1). */
+  teacherModes?: readonly number[];
   /** Examiner transcripts per world (default 20). */
   examinerPerWorld?: number;
   /** Weights of the examiner's hop counts 1, 2, 3, 4 (default 4:3:2:1). */
@@ -35,11 +44,17 @@ export const DATA_DEFAULTS = {
   worldSize: 80,
   studentPerWorld: 40,
   studentHops: [0.9, 0.08, 0.02],
+  teacherPerWorld: 0,
+  teacherHops: [4, 3, 2, 1],
+  teacherModes: [5, 2, 2, 1],
   examinerPerWorld: 20,
   examinerHops: [4, 3, 2, 1],
   drillsPerWorld: 0,
   drillNames: [3, 8],
 } as const;
+
+/** The privileged modes of teacher transcripts, in the order of DataSettings.teacherModes. */
+export const TEACHER_MODES: readonly Exclude<PrivilegedMode, 'none'>[] = ['full', 'partial', 'gt', 'gt-hop'];
 
 /** The seed of the k-th pretraining world (a string, never the default world's seed). */
 export function worldSeed(seed: number, k: number): Seed {
@@ -61,6 +76,17 @@ export function worldDocs(settings: DataSettings, k: number): Doc[] {
     const hops = 1 + qr.weightedIndex(o.studentHops);
     const q = generateQuestion(w.ix, qr, hops);
     const doc = q && studentTranscript(w, q);
+    if (doc) {
+      docs.push(doc);
+      made++;
+    }
+  }
+  const tr = rng.fork('teacher');
+  for (let made = 0, tries = 0; made < o.teacherPerWorld && tries < 20 * o.teacherPerWorld; tries++) {
+    const hops = 1 + tr.weightedIndex(o.teacherHops);
+    const mode = TEACHER_MODES[tr.weightedIndex(o.teacherModes)]!;
+    const q = generateQuestion(w.ix, tr, hops);
+    const doc = q && teacherTranscript(w, q, mode, `pretrain-${o.seed}-${k}-${made}`);
     if (doc) {
       docs.push(doc);
       made++;

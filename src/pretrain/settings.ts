@@ -10,6 +10,8 @@ export type PretrainSettings = Required<
 > & {
   /** Copying drills per generated world (data.drillsPerWorld). */
   drills: number;
+  /** Transcripts with the teacher's privileged prompt per generated world (data.teacherPerWorld). */
+  teacher: number;
   /** Entities per generated world (data.worldSize). */
   worldSize: number;
 };
@@ -27,6 +29,7 @@ export const PRETRAIN_DEFAULTS: Readonly<PretrainSettings> = {
   vocab: 1024,
   passageShare: 0.3,
   drills: 0,
+  teacher: 0,
   copyWarmup: 0,
   copyEvery: 0,
   worldSize: 80,
@@ -65,6 +68,7 @@ export const PRETRAIN_FIELDS: Record<PretrainKey, FieldSpec> = {
   seed: { label: 'seed', help: 'of the text, the tokenizer and the weights', integer: true, min: 0, flag: 'seed', cliHelp: 'seed of the text, the tokenizer and the weights' },
   passageShare: { label: 'passage share', help: 'share of passage text; the rest are transcripts', integer: false, min: 0, below: 1, flag: 'passage-share' },
   drills: { label: 'drills', help: 'copying drills (names, then again) per world', integer: true, min: 0, flag: 'drills' },
+  teacher: { label: 'teacher transcripts', help: "per world: the scripted student given the teacher's privileged prompt", integer: true, min: 0, flag: 'teacher', cliHelp: "transcripts per world of the scripted student given the teacher's privileged prompt (its question's construction path, part of it, or the answer), so self-play's teacher can read its notes" },
   copyWarmup: { label: 'copy warm-up', help: 'first steps on a synthetic copying task (random spans, repeated)', integer: true, min: 0, flag: 'copy-warmup', cliHelp: 'the first N of --steps train on a synthetic copying task (random spans, repeated)' },
   copyEvery: { label: 'copy every', help: 'after the warm-up, every this many steps one is a copying step (0: none)', integer: true, min: 0, flag: 'copy-every' },
   worldSize: { label: 'world size', help: 'entities per generated world', integer: true, min: 20, advanced: true },
@@ -103,6 +107,6 @@ export function settingsToOptions(s: PretrainSettings): PretrainOptions {
     logEvery: s.logEvery,
     copyWarmup: s.copyWarmup,
     copyEvery: s.copyEvery,
-    data: { worldSize: s.worldSize, drillsPerWorld: s.drills },
+    data: { worldSize: s.worldSize, drillsPerWorld: s.drills, teacherPerWorld: s.teacher },
   };
 }

@@ -7,7 +7,7 @@
 // (a tag or a control token), so encoding the segments one by one gives the ids of the whole text.
 import { Bm25Index } from '../env/bm25.ts';
 import type { Passage } from '../env/corpus.ts';
-import { examinerPrompt, studentPrompt } from '../env/prompts.ts';
+import { examinerPrompt, studentPrompt, teacherPrompt, type PrivilegedMode } from '../env/prompts.ts';
 import type { Rng } from '../env/random.ts';
 import {
   ANSWER_CLOSE,
@@ -20,7 +20,7 @@ import {
   THINK_OPEN,
   formatInformation,
 } from '../env/tags.ts';
-import { generateQuestion, valueText, WorldIndex, type WorldQuestion } from '../env/world.ts';
+import { generateQuestion, valueText, worldQcp, WorldIndex, type WorldQuestion } from '../env/world.ts';
 import { IM_END, IM_START } from '../model/tokenizer-train.ts';
 
 /** A piece of a document; `loss` marks text the model is trained to produce. */
@@ -29,7 +29,7 @@ export interface Segment {
   loss: boolean;
 }
 
-export type DocKind = 'passage' | 'student' | 'examiner' | 'drill';
+export type DocKind = 'passage' | 'student' | 'teacher' | 'examiner' | 'drill';
 
 export interface Doc {
   kind: DocKind;
@@ -109,10 +109,11 @@ export function factSentence(text: string, value: string): string {
 /**
  * A student that solves `q` perfectly: one search per hop for the entity whose passage states the next
  * fact, then the answer copied from the passages. Null when retrieval misses a passage it needs (the
- * script never answers from knowledge it did not retrieve).
+ * script never answers from knowledge it did not retrieve). `prompt` is the student's prompt unless a
+ * teacher transcript gives its own.
  */
-export function studentTranscript(w: ScriptWorld, q: WorldQuestion): Doc | null {
-  const reply = new Reply(studentPrompt({ question: q.question }));
+export function studentTranscript(w: ScriptWorld, q: WorldQuestion, prompt = studentPrompt({ question: q.question }), kind: DocKind = 'student'): Doc | null {
+  const reply = new Reply(prompt);
   const start = w.ix.entity(q.path[0]!.from).name;
   reply.say(think(`I need to search for ${start}.`) + search(start));
   for (let h = 0; h < q.hops; h++) {
@@ -132,7 +133,21 @@ export function studentTranscript(w: ScriptWorld, q: WorldQuestion): Doc | null 
       reply.say(think(quote) + answer(value));
     }
   }
-  return { kind: 'student', segments: reply.end() };
+  return { kind, segments: reply.end() };
+}
+
+/**
+ * The same scripted student given the teacher's prompt: a privileged block before the question (its
+ * construction path, part of it, or the answer, as self-play's teacher gets it). It acts exactly as
+ * without the block: it still searches every hop and copies the answer from the passages. A base model
+ * that never saw such notes reads them as noise (the teacher probe measured a teacher that stopped
+ * searching and found right answers less likely than the student did); from these transcripts it learns
+ * that the notes agree with what the search finds, so self-play's teacher finds the right queries and the
+ * right answer more probable than the student does, and still searches.
+ */
+export function teacherTranscript(w: ScriptWorld, q: WorldQuestion, mode: Exclude<PrivilegedMode, 'none'>, seed: string): Doc | null {
+  const qcp = worldQcp(w.ix, q, (query) => w.bm25.search(query, TOP_K).map((h) => h.passage));
+  return studentTranscript(w, q, teacherPrompt({ question: q.question, qcp, mode, options: { seed } }), 'teacher');
 }
 
 /**

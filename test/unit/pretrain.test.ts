@@ -8,18 +8,19 @@ import type { Engine } from '../../src/gpu/engine.ts';
 import { Bm25Index } from '../../src/env/bm25.ts';
 import { seedToInt, Rng } from '../../src/env/random.ts';
 import { lastAnswer, parseStudentTurn, stripInformation } from '../../src/env/tags.ts';
-import { generateQuestion, generateWorld, WorldIndex } from '../../src/env/world.ts';
+import { PRIVILEGED_HEADER, teacherPrompt } from '../../src/env/prompts.ts';
+import { generateQuestion, generateWorld, WorldIndex, worldQcp } from '../../src/env/world.ts';
 import { filesFromNodeFolder } from '../../src/gpu/host/node-files.ts';
 import { loadModel } from '../../src/model/io.ts';
 import { loadTokenizer, tokenizerFromJson, type Tokenizer } from '../../src/model/tokenizer.ts';
 import { IM_END, TOOL_TAGS, trainTokenizer } from '../../src/model/tokenizer-train.ts';
-import { DEFAULT_WORLD_SEED, worldDocs, worldSeed, type DataSettings } from '../../src/pretrain/data.ts';
+import { DEFAULT_WORLD_SEED, TEACHER_MODES, worldDocs, worldSeed, type DataSettings } from '../../src/pretrain/data.ts';
 import { checkCopying } from '../../src/pretrain/check.ts';
 import { copyTaskBatch } from '../../src/pretrain/copy-task.ts';
 import { Packer } from '../../src/pretrain/pack.ts';
 import { isCopyStep, pretrain } from '../../src/pretrain/run.ts';
 import { learningRate } from '../../src/pretrain/train.ts';
-import { chatPrompt, copyDrill, docText, examinerTranscript, factSentence, scriptWorld, studentTranscript, toolReply, type Doc } from '../../src/pretrain/transcripts.ts';
+import { chatPrompt, copyDrill, docText, examinerTranscript, factSentence, scriptWorld, studentTranscript, teacherTranscript, toolReply, TOP_K, type Doc } from '../../src/pretrain/transcripts.ts';
 import { examinerFormatRewardOfTranscript } from '../../src/rl/rewards.ts';
 import { encodeToolReply } from '../../src/rl/tool-reply.ts';
 import { testEngine } from '../helpers/engine.ts';
@@ -94,6 +95,36 @@ describe('data', () => {
       for (const n of again!.replace(/\.$/, '').split(', ')) expect(names.has(n)).toBe(true);
     }
     expect(withDrills.filter((x) => x.kind !== 'drill').map(docText).sort()).toEqual(docs.map(docText).sort());
+  });
+
+  it("scripts the student given the teacher's prompt: the same actions after a privileged block, on request", () => {
+    const world = generateWorld({ seed: 'script-test', size: 60 });
+    const w = scriptWorld(new WorldIndex(world));
+    const rng = new Rng(4);
+    const search = (query: string) => w.bm25.search(query, TOP_K).map((h) => h.passage);
+    let checked = 0;
+    for (let i = 0; i < 12; i++) {
+      const q = generateQuestion(w.ix, rng, 1 + (i % 3))!;
+      const mode = TEACHER_MODES[i % TEACHER_MODES.length]!;
+      const d = teacherTranscript(w, q, mode, `t-${i}`);
+      const plain = studentTranscript(w, q);
+      expect(d === null).toBe(plain === null);
+      if (!d || !plain) continue;
+      expect(d.kind).toBe('teacher');
+      // The prompt is the teacher's, with the QCP the self-play environment gives a world question.
+      const qcp = worldQcp(w.ix, q, search);
+      expect(d.segments[0]!.text).toBe(chatPrompt(teacherPrompt({ question: q.question, qcp, mode, options: { seed: `t-${i}` } })));
+      expect(d.segments[0]!.text).toContain(`${PRIVILEGED_HEADER}`);
+      expect(d.segments[0]!.loss).toBe(false);
+      if (mode === 'full') qcp.searches.forEach((s, k) => expect(d.segments[0]!.text).toContain(`Search ${k + 1}: ${s.query}`));
+      // The agent acts exactly as without the notes: same searches, quotes and answer, same loss flags.
+      expect(d.segments.slice(1)).toEqual(plain.segments.slice(1));
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(8);
+    const withTeacher = worldDocs({ ...DATA, teacherPerWorld: 5 }, 0);
+    expect(withTeacher.filter((x) => x.kind === 'teacher')).toHaveLength(5);
+    expect(withTeacher.filter((x) => x.kind !== 'teacher').map(docText).sort()).toEqual(docs.map(docText).sort());
   });
 
   it('makes copy-task rows: spans repeated, loss only where the repeat determines the token', () => {
