@@ -13,7 +13,7 @@ import { Engine } from '../gpu/engine.ts';
 import { nodeHost } from '../gpu/host/node.ts';
 import { CausalLM } from '../model/decoder.ts';
 import { exportModel } from '../model/io.ts';
-import { aggregate, type DriftPoint, type GenerationPoint, type SeedResult } from '../experiment/aggregate.ts';
+import { aggregate, signalOf, type DriftPoint, type GenerationPoint, type SeedResult } from '../experiment/aggregate.ts';
 import { probeTable, renderResults, type ResultsMeta } from '../experiment/markdown.ts';
 import { configDiff, DEFAULT_ARMS, DEFAULT_SEEDS, parseArms, parseSeeds, planExperiment, type ExperimentJob } from '../experiment/plan.ts';
 import { driftSvg, emByIterationSvg } from '../experiment/plots.ts';
@@ -23,14 +23,14 @@ import { ConfigError, OPTIONS, optionHelp, PRESETS, type PresetName, type SelfPl
 import { NonFiniteLossError } from '../selfplay/context.ts';
 import type { Environment } from '../selfplay/environment.ts';
 import { evaluate } from '../selfplay/evaluate.ts';
-import type { QuestionRecord, RunEvent } from '../selfplay/events.ts';
+import type { QuestionRecord, RunEvent, StepMetrics } from '../selfplay/events.ts';
 import { SelfPlayRun } from '../selfplay/loop.ts';
 import { probeQuestions, probeTeacher, type ProbeResult } from '../selfplay/probe.ts';
 import { parseArgs } from './args.ts';
 import { stopOnInterrupt } from './interrupt.ts';
 import { DirStorage } from './fs-storage.ts';
 import { ConsoleReporter, evalLine, formatTime } from './progress.ts';
-import { RunFolder } from './run-folder.ts';
+import { LOGS, RunFolder } from './run-folder.ts';
 import { buildBase, buildEnvironment } from './setup.ts';
 
 const USAGE = [
@@ -163,7 +163,10 @@ class Experiment {
       const stored = join(dir, 'result.json');
       if (this.opts.resume && existsSync(stored)) {
         console.log(`experiment: [${k}/${this.jobs.length}] ${job.arm} seed ${job.seed}: finished before, kept (${dir})`);
-        this.results.push(JSON.parse(readFileSync(stored, 'utf8')) as StoredResult);
+        const kept = JSON.parse(readFileSync(stored, 'utf8')) as StoredResult;
+        // result.json of an older version lacks the training signal: its metrics.jsonl has it.
+        if (kept.trained && !kept.signal) kept.signal = signalOf(readJsonl<StepMetrics>(join(dir, LOGS.metrics)), kept.iterations);
+        this.results.push(kept);
         this.write();
         continue;
       }
@@ -244,12 +247,14 @@ class Experiment {
       for (const [name, bytes] of files) writeFileSync(join(dir, 'student', name), bytes);
     }
     const evals = run.state.evals.slice();
-    const generation: GenerationPoint[] = run.state.metrics
+    const metrics = run.state.metrics.slice();
+    const generation: GenerationPoint[] = metrics
       .filter((m) => m.stage === 'generate')
       .map((m) => ({ iteration: m.iteration, questions: Number(m['questions'] ?? 0), validShare: Number(m['valid_share'] ?? 0), fallbackShare: Number(m['fallback_share'] ?? 0) }));
     run.dispose();
     const drift = await this.drift(job, dir, base, model, env);
-    return { arm: job.arm, seed: job.seed, trained: true, iterations: c.iterations, evals, drift, generation, seconds: (Date.now() - t0) / 1000, ...(error ? { error } : {}) };
+    const trainingSignal = signalOf(metrics, c.iterations);
+    return { arm: job.arm, seed: job.seed, trained: true, iterations: c.iterations, evals, drift, generation, signal: trainingSignal, seconds: (Date.now() - t0) / 1000, ...(error ? { error } : {}) };
   }
 
   /**

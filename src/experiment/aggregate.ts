@@ -2,7 +2,7 @@
 // held-out exact match (overall and per hop count) after each iteration, searches per rollout and query
 // redundancy, and the examiner's difficulty drift (a fixed student's EM on the questions each iteration's
 // examiner wrote).
-import type { EvalMetrics } from '../selfplay/events.ts';
+import type { EvalMetrics, StepMetrics } from '../selfplay/events.ts';
 
 /** Mean and sample standard deviation (n - 1; 0 for a single value) of n values. */
 export interface Stat {
@@ -42,6 +42,31 @@ export interface GenerationPoint {
   fallbackShare: number;
 }
 
+/** What one iteration's training had to learn from (means over its steps' metrics). */
+export interface SignalPoint {
+  iteration: number;
+  /** Share of the examiner's questions that some but not all of the n student rollouts answered (0 < k < n). */
+  solvableShare: number;
+  /** The student's reward: its rollouts' EM against the examiner's answers. */
+  studentReward: number;
+  /** The distillation term D (0 without a teacher). */
+  distill: number;
+}
+
+/** Per iteration, the means of the examiner steps' solvable share and the student steps' reward and D. */
+export function signalOf(metrics: readonly StepMetrics[], iterations: number): SignalPoint[] {
+  const avg = (stage: string, it: number, key: string) => {
+    const xs = metrics.filter((m) => m.stage === stage && m.iteration === it && typeof m[key] === 'number').map((m) => m[key] as number);
+    return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0;
+  };
+  return Array.from({ length: iterations }, (_, it) => ({
+    iteration: it,
+    solvableShare: avg('examiner', it, 'solvable_share'),
+    studentReward: avg('student', it, 'reward'),
+    distill: avg('student', it, 'distill'),
+  }));
+}
+
 /** Everything the report uses of one run (one arm, one seed); stored as the run folder's result.json. */
 export interface SeedResult {
   arm: string;
@@ -53,6 +78,8 @@ export interface SeedResult {
   evals: EvalMetrics[];
   drift: DriftPoint[];
   generation: GenerationPoint[];
+  /** Trained runs: what each iteration had to learn from (absent in result.json files of older versions). */
+  signal?: SignalPoint[];
   seconds: number;
   /** Set when the run stopped with an error (e.g. a non-finite loss); its evals are those made before. */
   error?: string;
@@ -82,6 +109,8 @@ export interface ArmSummary {
   /** Index i: share of iteration i + 1's training set filled by the world generator. */
   fallback: (Stat | null)[];
   validShare: (Stat | null)[];
+  /** Index i: iteration i + 1's training signal over seeds (null for the base arm). */
+  signal: { solvableShare: Stat | null; studentReward: Stat | null; distill: Stat | null }[];
   /** Seeds whose run stopped with an error, and the message. */
   errors: { seed: number; error: string }[];
   seconds: Stat | null;
@@ -140,6 +169,10 @@ export function aggregate(results: readonly SeedResult[], arms: readonly string[
       drift: trained ? drift : iters.map(() => ({ em: null, questions: 0 })),
       fallback: trained ? gen((g) => g.fallbackShare) : iters.map(() => null),
       validShare: trained ? gen((g) => g.validShare) : iters.map(() => null),
+      signal: iters.map((i) => {
+        const pts = trained ? rs.flatMap((r) => (r.signal ?? []).filter((p) => p.iteration === i)) : [];
+        return { solvableShare: stat(pts.map((p) => p.solvableShare)), studentReward: stat(pts.map((p) => p.studentReward)), distill: stat(pts.map((p) => p.distill)) };
+      }),
       errors: rs.flatMap((r) => (r.error ? [{ seed: r.seed, error: r.error }] : [])),
       seconds: stat(rs.map((r) => r.seconds)),
     });

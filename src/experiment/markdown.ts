@@ -185,6 +185,24 @@ export function renderResults(meta: ResultsMeta, summaries: readonly ArmSummary[
       ),
     );
     out.push('');
+    out.push('## What the training had to learn from', '');
+    out.push(
+      "Per iteration, means over its steps: the share of the examiner's questions that some but not all of the student's n " +
+        'rollouts answered (solvable: where the difficulty reward and GRPO have a signal), the student\'s reward (its rollouts\' EM ' +
+        "against the examiner's answers; GRPO's advantages are all 0 when every rollout of a question scores the same) and the " +
+        'distillation term D towards the teacher. With no reward, a student learns only from D.',
+    );
+    out.push('');
+    out.push(
+      table(
+        ['arm', ...iterationHeads(its)],
+        trained.map((s) => [
+          armLabel(s.arm),
+          ...s.signal.map((g) => `solvable ${formatPct(g.solvableShare)} · reward ${formatPct(g.studentReward)} · D ${formatNum(g.distill, 3)}`),
+        ]),
+      ),
+    );
+    out.push('');
   }
 
   const cs = claims(summaries);

@@ -3,7 +3,7 @@
 // mean ± std match the run folders' own eval.jsonl, that both plots are well-formed SVG with one point
 // per iteration, and --resume (finished runs kept, an unfinished one completed, a used folder refused).
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -85,6 +85,9 @@ describe('npm run experiment (smoke preset, 3 arms x 2 seeds)', () => {
     });
     expect(md).toContain("## The examiner's difficulty drift");
     expect(markdownTable(md, 'Held-out EM after each iteration').head).toEqual(['arm', 'hops', 'it 1', 'it 2']);
+    const signal = markdownTable(md, 'What the training had to learn from');
+    expect(signal.rows.map((r) => r[0])).toEqual(['Dr. Zero (no teacher)', 'π-Play (full QCP)']);
+    expect(signal.rows[0]![1]).toMatch(/· D 0\.000 ± 0\.000$/); // no teacher, no distillation
   });
 
   it("probes the base model as teacher with the arms' privileged contexts before the runs, into probe.json and results.md", () => {
@@ -119,12 +122,18 @@ describe('npm run experiment (smoke preset, 3 arms x 2 seeds)', () => {
     const finalTable = (md: string) => markdownTable(md, `Held-out exact match after iteration ${ITERATIONS}`);
     // An unfinished run: its checkpoint is there but not its result.json.
     rmSync(join(out, 'runs', 'piplay-seed2', 'result.json'));
+    // A result.json of an older version, without the training signal: read again from its metrics.jsonl.
+    const olderPath = join(out, 'runs', 'drzero-seed1', 'result.json');
+    const { signal: _dropped, ...older } = JSON.parse(readFileSync(olderPath, 'utf8'));
+    writeFileSync(olderPath, JSON.stringify(older));
     const resumed = await experiment([...ARGS, '--resume']);
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stdout.match(/finished before, kept/g)).toHaveLength(ARMS.length * SEEDS.length - 1);
     expect(resumed.stdout).not.toContain('the teacher probe of the base model'); // kept from probe.json
     expect(existsSync(join(out, 'runs', 'piplay-seed2', 'result.json'))).toBe(true);
     expect(finalTable(readFileSync(join(out, 'results.md'), 'utf8'))).toEqual(finalTable(before));
+    const signalTable = (md: string) => markdownTable(md, 'What the training had to learn from');
+    expect(signalTable(readFileSync(join(out, 'results.md'), 'utf8'))).toEqual(signalTable(before));
     // The resumed run's logs were not doubled.
     expect(jsonl(join(out, 'runs', 'piplay-seed2', 'eval.jsonl'))).toHaveLength(ITERATIONS);
 

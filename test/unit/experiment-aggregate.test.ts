@@ -1,8 +1,8 @@
 // Aggregation over seeds on hand-built runs: mean and sample standard deviation per arm, per hop, per
 // iteration, searches and redundancy, the drift (runs without questions left out), and the claims.
 import { describe, expect, it } from 'vitest';
-import { aggregate, claims, greater, hopsOf, multiHopEm, similar, stat, type SeedResult } from '../../src/experiment/aggregate.ts';
-import type { EvalMetrics } from '../../src/selfplay/events.ts';
+import { aggregate, claims, greater, hopsOf, multiHopEm, signalOf, similar, stat, type SeedResult } from '../../src/experiment/aggregate.ts';
+import type { EvalMetrics, StepMetrics } from '../../src/selfplay/events.ts';
 
 function ev(iteration: number, h1: number, h2: number, searches = 1, redundancy = 0): EvalMetrics {
   return { iteration, em: (h1 + h2) / 2, emByHop: { '1': h1, '2': h2 }, searchesPerRollout: searches, redundancy, n: 20 };
@@ -17,6 +17,7 @@ function run(arm: string, seed: number, evals: EvalMetrics[], drift: [number, nu
     evals,
     drift: drift.map(([n, em], iteration) => ({ iteration, n, em, emByHop: {} })),
     generation: trained ? [0, 1].map((iteration) => ({ iteration, questions: 8, validShare: 0.5 + 0.1 * seed, fallbackShare: 0.25 * iteration })) : [],
+    ...(trained ? { signal: [0, 1].map((iteration) => ({ iteration, solvableShare: 0.1 * seed, studentReward: 0.2 * iteration, distill: arm === 'drzero' ? 0 : 0.3 })) } : {}),
     seconds: 10 * seed,
   };
 }
@@ -82,6 +83,37 @@ describe('experiment aggregation', () => {
     expect(dz!.fallback.map((s) => s!.mean)).toEqual([0, 0.25]);
     expect(dz!.validShare[0]!.mean).toBeCloseTo(0.65, 12);
     expect(dz!.seconds!.mean).toBe(15);
+  });
+
+  it('training signal: per iteration over seeds; none for the base arm', () => {
+    const [base, dz, pi] = aggregate(results, ['base', 'drzero', 'piplay'], 2);
+    expect(base!.signal.map((g) => g.studentReward)).toEqual([null, null]);
+    expect(dz!.signal[0]!.solvableShare!.mean).toBeCloseTo(0.15, 12);
+    expect(dz!.signal[1]!.studentReward).toEqual({ mean: 0.2, std: 0, n: 2 });
+    expect(dz!.signal[0]!.distill).toEqual({ mean: 0, std: 0, n: 2 });
+    expect(pi!.signal[0]!.distill).toEqual({ mean: 0.3, std: 0, n: 3 });
+    // A run without a stored signal (an older result.json) is left out, not counted as 0.
+    const older = results.map((r) => (r.arm === 'piplay' && r.seed === 3 ? { ...r, signal: undefined } : r));
+    expect(aggregate(older, ['piplay'], 2)[0]!.signal[0]!.solvableShare!.n).toBe(2);
+  });
+
+  it("signalOf: the examiner steps' solvable share and the student steps' reward and D, per iteration", () => {
+    const m = (stage: string, iteration: number, x: Record<string, number>): StepMetrics => ({ stage, iteration, step: 0, ...x }) as StepMetrics;
+    const metrics = [
+      m('examiner', 0, { solvable_share: 0.5 }),
+      m('examiner', 0, { solvable_share: 0.25 }),
+      m('generate', 0, { valid_share: 0.9 }),
+      m('student', 0, { reward: 0.2, distill: 0.4 }),
+      m('student', 0, { reward: 0.4, distill: 0.2 }),
+      m('eval', 0, { reward: 1 }),
+      m('student', 1, { reward: 0, distill: 0.1 }),
+    ];
+    const got = signalOf(metrics, 2);
+    expect(got[0]!.iteration).toBe(0);
+    expect(got[0]!.solvableShare).toBeCloseTo(0.375, 12);
+    expect(got[0]!.studentReward).toBeCloseTo(0.3, 12);
+    expect(got[0]!.distill).toBeCloseTo(0.3, 12);
+    expect(got[1]).toEqual({ iteration: 1, solvableShare: 0, studentReward: 0, distill: 0.1 });
   });
 
   it('missing final evaluations and errors: the seed drops out of the final numbers and is listed', () => {
