@@ -11,7 +11,7 @@ import { evaluate } from '../selfplay/evaluate.ts';
 import type { PolicyName } from '../selfplay/policies.ts';
 import { parseArgs } from './args.ts';
 import { ConsoleReporter, evalLine } from './progress.ts';
-import { buildBase, buildEnvironment, openRun } from './setup.ts';
+import { openModel, openRun } from './setup.ts';
 
 const USAGE = [
   'usage: npm run eval -- --run DIR [--policy student|teacher|examiner]',
@@ -59,9 +59,9 @@ async function main(argv: string[]): Promise<number> {
     dispose = () => policies.dispose();
   } else {
     config = makeConfig((args.own['preset'] ?? 'demo') as PresetName, { ...args.settings, model: modelDir! });
-    const env = buildEnvironment(config);
-    const base = await buildBase(engine, config, env);
-    model = CausalLM.fromHost(engine, base.cfg, (name) => base.weights.get(name));
+    const opened = await openModel(engine, config);
+    const { env, base } = opened;
+    model = opened.model;
     console.log(`eval: ${resolve(modelDir!)} on ${env.evalSet.length} held-out questions`);
     const r = await evaluate({ config, base, env, emit }, iteration, model);
     report(r, show, 'of the model', Boolean(args.own['transcripts']));

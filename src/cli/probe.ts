@@ -15,7 +15,7 @@ import type { BaseModel } from '../selfplay/base-model.ts';
 import type { Environment } from '../selfplay/environment.ts';
 import { probeQuestions, probeTeacher } from '../selfplay/probe.ts';
 import { parseArgs } from './args.ts';
-import { buildBase, buildEnvironment, openRun } from './setup.ts';
+import { openModel, openRun } from './setup.ts';
 
 const USAGE = [
   'usage: npm run probe -- --model FOLDER [--preset demo] [--questions N] [--modes full,partial,gt] [--<setting> value ...]',
@@ -66,10 +66,9 @@ async function main(argv: string[]): Promise<number> {
     console.log(`probe: the student and teacher of ${resolve(runDir)} at ${run.at}`);
   } else {
     config = makeConfig((args.own['preset'] ?? 'demo') as PresetName, { ...args.settings, model: modelDir! });
-    env = buildEnvironment(config);
-    base = await buildBase(engine, config, env);
-    const weights = base.weights;
-    student = teacher = CausalLM.fromHost(engine, base.cfg, (name) => weights.get(name));
+    const opened = await openModel(engine, config);
+    ({ env, base } = opened);
+    student = teacher = opened.model;
     dispose = () => student.dispose();
     console.log(`probe: ${resolve(modelDir!)} as student and teacher`);
   }

@@ -3,6 +3,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Engine } from '../gpu/engine.ts';
+import { CausalLM } from '../model/decoder.ts';
 import { parseCorpusJsonl, parseEvalSetJsonl } from '../env/index.ts';
 import { filesFromNodeFolder } from '../gpu/host/node-files.ts';
 import { folderBase, randomTinyBase, type BaseModel } from '../selfplay/base-model.ts';
@@ -42,6 +43,13 @@ export async function buildBase(e: Engine, c: SelfPlayConfig, env: Environment):
     );
   }
   return folderBase(e, filesFromNodeFolder(dir), c.model);
+}
+
+/** A model folder (or 'random-tiny') as the config names it, with its corpus, on the device. */
+export async function openModel(e: Engine, config: SelfPlayConfig): Promise<{ env: Environment; base: BaseModel; model: CausalLM }> {
+  const env = buildEnvironment(config);
+  const base = await buildBase(e, config, env);
+  return { env, base, model: CausalLM.fromHost(e, base.cfg, (name) => base.weights.get(name)) };
 }
 
 /** A run folder's latest checkpoint restored: its settings, corpus, base model and policies. */

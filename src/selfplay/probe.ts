@@ -10,7 +10,7 @@
 //     separately for right and wrong answers. A teacher that uses its context raises right answers and
 //     lowers wrong ones; one that prefers <answer> over <search> at the first decision teaches the student
 //     to answer without searching.
-import { studentPrompt, teacherPrompt, type PrivilegedMode } from '../env/prompts.ts';
+import { studentPrompt, type PrivilegedMode } from '../env/prompts.ts';
 import { ANSWER_CLOSE, ANSWER_OPEN, SEARCH_OPEN, THINK_CLOSE, lastAnswer } from '../env/tags.ts';
 import { tokenLogprobs } from '../gpu/ops/log_softmax.ts';
 import { topkKl } from '../gpu/ops/topk_kl.ts';
@@ -22,6 +22,7 @@ import { runRollouts, type Rollout } from '../rl/rollout.ts';
 import { encodePrompt } from './base-model.ts';
 import { chunks, mean, rngFor, rolloutOptions, uniform, type RunContext } from './context.ts';
 import type { TrainQuestion } from './environment.ts';
+import { teacherPromptIds } from './student.ts';
 import { searchStats } from './measures.ts';
 
 export type ProbeContext = Pick<RunContext, 'config' | 'base' | 'env' | 'engine'>;
@@ -128,7 +129,8 @@ async function score(ctx: ProbeContext, model: CausalLM, student: CausalLM, seqs
       e.tidy(() => {
         const targets = e.tensor(tb.targets, [M], 'i32');
         const tl = policyLogits(model, tb);
-        const sl = policyLogits(student, sb);
+        // The student scored against itself: the same logits, one forward pass.
+        const sl = model === student && seqs === studentSeqs ? tl : policyLogits(student, sb);
         const d = topkKl(sl, tl, e.tensor(new Float32Array(M).fill(1), [M]), { k: Math.min(c.topK, model.cfg.vocabSize), tail: c.tail, direction: c.kl });
         return { logits: tl, lp: tokenLogprobs(tl, targets), kl: d.perToken };
       }),
@@ -177,10 +179,7 @@ export async function probeTeacher(ctx: ProbeContext, student: CausalLM, teacher
 
   const rows: ProbeRow[] = [];
   for (const prompt of ['student', ...modes] as const) {
-    const promptIds = (q: TrainQuestion) =>
-      prompt === 'student'
-        ? encodePrompt(tok, studentPrompt({ question: q.question }))
-        : encodePrompt(tok, teacherPrompt({ question: q.question, qcp: q.qcp, mode: prompt, options: { seed: `${seed}/${q.id}`, dropFraction: c.partialDrop } }));
+    const promptIds = (q: TrainQuestion) => (prompt === 'student' ? encodePrompt(tok, studentPrompt({ question: q.question })) : teacherPromptIds(ctx, q, prompt, seed));
     const model = prompt === 'student' ? student : teacher;
     // The prompt's own greedy behaviour.
     const own: Rollout[] = [];

@@ -39,14 +39,17 @@ export function lossSettings(ctx: RunContext, iteration: number): StudentLossSet
   };
 }
 
-/** The teacher's prompt ids for a training question (privileged block before the question). */
-export function teacherPromptIds(ctx: RunContext, q: TrainQuestion): number[] {
+/**
+ * The teacher's prompt ids for a training question (privileged block before the question), with the run's
+ * privileged mode and seed unless others are given (the teacher probe compares modes).
+ */
+export function teacherPromptIds(ctx: Pick<RunContext, 'config' | 'base'>, q: TrainQuestion, mode = ctx.config.privileged, seed = ctx.config.seed): number[] {
   const c = ctx.config;
   const text = teacherPrompt({
     question: q.question,
     qcp: q.qcp,
-    mode: c.privileged,
-    options: { seed: `${c.seed}/${q.id}`, dropFraction: c.partialDrop },
+    mode,
+    options: { seed: `${seed}/${q.id}`, dropFraction: c.partialDrop },
   });
   return encodePrompt(ctx.base.tokenizer, text);
 }
