@@ -6,7 +6,9 @@
 // plus result.json (what the report uses) and, for trained arms, drift.jsonl (the base model's answers to
 // each iteration's examiner questions). After every run DIR/results.md, results.json, em_by_iteration.svg
 // and drift.svg are rewritten from all finished runs. Before the runs, the teacher probe (src/selfplay/probe.ts)
-// scores the base model as teacher with each arm's privileged context (DIR/probe.json, in results.md).
+// scores the base model as teacher with each arm's privileged context (DIR/probe.json), and the examiner probe
+// (src/selfplay/examiner-probe.ts) checks the questions the base model writes (DIR/examiner-probe.json); both
+// are in results.md.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Engine } from '../gpu/engine.ts';
@@ -14,7 +16,7 @@ import { nodeHost } from '../gpu/host/node.ts';
 import { CausalLM } from '../model/decoder.ts';
 import { exportModel } from '../model/io.ts';
 import { aggregate, signalOf, type DriftPoint, type GenerationPoint, type SeedResult } from '../experiment/aggregate.ts';
-import { probeTable, renderResults, type ResultsMeta } from '../experiment/markdown.ts';
+import { examinerProbeTable, probeTable, renderResults, type ResultsMeta } from '../experiment/markdown.ts';
 import { configDiff, DEFAULT_ARMS, DEFAULT_SEEDS, parseArms, parseSeeds, planExperiment, type ExperimentJob } from '../experiment/plan.ts';
 import { driftSvg, emByIterationSvg } from '../experiment/plots.ts';
 import type { BaseModel } from '../selfplay/base-model.ts';
@@ -26,6 +28,7 @@ import { evaluate } from '../selfplay/evaluate.ts';
 import type { QuestionRecord, RunEvent, StepMetrics } from '../selfplay/events.ts';
 import { SelfPlayRun } from '../selfplay/loop.ts';
 import { probeQuestions, probeTeacher, type ProbeResult } from '../selfplay/probe.ts';
+import { probeExaminer, type ExaminerProbeResult } from '../selfplay/examiner-probe.ts';
 import { parseArgs } from './args.ts';
 import { stopOnInterrupt } from './interrupt.ts';
 import { DirStorage } from './fs-storage.ts';
@@ -41,7 +44,7 @@ const USAGE = [
   `  --preset NAME          starting settings of every run: ${Object.keys(PRESETS).join(', ')} (default demo)`,
   '  --resume               keep the runs DIR already finished, continue unfinished ones from their checkpoint',
   '  --drift-questions N    at most N examiner questions per iteration for the drift measure (default 0: all)',
-  '  --probe-questions N    training questions of the teacher probe of the base model before the runs (default 40; 0 skips)',
+  '  --probe-questions N    questions of the teacher and examiner probes of the base model before the runs (default 40; 0 skips)',
   'settings (each overrides the preset in every run; --seed and --privileged are set by --seeds and --arms):',
   ...optionHelp(),
 ].join('\n');
@@ -82,32 +85,52 @@ class Experiment {
   ) {}
 
   probe: ProbeResult | undefined;
+  examinerProbe: ExaminerProbeResult | undefined;
 
   /**
-   * The teacher probe of the base model with the privileged context of every arm that has a teacher, on
-   * training-side questions; kept in DIR/probe.json (and reused by --resume).
+   * The probes of the base model before the runs, on training-side questions: the teacher probe with the
+   * privileged context of every arm that has a teacher (DIR/probe.json), and the examiner probe
+   * (DIR/examiner-probe.json: are the questions it writes true of the world, does the student answer
+   * them). Each is reused by --resume when its settings are unchanged.
    */
   async runProbe(): Promise<void> {
     const modes = this.jobs.flatMap((j) => (j.train && j.config.privileged !== 'none' ? [j.config.privileged] : []));
     const unique = [...new Set(modes)];
     const c = this.jobs.find((j) => j.train)?.config;
-    if (!c || unique.length === 0 || this.opts.probeQuestions === 0 || c.corpus !== 'world') return;
-    const path = join(this.out, 'probe.json');
-    const settings = { questions: this.opts.probeQuestions, seed: this.opts.seeds[0]!, modes: unique, model: c.model };
-    if (this.opts.resume && existsSync(path)) {
-      const stored = JSON.parse(readFileSync(path, 'utf8')) as { settings: typeof settings; result: ProbeResult };
-      if (JSON.stringify(stored.settings) === JSON.stringify(settings)) {
-        this.probe = stored.result;
-        return;
-      }
+    if (!c || this.opts.probeQuestions === 0 || c.corpus !== 'world') return;
+    const seed = this.opts.seeds[0]!;
+    const opened = async () => {
+      const { base, model } = await this.base(c);
+      return { ctx: { config: c, base, env: this.env(c), engine: this.engine }, m: model() };
+    };
+    if (unique.length) {
+      this.probe = await this.cached('probe.json', { questions: this.opts.probeQuestions, seed, modes: unique, model: c.model }, async () => {
+        console.log(`experiment: the teacher probe of the base model (${unique.join(', ')}) on ${this.opts.probeQuestions} training questions`);
+        const { ctx, m } = await opened();
+        const r = await probeTeacher(ctx, m, m, probeQuestions(ctx, this.opts.probeQuestions, seed), unique, seed);
+        console.log(probeTable(r));
+        return r;
+      });
     }
-    console.log(`experiment: the teacher probe of the base model (${unique.join(', ')}) on ${settings.questions} training questions`);
-    const { base, model } = await this.base(c);
-    const ctx = { config: c, base, env: this.env(c), engine: this.engine };
-    const m = model();
-    this.probe = await probeTeacher(ctx, m, m, probeQuestions(ctx, settings.questions, settings.seed), unique, settings.seed);
-    writeFileSync(path, JSON.stringify({ settings, result: this.probe }, null, 2) + '\n');
-    console.log(probeTable(this.probe));
+    this.examinerProbe = await this.cached('examiner-probe.json', { questions: this.opts.probeQuestions, seed, model: c.model, turnTokens: c.turnTokens }, async () => {
+      console.log(`experiment: the examiner probe of the base model: ${this.opts.probeQuestions} questions`);
+      const { ctx, m } = await opened();
+      const r = await probeExaminer(ctx, m, m, this.opts.probeQuestions, seed);
+      console.log(examinerProbeTable(r));
+      return r;
+    });
+  }
+
+  /** A result kept in DIR/`file` with the settings that made it: read back on --resume when they match. */
+  private async cached<T>(file: string, settings: object, compute: () => Promise<T>): Promise<T> {
+    const path = join(this.out, file);
+    if (this.opts.resume && existsSync(path)) {
+      const stored = JSON.parse(readFileSync(path, 'utf8')) as { settings: object; result: T };
+      if (JSON.stringify(stored.settings) === JSON.stringify(settings)) return stored.result;
+    }
+    const result = await compute();
+    writeFileSync(path, JSON.stringify({ settings, result }, null, 2) + '\n');
+    return result;
   }
 
   env(c: SelfPlayConfig): Environment {
@@ -309,6 +332,7 @@ class Experiment {
       finished: this.results.length,
       startFromBase: this.opts.arms.includes('base') && this.opts.settings.evalAtStart === undefined,
       ...(this.probe ? { probe: this.probe } : {}),
+      ...(this.examinerProbe ? { examinerProbe: this.examinerProbe } : {}),
     };
     writeFileSync(join(this.out, 'results.md'), renderResults(meta, summaries));
     writeFileSync(join(this.out, 'results.json'), JSON.stringify({ meta, summaries, runs: this.results }, null, 2) + '\n');

@@ -1,7 +1,9 @@
 // npm run probe -- --model FOLDER [--preset demo] [--questions 40] [--modes full,partial,gt] [--<setting> value ...]
-// npm run probe -- --run DIR [--questions 40] [--modes ...]
+// npm run probe -- --run DIR [--questions 40] [--modes ...] [--examiner-questions 40]
 // The teacher probe (src/selfplay/probe.ts) on world-generated training questions (never the held-out
-// set): what the privileged context gives the teacher, and where the distillation term pushes the student.
+// set): what the privileged context gives the teacher, and where the distillation term pushes the student;
+// then the examiner probe (src/selfplay/examiner-probe.ts): whether the examiner's questions are true of
+// the world and how often the student answers them.
 // With --model the student and the teacher are the same weights (the start of training); with --run they
 // are the run's latest student and teacher.
 import { join, resolve } from 'node:path';
@@ -10,10 +12,11 @@ import { Engine } from '../gpu/engine.ts';
 import { nodeHost } from '../gpu/host/node.ts';
 import { CausalLM } from '../model/decoder.ts';
 import { ConfigError, makeConfig, optionHelp, type PresetName, type SelfPlayConfig } from '../selfplay/config.ts';
-import { probeTable } from '../experiment/markdown.ts';
+import { examinerProbeTable, probeTable } from '../experiment/markdown.ts';
 import type { BaseModel } from '../selfplay/base-model.ts';
 import type { Environment } from '../selfplay/environment.ts';
 import { probeQuestions, probeTeacher } from '../selfplay/probe.ts';
+import { probeExaminer } from '../selfplay/examiner-probe.ts';
 import { parseArgs } from './args.ts';
 import { openModel, openRun } from './setup.ts';
 
@@ -22,8 +25,9 @@ const USAGE = [
   '       npm run probe -- --run DIR [--questions N] [--modes ...]',
   '  --model DIR      an HF model folder: student and teacher are its weights (as at the start of training)',
   "  --run DIR        a run folder of npm run train: its latest student and teacher",
-  '  --questions N    world-generated training questions to probe on (default 40; never the held-out set)',
+  '  --questions N    world-generated training questions for the teacher probe (default 40; never the held-out set; 0: skip it)',
   `  --modes LIST     privileged modes to compare with the student's prompt (default full,partial,gt; any of ${PRIVILEGED_MODES.filter((m) => m !== 'none').join(', ')})`,
+  '  --examiner-questions N  questions the examiner writes for the examiner probe (default 40; 0: skip it)',
   '  --probe-seed N   seed of the questions and the student\'s sampled rollouts (default 7)',
   '  --json           print the result as JSON as well',
   'settings for --model:',
@@ -31,7 +35,7 @@ const USAGE = [
 ].join('\n');
 
 async function main(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, ['run', 'model', 'preset', 'questions', 'modes', 'probe-seed'], ['help', 'json']);
+  const args = parseArgs(argv, ['run', 'model', 'preset', 'questions', 'modes', 'probe-seed', 'examiner-questions'], ['help', 'json']);
   if (args.own['help']) {
     console.log(USAGE);
     return 0;
@@ -39,7 +43,9 @@ async function main(argv: string[]): Promise<number> {
   const { run: runDir, model: modelDir } = args.own;
   if (Boolean(runDir) === Boolean(modelDir)) throw new ConfigError('give exactly one of --run DIR and --model FOLDER');
   const count = Number(args.own['questions'] ?? 40);
-  if (!Number.isInteger(count) || count < 1) throw new ConfigError(`--questions: '${args.own['questions']}' is not allowed; use an integer >= 1`);
+  if (!Number.isInteger(count) || count < 0) throw new ConfigError(`--questions: '${args.own['questions']}' is not allowed; use an integer >= 0`);
+  const examinerCount = Number(args.own['examiner-questions'] ?? 40);
+  if (!Number.isInteger(examinerCount) || examinerCount < 0) throw new ConfigError(`--examiner-questions: '${args.own['examiner-questions']}' is not allowed; use an integer >= 0`);
   const seed = Number(args.own['probe-seed'] ?? 7);
   if (!Number.isInteger(seed) || seed < 0) throw new ConfigError(`--probe-seed: '${args.own['probe-seed']}' is not allowed; use an integer >= 0`);
   const modes = (args.own['modes'] ?? 'full,partial,gt').split(',').map((m) => m.trim()) as PrivilegedMode[];
@@ -50,7 +56,8 @@ async function main(argv: string[]): Promise<number> {
   const engine = await Engine.create(nodeHost());
   let config: SelfPlayConfig;
   let student: CausalLM;
-  let teacher: CausalLM;
+  let teacher: CausalLM | null;
+  let examiner: CausalLM;
   let dispose: () => void;
   let base: BaseModel;
   let env: Environment;
@@ -59,24 +66,34 @@ async function main(argv: string[]): Promise<number> {
     const run = await openRun(engine, runDir);
     ({ config, env, base } = run);
     const policies = run.policies;
-    if (!policies.teacher) throw new ConfigError(`--run: ${resolve(runDir)} has no teacher (privileged 'none'); probe its exported student with --model ${join(resolve(runDir), 'student')}`);
+    if (!policies.teacher && count > 0) throw new ConfigError(`--run: ${resolve(runDir)} has no teacher (privileged 'none'); probe its exported student with --model ${join(resolve(runDir), 'student')}, or only its examiner with --questions 0`);
     student = policies.student;
     teacher = policies.teacher;
+    examiner = policies.examiner;
     dispose = () => policies.dispose();
     console.log(`probe: the student and teacher of ${resolve(runDir)} at ${run.at}`);
   } else {
     config = makeConfig((args.own['preset'] ?? 'demo') as PresetName, { ...args.settings, model: modelDir! });
     const opened = await openModel(engine, config);
     ({ env, base } = opened);
-    student = teacher = opened.model;
+    student = teacher = examiner = opened.model;
     dispose = () => student.dispose();
     console.log(`probe: ${resolve(modelDir!)} as student and teacher`);
   }
   const ctx = { config, base, env, engine };
-  const questions = probeQuestions(ctx, count, seed);
-  const r = await probeTeacher(ctx, student, teacher, questions, modes, seed);
-  console.log(probeTable(r));
-  if (args.own['json']) console.log(JSON.stringify(r));
+  const json: Record<string, unknown> = {};
+  if (count > 0) {
+    const questions = probeQuestions(ctx, count, seed);
+    const r = await probeTeacher(ctx, student, teacher!, questions, modes, seed);
+    console.log(`\nThe teacher probe\n\n${probeTable(r)}`);
+    json['teacher'] = r;
+  }
+  if (examinerCount > 0) {
+    const r = await probeExaminer(ctx, examiner, student, examinerCount, seed);
+    console.log(`\nThe examiner probe\n\n${examinerProbeTable(r)}`);
+    json['examiner'] = r;
+  }
+  if (args.own['json']) console.log(JSON.stringify(json));
   dispose();
   engine.destroy();
   return 0;

@@ -45,6 +45,8 @@ export interface GenerationPoint {
 /** What one iteration's training had to learn from (means over its steps' metrics). */
 export interface SignalPoint {
   iteration: number;
+  /** Share of the examiner's questions true of the world (auditQuestion 'right'); absent in older runs or without a world. */
+  rightShare?: number;
   /** Share of the examiner's questions that some but not all of the n student rollouts answered (0 < k < n). */
   solvableShare: number;
   /** The student's reward: its rollouts' EM against the examiner's answers. */
@@ -59,8 +61,10 @@ export function signalOf(metrics: readonly StepMetrics[], iterations: number): S
     const xs = metrics.filter((m) => m.stage === stage && m.iteration === it && typeof m[key] === 'number').map((m) => m[key] as number);
     return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0;
   };
+  const has = (stage: string, it: number, key: string) => metrics.some((m) => m.stage === stage && m.iteration === it && typeof m[key] === 'number');
   return Array.from({ length: iterations }, (_, it) => ({
     iteration: it,
+    ...(has('examiner', it, 'right_share') ? { rightShare: avg('examiner', it, 'right_share') } : {}),
     solvableShare: avg('examiner', it, 'solvable_share'),
     studentReward: avg('student', it, 'reward'),
     distill: avg('student', it, 'distill'),
@@ -110,7 +114,7 @@ export interface ArmSummary {
   fallback: (Stat | null)[];
   validShare: (Stat | null)[];
   /** Index i: iteration i + 1's training signal over seeds (null for the base arm). */
-  signal: { solvableShare: Stat | null; studentReward: Stat | null; distill: Stat | null }[];
+  signal: { rightShare: Stat | null; solvableShare: Stat | null; studentReward: Stat | null; distill: Stat | null }[];
   /** Seeds whose run stopped with an error, and the message. */
   errors: { seed: number; error: string }[];
   seconds: Stat | null;
@@ -171,7 +175,9 @@ export function aggregate(results: readonly SeedResult[], arms: readonly string[
       validShare: trained ? gen((g) => g.validShare) : iters.map(() => null),
       signal: iters.map((i) => {
         const pts = trained ? rs.flatMap((r) => (r.signal ?? []).filter((p) => p.iteration === i)) : [];
-        return { solvableShare: stat(pts.map((p) => p.solvableShare)), studentReward: stat(pts.map((p) => p.studentReward)), distill: stat(pts.map((p) => p.distill)) };
+        return {
+          rightShare: stat(pts.flatMap((p) => (p.rightShare === undefined ? [] : [p.rightShare]))),
+          solvableShare: stat(pts.map((p) => p.solvableShare)), studentReward: stat(pts.map((p) => p.studentReward)), distill: stat(pts.map((p) => p.distill)) };
       }),
       errors: rs.flatMap((r) => (r.error ? [{ seed: r.seed, error: r.error }] : [])),
       seconds: stat(rs.map((r) => r.seconds)),

@@ -4,6 +4,7 @@
 import { armLabel, runDir } from './plan.ts';
 import { claims, type ArmSummary, type Stat } from './aggregate.ts';
 import type { ProbeResult } from '../selfplay/probe.ts';
+import type { ExaminerProbeResult } from '../selfplay/examiner-probe.ts';
 
 /** `12.5 ± 3.1` (x100, one decimal), `12.5` for one seed, `—` for none. */
 export function formatPct(s: Stat | null): string {
@@ -49,6 +50,8 @@ export interface ResultsMeta {
   startFromBase: boolean;
   /** The teacher probe of the base model (npm run probe), when the experiment ran it. */
   probe?: ProbeResult;
+  /** The examiner probe of the base model, when the experiment ran it. */
+  examinerProbe?: ExaminerProbeResult;
 }
 
 const pct1 = (x: number) => `${(100 * x).toFixed(1)}%`;
@@ -87,6 +90,38 @@ export const PROBE_EXPLAINED =
   "the mean of log p(prompt) − log p(student) over the tokens of the student's `<answer>` span, for right and for wrong answers. " +
   "A teacher that uses its context has a positive gain on right answers and a negative one on wrong answers, and searches as " +
   "the student does; a teacher with a lower P(search) at the decision teaches the student to stop searching.";
+
+/** The examiner probe's table (per hop count asked for, then all), and up to `examples` of its questions. */
+export function examinerProbeTable(r: ExaminerProbeResult, examples = 6): string {
+  const shown = r.examples.slice(0, examples);
+  return [
+    table(
+      ['hops', 'questions', 'valid format', 'true', 'wrong answer', 'no single answer', 'unreadable', 'solvable (0<k<n)', 'student accuracy'],
+      r.rows.map((x) => [
+        String(x.hops),
+        String(x.questions),
+        pct1(x.valid),
+        pct1(x.verdicts.right),
+        pct1(x.verdicts.wrong),
+        pct1(x.verdicts.unanswerable),
+        pct1(x.verdicts.unreadable),
+        pct1(x.solvable),
+        x.studentAccuracy === null ? '—' : pct1(x.studentAccuracy),
+      ]),
+    ),
+    '',
+    ...shown.map((x) => `- ${x.hops}-hop, ${x.verdict}${x.n ? `, student ${x.k}/${x.n}` : ', not valid'}: ${JSON.stringify(x.question)} → ${JSON.stringify(x.answer)}`),
+  ].join('\n');
+}
+
+/** What the examiner probe's columns mean (for results.md and the README). */
+export const EXAMINER_PROBE_EXPLAINED =
+  "The examiner writes questions from sampled source documents of the world, as in self-play (sampled, hop counts 4:3:2:1). " +
+  "Valid format: f > 0, what self-play keeps. True: the question reads as a chain of the world's relations by its question " +
+  "templates and the examiner's answer is the chain's answer (src/env/world/audit.ts); wrong answer: it reads, but the answer " +
+  "is not the chain's; no single answer: the chain has none or several; unreadable: no template reads it. Solvable: some but " +
+  "not all of the student's n sampled rollouts answered it (where the difficulty reward and GRPO have a signal); student " +
+  "accuracy: their mean k/n on the valid questions.";
 
 function iterationHeads(n: number): string[] {
   return Array.from({ length: n }, (_, i) => `it ${i + 1}`);
@@ -187,7 +222,9 @@ export function renderResults(meta: ResultsMeta, summaries: readonly ArmSummary[
     out.push('');
     out.push('## What the training had to learn from', '');
     out.push(
-      "Per iteration, means over its steps: the share of the examiner's questions that some but not all of the student's n " +
+      "Per iteration, means over its steps: the share of the examiner's questions that are true of the world (true: the " +
+        "question reads as a chain of the world's relations by its question templates and the examiner's answer is the chain's " +
+        "answer; src/env/world/audit.ts), the share that some but not all of the student's n " +
         'rollouts answered (solvable: where the difficulty reward and GRPO have a signal), the student\'s reward (its rollouts\' EM ' +
         "against the examiner's answers; GRPO's advantages are all 0 when every rollout of a question scores the same) and the " +
         'distillation term D towards the teacher. With no reward, a student learns only from D.',
@@ -198,7 +235,7 @@ export function renderResults(meta: ResultsMeta, summaries: readonly ArmSummary[
         ['arm', ...iterationHeads(its)],
         trained.map((s) => [
           armLabel(s.arm),
-          ...s.signal.map((g) => `solvable ${formatPct(g.solvableShare)} · reward ${formatPct(g.studentReward)} · D ${formatNum(g.distill, 3)}`),
+          ...s.signal.map((g) => `${g.rightShare ? `true ${formatPct(g.rightShare)} · ` : ''}solvable ${formatPct(g.solvableShare)} · reward ${formatPct(g.studentReward)} · D ${formatNum(g.distill, 3)}`),
         ]),
       ),
     );
@@ -223,6 +260,9 @@ export function renderResults(meta: ResultsMeta, summaries: readonly ArmSummary[
 
   if (meta.probe) {
     out.push('## The teacher probe (base model, before training)', '', PROBE_EXPLAINED, '', probeTable(meta.probe), '');
+  }
+  if (meta.examinerProbe) {
+    out.push('## The examiner probe (base model, before training)', '', EXAMINER_PROBE_EXPLAINED, '', examinerProbeTable(meta.examinerProbe), '');
   }
 
   out.push('## Runs', '');

@@ -5,7 +5,7 @@
 import { mean, now, rngFor, uniform, type RunContext } from './context.ts';
 import type { TrainQuestion } from './environment.ts';
 import type { QuestionRecord, StepMetrics } from './events.ts';
-import { qcpSteps, writeQuestions } from './examiner.ts';
+import { qcpSteps, rightShareMetric, writeQuestions, type WrittenQuestion } from './examiner.ts';
 
 export interface GeneratedData {
   questions: TrainQuestion[];
@@ -28,12 +28,14 @@ export async function generateTrainingSet(ctx: RunContext, iteration: number): P
   const maxBatches = Math.ceil(target / c.examinerBatch) * c.generationRounds;
   let written = 0;
   let formats: number[] = [];
+  const all: WrittenQuestion[] = [];
   for (let b = 0; b < maxBatches && out.length < target; b++) {
     ctx.emit({ type: 'progress', stage: 'generate', iteration, done: out.length, total: target, label: `batch ${b + 1}` });
     const pick = rng.fork(`sources-${b}`);
     const items = Array.from({ length: c.examinerBatch }, () => ({ source: ctx.env.sampleSource(pick), hops: ctx.env.sampleHops(pick, c.hopWeights) }));
-    const batch = await writeQuestions(ctx, items, uniform(rng.fork(`sampling-${b}`)));
+    const batch = await writeQuestions(ctx, ctx.policies.examiner, items, uniform(rng.fork(`sampling-${b}`)));
     written += batch.length;
+    all.push(...batch);
     formats = formats.concat(batch.map((w) => w.format.f));
     for (const w of batch) {
       if (w.format.f <= 0 || out.length >= target) continue;
@@ -78,6 +80,7 @@ export async function generateTrainingSet(ctx: RunContext, iteration: number): P
     questions: out.length,
     examiner_rollouts: written,
     valid_share: written ? formats.filter((f) => f > 0).length / written : 0,
+    ...rightShareMetric(ctx, all),
     format_reward: mean(formats),
     fallback_share: out.length ? (out.length - fromExaminer) / out.length : 0,
     mean_hops: mean(out.map((q) => q.hops)),

@@ -4,12 +4,14 @@
 import {
   Bm25Index,
   WorldIndex,
+  auditQuestion,
   generateQuestion,
   generateWorld,
   makeEvalSet,
   worldQcp,
   type Passage,
   type Qcp,
+  type QuestionVerdict,
   type Rng,
   type World,
   type WorldQuestion,
@@ -89,6 +91,20 @@ export class Environment {
 
   get canMakeQuestions(): boolean {
     return this.worldIndex !== null;
+  }
+
+  /**
+   * Whether a written question is true of the world (src/env/world/audit.ts): 'right', 'wrong',
+   * 'unanswerable' or 'unreadable'; null for a corpus without a world, where no such check exists.
+   */
+  auditQuestion(question: string, answer: string): QuestionVerdict | null {
+    return this.worldIndex ? auditQuestion(this.worldIndex, question, answer).verdict : null;
+  }
+
+  /** The share of questions that are true of the world; undefined for a corpus without a world. */
+  rightShare(questions: readonly { question: string; answer: string }[]): number | undefined {
+    if (!this.worldIndex || questions.length === 0) return undefined;
+    return questions.filter((q) => this.auditQuestion(q.question, q.answer) === 'right').length / questions.length;
   }
 
   /**

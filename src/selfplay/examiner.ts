@@ -14,6 +14,7 @@ import { encodePrompt } from './base-model.ts';
 import { chunks, mean, now, rngFor, rolloutOptions, uniform, type RunContext } from './context.ts';
 import type { QcpStep, QuestionRecord, StepMetrics } from './events.ts';
 import { gradientStep } from './update.ts';
+import type { CausalLM } from '../model/decoder.ts';
 
 /** One examiner rollout, parsed and scored for format. */
 export interface WrittenQuestion {
@@ -26,11 +27,13 @@ export interface WrittenQuestion {
   format: ExaminerFormatReward;
 }
 
-/** Examiner rollouts from the given sources and hop counts, parsed; used by the stage and by data generation. */
-export async function writeQuestions(ctx: RunContext, items: { source: Passage; hops: number }[], random: () => number): Promise<WrittenQuestion[]> {
+type RolloutContext = Pick<RunContext, 'config' | 'env' | 'base'>;
+
+/** `examiner`'s rollouts from the given sources and hop counts, parsed; used by the stage, data generation and the probe. */
+export async function writeQuestions(ctx: RolloutContext, examiner: CausalLM, items: { source: Passage; hops: number }[], random: () => number): Promise<WrittenQuestion[]> {
   const tok = ctx.base.tokenizer;
   const prompts = items.map((it) => encodePrompt(tok, examinerPrompt({ source: it.source, hops: it.hops })));
-  const rollouts = await runRollouts(ctx.policies.examiner, tok, prompts, rolloutOptions(ctx, 'examiner', random));
+  const rollouts = await runRollouts(examiner, tok, prompts, rolloutOptions(ctx, 'examiner', random));
   return rollouts.map((rollout, i) => {
     const { source, hops } = items[i]!;
     const parsed = parseExaminerOutput(rollout.text);
@@ -41,13 +44,13 @@ export async function writeQuestions(ctx: RunContext, items: { source: Passage; 
   });
 }
 
-/** k correct out of n student rollouts per question (the student's sampling policy, no training). */
-export async function solveCounts(ctx: RunContext, questions: { question: string; answer: string }[], random: () => number): Promise<number[]> {
+/** k correct out of n rollouts of `student` per question (its sampling policy, no training). */
+export async function solveCounts(ctx: RolloutContext, student: CausalLM, questions: { question: string; answer: string }[], random: () => number): Promise<number[]> {
   const n = ctx.config.rolloutsPerQuestion;
   if (questions.length === 0) return [];
   const tok = ctx.base.tokenizer;
   const prompts = questions.flatMap((q) => Array.from({ length: n }, () => encodePrompt(tok, studentPrompt({ question: q.question }))));
-  const rollouts = await runRollouts(ctx.policies.student, tok, prompts, rolloutOptions(ctx, 'student', random));
+  const rollouts = await runRollouts(student, tok, prompts, rolloutOptions(ctx, 'student', random));
   return questions.map((q, i) => {
     let k = 0;
     for (let j = 0; j < n; j++) k += studentReward(lastAnswer(rollouts[i * n + j]!.text), q.answer);
@@ -61,6 +64,12 @@ export function qcpSteps(w: Pick<WrittenQuestion, 'source' | 'rollout'>): QcpSte
     { kind: 'source', passages: [plain(w.source)] },
     ...w.rollout.searches.map((s) => ({ kind: 'search' as const, query: s.query, passages: s.passages.map(plain) })),
   ];
+}
+
+/** right_share: of the questions written, the share true of the world (none for a corpus without a world). */
+export function rightShareMetric(ctx: Pick<RunContext, 'env'>, written: readonly WrittenQuestion[]): { right_share?: number } {
+  const share = ctx.env.rightShare(written);
+  return share === undefined ? {} : { right_share: share };
 }
 
 export interface ExaminerStepResult {
@@ -77,12 +86,12 @@ export async function examinerStep(ctx: RunContext, iteration: number, step: num
   const items = Array.from({ length: c.examinerBatch }, () => ({ source: ctx.env.sampleSource(pick), hops: ctx.env.sampleHops(pick, c.hopWeights) }));
   const progress = (label: string) => ctx.emit({ type: 'progress', stage: 'examiner', iteration, done: step, total: c.examinerSteps, label });
   progress('examiner rollouts');
-  const written = await writeQuestions(ctx, items, uniform(rng.fork('examiner-sampling')));
+  const written = await writeQuestions(ctx, ctx.policies.examiner, items, uniform(rng.fork('examiner-sampling')));
 
   // Difficulty: only questions with f > 0 are put to the student (r_d counts only then).
   const valid = written.flatMap((w, i) => (w.format.f > 0 ? [i] : []));
   progress(`student rollouts on ${valid.length} valid questions`);
-  const ks = await solveCounts(ctx, valid.map((i) => written[i]!), uniform(rng.fork('student-sampling')));
+  const ks = await solveCounts(ctx, ctx.policies.student, valid.map((i) => written[i]!), uniform(rng.fork('student-sampling')));
   const n = c.rolloutsPerQuestion;
   const kOf = new Map(valid.map((i, j) => [i, ks[j]!]));
   const difficulty = written.map((_, i) => (kOf.has(i) ? difficultyReward(kOf.get(i)!, n) : 0));
@@ -133,6 +142,7 @@ export async function examinerStep(ctx: RunContext, iteration: number, step: num
     format_reward: mean(written.map((w) => w.format.f)),
     difficulty_reward: mean(valid.map((i) => difficulty[i]!)),
     valid_share: valid.length / written.length,
+    ...rightShareMetric(ctx, written),
     solvable_share: solvable / written.length,
     student_accuracy: valid.length ? mean(valid.map((i) => kOf.get(i)! / n)) : 0,
     mean_hops: mean(written.map((w) => w.hops)),

@@ -98,6 +98,13 @@ describe('npm run experiment (smoke preset, 3 arms x 2 seeds)', () => {
     expect(t.rows.map((r) => r[0])).toEqual(['student', 'full']);
     expect(t.rows[1]![t.head.indexOf('D per token')]).toBe(probe.result.rows[1].distill.toFixed(3));
     expect(first.stdout.indexOf('the teacher probe of the base model')).toBeLessThan(first.stdout.indexOf('[1/'));
+    // The examiner probe: every question it wrote judged, in examiner-probe.json and results.md.
+    const ex = JSON.parse(readFileSync(join(out, 'examiner-probe.json'), 'utf8'));
+    expect(ex.settings).toMatchObject({ questions: 4, seed: 1, model: 'random-tiny' });
+    expect(ex.result.examples).toHaveLength(4);
+    const et = markdownTable(readFileSync(join(out, 'results.md'), 'utf8'), 'The examiner probe (base model, before training)');
+    expect(et.rows.at(-1)!.slice(0, 2)).toEqual(['all', '4']);
+    expect(first.stdout.indexOf('the examiner probe of the base model')).toBeLessThan(first.stdout.indexOf('[1/'));
   });
 
   it('the plots are well-formed SVG: a polyline per arm with one point per iteration', () => {
@@ -130,6 +137,7 @@ describe('npm run experiment (smoke preset, 3 arms x 2 seeds)', () => {
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stdout.match(/finished before, kept/g)).toHaveLength(ARMS.length * SEEDS.length - 1);
     expect(resumed.stdout).not.toContain('the teacher probe of the base model'); // kept from probe.json
+    expect(resumed.stdout).not.toContain('the examiner probe of the base model');
     expect(existsSync(join(out, 'runs', 'piplay-seed2', 'result.json'))).toBe(true);
     expect(finalTable(readFileSync(join(out, 'results.md'), 'utf8'))).toEqual(finalTable(before));
     const signalTable = (md: string) => markdownTable(md, 'What the training had to learn from');

@@ -8,6 +8,7 @@ import { randomTinyBase, type BaseModel } from '../../src/selfplay/base-model.ts
 import { makeConfig } from '../../src/selfplay/config.ts';
 import { Environment } from '../../src/selfplay/environment.ts';
 import { answerSpan, decisionIndex, probeQuestions, probeTeacher } from '../../src/selfplay/probe.ts';
+import { probeExaminer } from '../../src/selfplay/examiner-probe.ts';
 import { testEngine } from '../helpers/engine.ts';
 
 let e: Engine;
@@ -80,4 +81,33 @@ describe('the teacher probe', () => {
       model.dispose();
     }
   });
+});
+
+describe('the examiner probe', () => {
+  it('judges every question it writes, per hop count and in all, and is seeded', async () => {
+    const ctx = { config, base, env, engine: e };
+    const model = CausalLM.fromHost(e, base.cfg, (name) => base.weights.get(name));
+    try {
+      const r = await probeExaminer(ctx, model, model, 6, 3);
+      expect(r.examples).toHaveLength(6);
+      const all = r.rows.at(-1)!;
+      expect(all.hops).toBe('all');
+      expect(all.questions).toBe(6);
+      expect(r.rows.slice(0, -1).reduce((s, x) => s + x.questions, 0)).toBe(6);
+      for (const x of r.rows) {
+        expect(Object.values(x.verdicts).reduce((a, b) => a + b, 0)).toBeCloseTo(1, 12);
+        expect(x.solvable).toBeLessThanOrEqual(x.valid);
+      }
+      // Only valid questions go to the student, n rollouts each; each verdict is the audit's.
+      for (const q of r.examples) {
+        expect(q.n === 0 || q.n === config.rolloutsPerQuestion).toBe(true);
+        expect(q.k).toBeLessThanOrEqual(q.n);
+        expect(q.verdict).toBe(env.auditQuestion(q.question, q.answer));
+      }
+      expect(all.valid).toBeCloseTo(r.examples.filter((q) => q.n > 0).length / 6, 12);
+      expect(await probeExaminer(ctx, model, model, 6, 3)).toEqual(r);
+    } finally {
+      model.dispose();
+    }
+  }, 120_000);
 });

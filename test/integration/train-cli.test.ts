@@ -55,10 +55,12 @@ describe('npm run train --policies lora (smoke preset)', () => {
     const ev = await cli('eval', ['--run', out]);
     expect(ev.code, ev.stderr).toBe(0);
     expect(ev.stdout).toMatch(/eval: the student of .* at iteration 0, done step 0/);
-    const probe = await cli('probe', ['--run', out, '--questions', '2', '--modes', 'full,gt']);
+    const probe = await cli('probe', ['--run', out, '--questions', '2', '--modes', 'full,gt', '--examiner-questions', '2']);
     expect(probe.code, probe.stderr).toBe(0);
     expect(probe.stdout).toMatch(/probe: the student and teacher of .* at iteration 0/);
     expect(probe.stdout).toMatch(/^\| full \|/m);
+    expect(probe.stdout).toContain('The examiner probe');
+    expect(probe.stdout).toMatch(/^\| all \| 2 \|/m);
     const bad = await cli('probe', ['--run', out, '--modes', 'none']);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain("--modes: 'none' is not allowed");

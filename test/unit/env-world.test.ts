@@ -6,6 +6,8 @@ import {
   STEPS,
   WorldIndex,
   answersOfChain,
+  auditQuestion,
+  readQuestion,
   entityCounts,
   evalSetToJsonl,
   generateQuestion,
@@ -173,5 +175,44 @@ describe('questions', () => {
       expect((e as Error).message).toMatch(/^eval\.jsonl:3: /);
       expect((e as Error).message).toMatch(pattern);
     }
+  });
+});
+
+describe('auditQuestion: reading a question back into the world', () => {
+  const rng = new Rng('audit');
+  const qs = [1, 2, 3, 4].flatMap((h) => Array.from({ length: 25 }, () => generateQuestion(ix, rng, h)).filter((q): q is WorldQuestion => q !== null));
+  const person = world.entities.find((e) => e.type === 'person')!;
+  const city = world.entities.find((e) => e.type === 'city')!;
+
+  it('reads every generated question as its own path, with its answer right', () => {
+    expect(qs.length).toBeGreaterThan(90);
+    for (const q of qs) {
+      const a = auditQuestion(ix, q.question, q.answers[0]!);
+      expect(a.verdict, q.question).toBe('right');
+      expect(a.reading).toEqual({ start: q.path[0]!.from, steps: q.path.map((p) => p.step) });
+      // Case and spacing are not held against it; the answer is compared as EM compares.
+      expect(auditQuestion(ix, `  ${q.question.toLowerCase().replace(/ /g, '  ')}`, ` ${q.answers[0]!.toUpperCase()}.`).verdict).toBe('right');
+      expect(auditQuestion(ix, q.question.replace(/\?$/, ' ?'), q.answers[0]!).verdict).toBe('right');
+      expect(auditQuestion(ix, q.question.replace(/\?$/, ''), q.answers[0]!).verdict).toBe('right');
+    }
+  });
+
+  it('tells a wrong answer from a garbled question and from one whose chain has no single answer', () => {
+    const q = qs.find((x) => x.hops === 2)!;
+    const other = qs.find((x) => x.answers[0] !== q.answers[0])!.answers[0]!;
+    expect(auditQuestion(ix, q.question, other)).toMatchObject({ verdict: 'wrong', answers: q.answers });
+    // The examiner's garbled mix of two templates, an entity not in the world, a relation its type lacks.
+    expect(auditQuestion(ix, `In which city is home to ${city.name}?`, 'x').verdict).toBe('unreadable');
+    expect(auditQuestion(ix, 'In which city was Nobody Atall born?', 'x').verdict).toBe('unreadable');
+    expect(auditQuestion(ix, `Who founded ${city.name}?`, 'x').verdict).toBe('unreadable');
+    // Readable, but the person joined no organisation (or: several people were born in the city).
+    const loner = world.entities.find((e) => e.type === 'person' && ix.objects(e.id, 'member_of').length === 0);
+    if (loner) expect(auditQuestion(ix, `Which organisation was joined by ${loner.name}?`, 'x')).toMatchObject({ verdict: 'unanswerable', answers: [] });
+    expect(auditQuestion(ix, `In what year was ${person.name} born?`, String(person.year)).verdict).toBe('right');
+    expect(readQuestion(ix, `What is the capital of the country containing ${city.name}?`)).toEqual([{ start: city.id, steps: ['country_of', 'capital'] }]);
+  });
+
+  it('reads the held-out set as right', () => {
+    for (const q of makeEvalSet(world, { perHop: 10 })) expect(auditQuestion(ix, q.question, q.answers[0]!).verdict).toBe('right');
   });
 });

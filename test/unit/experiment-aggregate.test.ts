@@ -17,7 +17,7 @@ function run(arm: string, seed: number, evals: EvalMetrics[], drift: [number, nu
     evals,
     drift: drift.map(([n, em], iteration) => ({ iteration, n, em, emByHop: {} })),
     generation: trained ? [0, 1].map((iteration) => ({ iteration, questions: 8, validShare: 0.5 + 0.1 * seed, fallbackShare: 0.25 * iteration })) : [],
-    ...(trained ? { signal: [0, 1].map((iteration) => ({ iteration, solvableShare: 0.1 * seed, studentReward: 0.2 * iteration, distill: arm === 'drzero' ? 0 : 0.3 })) } : {}),
+    ...(trained ? { signal: [0, 1].map((iteration) => ({ iteration, rightShare: 0.5, solvableShare: 0.1 * seed, studentReward: 0.2 * iteration, distill: arm === 'drzero' ? 0 : 0.3 })) } : {}),
     seconds: 10 * seed,
   };
 }
@@ -89,6 +89,8 @@ describe('experiment aggregation', () => {
     const [base, dz, pi] = aggregate(results, ['base', 'drzero', 'piplay'], 2);
     expect(base!.signal.map((g) => g.studentReward)).toEqual([null, null]);
     expect(dz!.signal[0]!.solvableShare!.mean).toBeCloseTo(0.15, 12);
+    expect(dz!.signal[0]!.rightShare).toEqual({ mean: 0.5, std: 0, n: 2 });
+    expect(base!.signal[0]!.rightShare).toBeNull();
     expect(dz!.signal[1]!.studentReward).toEqual({ mean: 0.2, std: 0, n: 2 });
     expect(dz!.signal[0]!.distill).toEqual({ mean: 0, std: 0, n: 2 });
     expect(pi!.signal[0]!.distill).toEqual({ mean: 0.3, std: 0, n: 3 });
@@ -100,8 +102,8 @@ describe('experiment aggregation', () => {
   it("signalOf: the examiner steps' solvable share and the student steps' reward and D, per iteration", () => {
     const m = (stage: string, iteration: number, x: Record<string, number>): StepMetrics => ({ stage, iteration, step: 0, ...x }) as StepMetrics;
     const metrics = [
-      m('examiner', 0, { solvable_share: 0.5 }),
-      m('examiner', 0, { solvable_share: 0.25 }),
+      m('examiner', 0, { solvable_share: 0.5, right_share: 0.1 }),
+      m('examiner', 0, { solvable_share: 0.25, right_share: 0.3 }),
       m('generate', 0, { valid_share: 0.9 }),
       m('student', 0, { reward: 0.2, distill: 0.4 }),
       m('student', 0, { reward: 0.4, distill: 0.2 }),
@@ -111,8 +113,10 @@ describe('experiment aggregation', () => {
     const got = signalOf(metrics, 2);
     expect(got[0]!.iteration).toBe(0);
     expect(got[0]!.solvableShare).toBeCloseTo(0.375, 12);
+    expect(got[0]!.rightShare).toBeCloseTo(0.2, 12);
     expect(got[0]!.studentReward).toBeCloseTo(0.3, 12);
     expect(got[0]!.distill).toBeCloseTo(0.3, 12);
+    // No right_share logged (a corpus without a world, or an older run): none, rather than 0.
     expect(got[1]).toEqual({ iteration: 1, solvableShare: 0, studentReward: 0, distill: 0.1 });
   });
 

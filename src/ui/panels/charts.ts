@@ -68,12 +68,13 @@ export const CURATED: ChartSpec[] = [
   },
   {
     id: 'examiner-reward',
-    title: 'Examiner reward · share of 0<k<n',
+    title: 'Examiner reward · share of 0<k<n · share true of the world',
     xLabel: 'examiner step',
     series: [
       { match: /^examiner\/(reward|reward_mean|examiner_reward)$/, label: 'reward' },
       { match: /^examiner\/(solvable_share|learnable_share|mid_share)$/, label: '0<k<n' },
       { match: /^examiner\/(format_reward|format)$/, label: 'format' },
+      { match: /^examiner\/right_share$/, label: 'true' },
     ],
   },
   {
