@@ -151,24 +151,33 @@ export function teacherTranscript(w: ScriptWorld, q: WorldQuestion, mode: Exclud
 }
 
 /**
- * An examiner given `source` and h that writes an h-hop question: it searches the entity of each later
- * hop (h - 1 searches), then writes the question and its answer. Null when no such question exists from
- * this source or retrieval misses a passage.
+ * An examiner given `source` and h that writes an h-hop question. Each hop it quotes the sentence that states
+ * the next fact (from the source, then from the passage it retrieved), then searches the entity that fact
+ * names (h - 1 searches) or, at the last hop, writes the question and its answer. The quotes put the
+ * relation and the value next to the question the model writes, as the student's quotes do for its answer:
+ * a tiny model that wrote the question straight from the source passage mixed up the relations ("In which
+ * city is home to X?"). Null when no such question exists from this source or retrieval misses a passage.
  */
 export function examinerTranscript(w: ScriptWorld, source: Passage, hops: number, rng: Rng): Doc | null {
   const q = generateQuestion(w.ix, rng, hops, { start: source.id, attempts: 8 });
   if (!q) return null;
   const reply = new Reply(examinerPrompt({ source, hops }));
-  for (let h = 1; h < hops; h++) {
-    const entity = w.ix.entity(q.path[h]!.from).name;
-    const why = h === 1 ? 'The source document names' : 'The last document names';
-    reply.say(think(`${why} ${entity}. I need to search for ${entity}.`) + search(entity));
-    const got = retrieve(w, entity, q.path[h]!.passage);
+  let passage: Passage = source;
+  let where = 'The source says:';
+  for (let h = 0; h < hops; h++) {
+    const value = valueText(w.ix, q.path[h]!.to);
+    const quote = `${where} ${factSentence(passage.text, value)}`;
+    if (h + 1 === hops) {
+      reply.say(think(`${quote} The answer is ${value}.`) + `${QUESTION_OPEN} ${q.question} ${QUESTION_CLOSE}${answer(value)}`);
+      break;
+    }
+    reply.say(think(`${quote} I need to search for ${value}.`) + search(value));
+    const got = retrieve(w, value, q.path[h + 1]!.passage);
     if (got.rank < 0) return null;
     reply.tool(got.passages);
+    passage = got.passages[got.rank]!;
+    where = `Doc ${got.rank + 1} says:`;
   }
-  const answerText = q.answers[0]!;
-  reply.say(think(`The answer is ${answerText}.`) + `${QUESTION_OPEN} ${q.question} ${QUESTION_CLOSE}${answer(answerText)}`);
   return { kind: 'examiner', segments: reply.end() };
 }
 
