@@ -14,6 +14,7 @@ export {
   answersOfChain,
   valueText,
   generateQuestion,
+  phraseQuestion,
   makeEvalSet,
   evalSetToJsonl,
   parseEvalSetJsonl,

@@ -20,7 +20,8 @@ import {
   THINK_OPEN,
   formatInformation,
 } from '../env/tags.ts';
-import { generateQuestion, valueText, worldQcp, WorldIndex, type WorldQuestion } from '../env/world.ts';
+import { normalizeAnswer } from '../env/em.ts';
+import { generateQuestion, phraseQuestion, valueText, worldQcp, WorldIndex, type WorldQuestion } from '../env/world.ts';
 import { IM_END, IM_START } from '../model/tokenizer-train.ts';
 
 /** A piece of a document; `loss` marks text the model is trained to produce. */
@@ -151,28 +152,33 @@ export function teacherTranscript(w: ScriptWorld, q: WorldQuestion, mode: Exclud
 }
 
 /**
- * An examiner given `source` and h that writes an h-hop question. Each hop it quotes the sentence that states
- * the next fact (from the source, then from the passage it retrieved), then searches the entity that fact
- * names (h - 1 searches) or, at the last hop, writes the question and its answer. The quotes put the
- * relation and the value next to the question the model writes, as the student's quotes do for its answer:
- * a tiny model that wrote the question straight from the source passage mixed up the relations ("In which
- * city is home to X?"). Null when no such question exists from this source or retrieval misses a passage.
+ * An examiner given `source` and h that writes an h-hop question. Each hop it quotes the sentence that
+ * states the next fact (from the source, then from the passage it retrieved) and names what it found by
+ * the chain so far ("So the birthplace of X is Y."), then searches it (h - 1 searches) or, at the last hop,
+ * says what it asks about and writes the question and its answer. Every part of the question is then a
+ * copy of a nearby span (the description built hop by hop, the relation of the quoted sentence), as the
+ * student's quotes put the value next to its answer: the stage-7 model, trained on an examiner that wrote
+ * the question straight from the source, wrote no question true of the world (the examiner probe).
+ * Null when no such question exists from this source or retrieval misses a passage.
  */
 export function examinerTranscript(w: ScriptWorld, source: Passage, hops: number, rng: Rng): Doc | null {
-  const q = generateQuestion(w.ix, rng, hops, { start: source.id, attempts: 8 });
-  if (!q) return null;
+  const path = generateQuestion(w.ix, rng, hops, { start: source.id, attempts: 8 })?.path;
+  if (!path) return null;
+  const { question, descriptions } = phraseQuestion(w.ix, path, rng);
+  const answerText = valueText(w.ix, path[hops - 1]!.to);
+  if (normalizeAnswer(question).includes(normalizeAnswer(answerText))) return null;
   const reply = new Reply(examinerPrompt({ source, hops }));
   let passage: Passage = source;
   let where = 'The source says:';
   for (let h = 0; h < hops; h++) {
-    const value = valueText(w.ix, q.path[h]!.to);
+    const value = valueText(w.ix, path[h]!.to);
     const quote = `${where} ${factSentence(passage.text, value)}`;
     if (h + 1 === hops) {
-      reply.say(think(`${quote} The answer is ${value}.`) + `${QUESTION_OPEN} ${q.question} ${QUESTION_CLOSE}${answer(value)}`);
+      reply.say(think(`${quote} I ask about ${descriptions[h]}; the answer is ${value}.`) + `${QUESTION_OPEN} ${question} ${QUESTION_CLOSE}${answer(value)}`);
       break;
     }
-    reply.say(think(`${quote} I need to search for ${value}.`) + search(value));
-    const got = retrieve(w, value, q.path[h + 1]!.passage);
+    reply.say(think(`${quote} So ${descriptions[h + 1]} is ${value}. I need to search for ${value}.`) + search(value));
+    const got = retrieve(w, value, path[h + 1]!.passage);
     if (got.rank < 0) return null;
     reply.tool(got.passages);
     passage = got.passages[got.rank]!;

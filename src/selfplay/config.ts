@@ -195,10 +195,10 @@ export const DEMO: SelfPlayConfig = {
   lr: 1e-4,
   examinerLr: 1e-4,
   gradClip: 1,
-  // A student turn that quotes the retrieved fact before answering takes up to ~64 tokens, the examiner's
-  // last turn (the quoted fact, then the question and its answer) up to ~90; three passages of the default
-  // world take 75-300 (so a tool reply is rarely cut).
-  turnTokens: 96,
+  // A student turn that quotes the retrieved fact before answering takes up to ~64 tokens, an examiner's
+  // turn (the quoted fact, the chain so far, then a search or the question and its answer) up to ~115;
+  // three passages of the default world take 75-300 (so a tool reply is rarely cut).
+  turnTokens: 128,
   toolTokens: 320,
   evalBatch: 20,
   checkpointEvery: 4,

@@ -158,18 +158,28 @@ export function generateQuestion(ix: WorldIndex, rng: Rng, hops: number, options
       }
     }
     if (path.length !== hops) continue;
-    let desc = ix.entity(start).name;
-    for (const p of path.slice(0, -1)) desc = rng.pick(stepDef(p.step).np).replace('{x}', desc);
-    // A long nested description reads better at the end of the question: from 3 hops on, prefer the
-    // templates that end with {x}.
-    const asks = stepDef(path[hops - 1]!.step).ask;
-    const endPlaced = asks.filter((t) => t.endsWith('{x}?'));
-    const question = capitalise(rng.pick(hops > 2 && endPlaced.length ? endPlaced : asks).replace('{x}', desc));
+    const { question } = phraseQuestion(ix, path, rng);
     const answer = valueText(ix, path[hops - 1]!.to);
     if (normalizeAnswer(question).includes(normalizeAnswer(answer))) continue;
     return { question, answers: [answer], hops, path };
   }
   return null;
+}
+
+/**
+ * The words of a question along `path`: descriptions[h] names the entity hop h starts from (the start's
+ * name, then "the birthplace of <name>", "the country containing the birthplace of <name>", ...), and the
+ * question asks the last step of the last description.
+ */
+export function phraseQuestion(ix: WorldIndex, path: readonly PathStep[], rng: Rng): { question: string; descriptions: string[] } {
+  const descriptions = [ix.entity(path[0]!.from).name];
+  for (const p of path.slice(0, -1)) descriptions.push(rng.pick(stepDef(p.step).np).replace('{x}', descriptions.at(-1)!));
+  // A long nested description reads better at the end of the question: from 3 hops on, prefer the
+  // templates that end with {x}.
+  const asks = stepDef(path.at(-1)!.step).ask;
+  const endPlaced = asks.filter((t) => t.endsWith('{x}?'));
+  const question = capitalise(rng.pick(path.length > 2 && endPlaced.length ? endPlaced : asks).replace('{x}', descriptions.at(-1)!));
+  return { question, descriptions };
 }
 
 export interface EvalSetOptions {
