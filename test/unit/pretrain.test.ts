@@ -1,6 +1,6 @@
 // The pretraining pipeline at toy size: scripted transcripts are well-formed and match what rollouts see,
 // packing masks the right tokens, a few steps lower the loss, and the written folder loads back.
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,7 +18,7 @@ import { DEFAULT_WORLD_SEED, TEACHER_MODES, worldDocs, worldSeed, type DataSetti
 import { checkCopying } from '../../src/pretrain/check.ts';
 import { copyTaskBatch } from '../../src/pretrain/copy-task.ts';
 import { Packer } from '../../src/pretrain/pack.ts';
-import { isCopyStep, pretrain } from '../../src/pretrain/run.ts';
+import { defaultWorldFiles, isCopyStep, pretrain } from '../../src/pretrain/run.ts';
 import { learningRate } from '../../src/pretrain/train.ts';
 import { chatPrompt, copyDrill, docText, examinerTranscript, factSentence, scriptWorld, studentTranscript, teacherTranscript, toolReply, TOP_K, type Doc } from '../../src/pretrain/transcripts.ts';
 import { examinerFormatRewardOfTranscript } from '../../src/rl/rewards.ts';
@@ -53,6 +53,10 @@ describe('data', () => {
     expect(kinds.get('student')).toBe(12);
     expect(kinds.get('examiner')).toBe(6);
     expect(docText(worldDocs(DATA, 0)[3]!)).toBe(docText(docs[3]!)); // seeded
+  });
+
+  it('writes the shipped default world and its held-out set byte for byte (question phrasing is not to drift)', () => {
+    for (const [name, bytes] of defaultWorldFiles()) expect(new TextDecoder().decode(bytes), name).toBe(readFileSync(new URL(`../../public/worlds/default/${name}`, import.meta.url), 'utf8'));
   });
 
   it('scripts students that search the named entity and answer with the gold answer', () => {
