@@ -63,6 +63,12 @@ export interface SelfPlayConfig {
   /** Project choice: when the examiner yields too few valid questions, top up with world-generated
    *  ones ('world', reported as fallback_share) or train on what there is ('none'). */
   fallbackQuestions: 'none' | 'world';
+  /** Who writes the student's training set: the examiner ('examiner', self-play as ALGORITHM.md 1(b) has
+   *  it) or the world generator ('world': an oracle examiner whose questions are all true, with QCPs
+   *  shaped like the examiner's). A project ablation for a base model that cannot yet write true
+   *  questions: it tests the student's side (GRPO, the teacher's distillation) apart from the examiner's
+   *  skill. World corpus only; the examiner stage still runs unless --examiner-steps 0. */
+  studentQuestions: 'examiner' | 'world';
 
   // -- student stage (GRPO + λ·D)
   /** Questions per student step (each gets n rollouts). */
@@ -148,6 +154,7 @@ export const PAPER: SelfPlayConfig = {
   trainQuestions: 0,
   generationRounds: 4,
   fallbackQuestions: 'none',
+  studentQuestions: 'examiner',
   studentBatch: 256,
   ppoEpochs: 1,
   miniBatches: 1,
@@ -289,6 +296,7 @@ export const OPTIONS: { [K in keyof SelfPlayConfig]: OptionSpec } = {
   trainQuestions: { flag: 'train-questions', kind: int(0), help: 'questions generated for the student stage (0: steps x batch)' },
   generationRounds: { flag: 'generation-rounds', kind: int(1), help: 'examiner batches per needed batch at most in data generation' },
   fallbackQuestions: { flag: 'fallback-questions', kind: { t: 'enum', values: ['none', 'world'] }, help: 'top up too few valid questions from the world generator' },
+  studentQuestions: { flag: 'student-questions', kind: { t: 'enum', values: ['examiner', 'world'] }, help: "who writes the student's questions: the examiner, or the world generator (an oracle examiner; an ablation)" },
   studentBatch: { flag: 'student-batch', kind: int(1), help: 'questions per student step' },
   ppoEpochs: { flag: 'ppo-epochs', kind: int(1), help: 'passes over each step\'s rollouts' },
   miniBatches: { flag: 'mini-batches', kind: int(1), help: 'optimizer steps per PPO epoch' },
@@ -395,6 +403,9 @@ export function validateConfig(c: SelfPlayConfig): SelfPlayConfig {
   const rollouts = c.studentBatch * c.rolloutsPerQuestion;
   if (c.miniBatches > rollouts) {
     throw new ConfigError(`--mini-batches: ${c.miniBatches} is more than the ${rollouts} rollouts of a student step (student-batch x n)`);
+  }
+  if (c.studentQuestions === 'world' && c.corpus !== 'world') {
+    throw new ConfigError(`--student-questions: 'world' needs the world corpus (--corpus world), not ${c.corpus}: only the world generator knows its questions' answers`);
   }
   if (c.privileged === 'none' && (typeof c.lambda === 'number' ? c.lambda > 0 : c.lambda.some((l) => l > 0))) {
     // Dr. Zero: no teacher, so no distillation term whatever lambda says.

@@ -1,7 +1,8 @@
 // Data generation (ALGORITHM.md section 1 (b)): the updated examiner writes the student's training set;
 // questions whose format is valid (f > 0) are kept. A model that rarely writes a valid question (a tiny or
 // random base) may leave the set short: the project's fallback (`fallbackQuestions: 'world'`) tops it up
-// with world-generated questions and says so in the metrics (fallback_share) and the log.
+// with world-generated questions and says so in the metrics (fallback_share) and the log. With
+// `studentQuestions: 'world'` (an ablation) the world generator writes all of it (fallback_share 1).
 import { mean, now, rngFor, uniform, type RunContext } from './context.ts';
 import type { TrainQuestion } from './environment.ts';
 import type { QuestionRecord, StepMetrics } from './events.ts';
@@ -25,7 +26,9 @@ export async function generateTrainingSet(ctx: RunContext, iteration: number): P
   const rng = rngFor(c.seed, 'generate', iteration);
   const out: TrainQuestion[] = [];
   const records: QuestionRecord[] = [];
-  const maxBatches = Math.ceil(target / c.examinerBatch) * c.generationRounds;
+  // --student-questions world: the world generator writes the whole set (an oracle examiner), no rollouts.
+  const oracle = c.studentQuestions === 'world';
+  const maxBatches = oracle ? 0 : Math.ceil(target / c.examinerBatch) * c.generationRounds;
   let written = 0;
   let formats: number[] = [];
   const all: WrittenQuestion[] = [];
@@ -57,17 +60,19 @@ export async function generateTrainingSet(ctx: RunContext, iteration: number): P
     }
   }
   const fromExaminer = out.length;
-  if (out.length < target && c.fallbackQuestions === 'world' && ctx.env.canMakeQuestions) {
+  if (out.length < target && (oracle || c.fallbackQuestions === 'world') && ctx.env.canMakeQuestions) {
     const pick = rng.fork('fallback');
     for (let tries = 0; out.length < target && tries < 4 * target; tries++) {
       const q = ctx.env.worldQuestion(pick, ctx.env.sampleHops(pick, c.hopWeights), `it${iteration}-w${out.length}`);
       if (q) out.push(q);
     }
-    ctx.emit({
-      type: 'log',
-      level: 'warn',
-      message: `iteration ${iteration}: the examiner wrote ${fromExaminer} valid questions of ${target} needed; ${out.length - fromExaminer} world-generated questions fill the rest`,
-    });
+    if (!oracle) {
+      ctx.emit({
+        type: 'log',
+        level: 'warn',
+        message: `iteration ${iteration}: the examiner wrote ${fromExaminer} valid questions of ${target} needed; ${out.length - fromExaminer} world-generated questions fill the rest`,
+      });
+    }
   } else if (out.length < target) {
     ctx.emit({ type: 'log', level: 'warn', message: `iteration ${iteration}: the examiner wrote ${out.length} valid questions of ${target} wanted` });
   }

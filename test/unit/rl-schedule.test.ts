@@ -70,6 +70,7 @@ describe('settings', () => {
     expect(() => makeConfig('smoke', { privileged: 'none', lambda: 0.1 })).toThrow(/--lambda/);
     expect(() => makeConfig('smoke', { miniBatches: 99 })).toThrow(/--mini-batches/);
     expect(() => makeConfig('nope' as 'smoke')).toThrow(/--preset/);
+    expect(() => makeConfig('smoke', { studentQuestions: 'world', corpus: 'my.jsonl' })).toThrow(/--student-questions: 'world' needs the world corpus/);
   });
   it('walks the units of an iteration in order', () => {
     const c = makeConfig('smoke', { examinerSteps: 2, studentSteps: 2, iterations: 2 });

@@ -306,12 +306,12 @@ describe('setup', () => {
     const q3 = estimateRun(cfg('qwen3-0.6b'), PRESETS.demo, browser);
     expect(q3.fits).toBe(false);
     expect(q3.problems[0]).toMatch(/largest weight takes 594 MiB.*largest buffer \(128 MiB\)/);
-    // On a 2 GiB-buffer adapter the demo's micro-batch of 10 rollouts makes logits over 2 GiB for a
-    // 152k vocabulary; 8 rollouts fit.
+    // On a 2 GiB-buffer adapter the demo's micro-batch of 10 rollouts (5 turns of 128 tokens each) makes
+    // logits over 2 GiB for a 152k vocabulary; 5 rollouts fit.
     const q3tight = estimateRun(cfg('qwen3-0.6b'), PRESETS.demo, big);
     expect(q3tight.fits).toBe(false);
-    expect(q3tight.problems[0]).toMatch(/logits of one training micro-batch \(3600 tokens.*Lower micro-batch/);
-    const q3big = estimateRun(cfg('qwen3-0.6b'), { ...PRESETS.demo, microBatch: 8 }, big);
+    expect(q3tight.problems[0]).toMatch(/logits of one training micro-batch \(6400 tokens.*Lower micro-batch/);
+    const q3big = estimateRun(cfg('qwen3-0.6b'), { ...PRESETS.demo, microBatch: 5 }, big);
     expect(q3big.fits).toBe(true);
     expect(q3big.params).toBeGreaterThan(5e8);
     expect(q3big.warnings.join(' ')).toMatch(/GiB/);
