@@ -47,25 +47,31 @@ export interface SignalPoint {
   iteration: number;
   /** Share of the examiner's questions true of the world (auditQuestion 'right'); absent in older runs or without a world. */
   rightShare?: number;
-  /** Share of the examiner's questions that some but not all of the n student rollouts answered (0 < k < n). */
-  solvableShare: number;
+  /** Share of the examiner's questions that some but not all of the n student rollouts answered (0 < k < n); absent without examiner steps. */
+  solvableShare?: number;
+  /** Share of the student's questions whose n rollouts did not all score the same (GRPO's advantages are not all 0); absent in older runs. */
+  learnableShare?: number;
   /** The student's reward: its rollouts' EM against the examiner's answers. */
   studentReward: number;
   /** The distillation term D (0 without a teacher). */
   distill: number;
 }
 
-/** Per iteration, the means of the examiner steps' solvable share and the student steps' reward and D. */
+/** Per iteration, the means of the examiner steps' true and solvable shares and the student steps' learnable share, reward and D. */
 export function signalOf(metrics: readonly StepMetrics[], iterations: number): SignalPoint[] {
+  const values = (stage: string, it: number, key: string) =>
+    metrics.filter((m) => m.stage === stage && m.iteration === it && typeof m[key] === 'number').map((m) => m[key] as number);
   const avg = (stage: string, it: number, key: string) => {
-    const xs = metrics.filter((m) => m.stage === stage && m.iteration === it && typeof m[key] === 'number').map((m) => m[key] as number);
+    const xs = values(stage, it, key);
     return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0;
   };
-  const has = (stage: string, it: number, key: string) => metrics.some((m) => m.stage === stage && m.iteration === it && typeof m[key] === 'number');
+  /** { [name]: the mean } when the metric was logged, else nothing (not 0: it was not measured). */
+  const optional = (name: keyof SignalPoint, stage: string, it: number, key: string) => (values(stage, it, key).length ? { [name]: avg(stage, it, key) } : {});
   return Array.from({ length: iterations }, (_, it) => ({
     iteration: it,
-    ...(has('examiner', it, 'right_share') ? { rightShare: avg('examiner', it, 'right_share') } : {}),
-    solvableShare: avg('examiner', it, 'solvable_share'),
+    ...optional('rightShare', 'examiner', it, 'right_share'),
+    ...optional('solvableShare', 'examiner', it, 'solvable_share'),
+    ...optional('learnableShare', 'student', it, 'learnable_share'),
     studentReward: avg('student', it, 'reward'),
     distill: avg('student', it, 'distill'),
   }));
@@ -114,7 +120,7 @@ export interface ArmSummary {
   fallback: (Stat | null)[];
   validShare: (Stat | null)[];
   /** Index i: iteration i + 1's training signal over seeds (null for the base arm). */
-  signal: { rightShare: Stat | null; solvableShare: Stat | null; studentReward: Stat | null; distill: Stat | null }[];
+  signal: { rightShare: Stat | null; solvableShare: Stat | null; learnableShare: Stat | null; studentReward: Stat | null; distill: Stat | null }[];
   /** Seeds whose run stopped with an error, and the message. */
   errors: { seed: number; error: string }[];
   seconds: Stat | null;
@@ -175,9 +181,14 @@ export function aggregate(results: readonly SeedResult[], arms: readonly string[
       validShare: trained ? gen((g) => g.validShare) : iters.map(() => null),
       signal: iters.map((i) => {
         const pts = trained ? rs.flatMap((r) => (r.signal ?? []).filter((p) => p.iteration === i)) : [];
+        const present = (key: 'rightShare' | 'solvableShare' | 'learnableShare') => stat(pts.flatMap((p) => (p[key] === undefined ? [] : [p[key]])));
         return {
-          rightShare: stat(pts.flatMap((p) => (p.rightShare === undefined ? [] : [p.rightShare]))),
-          solvableShare: stat(pts.map((p) => p.solvableShare)), studentReward: stat(pts.map((p) => p.studentReward)), distill: stat(pts.map((p) => p.distill)) };
+          rightShare: present('rightShare'),
+          solvableShare: present('solvableShare'),
+          learnableShare: present('learnableShare'),
+          studentReward: stat(pts.map((p) => p.studentReward)),
+          distill: stat(pts.map((p) => p.distill)),
+        };
       }),
       errors: rs.flatMap((r) => (r.error ? [{ seed: r.seed, error: r.error }] : [])),
       seconds: stat(rs.map((r) => r.seconds)),

@@ -224,10 +224,11 @@ export function renderResults(meta: ResultsMeta, summaries: readonly ArmSummary[
     out.push(
       "Per iteration, means over its steps: the share of the examiner's questions that are true of the world (true: the " +
         "question reads as a chain of the world's relations by its question templates and the examiner's answer is the chain's " +
-        "answer; src/env/world/audit.ts), the share that some but not all of the student's n " +
-        'rollouts answered (solvable: where the difficulty reward and GRPO have a signal), the student\'s reward (its rollouts\' EM ' +
-        "against the examiner's answers; GRPO's advantages are all 0 when every rollout of a question scores the same) and the " +
-        'distillation term D towards the teacher. With no reward, a student learns only from D.',
+        "answer; src/env/world/audit.ts) and that some but not all of the student's n rollouts answered in the examiner " +
+        'stage (solvable: where the difficulty reward has a signal); on the student steps, the share of questions whose n ' +
+        "rollouts did not all score the same (learnable: GRPO's advantages are all 0 on the others), the student's reward (its " +
+        "rollouts' EM against the examiner's answers) and the distillation term D towards the teacher. With no reward, a " +
+        'student learns only from D. A part not measured (no examiner steps; a run of an older version) is left out.',
     );
     out.push('');
     out.push(
@@ -235,7 +236,15 @@ export function renderResults(meta: ResultsMeta, summaries: readonly ArmSummary[
         ['arm', ...iterationHeads(its)],
         trained.map((s) => [
           armLabel(s.arm),
-          ...s.signal.map((g) => `${g.rightShare ? `true ${formatPct(g.rightShare)} · ` : ''}solvable ${formatPct(g.solvableShare)} · reward ${formatPct(g.studentReward)} · D ${formatNum(g.distill, 3)}`),
+          ...s.signal.map((g) =>
+            [
+              ...(g.rightShare ? [`true ${formatPct(g.rightShare)}`] : []),
+              ...(g.solvableShare ? [`solvable ${formatPct(g.solvableShare)}`] : []),
+              ...(g.learnableShare ? [`learnable ${formatPct(g.learnableShare)}`] : []),
+              `reward ${formatPct(g.studentReward)}`,
+              `D ${formatNum(g.distill, 3)}`,
+            ].join(' · '),
+          ),
         ]),
       ),
     );

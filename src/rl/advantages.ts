@@ -33,3 +33,18 @@ export function groupAdvantages(rewards: readonly number[], groups: readonly (nu
   }
   return out;
 }
+
+/**
+ * The share of groups whose rewards are not all equal: the groups (questions) GRPO's advantages are not
+ * all 0 on, so the only ones the policy-gradient term learns from.
+ */
+export function learnableShare(rewards: readonly number[], groups: readonly (number | string)[]): number {
+  const seen = new Map<number | string, Set<number>>();
+  groups.forEach((g, i) => {
+    const set = seen.get(g) ?? new Set<number>();
+    set.add(rewards[i]!);
+    seen.set(g, set);
+  });
+  if (seen.size === 0) return 0;
+  return [...seen.values()].filter((s) => s.size > 1).length / seen.size;
+}

@@ -8,7 +8,7 @@ import { lastAnswer } from '../env/tags.ts';
 import type { Tensor } from '../gpu/tensor.ts';
 import { tokenLogprobs } from '../gpu/ops/log_softmax.ts';
 import { topkKl } from '../gpu/ops/topk_kl.ts';
-import { groupAdvantages } from '../rl/advantages.ts';
+import { groupAdvantages, learnableShare } from '../rl/advantages.ts';
 import { assertAligned, perPolicyToken, policyBatch, teacherSequence, type PolicyBatch } from '../rl/batch.ts';
 import { constantLogits, policyLogits, policyLogprobs } from '../rl/forward.ts';
 import { studentLoss, type StudentLossSettings } from '../rl/losses.ts';
@@ -79,7 +79,8 @@ export async function studentStep(ctx: RunContext, iteration: number, step: numb
   const questionOf = (i: number) => qs[Math.floor(i / n)]!;
   const answers = rollouts.map((r) => lastAnswer(r.text));
   const rewards = rollouts.map((_, i) => studentReward(answers[i]!, questionOf(i).answer));
-  const advantages = groupAdvantages(rewards, rollouts.map((_, i) => Math.floor(i / n)));
+  const groups = rollouts.map((_, i) => Math.floor(i / n));
+  const advantages = groupAdvantages(rewards, groups);
   const tPrompts = teacher ? qs.map((q) => teacherPromptIds(ctx, q)) : [];
   const settings = lossSettings(ctx, iteration);
   const pad = tok.padId ?? 0;
@@ -168,6 +169,7 @@ export async function studentStep(ctx: RunContext, iteration: number, step: numb
     entropy: avg('entropy'),
     ppo_kl: avg('ppo_kl'),
     reward: mean(rewards),
+    learnable_share: learnableShare(rewards, groups),
     answered_share: mean(answers.map((a) => (a === null ? 0 : 1))),
     searches_per_rollout: stats.searches,
     redundancy: stats.redundancy,

@@ -108,6 +108,8 @@ describe('one π-Play iteration on a tiny random model', () => {
     finiteNumbers(m);
     expect(m.optimizer_steps).toBe(1);
     expect(m.lambda).toBe(0.1);
+    expect(m.learnable_share as number).toBeGreaterThanOrEqual(0);
+    expect(m.learnable_share as number).toBeLessThanOrEqual(1);
     expect(m.distill as number).toBeGreaterThanOrEqual(0);
     expect(m.grad_norm as number).toBeGreaterThan(0);
     // The rollout's sampling log-probs (KV cache, left padding) match the training forward (right padding).

@@ -2,7 +2,7 @@ import { describe, it, expect } from 'vitest';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Engine } from '../../src/gpu/engine.ts';
-import { groupAdvantages } from '../../src/rl/advantages.ts';
+import { groupAdvantages, learnableShare } from '../../src/rl/advantages.ts';
 import { loadFixture, runFixture } from '../../src/fixtures/runner.ts';
 import { expectClose } from '../helpers/compare.ts';
 
@@ -50,4 +50,16 @@ describe.skipIf(!existsSync(FIXTURES))('shared fixtures (group_advantage)', () =
       expect(r.ok, `${r.detail} (worst ${r.worst})`).toBe(true);
     });
   }
+});
+
+describe('learnableShare', () => {
+  it('counts the groups whose rewards differ, where the advantages are not all 0', () => {
+    const rewards = [1, 0, 0, 0, 0, 0, 1, 1, 1];
+    const groups = [0, 0, 0, 1, 1, 1, 2, 2, 2];
+    expect(learnableShare(rewards, groups)).toBeCloseTo(1 / 3, 12);
+    const adv = groupAdvantages(rewards, groups);
+    for (const g of [1, 2]) expect(adv.filter((_, i) => groups[i] === g).every((a) => a === 0)).toBe(true);
+    expect(learnableShare([], [])).toBe(0);
+    expect(learnableShare([0.5, 0.25], ['a', 'a'])).toBe(1);
+  });
 });

@@ -105,8 +105,8 @@ describe('experiment aggregation', () => {
       m('examiner', 0, { solvable_share: 0.5, right_share: 0.1 }),
       m('examiner', 0, { solvable_share: 0.25, right_share: 0.3 }),
       m('generate', 0, { valid_share: 0.9 }),
-      m('student', 0, { reward: 0.2, distill: 0.4 }),
-      m('student', 0, { reward: 0.4, distill: 0.2 }),
+      m('student', 0, { reward: 0.2, distill: 0.4, learnable_share: 0.5 }),
+      m('student', 0, { reward: 0.4, distill: 0.2, learnable_share: 1 }),
       m('eval', 0, { reward: 1 }),
       m('student', 1, { reward: 0, distill: 0.1 }),
     ];
@@ -114,10 +114,11 @@ describe('experiment aggregation', () => {
     expect(got[0]!.iteration).toBe(0);
     expect(got[0]!.solvableShare).toBeCloseTo(0.375, 12);
     expect(got[0]!.rightShare).toBeCloseTo(0.2, 12);
+    expect(got[0]!.learnableShare).toBeCloseTo(0.75, 12);
     expect(got[0]!.studentReward).toBeCloseTo(0.3, 12);
     expect(got[0]!.distill).toBeCloseTo(0.3, 12);
-    // No right_share logged (a corpus without a world, or an older run): none, rather than 0.
-    expect(got[1]).toEqual({ iteration: 1, solvableShare: 0, studentReward: 0, distill: 0.1 });
+    // Not logged (no examiner steps, a corpus without a world, an older run): none, rather than 0.
+    expect(got[1]).toEqual({ iteration: 1, studentReward: 0, distill: 0.1 });
   });
 
   it('missing final evaluations and errors: the seed drops out of the final numbers and is listed', () => {

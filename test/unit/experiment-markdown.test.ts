@@ -22,7 +22,7 @@ function res(arm: string, seed: number, evals: EvalMetrics[], drift: [number, nu
     evals,
     drift: drift.map(([n, em], iteration) => ({ iteration, n, em, emByHop: {} })),
     generation: trained ? [{ iteration: 0, questions: 8, validShare: 0.25, fallbackShare: 0.75 }, { iteration: 1, questions: 8, validShare: 0.5, fallbackShare: 0.5 }] : [],
-    ...(trained ? { signal: [0, 1].map((iteration) => ({ iteration, ...(arm === 'drzero' ? {} : { rightShare: 0.5 }), solvableShare: 0.125 * seed, studentReward: 0.5 * iteration, distill: arm === 'drzero' ? 0 : 0.25 })) } : {}),
+    ...(trained ? { signal: [0, 1].map((iteration) => ({ iteration, ...(arm === 'drzero' ? {} : { rightShare: 0.5, learnableShare: 0.25 }), solvableShare: 0.125 * seed, studentReward: 0.5 * iteration, distill: arm === 'drzero' ? 0 : 0.25 })) } : {}),
     seconds: 60,
   };
 }
@@ -95,7 +95,7 @@ describe('results.md', () => {
     const signal = markdownTable(md, 'What the training had to learn from');
     expect(signal.rows).toEqual([
       ['Dr. Zero (no teacher)', 'solvable 18.8 ± 8.8 · reward 0.0 ± 0.0 · D 0.000 ± 0.000', 'solvable 18.8 ± 8.8 · reward 50.0 ± 0.0 · D 0.000 ± 0.000'],
-      ['π-Play (full QCP)', 'true 50.0 ± 0.0 · solvable 18.8 ± 8.8 · reward 0.0 ± 0.0 · D 0.250 ± 0.000', 'true 50.0 ± 0.0 · solvable 18.8 ± 8.8 · reward 50.0 ± 0.0 · D 0.250 ± 0.000'],
+      ['π-Play (full QCP)', 'true 50.0 ± 0.0 · solvable 18.8 ± 8.8 · learnable 25.0 ± 0.0 · reward 0.0 ± 0.0 · D 0.250 ± 0.000', 'true 50.0 ± 0.0 · solvable 18.8 ± 8.8 · learnable 25.0 ± 0.0 · reward 50.0 ± 0.0 · D 0.250 ± 0.000'],
     ]);
     const claims = markdownTable(md, "The papers' claims at this scale");
     expect(claims.rows[0]).toEqual(['π-Play > Dr. Zero at equal steps (held-out EM)', 'π-Play 32.5% vs Dr. Zero 13.8%', 'holds']);

@@ -61,10 +61,13 @@ export const CURATED: ChartSpec[] = [
   },
   {
     id: 'student-reward',
-    title: 'Student reward (EM on the examiner’s questions)',
+    title: 'Student reward (EM on the examiner’s questions) · share of questions GRPO learns from',
     xLabel: 'student step',
     range01: true,
-    series: [{ match: /^student\/(reward|reward_mean|student_reward)$/, label: 'reward' }],
+    series: [
+      { match: /^student\/(reward|reward_mean|student_reward)$/, label: 'reward' },
+      { match: /^student\/learnable_share$/, label: 'questions GRPO learns from' },
+    ],
   },
   {
     id: 'examiner-reward',
