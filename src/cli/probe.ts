@@ -1,11 +1,11 @@
-// npm run probe -- --model FOLDER [--preset demo] [--questions 40] [--modes full,partial,gt] [--<setting> value ...]
+// npm run probe -- --model FOLDER [--preset demo] [--questions 40] [--modes full,partial,gt] [--examiner-questions 40] [--<setting> value ...]
 // npm run probe -- --run DIR [--questions 40] [--modes ...] [--examiner-questions 40]
 // The teacher probe (src/selfplay/probe.ts) on world-generated training questions (never the held-out
 // set): what the privileged context gives the teacher, and where the distillation term pushes the student;
 // then the examiner probe (src/selfplay/examiner-probe.ts): whether the examiner's questions are true of
 // the world and how often the student answers them.
-// With --model the student and the teacher are the same weights (the start of training); with --run they
-// are the run's latest student and teacher.
+// With --model the student, the teacher and the examiner are the same weights (the start of training); with
+// --run they are the run's latest ones.
 import { join, resolve } from 'node:path';
 import { PRIVILEGED_MODES, type PrivilegedMode } from '../env/prompts.ts';
 import { Engine } from '../gpu/engine.ts';
@@ -21,10 +21,10 @@ import { parseArgs } from './args.ts';
 import { openModel, openRun } from './setup.ts';
 
 const USAGE = [
-  'usage: npm run probe -- --model FOLDER [--preset demo] [--questions N] [--modes full,partial,gt] [--<setting> value ...]',
-  '       npm run probe -- --run DIR [--questions N] [--modes ...]',
-  '  --model DIR      an HF model folder: student and teacher are its weights (as at the start of training)',
-  "  --run DIR        a run folder of npm run train: its latest student and teacher",
+  'usage: npm run probe -- --model FOLDER [--preset demo] [--questions N] [--modes full,partial,gt] [--examiner-questions N] [--<setting> value ...]',
+  '       npm run probe -- --run DIR [--questions N] [--modes ...] [--examiner-questions N]',
+  '  --model DIR      an HF model folder: student, teacher and examiner are its weights (as at the start of training)',
+  "  --run DIR        a run folder of npm run train: its latest student, teacher and examiner",
   '  --questions N    world-generated training questions for the teacher probe (default 40; never the held-out set; 0: skip it)',
   `  --modes LIST     privileged modes to compare with the student's prompt (default full,partial,gt; any of ${PRIVILEGED_MODES.filter((m) => m !== 'none').join(', ')})`,
   '  --examiner-questions N  questions the examiner writes for the examiner probe (default 40; 0: skip it)',
@@ -71,14 +71,14 @@ async function main(argv: string[]): Promise<number> {
     teacher = policies.teacher;
     examiner = policies.examiner;
     dispose = () => policies.dispose();
-    console.log(`probe: the student and teacher of ${resolve(runDir)} at ${run.at}`);
+    console.log(`probe: the student, teacher and examiner of ${resolve(runDir)} at ${run.at}`);
   } else {
     config = makeConfig((args.own['preset'] ?? 'demo') as PresetName, { ...args.settings, model: modelDir! });
     const opened = await openModel(engine, config);
     ({ env, base } = opened);
     student = teacher = examiner = opened.model;
     dispose = () => student.dispose();
-    console.log(`probe: ${resolve(modelDir!)} as student and teacher`);
+    console.log(`probe: ${resolve(modelDir!)} as student, teacher and examiner`);
   }
   const ctx = { config, base, env, engine };
   const json: Record<string, unknown> = {};

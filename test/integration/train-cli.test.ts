@@ -57,7 +57,7 @@ describe('npm run train --policies lora (smoke preset)', () => {
     expect(ev.stdout).toMatch(/eval: the student of .* at iteration 0, done step 0/);
     const probe = await cli('probe', ['--run', out, '--questions', '2', '--modes', 'full,gt', '--examiner-questions', '2']);
     expect(probe.code, probe.stderr).toBe(0);
-    expect(probe.stdout).toMatch(/probe: the student and teacher of .* at iteration 0/);
+    expect(probe.stdout).toMatch(/probe: the student, teacher and examiner of .* at iteration 0/);
     expect(probe.stdout).toMatch(/^\| full \|/m);
     expect(probe.stdout).toContain('The examiner probe');
     expect(probe.stdout).toMatch(/^\| all \| 2 \|/m);

@@ -5,7 +5,7 @@
 // in the documents). Only world corpora can be audited; the examiner is never trained on the verdict.
 import { normalizeAnswer } from '../em.ts';
 import { WorldIndex } from './index.ts';
-import { answersOfChain, STEPS, valueText, type StepDef, type StepId } from './questions.ts';
+import { answersOfChain, STEPS, stepDef, valueText, type StepDef, type StepId } from './questions.ts';
 import type { EntityType } from './types.ts';
 
 /** One way to read a question: a start entity and the steps from it. */
@@ -50,7 +50,7 @@ const ASKS = STEPS.flatMap((def) => def.ask.map((t) => ({ def, parts: splitTempl
 /** The type a reading ends on. */
 function endType(ix: WorldIndex, r: QuestionReading): EntityType | 'year' {
   const last = r.steps.at(-1);
-  return last ? STEPS.find((s) => s.id === last)!.to : ix.entity(r.start).type;
+  return last ? stepDef(last).to : ix.entity(r.start).type;
 }
 
 /** Every reading of a description ("the capital of the country containing X"), type-checked. */
