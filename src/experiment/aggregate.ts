@@ -59,14 +59,17 @@ export interface SignalPoint {
 
 /** Per iteration, the means of the examiner steps' true and solvable shares and the student steps' learnable share, reward and D. */
 export function signalOf(metrics: readonly StepMetrics[], iterations: number): SignalPoint[] {
-  const values = (stage: string, it: number, key: string) =>
-    metrics.filter((m) => m.stage === stage && m.iteration === it && typeof m[key] === 'number').map((m) => m[key] as number);
-  const avg = (stage: string, it: number, key: string) => {
-    const xs = values(stage, it, key);
-    return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0;
+  /** The metric's mean over the iteration's steps of the stage; undefined when it was not logged. */
+  const meanOf = (stage: string, it: number, key: string) => {
+    const xs = metrics.filter((m) => m.stage === stage && m.iteration === it && typeof m[key] === 'number').map((m) => m[key] as number);
+    return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : undefined;
   };
+  const avg = (stage: string, it: number, key: string) => meanOf(stage, it, key) ?? 0;
   /** { [name]: the mean } when the metric was logged, else nothing (not 0: it was not measured). */
-  const optional = (name: keyof SignalPoint, stage: string, it: number, key: string) => (values(stage, it, key).length ? { [name]: avg(stage, it, key) } : {});
+  const optional = (name: keyof SignalPoint, stage: string, it: number, key: string) => {
+    const m = meanOf(stage, it, key);
+    return m === undefined ? {} : { [name]: m };
+  };
   return Array.from({ length: iterations }, (_, it) => ({
     iteration: it,
     ...optional('rightShare', 'examiner', it, 'right_share'),

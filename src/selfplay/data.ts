@@ -29,17 +29,13 @@ export async function generateTrainingSet(ctx: RunContext, iteration: number): P
   // --student-questions world: the world generator writes the whole set (an oracle examiner), no rollouts.
   const oracle = c.studentQuestions === 'world';
   const maxBatches = oracle ? 0 : Math.ceil(target / c.examinerBatch) * c.generationRounds;
-  let written = 0;
-  let formats: number[] = [];
-  const all: WrittenQuestion[] = [];
+  const written: WrittenQuestion[] = [];
   for (let b = 0; b < maxBatches && out.length < target; b++) {
     ctx.emit({ type: 'progress', stage: 'generate', iteration, done: out.length, total: target, label: `batch ${b + 1}` });
     const pick = rng.fork(`sources-${b}`);
     const items = Array.from({ length: c.examinerBatch }, () => ({ source: ctx.env.sampleSource(pick), hops: ctx.env.sampleHops(pick, c.hopWeights) }));
     const batch = await writeQuestions(ctx, ctx.policies.examiner, items, uniform(rng.fork(`sampling-${b}`)));
-    written += batch.length;
-    all.push(...batch);
-    formats = formats.concat(batch.map((w) => w.format.f));
+    written.push(...batch);
     for (const w of batch) {
       if (w.format.f <= 0 || out.length >= target) continue;
       out.push({ id: `it${iteration}-q${out.length}`, question: w.question, answer: w.answer, hops: w.hops, qcp: w.qcp, origin: 'examiner' });
@@ -78,14 +74,15 @@ export async function generateTrainingSet(ctx: RunContext, iteration: number): P
   }
   ctx.emit({ type: 'progress', stage: 'generate', iteration, done: out.length, total: target });
   const seconds = (now() - t0) / 1000;
+  const formats = written.map((w) => w.format.f);
   const metrics: StepMetrics = {
     stage: 'generate',
     iteration,
     step: 0,
     questions: out.length,
-    examiner_rollouts: written,
-    valid_share: written ? formats.filter((f) => f > 0).length / written : 0,
-    ...rightShareMetric(ctx, all),
+    examiner_rollouts: written.length,
+    valid_share: written.length ? formats.filter((f) => f > 0).length / written.length : 0,
+    ...rightShareMetric(ctx, written),
     format_reward: mean(formats),
     fallback_share: out.length ? (out.length - fromExaminer) / out.length : 0,
     mean_hops: mean(out.map((q) => q.hops)),
