@@ -14,7 +14,7 @@ export {
   answersOfChain,
   valueText,
   generateQuestion,
-  phraseQuestion,
+  generatePhrasedQuestion,
   makeEvalSet,
   evalSetToJsonl,
   parseEvalSetJsonl,

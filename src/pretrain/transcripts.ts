@@ -20,8 +20,7 @@ import {
   THINK_OPEN,
   formatInformation,
 } from '../env/tags.ts';
-import { normalizeAnswer } from '../env/em.ts';
-import { generateQuestion, phraseQuestion, valueText, worldQcp, WorldIndex, type WorldQuestion } from '../env/world.ts';
+import { generatePhrasedQuestion, valueText, worldQcp, WorldIndex, type WorldQuestion } from '../env/world.ts';
 import { IM_END, IM_START } from '../model/tokenizer-train.ts';
 
 /** A piece of a document; `loss` marks text the model is trained to produce. */
@@ -162,11 +161,10 @@ export function teacherTranscript(w: ScriptWorld, q: WorldQuestion, mode: Exclud
  * Null when no such question exists from this source or retrieval misses a passage.
  */
 export function examinerTranscript(w: ScriptWorld, source: Passage, hops: number, rng: Rng): Doc | null {
-  const path = generateQuestion(w.ix, rng, hops, { start: source.id, attempts: 8 })?.path;
-  if (!path) return null;
-  const { question, descriptions } = phraseQuestion(w.ix, path, rng);
-  const answerText = valueText(w.ix, path[hops - 1]!.to);
-  if (normalizeAnswer(question).includes(normalizeAnswer(answerText))) return null;
+  const phrased = generatePhrasedQuestion(w.ix, rng, hops, { start: source.id, attempts: 8 });
+  if (!phrased) return null;
+  const { question: q, descriptions } = phrased;
+  const path = q.path;
   const reply = new Reply(examinerPrompt({ source, hops }));
   let passage: Passage = source;
   let where = 'The source says:';
@@ -174,7 +172,7 @@ export function examinerTranscript(w: ScriptWorld, source: Passage, hops: number
     const value = valueText(w.ix, path[h]!.to);
     const quote = `${where} ${factSentence(passage.text, value)}`;
     if (h + 1 === hops) {
-      reply.say(think(`${quote} I ask about ${descriptions[h]}; the answer is ${value}.`) + `${QUESTION_OPEN} ${question} ${QUESTION_CLOSE}${answer(value)}`);
+      reply.say(think(`${quote} I ask about ${descriptions[h]}; the answer is ${value}.`) + `${QUESTION_OPEN} ${q.question} ${QUESTION_CLOSE}${answer(value)}`);
       break;
     }
     reply.say(think(`${quote} So ${descriptions[h + 1]} is ${value}. I need to search for ${value}.`) + search(value));

@@ -129,6 +129,11 @@ function capitalise(s: string): string {
 
 /** One random question of exactly `hops` steps, or null when none was found. */
 export function generateQuestion(ix: WorldIndex, rng: Rng, hops: number, options: QuestionOptions = {}): WorldQuestion | null {
+  return generatePhrasedQuestion(ix, rng, hops, options)?.question ?? null;
+}
+
+/** generateQuestion's question with the descriptions it was phrased from (phraseQuestion), the same draws. */
+export function generatePhrasedQuestion(ix: WorldIndex, rng: Rng, hops: number, options: QuestionOptions = {}): { question: WorldQuestion; descriptions: string[] } | null {
   if (!(Number.isInteger(hops) && hops >= 1)) throw new RangeError(`generateQuestion: hops must be >= 1 (got ${hops})`);
   const entities = ix.world.entities;
   const attempts = options.attempts ?? 40;
@@ -158,10 +163,10 @@ export function generateQuestion(ix: WorldIndex, rng: Rng, hops: number, options
       }
     }
     if (path.length !== hops) continue;
-    const { question } = phraseQuestion(ix, path, rng);
+    const { question, descriptions } = phraseQuestion(ix, path, rng);
     const answer = valueText(ix, path[hops - 1]!.to);
     if (normalizeAnswer(question).includes(normalizeAnswer(answer))) continue;
-    return { question, answers: [answer], hops, path };
+    return { question: { question, answers: [answer], hops, path }, descriptions };
   }
   return null;
 }
@@ -171,7 +176,7 @@ export function generateQuestion(ix: WorldIndex, rng: Rng, hops: number, options
  * name, then "the birthplace of <name>", "the country containing the birthplace of <name>", ...), and the
  * question asks the last step of the last description.
  */
-export function phraseQuestion(ix: WorldIndex, path: readonly PathStep[], rng: Rng): { question: string; descriptions: string[] } {
+function phraseQuestion(ix: WorldIndex, path: readonly PathStep[], rng: Rng): { question: string; descriptions: string[] } {
   const descriptions = [ix.entity(path[0]!.from).name];
   for (const p of path.slice(0, -1)) descriptions.push(rng.pick(stepDef(p.step).np).replace('{x}', descriptions.at(-1)!));
   // A long nested description reads better at the end of the question: from 3 hops on, prefer the
