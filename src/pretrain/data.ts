@@ -30,6 +30,11 @@ export interface DataSettings {
   teacherHops?: readonly number[];
   /** Weights of their privileged modes full, partial, gt, gt-hop (default 5:2:2:1). */
   teacherModes?: readonly number[];
+  /**
+   * Share of them (default 0) where the scripted student's last quote is a wrong sentence (not a target)
+   * and its answer, still right, can only come from the notes: so self-play's teacher learns to read them.
+   */
+  teacherSlips?: number;
   /** Examiner transcripts per world (default 20). */
   examinerPerWorld?: number;
   /** Weights of the examiner's hop counts 1, 2, 3, 4 (default 4:3:2:1). */
@@ -47,6 +52,7 @@ export const DATA_DEFAULTS = {
   teacherPerWorld: 0,
   teacherHops: [4, 3, 2, 1],
   teacherModes: [5, 2, 2, 1],
+  teacherSlips: 0,
   examinerPerWorld: 20,
   examinerHops: [4, 3, 2, 1],
   drillsPerWorld: 0,
@@ -86,7 +92,9 @@ export function worldDocs(settings: DataSettings, k: number): Doc[] {
     const hops = 1 + tr.weightedIndex(o.teacherHops);
     const mode = TEACHER_MODES[tr.weightedIndex(o.teacherModes)]!;
     const q = generateQuestion(w.ix, tr, hops);
-    const doc = q && teacherTranscript(w, q, mode, `pretrain-${o.seed}-${k}-${made}`);
+    // Drawn only when asked for, so that runs without slips keep their text.
+    const slip = o.teacherSlips > 0 && tr.chance(o.teacherSlips) ? tr.fork(`slip-${made}`) : null;
+    const doc = q && teacherTranscript(w, q, mode, `pretrain-${o.seed}-${k}-${made}`, slip);
     if (doc) {
       docs.push(doc);
       made++;

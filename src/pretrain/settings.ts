@@ -12,6 +12,8 @@ export type PretrainSettings = Required<
   drills: number;
   /** Transcripts with the teacher's privileged prompt per generated world (data.teacherPerWorld). */
   teacher: number;
+  /** Share of the teacher transcripts whose last quote is a slip (data.teacherSlips). */
+  teacherSlips: number;
   /** Examiner transcripts per generated world (data.examinerPerWorld). */
   examiner: number;
   /** Entities per generated world (data.worldSize). */
@@ -32,6 +34,7 @@ export const PRETRAIN_DEFAULTS: Readonly<PretrainSettings> = {
   passageShare: 0.3,
   drills: 0,
   teacher: 0,
+  teacherSlips: 0,
   examiner: 20,
   copyWarmup: 0,
   copyEvery: 0,
@@ -72,6 +75,7 @@ export const PRETRAIN_FIELDS: Record<PretrainKey, FieldSpec> = {
   passageShare: { label: 'passage share', help: 'share of passage text; the rest are transcripts', integer: false, min: 0, below: 1, flag: 'passage-share' },
   drills: { label: 'drills', help: 'copying drills (names, then again) per world', integer: true, min: 0, flag: 'drills' },
   teacher: { label: 'teacher transcripts', help: "per world: the scripted student given the teacher's privileged prompt (most need seq 1024)", integer: true, min: 0, flag: 'teacher', cliHelp: "transcripts per world of the scripted student given the teacher's privileged prompt (its question's construction path, part of it, or the answer), so self-play's teacher can read its notes; most need rows of 1024 tokens (--seq 1024)" },
+  teacherSlips: { label: 'teacher slips', help: 'share of teacher transcripts whose last quote is wrong; the answer comes from the notes', integer: false, min: 0, below: 1, advanced: true, flag: 'teacher-slips', cliHelp: "share (0 up to 1) of the teacher transcripts where the scripted student's last quote is a wrong sentence (shown, not a target) and its right answer can only come from the privileged notes, so self-play's teacher learns to read them" },
   examiner: { label: 'examiner transcripts', help: 'per world: a scripted examiner writing a 1- to 4-hop question from a source passage', integer: true, min: 0, flag: 'examiner', cliHelp: 'transcripts per world of a scripted examiner that quotes the facts it follows and writes a 1- to 4-hop question from a source passage (hops 4:3:2:1)' },
   copyWarmup: { label: 'copy warm-up', help: 'first steps on a synthetic copying task (random spans, repeated)', integer: true, min: 0, flag: 'copy-warmup', cliHelp: 'the first N of --steps train on a synthetic copying task (random spans, repeated)' },
   copyEvery: { label: 'copy every', help: 'after the warm-up, every this many steps one is a copying step (0: none)', integer: true, min: 0, flag: 'copy-every' },
@@ -111,6 +115,6 @@ export function settingsToOptions(s: PretrainSettings): PretrainOptions {
     logEvery: s.logEvery,
     copyWarmup: s.copyWarmup,
     copyEvery: s.copyEvery,
-    data: { worldSize: s.worldSize, drillsPerWorld: s.drills, teacherPerWorld: s.teacher, examinerPerWorld: s.examiner },
+    data: { worldSize: s.worldSize, drillsPerWorld: s.drills, teacherPerWorld: s.teacher, teacherSlips: s.teacherSlips, examinerPerWorld: s.examiner },
   };
 }

@@ -64,8 +64,9 @@ class Reply {
   constructor(prompt: string) {
     this.segments = [{ text: chatPrompt(prompt), loss: false }];
   }
-  say(text: string): this {
-    this.segments.push({ text, loss: true });
+  /** Text the agent writes; `loss: false` for a prefix it is shown but not trained to write. */
+  say(text: string, loss = true): this {
+    this.segments.push({ text, loss });
     return this;
   }
   tool(passages: readonly Passage[]): this {
@@ -98,21 +99,32 @@ function retrieve(w: ScriptWorld, query: string, wanted: string): { passages: Pa
   return { passages, rank: passages.findIndex((p) => p.id === wanted) };
 }
 
+const sentencesOf = (text: string) => text.split(/(?<=\.)\s+/);
+
+/** Whether `text` contains `value` as a whole word. */
+function mentions(text: string, value: string): boolean {
+  const escaped = value.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`(^|[^\\w])${escaped}([^\\w]|$)`).test(text);
+}
+
 /** The first sentence of a passage that contains `value` (as a whole word), or the whole text. */
 export function factSentence(text: string, value: string): string {
-  const escaped = value.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const word = new RegExp(`(^|[^\\w])${escaped}([^\\w]|$)`);
-  const sentences = text.split(/(?<=\.)\s+/);
-  return sentences.find((s) => word.test(s)) ?? text;
+  return sentencesOf(text).find((s) => mentions(s, value)) ?? text;
 }
 
 /**
  * A student that solves `q` perfectly: one search per hop for the entity whose passage states the next
  * fact, then the answer copied from the passages. Null when retrieval misses a passage it needs (the
  * script never answers from knowledge it did not retrieve). `prompt` is the student's prompt unless a
- * teacher transcript gives its own.
+ * teacher transcript gives its own; `slip` (teacher transcripts only) makes the last quote a wrong one.
  */
-export function studentTranscript(w: ScriptWorld, q: WorldQuestion, prompt = studentPrompt({ question: q.question }), kind: DocKind = 'student'): Doc | null {
+export function studentTranscript(
+  w: ScriptWorld,
+  q: WorldQuestion,
+  prompt = studentPrompt({ question: q.question }),
+  kind: DocKind = 'student',
+  slip: Rng | null = null,
+): Doc | null {
   const reply = new Reply(prompt);
   const start = w.ix.entity(q.path[0]!.from).name;
   reply.say(think(`I need to search for ${start}.`) + search(start));
@@ -129,6 +141,11 @@ export function studentTranscript(w: ScriptWorld, q: WorldQuestion, prompt = stu
     if (h + 1 < q.hops) {
       // Follow the bridging fact: the decomposition multi-hop questions need.
       reply.say(think(`${quote} I need to search for ${value}.`) + search(value));
+    } else if (slip) {
+      // The last quote is a wrong sentence, shown but not a target; the answer (a target) is still right.
+      const wrong = slipQuote(got.passages, value, slip);
+      if (wrong === null) return null;
+      reply.say(think(wrong), false).say(answer(value));
     } else {
       reply.say(think(quote) + answer(value));
     }
@@ -145,9 +162,24 @@ export function studentTranscript(w: ScriptWorld, q: WorldQuestion, prompt = stu
  * that the notes agree with what the search finds, so self-play's teacher finds the right queries and the
  * right answer more probable than the student does, and still searches.
  */
-export function teacherTranscript(w: ScriptWorld, q: WorldQuestion, mode: Exclude<PrivilegedMode, 'none'>, seed: string): Doc | null {
+export function teacherTranscript(w: ScriptWorld, q: WorldQuestion, mode: Exclude<PrivilegedMode, 'none'>, seed: string, slip: Rng | null = null): Doc | null {
   const qcp = worldQcp(w.ix, q, (query) => w.bm25.search(query, TOP_K).map((h) => h.passage));
-  return studentTranscript(w, q, teacherPrompt({ question: q.question, qcp, mode, options: { seed } }), 'teacher');
+  return studentTranscript(w, q, teacherPrompt({ question: q.question, qcp, mode, options: { seed } }), 'teacher', slip);
+}
+
+/**
+ * A student's slip before its answer, for a teacher transcript: "Doc k says: S" with S a sentence of the
+ * retrieved passages that does not state `value` (null when there is none). Self-play's teacher scores
+ * the student's own rollouts, slips included; in a transcript where the quote is right, the answer is a
+ * copy of it and the notes never matter, so a teacher trained only on those ignores its notes (the teacher
+ * probe: a gain of about 0.01 nats on right answers). After a slip the right answer is in the notes only.
+ */
+export function slipQuote(passages: readonly Passage[], value: string, rng: Rng): string | null {
+  const found: string[] = [];
+  passages.forEach((p, k) => {
+    for (const sentence of sentencesOf(p.text)) if (!mentions(sentence, value)) found.push(`Doc ${k + 1} says: ${sentence}`);
+  });
+  return found.length ? rng.pick(found) : null;
 }
 
 /**

@@ -50,7 +50,7 @@ describe('npm run pretrain', () => {
 
   it('lists every flag, each setting with its default from the settings table', () => {
     const flags = PRETRAIN_USAGE.split('\n').flatMap((l) => /^ {2}--([\w-]+)/.exec(l)?.[1] ?? []);
-    expect(flags).toEqual(['steps', 'batch', 'seq', 'lr', 'size', 'vocab', 'seed', 'passage-share', 'drills', 'teacher', 'examiner', 'copy-warmup', 'copy-every', 'log-every', 'out', 'from', 'world-out', 'check']);
+    expect(flags).toEqual(['steps', 'batch', 'seq', 'lr', 'size', 'vocab', 'seed', 'passage-share', 'drills', 'teacher', 'teacher-slips', 'examiner', 'copy-warmup', 'copy-every', 'log-every', 'out', 'from', 'world-out', 'check']);
     for (const key of Object.keys(PRETRAIN_FIELDS) as PretrainKey[]) {
       const flag = PRETRAIN_FIELDS[key].flag;
       if (flag && flag !== 'size') expect(usageLine(flag)).toContain(`(default ${d[key]})`);
@@ -60,7 +60,7 @@ describe('npm run pretrain', () => {
 
   it('parses the command line into the options of pretrain()', () => {
     expect(parse()).toEqual({
-      options: { seed: 0, steps: 1500, batch: 4, seq: 512, lr: 2e-3, hidden: 96, layers: 3, vocab: 1024, tokenizerWorlds: 10, passageShare: 0.3, logEvery: 10, copyWarmup: 0, copyEvery: 0, data: { worldSize: 80, drillsPerWorld: 0, teacherPerWorld: 0, examinerPerWorld: 20 } },
+      options: { seed: 0, steps: 1500, batch: 4, seq: 512, lr: 2e-3, hidden: 96, layers: 3, vocab: 1024, tokenizerWorlds: 10, passageShare: 0.3, logEvery: 10, copyWarmup: 0, copyEvery: 0, data: { worldSize: 80, drillsPerWorld: 0, teacherPerWorld: 0, teacherSlips: 0, examinerPerWorld: 20 } },
       out: 'public/models/piplay-tiny',
       worldOut: 'public/worlds/default',
       check: 25,
@@ -68,9 +68,9 @@ describe('npm run pretrain', () => {
     const args = parse('--from', '/tmp/stage2', '--seed', '2', '--steps', '900', '--batch', '2', '--seq', '1024', '--lr', '3e-3', '--size', '16x1', '--vocab', '512');
     expect(args.from).toBe('/tmp/stage2');
     expect(args.options).toEqual({ ...parse().options, seed: 2, steps: 900, batch: 2, seq: 1024, lr: 3e-3, hidden: 16, layers: 1, vocab: 512 });
-    const copying = parse('--passage-share', '0.05', '--drills', '150', '--teacher', '60', '--examiner', '50', '--copy-warmup', '100', '--copy-every=4', '--log-every', '5', '--out', 'x', '--world-out', '', '--check', '0');
+    const copying = parse('--passage-share', '0.05', '--drills', '150', '--teacher', '60', '--teacher-slips', '0.5', '--examiner', '50', '--copy-warmup', '100', '--copy-every=4', '--log-every', '5', '--out', 'x', '--world-out', '', '--check', '0');
     expect(copying).toEqual({
-      options: { ...parse().options, passageShare: 0.05, copyWarmup: 100, copyEvery: 4, logEvery: 5, data: { worldSize: 80, drillsPerWorld: 150, teacherPerWorld: 60, examinerPerWorld: 50 } },
+      options: { ...parse().options, passageShare: 0.05, copyWarmup: 100, copyEvery: 4, logEvery: 5, data: { worldSize: 80, drillsPerWorld: 150, teacherPerWorld: 60, teacherSlips: 0.5, examinerPerWorld: 50 } },
       out: 'x',
       worldOut: '',
       check: 0,

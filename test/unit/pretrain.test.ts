@@ -131,6 +131,38 @@ describe('data', () => {
     expect(withTeacher.filter((x) => x.kind !== 'teacher').map(docText).sort()).toEqual(docs.map(docText).sort());
   });
 
+  it("scripts the teacher after a student's slip: a wrong last quote, shown but not a target, then the right answer", () => {
+    const world = generateWorld({ seed: 'script-test', size: 60 });
+    const w = scriptWorld(new WorldIndex(world));
+    const rng = new Rng(5);
+    let checked = 0;
+    for (let i = 0; i < 12; i++) {
+      const q = generateQuestion(w.ix, rng, 1 + (i % 2))!;
+      const plain = teacherTranscript(w, q, 'gt', `s-${i}`);
+      const slipped = teacherTranscript(w, q, 'gt', `s-${i}`, new Rng(i));
+      if (!plain || !slipped) continue;
+      const answerText = plain.segments.at(-3)!.text;
+      const value = /<answer> (.*) <\/answer>$/.exec(answerText)![1]!;
+      // Everything before the last quote is the same; the last turn splits into the slip and the answer.
+      expect(slipped.segments.slice(0, -4)).toEqual(plain.segments.slice(0, -3));
+      const [slip, reply, end] = slipped.segments.slice(-4, -1);
+      expect(slip!.loss).toBe(false);
+      expect(slip!.text).toMatch(/^<think> Doc [1-3] says: .* <\/think>\n$/);
+      expect(slip!.text).not.toMatch(new RegExp(`(^|\\W)${value}(\\W|$)`));
+      expect(reply).toEqual({ text: `<answer> ${value} </answer>`, loss: true });
+      expect(end!.loss).toBe(true);
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(8);
+    // Slips are drawn only when asked for: without them the text is unchanged.
+    const some = worldDocs({ ...DATA, teacherPerWorld: 6, teacherSlips: 0.5 }, 0).filter((x) => x.kind === 'teacher');
+    const none = worldDocs({ ...DATA, teacherPerWorld: 6 }, 0).filter((x) => x.kind === 'teacher');
+    expect(worldDocs({ ...DATA, teacherPerWorld: 6, teacherSlips: 0 }, 0).map(docText)).toEqual(worldDocs({ ...DATA, teacherPerWorld: 6 }, 0).map(docText));
+    const slipped = (d: Doc) => d.segments.some((s, k) => k > 0 && !s.loss && s.text.startsWith('<think>'));
+    expect(some.filter(slipped).length).toBeGreaterThan(0);
+    expect(none.filter(slipped)).toHaveLength(0);
+  });
+
   it('makes copy-task rows: spans repeated, loss only where the repeat determines the token', () => {
     const pool = [3, 5, 7, 11, 13, 17];
     const b = copyTaskBatch(new Rng(1), 2, 64, { ids: pool, span: [2, 5] });
