@@ -28,8 +28,12 @@ export function difficultyReward(k: number, n: number): number {
   if (!Number.isInteger(k) || !Number.isInteger(n) || n < 1 || k < 0 || k > n) {
     throw new RangeError(`difficultyReward: need integers 0 <= k <= n, n >= 1 (got k=${k}, n=${n})`);
   }
-  if (k === 0 || k === n) return 0;
-  return (n - k) / (n - 1);
+  return solvable(k, n) ? (n - k) / (n - 1) : 0;
+}
+
+/** Whether k right of n rollouts leaves a signal: some but not all solved it (0 < k < n). */
+export function solvable(k: number, n: number): boolean {
+  return k > 0 && k < n;
 }
 
 /** r_d from the n student rewards (EM in {0,1}) of one question. */

@@ -10,6 +10,7 @@ import type { CausalLM } from '../model/decoder.ts';
 import { mean, rngFor, uniform, chunks } from './context.ts';
 import { solveCounts, writeQuestions, type WrittenQuestion } from './examiner.ts';
 import type { ProbeContext } from './probe.ts';
+import { solvable } from '../rl/rewards.ts';
 
 export interface ExaminerProbeRow {
   /** The hop count asked for, or 'all'. */
@@ -74,7 +75,7 @@ export async function probeExaminer(ctx: ProbeContext, examiner: CausalLM, stude
       questions: of.length,
       valid: share((i) => written[i]!.format.f > 0),
       verdicts: Object.fromEntries(QUESTION_VERDICTS.map((v) => [v, share((i) => examples[i]!.verdict === v)])) as Record<QuestionVerdict, number>,
-      solvable: share((i) => ks.has(i) && ks.get(i)! > 0 && ks.get(i)! < n),
+      solvable: share((i) => ks.has(i) && solvable(ks.get(i)!, n)),
       studentAccuracy: answered.length ? mean(answered.map((i) => ks.get(i)! / n)) : null,
     };
   };

@@ -8,7 +8,7 @@ import { groupAdvantages } from '../rl/advantages.ts';
 import { perPolicyToken, policyBatch } from '../rl/batch.ts';
 import { policyLogits } from '../rl/forward.ts';
 import { examinerLoss } from '../rl/losses.ts';
-import { difficultyReward, examinerFormatReward, examinerReward, formatInputOf, studentReward, type ExaminerFormatReward } from '../rl/rewards.ts';
+import { difficultyReward, examinerFormatReward, examinerReward, formatInputOf, solvable, studentReward, type ExaminerFormatReward } from '../rl/rewards.ts';
 import { policyTokens, runRollouts, type Rollout } from '../rl/rollout.ts';
 import { encodePrompt } from './base-model.ts';
 import { chunks, mean, now, rngFor, rolloutOptions, uniform, type RunContext } from './context.ts';
@@ -132,7 +132,7 @@ export async function examinerStep(ctx: RunContext, iteration: number, step: num
     advantage: advantages[i]!,
   }));
   const seconds = (now() - t0) / 1000;
-  const solvable = valid.filter((i) => kOf.get(i)! > 0 && kOf.get(i)! < n).length;
+  const solvableCount = valid.filter((i) => solvable(kOf.get(i)!, n)).length;
   const metrics: StepMetrics = {
     stage: 'examiner',
     iteration,
@@ -143,7 +143,7 @@ export async function examinerStep(ctx: RunContext, iteration: number, step: num
     difficulty_reward: mean(valid.map((i) => difficulty[i]!)),
     valid_share: valid.length / written.length,
     ...rightShareMetric(ctx, written),
-    solvable_share: solvable / written.length,
+    solvable_share: solvableCount / written.length,
     student_accuracy: valid.length ? mean(valid.map((i) => kOf.get(i)! / n)) : 0,
     mean_hops: mean(written.map((w) => w.hops)),
     searches_per_rollout: mean(written.map((w) => w.rollout.searches.length)),
