@@ -226,6 +226,8 @@ export const SMOKE: SelfPlayConfig = {
   tinyMaxPositions: 2048,
   tinyVocab: 1024,
   worldSize: 40,
+  // A random model learns nothing either way; sampling at 1 spreads its rollouts (the tests rely on groups that differ).
+  temperature: 1,
   evalPerHop: 1,
   evalHops: [1, 2],
   iterations: 1,
