@@ -208,8 +208,9 @@ export const DEMO: SelfPlayConfig = {
   turnTokens: 128,
   toolTokens: 320,
   // The paper samples at 1.0; the tiny base model then answers 5% of 1-hop training questions (22.5%
-  // greedily), so nearly every GRPO group scores all 0 and has no advantage. At 0.6 it answers 20% and a
-  // quarter to a third of the groups differ (`npm run probe`, world-generated training questions).
+  // greedily; `npm run probe` on world-generated training questions), so nearly every GRPO group scores
+  // all 0 and has no advantage. At 0.6 it answers 20%, and in the oracle experiment of results/demo-t06 a
+  // quarter to a third of the student's groups differ.
   temperature: 0.6,
   evalBatch: 20,
   checkpointEvery: 4,

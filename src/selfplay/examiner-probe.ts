@@ -7,10 +7,10 @@
 // and self-play has nothing to teach but the teacher's distillation term.
 import { QUESTION_VERDICTS, type QuestionVerdict } from '../env/index.ts';
 import type { CausalLM } from '../model/decoder.ts';
+import { solvable } from '../rl/rewards.ts';
 import { mean, rngFor, uniform, chunks } from './context.ts';
 import { solveCounts, writeQuestions, type WrittenQuestion } from './examiner.ts';
 import type { ProbeContext } from './probe.ts';
-import { solvable } from '../rl/rewards.ts';
 
 export interface ExaminerProbeRow {
   /** The hop count asked for, or 'all'. */
