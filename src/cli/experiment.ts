@@ -104,7 +104,8 @@ class Experiment {
       return { ctx: { config: c, base, env: this.env(c), engine: this.engine }, m: model() };
     };
     if (unique.length) {
-      this.probe = await this.cached('probe.json', { questions: this.opts.probeQuestions, seed, modes: unique, model: c.model }, async () => {
+      // format 2: the result has the top-K coverage (a probe.json without it is computed again).
+      this.probe = await this.cached('probe.json', { format: 2, questions: this.opts.probeQuestions, seed, modes: unique, model: c.model }, async () => {
         console.log(`experiment: the teacher probe of the base model (${unique.join(', ')}) on ${this.opts.probeQuestions} training questions`);
         const { ctx, m } = await opened();
         const r = await probeTeacher(ctx, m, m, probeQuestions(ctx, this.opts.probeQuestions, seed), unique, seed);

@@ -77,6 +77,13 @@ export function probeTable(r: ProbeResult): string {
         num3(x.answerGainWrong),
       ]),
     ),
+    '',
+    'How much of the full-vocabulary KL the top-K term keeps (mean per token, teacher prompts):',
+    '',
+    table(
+      ['prompt', ...r.coverageKs.map((k) => `D at K = ${k}`), 'full-vocabulary KL'],
+      r.rows.filter((x) => x.prompt !== 'student').map((x) => [x.prompt, ...x.distillAtK.map(num3), num3(x.klFull)]),
+    ),
   ].join('\n');
 }
 
@@ -89,7 +96,10 @@ export const PROBE_EXPLAINED =
   "first tag after the first `</think>`), the top-K distillation term D per token and at that decision, and the answer gain: " +
   "the mean of log p(prompt) − log p(student) over the tokens of the student's `<answer>` span, for right and for wrong answers. " +
   "A teacher that uses its context has a positive gain on right answers and a negative one on wrong answers, and searches as " +
-  "the student does; a teacher with a lower P(search) at the decision teaches the student to stop searching.";
+  "the student does; a teacher with a lower P(search) at the decision teaches the student to stop searching. " +
+  "The second table gives D at a few K beside the exact KL over the whole vocabulary (float64, on the host): the K buckets and " +
+  "the tail are a coarser split of the vocabulary, so D grows with K up to the full KL; where D at the configured K is close " +
+  "to the full KL, a larger K cannot change what the student learns.";
 
 /** The examiner probe's table (per hop count asked for, then all), and up to `examples` of its questions. */
 export function examinerProbeTable(r: ExaminerProbeResult, examples = 6): string {

@@ -5,7 +5,8 @@
 //   - on the student's own sampled rollouts (what distillation trains on): at the first decision (the
 //     token after the first </think>, where a response chooses between searching and answering), the
 //     probability each prompt gives <search> and <answer>; the per-token top-K distillation term D overall
-//     and at that decision; and, inside the <answer> span, how much more
+//     and at that decision, and at a few other K against the full-vocabulary KL (how much of the teacher's
+//     signal the top-K term keeps); and, inside the <answer> span, how much more
 //     probable the teacher finds the student's answer tokens than the student does (log p_T − log p_S),
 //     separately for right and wrong answers. A teacher that uses its context raises right answers and
 //     lowers wrong ones; one that prefers <answer> over <search> at the first decision teaches the student
@@ -13,10 +14,11 @@
 import { studentPrompt, type PrivilegedMode } from '../env/prompts.ts';
 import { ANSWER_CLOSE, ANSWER_OPEN, SEARCH_OPEN, THINK_CLOSE, lastAnswer } from '../env/tags.ts';
 import { tokenLogprobs } from '../gpu/ops/log_softmax.ts';
-import { topkKl } from '../gpu/ops/topk_kl.ts';
+import { TOPK_KL_MAX_K, topkKl } from '../gpu/ops/topk_kl.ts';
 import type { CausalLM } from '../model/decoder.ts';
 import { policyBatch, teacherSequence, type MaskedSequence } from '../rl/batch.ts';
 import { policyLogits } from '../rl/forward.ts';
+import { fullKl, logSoftmaxRow } from '../rl/full-kl.ts';
 import { studentReward } from '../rl/rewards.ts';
 import { runRollouts, type Rollout } from '../rl/rollout.ts';
 import { encodePrompt } from './base-model.ts';
@@ -47,6 +49,10 @@ export interface ProbeRow {
   /** Mean log p(prompt) − log p(student) over the answer tokens of right (and wrong) student answers. */
   answerGainRight: number | null;
   answerGainWrong: number | null;
+  /** The mean per-token top-K term at each K of the result's `coverageKs` (all 0 for 'student'). */
+  distillAtK: number[];
+  /** The mean per-token KL over the whole vocabulary, which the top-K term approximates from below. */
+  klFull: number;
 }
 
 export interface ProbeResult {
@@ -55,7 +61,15 @@ export interface ProbeResult {
   studentEm: number;
   studentSearches: number;
   rightAnswers: number;
+  /** The K values of each row's `distillAtK`: a few around the configured K, up to the kernel's maximum. */
+  coverageKs: number[];
   rows: ProbeRow[];
+}
+
+/** The K values the probe compares: 5, the configured K and the kernel's maximum, within the vocabulary. */
+export function coverageKs(topK: number, vocabSize: number): number[] {
+  const cap = Math.min(vocabSize, TOPK_KL_MAX_K);
+  return [...new Set([5, topK, TOPK_KL_MAX_K].map((k) => Math.min(k, cap)))].sort((a, b) => a - b);
 }
 
 /** `n` world-generated training questions (held-out questions excluded), hops drawn as the config says. */
@@ -82,15 +96,6 @@ export function answerSpan(targets: readonly number[], openId: number, closeId: 
   return out;
 }
 
-function logSoftmaxAt(logits: ArrayLike<number>, row: number, V: number, ids: readonly number[]): number[] {
-  let max = -Infinity;
-  for (let v = 0; v < V; v++) max = Math.max(max, logits[row * V + v]!);
-  let sum = 0;
-  for (let v = 0; v < V; v++) sum += Math.exp(logits[row * V + v]! - max);
-  const lse = max + Math.log(sum);
-  return ids.map((id) => logits[row * V + id]! - lse);
-}
-
 interface Scored {
   /** Per sequence: per policy token, log p under the scored prompt. */
   logp: number[][];
@@ -98,6 +103,8 @@ interface Scored {
   kl: number[][];
   /** Per sequence: log p of each action at the first decision. */
   decision: Record<DecisionTag, number>[];
+  /** Sums over all policy tokens: the top-K term at each K of `coverageKs`, and the full-vocabulary KL. */
+  coverage: { byK: number[]; full: number; tokens: number };
 }
 
 /**
@@ -115,11 +122,12 @@ export function decisionIndex(targets: readonly number[], thinkCloseId: number, 
  * Scores `seqs` under `model`, with the top-K term against the student's logits on `studentSeqs` and the
  * actions' log-probs at `decisions[i]` (a policy-token index of sequence i).
  */
-async function score(ctx: ProbeContext, model: CausalLM, student: CausalLM, seqs: MaskedSequence[], studentSeqs: MaskedSequence[], decisions: readonly number[], tagIds: Record<DecisionTag, number>): Promise<Scored> {
+async function score(ctx: ProbeContext, model: CausalLM, student: CausalLM, seqs: MaskedSequence[], studentSeqs: MaskedSequence[], decisions: readonly number[], tagIds: Record<DecisionTag, number>, coverageKs: readonly number[]): Promise<Scored> {
   const e = ctx.engine;
   const c = ctx.config;
   const pad = ctx.base.tokenizer.padId ?? 0;
-  const out: Scored = { logp: [], kl: [], decision: [] };
+  const self = model === student && seqs === studentSeqs;
+  const out: Scored = { logp: [], kl: [], decision: [], coverage: { byK: coverageKs.map(() => 0), full: 0, tokens: 0 } };
   const tags = Object.keys(tagIds) as DecisionTag[];
   for (const idx of chunks([...seqs.keys()], c.evalBatch)) {
     const tb = policyBatch(idx.map((i) => seqs[i]!), pad);
@@ -130,22 +138,31 @@ async function score(ctx: ProbeContext, model: CausalLM, student: CausalLM, seqs
         const targets = e.tensor(tb.targets, [M], 'i32');
         const tl = policyLogits(model, tb);
         // The student scored against itself: the same logits, one forward pass.
-        const sl = model === student && seqs === studentSeqs ? tl : policyLogits(student, sb);
-        const d = topkKl(sl, tl, e.tensor(new Float32Array(M).fill(1), [M]), { k: Math.min(c.topK, model.cfg.vocabSize), tail: c.tail, direction: c.kl });
-        return { logits: tl, lp: tokenLogprobs(tl, targets), kl: d.perToken };
+        const sl = self ? tl : policyLogits(student, sb);
+        const ones = e.tensor(new Float32Array(M).fill(1), [M]);
+        const klAt = (k: number) => topkKl(sl, tl, ones, { k: Math.min(k, model.cfg.vocabSize), tail: c.tail, direction: c.kl }).perToken;
+        return { logits: tl, studentLogits: sl, lp: tokenLogprobs(tl, targets), kl: klAt(c.topK), klK: self ? [] : coverageKs.map(klAt) };
       }),
     );
     const logits = await t.logits.read();
     const lp = await t.lp.read();
     const kl = await t.kl.read();
-    for (const x of Object.values(t)) x.dispose();
     const V = t.logits.shape[t.logits.shape.length - 1]!;
+    if (!self) {
+      // How much of the full-vocabulary KL the top-K term keeps (the student against itself: all 0).
+      const sLogits = await t.studentLogits.read();
+      for (let r = 0; r < M; r++) out.coverage.full += fullKl(sLogits, logits, r, V, c.kl);
+      for (const [j, x] of t.klK.entries()) for (const v of await x.read()) out.coverage.byK[j]! += v;
+    }
+    out.coverage.tokens += M;
+    for (const x of new Set([t.logits, t.studentLogits, t.lp, t.kl, ...t.klK])) x.dispose();
     let m = 0;
     idx.forEach((i, b) => {
       const n = tb.owner.filter((o) => o === b).length;
       out.logp.push(Array.from(lp.slice(m, m + n)));
       out.kl.push(Array.from(kl.slice(m, m + n)));
-      const lps = n > 0 ? logSoftmaxAt(logits, m + decisions[i]!, V, tags.map((g) => tagIds[g])) : tags.map(() => -Infinity);
+      const row = n > 0 ? logSoftmaxRow(logits, m + decisions[i]!, V) : null;
+      const lps = tags.map((g) => (row ? row[tagIds[g]]! : -Infinity));
       out.decision.push(Object.fromEntries(tags.map((g, k) => [g, lps[k]!])) as Record<DecisionTag, number>);
       m += n;
     });
@@ -175,7 +192,8 @@ export async function probeTeacher(ctx: ProbeContext, student: CausalLM, teacher
   const targets = rollouts.map((r) => r.ids.filter((_, t) => r.mask[t]));
   const isBlank = (x: number) => tok.decode([x]).trim() === '';
   const decisions = targets.map((t) => decisionIndex(t, thinkClose, isBlank));
-  const studentScore = await score(ctx, student, student, rollouts, rollouts, decisions, tagIds);
+  const ks = coverageKs(c.topK, student.cfg.vocabSize);
+  const studentScore = await score(ctx, student, student, rollouts, rollouts, decisions, tagIds, ks);
 
   const rows: ProbeRow[] = [];
   for (const prompt of ['student', ...modes] as const) {
@@ -186,7 +204,7 @@ export async function probeTeacher(ctx: ProbeContext, student: CausalLM, teacher
     for (const batch of chunks(questions.map(promptIds), c.evalBatch)) own.push(...(await runRollouts(model, tok, batch, rolloutOptions(ctx, 'student', () => 0.5, true))));
     const answers = own.map((r) => lastAnswer(r.text));
     // The student's rollouts as this prompt scores them.
-    const sc = prompt === 'student' ? studentScore : await score(ctx, model, student, rollouts.map((r, i) => teacherSequence(r, promptIds(questions[i]!))), rollouts, decisions, tagIds);
+    const sc = prompt === 'student' ? studentScore : await score(ctx, model, student, rollouts.map((r, i) => teacherSequence(r, promptIds(questions[i]!))), rollouts, decisions, tagIds, ks);
     const gains = { right: [] as number[], wrong: [] as number[] };
     rollouts.forEach((_, i) => {
       for (const j of answerSpan(targets[i]!, ansOpen, ansClose)) (right[i] ? gains.right : gains.wrong).push(sc.logp[i]![j]! - studentScore.logp[i]![j]!);
@@ -202,6 +220,8 @@ export async function probeTeacher(ctx: ProbeContext, student: CausalLM, teacher
       distillDecision: mean(sc.kl.map((k, i) => k[decisions[i]!] ?? 0)),
       answerGainRight: gains.right.length ? mean(gains.right) : null,
       answerGainWrong: gains.wrong.length ? mean(gains.wrong) : null,
+      distillAtK: sc.coverage.byK.map((x) => x / Math.max(1, sc.coverage.tokens)),
+      klFull: sc.coverage.full / Math.max(1, sc.coverage.tokens),
     });
   }
   return {
@@ -209,6 +229,7 @@ export async function probeTeacher(ctx: ProbeContext, student: CausalLM, teacher
     studentEm: mean(right.map(Number)),
     studentSearches: searchStats(rollouts).searches,
     rightAnswers: right.filter(Boolean).length,
+    coverageKs: ks,
     rows,
   };
 }

@@ -92,8 +92,9 @@ describe('npm run experiment (smoke preset, 3 arms x 2 seeds)', () => {
 
   it("probes the base model as teacher with the arms' privileged contexts before the runs, into probe.json and results.md", () => {
     const probe = JSON.parse(readFileSync(join(out, 'probe.json'), 'utf8'));
-    expect(probe.settings).toEqual({ questions: 4, seed: 1, modes: ['full'], model: 'random-tiny' });
+    expect(probe.settings).toEqual({ format: 2, questions: 4, seed: 1, modes: ['full'], model: 'random-tiny' });
     expect(probe.result.questions).toBe(4);
+    expect(probe.result.coverageKs).toHaveLength(probe.result.rows[1].distillAtK.length);
     const t = markdownTable(readFileSync(join(out, 'results.md'), 'utf8'), 'The teacher probe (base model, before training)');
     expect(t.rows.map((r) => r[0])).toEqual(['student', 'full']);
     expect(t.rows[1]![t.head.indexOf('D per token')]).toBe(probe.result.rows[1].distill.toFixed(3));

@@ -7,7 +7,7 @@ import { CausalLM } from '../../src/model/decoder.ts';
 import { randomTinyBase, type BaseModel } from '../../src/selfplay/base-model.ts';
 import { makeConfig } from '../../src/selfplay/config.ts';
 import { Environment } from '../../src/selfplay/environment.ts';
-import { answerSpan, decisionIndex, probeQuestions, probeTeacher } from '../../src/selfplay/probe.ts';
+import { answerSpan, coverageKs, decisionIndex, probeQuestions, probeTeacher } from '../../src/selfplay/probe.ts';
 import { probeExaminer } from '../../src/selfplay/examiner-probe.ts';
 import { testEngine } from '../helpers/engine.ts';
 
@@ -39,6 +39,12 @@ describe('where a response decides and answers', () => {
 });
 
 describe('the teacher probe', () => {
+  it('compares a few K around the configured one, within the vocabulary and the kernel', () => {
+    expect(coverageKs(50, 1024)).toEqual([5, 50, 256]);
+    expect(coverageKs(8, 64)).toEqual([5, 8, 64]);
+    expect(coverageKs(5, 3)).toEqual([3]);
+  });
+
   it('draws world questions with construction paths, none of them held out', () => {
     const ctx = { config, base, env, engine: e };
     const qs = probeQuestions(ctx, 6, 3);
@@ -69,6 +75,15 @@ describe('the teacher probe', () => {
       for (const x of [full!, gt!]) {
         expect(x.distill).toBeGreaterThan(0);
         expect(Number.isFinite(x.distill)).toBe(true);
+      }
+      // Top-K coverage: D at the configured K is one of the columns; D grows with K up to the full KL.
+      expect(r.coverageKs).toEqual(coverageKs(config.topK, base.cfg.vocabSize));
+      expect(r.coverageKs).toContain(Math.min(config.topK, base.cfg.vocabSize));
+      expect(student!.distillAtK.every((x) => x === 0) && student!.klFull === 0).toBe(true);
+      for (const x of [full!, gt!]) {
+        expect(x.distillAtK[r.coverageKs.indexOf(config.topK)]).toBeCloseTo(x.distill, 5);
+        x.distillAtK.forEach((d, j) => expect(d).toBeGreaterThanOrEqual((x.distillAtK[j - 1] ?? 0) - 1e-5));
+        expect(x.distillAtK.at(-1)!).toBeLessThanOrEqual(x.klFull + 1e-5);
       }
       for (const x of r.rows) {
         expect(x.decision.search + x.decision.answer).toBeLessThanOrEqual(1 + 1e-6);

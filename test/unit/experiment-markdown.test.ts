@@ -2,8 +2,9 @@
 // per-iteration, drift and training-set tables, the claims, and cells that keep the table intact.
 import { describe, expect, it } from 'vitest';
 import { aggregate, type SeedResult } from '../../src/experiment/aggregate.ts';
-import { formatNum, formatPct, renderResults, table, type ResultsMeta } from '../../src/experiment/markdown.ts';
+import { formatNum, formatPct, probeTable, renderResults, table, type ResultsMeta } from '../../src/experiment/markdown.ts';
 import type { EvalMetrics } from '../../src/selfplay/events.ts';
+import type { ProbeResult, ProbeRow } from '../../src/selfplay/probe.ts';
 import { markdownTable } from '../helpers/markdown-table.ts';
 
 function ev(iteration: number, byHop: number[], searches = 1, redundancy = 0): EvalMetrics {
@@ -116,5 +117,35 @@ describe('results.md', () => {
     expect(it.head).toEqual(['arm', 'hops', 'before', 'it 1', 'it 2']);
     expect(it.rows.find((r) => r[0] === 'π-Play (full QCP)' && r[1] === 'all')![2]).toBe('2.5 ± 0.0');
     expect(it.rows.find((r) => r[0] === 'Dr. Zero (no teacher)' && r[1] === 'all')![2]).toBe('—');
+  });
+});
+
+describe('the teacher probe table', () => {
+  const row = (prompt: ProbeRow['prompt'], d: number[], full: number): ProbeRow => ({
+    prompt,
+    em: 0.25,
+    searchesPerRollout: 1,
+    answeredShare: 1,
+    decision: { search: 0.75, answer: 0.25 },
+    distill: d[1] ?? 0,
+    distillDecision: 0,
+    answerGainRight: null,
+    answerGainWrong: -0.5,
+    distillAtK: d,
+    klFull: full,
+  });
+  const r: ProbeResult = {
+    questions: 4,
+    studentEm: 0.25,
+    studentSearches: 1,
+    rightAnswers: 1,
+    coverageKs: [5, 50, 256],
+    rows: [row('student', [0, 0, 0], 0), row('full', [0.1, 0.125, 0.1875], 0.25)],
+  };
+
+  it('gives D at each K beside the full-vocabulary KL, for the teacher prompts only', () => {
+    const coverage = markdownTable(`# coverage\n${probeTable(r).split('\n\n').at(-1)!}`, 'coverage');
+    expect(coverage.head).toEqual(['prompt', 'D at K = 5', 'D at K = 50', 'D at K = 256', 'full-vocabulary KL']);
+    expect(coverage.rows).toEqual([['full', '0.100', '0.125', '0.188', '0.250']]);
   });
 });
