@@ -78,11 +78,13 @@ export function probeTable(r: ProbeResult): string {
       ]),
     ),
     '',
-    'How much of the full-vocabulary KL the top-K term keeps (mean per token, teacher prompts):',
+    'The distillation term of the teacher prompts: how much of the full-vocabulary KL the top-K term keeps (mean per token), and how much of it falls on the answer tokens:',
     '',
     table(
-      ['prompt', ...r.coverageKs.map((k) => `D at K = ${k}`), 'full-vocabulary KL'],
-      r.rows.filter((x) => x.prompt !== 'student').map((x) => [x.prompt, ...x.distillAtK.map(num3), num3(x.klFull)]),
+      ['prompt', ...r.coverageKs.map((k) => `D at K = ${k}`), 'full-vocabulary KL', 'D per answer token', "answer tokens' share of D"],
+      r.rows
+        .filter((x) => x.prompt !== 'student')
+        .map((x) => [x.prompt, ...x.distillAtK.map(num3), num3(x.klFull), num3(x.distillAnswer), x.distillAnswerShare === null ? '—' : pct1(x.distillAnswerShare)]),
     ),
   ].join('\n');
 }
@@ -99,7 +101,8 @@ export const PROBE_EXPLAINED =
   "the student does; a teacher with a lower P(search) at the decision teaches the student to stop searching. " +
   "The second table gives D at a few K beside the exact KL over the whole vocabulary (float64, on the host): the K buckets and " +
   "the tail are a coarser split of the vocabulary, so D grows with K up to the full KL; where D at the configured K is close " +
-  "to the full KL, a larger K cannot change what the student learns.";
+  "to the full KL, a larger K cannot change what the student learns. Its last columns give D over the tokens of the " +
+  "student's `<answer>` spans (where the notes should matter) and their share of all of D.";
 
 /** The examiner probe's table (per hop count asked for, then all), and up to `examples` of its questions. */
 export function examinerProbeTable(r: ExaminerProbeResult, examples = 6): string {

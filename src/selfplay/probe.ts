@@ -6,7 +6,7 @@
 //     token after the first </think>, where a response chooses between searching and answering), the
 //     probability each prompt gives <search> and <answer>; the per-token top-K distillation term D overall
 //     and at that decision, and at a few other K against the full-vocabulary KL (how much of the teacher's
-//     signal the top-K term keeps); and, inside the <answer> span, how much more
+//     signal the top-K term keeps) and on the answer tokens; and, inside the <answer> span, how much more
 //     probable the teacher finds the student's answer tokens than the student does (log p_T − log p_S),
 //     separately for right and wrong answers. A teacher that uses its context raises right answers and
 //     lowers wrong ones; one that prefers <answer> over <search> at the first decision teaches the student
@@ -49,6 +49,9 @@ export interface ProbeRow {
   /** Mean log p(prompt) − log p(student) over the answer tokens of right (and wrong) student answers. */
   answerGainRight: number | null;
   answerGainWrong: number | null;
+  /** The mean top-K term over the tokens of the student's answer spans, and the share of all of D they hold. */
+  distillAnswer: number | null;
+  distillAnswerShare: number | null;
   /** The mean per-token top-K term at each K of the result's `coverageKs` (all 0 for 'student'). */
   distillAtK: number[];
   /** The mean per-token KL over the whole vocabulary, which the top-K term approximates from below. */
@@ -206,9 +209,14 @@ export async function probeTeacher(ctx: ProbeContext, student: CausalLM, teacher
     // The student's rollouts as this prompt scores them.
     const sc = prompt === 'student' ? studentScore : await score(ctx, model, student, rollouts.map((r, i) => teacherSequence(r, promptIds(questions[i]!))), rollouts, decisions, tagIds, ks);
     const gains = { right: [] as number[], wrong: [] as number[] };
+    const answerKl: number[] = [];
     rollouts.forEach((_, i) => {
-      for (const j of answerSpan(targets[i]!, ansOpen, ansClose)) (right[i] ? gains.right : gains.wrong).push(sc.logp[i]![j]! - studentScore.logp[i]![j]!);
+      for (const j of answerSpan(targets[i]!, ansOpen, ansClose)) {
+        (right[i] ? gains.right : gains.wrong).push(sc.logp[i]![j]! - studentScore.logp[i]![j]!);
+        answerKl.push(sc.kl[i]![j]!);
+      }
     });
+    const klSum = sc.kl.flat().reduce((a, b) => a + b, 0);
     const stats = searchStats(own);
     rows.push({
       prompt,
@@ -220,6 +228,8 @@ export async function probeTeacher(ctx: ProbeContext, student: CausalLM, teacher
       distillDecision: mean(sc.kl.map((k, i) => k[decisions[i]!] ?? 0)),
       answerGainRight: gains.right.length ? mean(gains.right) : null,
       answerGainWrong: gains.wrong.length ? mean(gains.wrong) : null,
+      distillAnswer: answerKl.length ? mean(answerKl) : null,
+      distillAnswerShare: klSum > 0 ? answerKl.reduce((a, b) => a + b, 0) / klSum : null,
       distillAtK: sc.coverage.byK.map((x) => x / Math.max(1, sc.coverage.tokens)),
       klFull: sc.coverage.full / Math.max(1, sc.coverage.tokens),
     });

@@ -131,6 +131,8 @@ describe('the teacher probe table', () => {
     distillDecision: 0,
     answerGainRight: null,
     answerGainWrong: -0.5,
+    distillAnswer: prompt === 'student' ? 0 : 0.5,
+    distillAnswerShare: prompt === 'student' ? null : 0.25,
     distillAtK: d,
     klFull: full,
   });
@@ -143,9 +145,9 @@ describe('the teacher probe table', () => {
     rows: [row('student', [0, 0, 0], 0), row('full', [0.1, 0.125, 0.1875], 0.25)],
   };
 
-  it('gives D at each K beside the full-vocabulary KL, for the teacher prompts only', () => {
+  it('gives D at each K beside the full-vocabulary KL, and on the answer tokens, for the teacher prompts only', () => {
     const coverage = markdownTable(`# coverage\n${probeTable(r).split('\n\n').at(-1)!}`, 'coverage');
-    expect(coverage.head).toEqual(['prompt', 'D at K = 5', 'D at K = 50', 'D at K = 256', 'full-vocabulary KL']);
-    expect(coverage.rows).toEqual([['full', '0.100', '0.125', '0.188', '0.250']]);
+    expect(coverage.head).toEqual(['prompt', 'D at K = 5', 'D at K = 50', 'D at K = 256', 'full-vocabulary KL', 'D per answer token', "answer tokens' share of D"]);
+    expect(coverage.rows).toEqual([['full', '0.100', '0.125', '0.188', '0.250', '0.500', '25.0%']]);
   });
 });
