@@ -104,7 +104,7 @@ class Experiment {
       return { ctx: { config: c, base, env: this.env(c), engine: this.engine }, m: model() };
     };
     if (unique.length) {
-      // format 2: the result has the top-K coverage (a probe.json without it is computed again).
+      // format 2: rows carry the distillation table (D at several K, the full KL, D on answer tokens); an older probe.json is computed again.
       this.probe = await this.cached('probe.json', { format: 2, questions: this.opts.probeQuestions, seed, modes: unique, model: c.model }, async () => {
         console.log(`experiment: the teacher probe of the base model (${unique.join(', ')}) on ${this.opts.probeQuestions} training questions`);
         const { ctx, m } = await opened();
