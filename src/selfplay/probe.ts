@@ -107,7 +107,7 @@ interface Scored {
   /** Per sequence: log p of each action at the first decision. */
   decision: Record<DecisionTag, number>[];
   /** Sums over all policy tokens: the top-K term at each K of `coverageKs`, and the full-vocabulary KL. */
-  coverage: { byK: number[]; full: number; tokens: number };
+  coverage: { byK: number[]; full: number };
 }
 
 /**
@@ -130,7 +130,7 @@ async function score(ctx: ProbeContext, model: CausalLM, student: CausalLM, seqs
   const c = ctx.config;
   const pad = ctx.base.tokenizer.padId ?? 0;
   const self = model === student && seqs === studentSeqs;
-  const out: Scored = { logp: [], kl: [], decision: [], coverage: { byK: coverageKs.map(() => 0), full: 0, tokens: 0 } };
+  const out: Scored = { logp: [], kl: [], decision: [], coverage: { byK: coverageKs.map(() => 0), full: 0 } };
   const tags = Object.keys(tagIds) as DecisionTag[];
   for (const idx of chunks([...seqs.keys()], c.evalBatch)) {
     const tb = policyBatch(idx.map((i) => seqs[i]!), pad);
@@ -144,7 +144,10 @@ async function score(ctx: ProbeContext, model: CausalLM, student: CausalLM, seqs
         const sl = self ? tl : policyLogits(student, sb);
         const ones = e.tensor(new Float32Array(M).fill(1), [M]);
         const klAt = (k: number) => topkKl(sl, tl, ones, { k: Math.min(k, model.cfg.vocabSize), tail: c.tail, direction: c.kl }).perToken;
-        return { logits: tl, studentLogits: sl, lp: tokenLogprobs(tl, targets), kl: klAt(c.topK), klK: self ? [] : coverageKs.map(klAt) };
+        // The configured K is one of coverageKs (both capped at the vocabulary): its term is computed once.
+        const klK = self ? [] : coverageKs.map(klAt);
+        const configured = coverageKs.indexOf(Math.min(c.topK, model.cfg.vocabSize));
+        return { logits: tl, studentLogits: sl, lp: tokenLogprobs(tl, targets), kl: klK[configured] ?? klAt(c.topK), klK };
       }),
     );
     const logits = await t.logits.read();
@@ -157,7 +160,6 @@ async function score(ctx: ProbeContext, model: CausalLM, student: CausalLM, seqs
       for (let r = 0; r < M; r++) out.coverage.full += fullKl(sLogits, logits, r, V, c.kl);
       for (const [j, x] of t.klK.entries()) for (const v of await x.read()) out.coverage.byK[j]! += v;
     }
-    out.coverage.tokens += M;
     for (const x of new Set([t.logits, t.studentLogits, t.lp, t.kl, ...t.klK])) x.dispose();
     let m = 0;
     idx.forEach((i, b) => {
@@ -216,7 +218,9 @@ export async function probeTeacher(ctx: ProbeContext, student: CausalLM, teacher
         answerKl.push(sc.kl[i]![j]!);
       }
     });
-    const klSum = sc.kl.flat().reduce((a, b) => a + b, 0);
+    const klFlat = sc.kl.flat();
+    const klSum = klFlat.reduce((a, b) => a + b, 0);
+    const tokens = Math.max(1, klFlat.length);
     const stats = searchStats(own);
     rows.push({
       prompt,
@@ -224,14 +228,14 @@ export async function probeTeacher(ctx: ProbeContext, student: CausalLM, teacher
       searchesPerRollout: stats.searches,
       answeredShare: mean(answers.map((a) => (a === null ? 0 : 1))),
       decision: Object.fromEntries((Object.keys(tagIds) as DecisionTag[]).map((g) => [g, mean(sc.decision.map((f) => Math.exp(f[g])))])) as Record<DecisionTag, number>,
-      distill: mean(sc.kl.flat()),
+      distill: mean(klFlat),
       distillDecision: mean(sc.kl.map((k, i) => k[decisions[i]!] ?? 0)),
       answerGainRight: gains.right.length ? mean(gains.right) : null,
       answerGainWrong: gains.wrong.length ? mean(gains.wrong) : null,
       distillAnswer: answerKl.length ? mean(answerKl) : null,
       distillAnswerShare: klSum > 0 ? answerKl.reduce((a, b) => a + b, 0) / klSum : null,
-      distillAtK: sc.coverage.byK.map((x) => x / Math.max(1, sc.coverage.tokens)),
-      klFull: sc.coverage.full / Math.max(1, sc.coverage.tokens),
+      distillAtK: sc.coverage.byK.map((x) => x / tokens),
+      klFull: sc.coverage.full / tokens,
     });
   }
   return {
