@@ -1,26 +1,44 @@
 // Logits at the policy positions of a packed batch (see batch.ts): the decoder runs over the whole batch,
 // the vocabulary projection only where a loss needs it.
+//
+// The trained policy is the tempered one (as in verl and TRL): rollouts sample from π_T = softmax(z / T), so
+// every log-prob that enters a loss or a metric (ratios, the examiner's policy gradient, the KL to the
+// reference, both sides of the top-K distillation, entropy, the per-token records) is taken from z / T, with
+// T the rollout temperature. Only the forward passes below apply it; greedy evaluation samples at T = 0 and
+// never comes here. T = 0 (greedy rollouts) trains the untempered policy.
 import type { Tensor } from '../gpu/tensor.ts';
+import { scale } from '../gpu/ops/elementwise.ts';
 import { tokenLogprobs } from '../gpu/ops/log_softmax.ts';
 import type { CausalLM } from '../model/decoder.ts';
 import type { PolicyBatch } from './batch.ts';
 
-/** [M, V] logits predicting each policy token of the batch (recorded on the tape when the model trains). */
-export function policyLogits(model: CausalLM, batch: PolicyBatch): Tensor {
+/** The temperature of the trained policy for rollouts sampled at `sampling` (greedy, 0: the untempered 1). */
+export function policyTemperature(sampling: number): number {
+  if (!(sampling >= 0) || !Number.isFinite(sampling)) throw new Error(`piplay: the temperature must be a finite number >= 0, got ${sampling}`);
+  return sampling > 0 ? sampling : 1;
+}
+
+/**
+ * [M, V] logits of π_T predicting each policy token of the batch (recorded on the tape when the model
+ * trains): the model's logits divided by the policy temperature of rollouts sampled at `temperature`.
+ */
+export function policyLogits(model: CausalLM, batch: PolicyBatch, temperature: number): Tensor {
+  const T = policyTemperature(temperature);
   const h = model.hidden({ ids: batch.ids, batch: batch.batch, time: batch.time });
-  return model.logitsAt(h, batch.rows);
+  const logits = model.logitsAt(h, batch.rows);
+  return T === 1 ? logits : scale(logits, 1 / T);
 }
 
 /** Logits of a model that is not trained here (teacher, reference): no tape, so no gradient can reach it. */
-export function constantLogits(model: CausalLM, batch: PolicyBatch): Tensor {
-  return model.engine.noGrad(() => policyLogits(model, batch));
+export function constantLogits(model: CausalLM, batch: PolicyBatch, temperature: number): Tensor {
+  return model.engine.noGrad(() => policyLogits(model, batch, temperature));
 }
 
-/** log π(token) of every policy token under `model`, on the host (no gradient). */
-export async function policyLogprobs(model: CausalLM, batch: PolicyBatch): Promise<Float32Array> {
+/** log π_T(token) of every policy token under `model`, on the host (no gradient). */
+export async function policyLogprobs(model: CausalLM, batch: PolicyBatch, temperature: number): Promise<Float32Array> {
   const e = model.engine;
   const lp = e.noGrad(() =>
-    e.tidy(() => e.keep(tokenLogprobs(policyLogits(model, batch), e.tensor(batch.targets, [batch.targets.length], 'i32')))),
+    e.tidy(() => e.keep(tokenLogprobs(policyLogits(model, batch, temperature), e.tensor(batch.targets, [batch.targets.length], 'i32')))),
   );
   try {
     return (await lp.read()) as Float32Array;

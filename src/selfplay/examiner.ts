@@ -107,7 +107,7 @@ export async function examinerStep(ctx: RunContext, iteration: number, step: num
     return {
       weight,
       run: () => {
-        const logits = policyLogits(ctx.policies.examiner, batch);
+        const logits = policyLogits(ctx.policies.examiner, batch, c.temperature);
         const adv = perPolicyToken(batch, (b) => advantages[idx[b]!]!);
         const r = examinerLoss({ logits, targets: batch.targets, advantages: adv, weight });
         return { loss: r.loss, metrics: { loss: r.policyLoss } };

@@ -139,9 +139,9 @@ async function score(ctx: ProbeContext, model: CausalLM, student: CausalLM, seqs
     const t = e.noGrad(() =>
       e.tidy(() => {
         const targets = e.tensor(tb.targets, [M], 'i32');
-        const tl = policyLogits(model, tb);
+        const tl = policyLogits(model, tb, c.temperature);
         // The student scored against itself: the same logits, one forward pass.
-        const sl = self ? tl : policyLogits(student, sb);
+        const sl = self ? tl : policyLogits(student, sb, c.temperature);
         const ones = e.tensor(new Float32Array(M).fill(1), [M]);
         const klAt = (k: number) => topkKl(sl, tl, ones, { k: Math.min(k, model.cfg.vocabSize), tail: c.tail, direction: c.kl }).perToken;
         // The configured K is one of coverageKs (both capped at the vocabulary): its term is computed once.

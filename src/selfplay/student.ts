@@ -117,13 +117,13 @@ export async function studentStep(ctx: RunContext, iteration: number, step: numb
         const sb = policyBatch(idx.map((i) => rollouts[i]!), pad);
         const tb = teacherBatch(idx);
         if (tb) assertAligned(sb, tb);
-        const refLogp = reference && settings.beta > 0 ? await policyLogprobs(reference, sb) : null;
+        const refLogp = reference && settings.beta > 0 ? await policyLogprobs(reference, sb, c.temperature) : null;
         const weight = sb.targets.length / tokens;
         micros.push({
           weight,
           run: () => {
-            const logits = policyLogits(student, sb);
-            const teacherLogits = teacher && tb ? constantLogits(teacher, tb) : null;
+            const logits = policyLogits(student, sb, c.temperature);
+            const teacherLogits = teacher && tb ? constantLogits(teacher, tb, c.temperature) : null;
             const r = studentLoss(
               {
                 logits,
@@ -193,10 +193,10 @@ async function tokenRecords(ctx: RunContext, rollout: Rollout, tb: PolicyBatch |
   const out = e.noGrad(() =>
     e.tidy(() => {
       const targets = e.tensor(sb.targets, [M], 'i32');
-      const sl = policyLogits(student, sb);
+      const sl = policyLogits(student, sb, ctx.config.temperature);
       const slp = tokenLogprobs(sl, targets);
       if (!teacher || !tb) return { slp } as Record<string, Tensor>;
-      const tl = policyLogits(teacher, tb);
+      const tl = policyLogits(teacher, tb, ctx.config.temperature);
       const d = topkKl(sl, tl, e.tensor(new Float32Array(M).fill(1), [M]), { k: s.topK, tail: s.tail, direction: s.direction });
       return { slp, tlp: tokenLogprobs(tl, targets), kl: d.perToken, ids: d.ids, sTop: d.studentLogp, tTop: d.teacherLogp } as Record<string, Tensor>;
     }),

@@ -32,7 +32,7 @@ export async function warmUpExaminer(model: CausalLM, base: BaseModel, env: Envi
       const batch = Array.from({ length: opts.batch }, (_, k) => examples[(step * opts.batch + k) % examples.length]!);
       const pb = policyBatch(batch, tok.padId ?? 0);
       const loss = e.tidy(() => {
-        const logits = policyLogits(model, pb);
+        const logits = policyLogits(model, pb, 1);
         const M = pb.targets.length;
         return crossEntropy(logits, e.tensor(pb.targets, [M], 'i32'), e.tensor(new Float32Array(M).fill(1), [M]));
       });

@@ -66,7 +66,8 @@ function fixture(seed: number) {
   const zs = randn(M * V, seed, 2);
   const zt = randn(M * V, seed + 1, 2);
   const targets = Int32Array.from({ length: M }, (_, i) => (i * 5 + seed) % V);
-  const adv = Float32Array.from(randn(M, seed + 2));
+  // Signs chosen so that rows 1 (ratio e^-0.5, A < 0) and 5 (ratio e^-0.25, A < 0) take the clipped branch.
+  const adv = Float32Array.from(randn(M, seed + 2), (x, i) => (Math.abs(x) + 0.1) * [1, -1, 1, 1, 1, -1, 1][i]!);
   // Old log-probs near the current ones, some far enough to clip.
   const lp = Array.from({ length: M }, (_, r) => logSoftmax(rowOf(zs, r))[targets[r]!]!);
   const oldLogp = Float32Array.from(lp, (x, i) => x + [0, 0.5, -0.5, 0.05, -0.3, 0.25, 0][i]!);
@@ -74,9 +75,10 @@ function fixture(seed: number) {
   return { zs, zt, targets, adv, oldLogp, mask, lp };
 }
 
-function studentRef(f: ReturnType<typeof fixture>, s: StudentLossSettings): { pg: number; d: number } {
+function studentRef(f: ReturnType<typeof fixture>, s: StudentLossSettings): { pg: number; d: number; clip: number } {
   let pg = 0;
   let d = 0;
+  let clip = 0;
   let n = 0;
   for (let r = 0; r < M; r++) {
     if (!f.mask[r]) continue;
@@ -84,10 +86,12 @@ function studentRef(f: ReturnType<typeof fixture>, s: StudentLossSettings): { pg
     const A = f.adv[r]!;
     const clipped = Math.min(Math.max(ratio, 1 - s.epsLow), 1 + s.epsHigh);
     pg += -Math.min(ratio * A, clipped * A);
+    // A token is clipped when the clipped branch is the smaller one (its gradient is 0).
+    if (clipped * A < ratio * A) clip++;
     d += topkKlRef(rowOf(f.zs, r), rowOf(f.zt, r), s.topK);
     n++;
   }
-  return { pg: pg / n, d: d / n };
+  return { pg: pg / n, d: d / n, clip: clip / n };
 }
 
 async function grads(fn: (student: Tensor, teacher: Tensor) => Tensor, zs: Float32Array, zt: Float32Array) {
@@ -121,9 +125,10 @@ describe('studentLoss', () => {
     expectClose([await e.item(r.pg)], [ref.pg], 1e-4, 1e-5, 'L_GRPO');
     expectClose([await e.item(r.d)], [ref.d], 1e-4, 1e-5, 'D');
     expectClose([await e.item(r.loss)], [ref.pg + s.lambda * ref.d], 1e-4, 1e-5, 'L_S');
-    // Rows 1 (ratio e^-0.5, A > or < 0) etc.: the clip fraction counts masked rows only.
-    const clip = await e.item(r.clip);
-    expect(clip * 5).toBeCloseTo(Math.round(clip * 5), 5);
+    // The clip fraction is the reference's count of clipped tokens over the masked rows only.
+    expect(ref.clip).toBeGreaterThan(0);
+    expect(ref.clip).toBeLessThan(1);
+    expect(await e.item(r.clip)).toBeCloseTo(ref.clip, 6);
     for (const t of Object.values(r)) t.dispose();
   });
 
@@ -292,7 +297,7 @@ describe('assembly on a tiny model', () => {
       const old = perPolicyToken(pb, (_, t) => -3 + 0.1 * t);
       const out = e.tidy(() => {
         const o = studentLoss(
-          { logits: policyLogits(student, pb), teacherLogits: e.noGrad(() => policyLogits(teacher, pb)), targets: pb.targets, oldLogp: old, advantages: perPolicyToken(pb, () => 0.7), mask: m },
+          { logits: policyLogits(student, pb, 1), teacherLogits: e.noGrad(() => policyLogits(teacher, pb, 1)), targets: pb.targets, oldLogp: old, advantages: perPolicyToken(pb, () => 0.7), mask: m },
           s,
         );
         return { loss: o.loss, d: o.distill! };
@@ -321,6 +326,55 @@ describe('assembly on a tiny model', () => {
     expectClose([b.value, b.d], [a.value, a.d], 1e-4, 1e-7, 'loss and D');
     expectClose(b.g, a.g, 1e-3, 1e-7, 'parameter gradients');
     expect(a.g.some((x) => x !== 0)).toBe(true);
+    student.dispose();
+    teacher.dispose();
+  });
+});
+
+describe('the tempered policy (src/rl/forward.ts)', () => {
+  // Rollouts sample from softmax(z / T): the log-probs of the ratio, the top-K term on both sides and the
+  // entropy are those of z / T, so a rollout's own sampling log-probs give ratio 1 and no clipping.
+  it.each([0.6, 1.3])('computes L_GRPO, D, entropy and the PPO KL from logits / T at T = %s', async (T) => {
+    const cfg = tinyConfig({ vocabSize: 40, hidden: 16, layers: 1, heads: 2, kvHeads: 1, maxPositions: 64 });
+    const student = CausalLM.fromHost(e, cfg, ((w) => (n: string) => w.get(n))(initWeights(cfg, { seed: 7, initializerRange: 0.3 })));
+    const teacher = CausalLM.fromHost(e, cfg, ((w) => (n: string) => w.get(n))(initWeights(cfg, { seed: 8, initializerRange: 0.3 })));
+    const r = rng(5);
+    const ids = Array.from({ length: 12 }, () => Math.floor(r() * 40));
+    const pb = policyBatch([{ ids, mask: ids.map((_, t) => (t >= 4 ? 1 : 0)) }]);
+    const Mp = pb.targets.length;
+    const Vp = cfg.vocabSize;
+    const raw = async (m: CausalLM) => (await e.noGrad(() => e.tidy(() => policyLogits(m, pb, 1))).read()) as Float32Array;
+    const zs = await raw(student);
+    const zt = await raw(teacher);
+    const row = (z: Float32Array, i: number) => Array.from(z.subarray(i * Vp, (i + 1) * Vp), (x) => x / T);
+    // On-policy old log-probs: log softmax(z / T) at the targets, in float64.
+    const old = Float32Array.from({ length: Mp }, (_, i) => logSoftmax(row(zs, i))[pb.targets[i]!]!);
+    const adv = Float32Array.from({ length: Mp }, (_, i) => (i % 2 ? 0.8 : -0.6));
+    let d = 0;
+    let ent = 0;
+    let pg = 0;
+    for (let i = 0; i < Mp; i++) {
+      d += topkKlRef(row(zs, i), row(zt, i), 5);
+      const ls = logSoftmax(row(zs, i));
+      ent += -ls.reduce((s2, x) => s2 + Math.exp(x) * x, 0);
+      pg += -adv[i]!; // ratio 1
+    }
+    const s = settings({ lambda: 0.3, topK: 5 });
+    const out = e.noGrad(() =>
+      e.tidy(() => {
+        const o = studentLoss(
+          { logits: policyLogits(student, pb, T), teacherLogits: policyLogits(teacher, pb, T), targets: pb.targets, oldLogp: old, advantages: adv },
+          s,
+        );
+        return { pg: o.policyLoss, d: o.distill!, ent: o.entropy, kl: o.ppoKl, clip: o.clipFraction };
+      }),
+    );
+    expectClose([await e.item(out.d)], [d / Mp], 1e-4, 1e-6, `D at T = ${T}`);
+    expectClose([await e.item(out.ent)], [ent / Mp], 1e-4, 1e-6, `entropy at T = ${T}`);
+    expectClose([await e.item(out.pg)], [pg / Mp], 1e-4, 1e-6, `L_GRPO at T = ${T}`);
+    expect(Math.abs(await e.item(out.kl))).toBeLessThan(1e-5);
+    expect(await e.item(out.clip)).toBe(0);
+    for (const t of Object.values(out)) t.dispose();
     student.dispose();
     teacher.dispose();
   });

@@ -157,17 +157,19 @@ describe('runRollouts on a scripted model', () => {
     expect(r!.mask.slice(4).every((x) => x === 1)).toBe(true);
   });
 
-  it('records sampling log-probs that a training forward over the packed batch reproduces (ragged prompts)', async () => {
+  // The trained policy is the tempered one (src/rl/forward.ts): at every temperature the rollout's own
+  // log-probs are the training forward's, so the first PPO minibatch is exactly on-policy.
+  it.each([1, 0.6, 1.3])('records sampling log-probs that a training forward reproduces at T = %s (ragged prompts)', async (T) => {
     // A random model with large weights: peaked, varied distributions, so a misaligned position shows.
     const m = CausalLM.fromHost(e, base.cfg, ((w) => (n: string) => w.get(n))(initWeights(base.cfg, { seed: 4, initializerRange: 0.3 })));
     const r = rng(9);
     const ragged = [5, 9, 14].map((n) => Array.from({ length: n }, () => 3 + Math.floor(r() * 200)));
-    const rollouts = await runRollouts(m, tok, ragged, opts({ turnTokens: 12, maxTurns: 1, stopIds: [] }));
+    const rollouts = await runRollouts(m, tok, ragged, opts({ turnTokens: 12, maxTurns: 1, stopIds: [], temperature: T }));
     const pb = policyBatch(rollouts, tok.padId ?? 0);
-    const lp = await policyLogprobs(m, pb);
+    const lp = await policyLogprobs(m, pb, T);
     const old = Array.from(pb.owner, (o, i) => rollouts[o]!.logprobs[pb.index[i]!]!);
     expect(Math.min(...old)).toBeLessThan(-1); // not a flat distribution
-    expectClose(lp, old, 1e-3, 1e-3, 'rollout vs training log-probs');
+    expectClose(lp, old, 1e-3, 1e-3, `rollout vs training log-probs at T = ${T}`);
     m.dispose();
   });
 });
