@@ -110,25 +110,56 @@ export type PrivilegedMode = 'full' | 'partial' | 'gt' | 'gt-hop' | 'none';
 export const PRIVILEGED_MODES: readonly PrivilegedMode[] = ['full', 'partial', 'gt', 'gt-hop', 'none'];
 
 export interface PrivilegedOptions {
-  /** Seeds which hops 'partial' drops (required for 'partial'). */
+  /** Seeds what 'partial' removes (required for 'partial'). */
   seed?: Seed;
-  /** Share of the QCP's hops 'partial' drops, rounded down (default 0.5). */
+  /** Share of the QCP's content (the words of its source passage and search results) 'partial' removes (default 0.5). */
   dropFraction?: number;
 }
 
 export const PRIVILEGED_HEADER = 'Private notes on how this question was made:';
 
+/** What 'partial' keeps of a QCP: the source (null when removed) and the searches kept, with their 1-based numbers. */
+export interface PartialQcp {
+  source: Doc | null;
+  searches: { number: number; query: string; information: string }[];
+}
+
+const WORD = /\S+/g;
+
+/** `text` up to the end of its `keep`-th word (white space inside kept, trailing white space dropped). */
+function firstWords(text: string, keep: number): string {
+  if (keep <= 0) return '';
+  let end = 0;
+  let k = 0;
+  for (const m of text.matchAll(WORD)) {
+    end = m.index + m[0].length;
+    if (++k === keep) break;
+  }
+  return text.slice(0, end);
+}
+
 /**
- * The hops of a QCP that 'partial' keeps: the QCP has 1 + #searches hops (the source document, then
- * each search with its results); floor(dropFraction · hops) of them, chosen by the seed, are dropped.
- * (So a 1-hop QCP is kept whole.) Returns the kept hop indices in order (0 = source).
+ * The paper's partial QCP, "randomly truncating half of the original QCP": round(dropFraction · W) of the W
+ * words of the path's content (the source passage's text, then each search's results) are removed, so every
+ * hop count loses about half (a 1-hop path, half of its source passage). Pieces are taken in a seeded order:
+ * each is removed whole while the words still to remove cover it; the piece where the count runs out loses
+ * its tail. Queries, titles, the question and the answer are kept (they are the path's frame, not content).
  */
-export function keptHops(qcp: Qcp, options: PrivilegedOptions): number[] {
-  const n = 1 + qcp.searches.length;
+export function partialQcp(qcp: Qcp, options: PrivilegedOptions): PartialQcp {
   if (options.seed === undefined) throw new Error("privileged mode 'partial' needs a seed");
-  const drop = Math.floor((options.dropFraction ?? 0.5) * n);
-  const dropped = new Set(new Rng(options.seed).sample([...Array(n).keys()], drop));
-  return [...Array(n).keys()].filter((i) => !dropped.has(i));
+  const texts = [qcp.source.text, ...qcp.searches.map((s) => s.information)];
+  const kept = texts.map((t) => [...t.matchAll(WORD)].length);
+  let remove = Math.round((options.dropFraction ?? 0.5) * kept.reduce((a, b) => a + b, 0));
+  for (const i of new Rng(options.seed).shuffle([...texts.keys()])) {
+    const d = Math.min(kept[i]!, remove);
+    kept[i]! -= d;
+    remove -= d;
+  }
+  const cut = (i: number) => firstWords(texts[i]!, kept[i]!);
+  return {
+    source: kept[0]! > 0 ? { title: qcp.source.title, text: cut(0) } : null,
+    searches: qcp.searches.flatMap((s, j) => (kept[j + 1]! > 0 ? [{ number: j + 1, query: s.query, information: cut(j + 1) }] : [])),
+  };
 }
 
 /** The privileged block (ends with "\n"; '' for 'none'). */
@@ -142,13 +173,11 @@ export function privilegedBlock(qcp: Qcp, mode: PrivilegedMode, options: Privile
       return `${PRIVILEGED_HEADER} the answer is ${oneLine(qcp.answer)}; it takes ${plural(qcp.hops, 'hop')}.\n`;
     case 'full':
     case 'partial': {
-      const keep = mode === 'full' ? null : new Set(keptHops(qcp, options));
+      const path: PartialQcp =
+        mode === 'full' ? { source: qcp.source, searches: qcp.searches.map((s, j) => ({ number: j + 1, ...s })) } : partialQcp(qcp, options);
       const lines = [PRIVILEGED_HEADER];
-      if (!keep || keep.has(0)) lines.push(`Source document: ${formatSource(qcp.source)}`);
-      qcp.searches.forEach((s, i) => {
-        if (keep && !keep.has(i + 1)) return;
-        lines.push(`Search ${i + 1}: ${oneLine(s.query)}`, `${INFORMATION_OPEN}${s.information}${INFORMATION_CLOSE}`);
-      });
+      if (path.source) lines.push(`Source document: ${formatSource(path.source)}`);
+      for (const s of path.searches) lines.push(`Search ${s.number}: ${oneLine(s.query)}`, `${INFORMATION_OPEN}${s.information}${INFORMATION_CLOSE}`);
       lines.push(`Question: ${oneLine(qcp.question)}`, `Answer: ${oneLine(qcp.answer)}`);
       return lines.join('\n') + '\n';
     }

@@ -92,7 +92,7 @@ export interface SelfPlayConfig {
   /** Teacher EMA rate. */
   tau: number;
   privileged: PrivilegedMode;
-  /** Share of the QCP's hops 'partial' drops. */
+  /** Share of the QCP's content (words of its source and search results) 'partial' removes. */
   partialDrop: number;
 
   // -- optimizer (AdamW)
@@ -317,7 +317,7 @@ export const OPTIONS: { [K in keyof SelfPlayConfig]: OptionSpec } = {
   kl: { flag: 'kl', kind: { t: 'enum', values: ['reverse', 'forward'] }, help: 'direction of the distillation KL' },
   tau: { flag: 'tau', kind: num(0, 1), help: 'teacher EMA rate' },
   privileged: { flag: 'privileged', kind: { t: 'enum', values: PRIVILEGED_MODES }, help: "teacher's privileged context (none = Dr. Zero)" },
-  partialDrop: { flag: 'partial-drop', kind: num(0, 1), help: "share of hops 'partial' drops" },
+  partialDrop: { flag: 'partial-drop', kind: num(0, 1), help: "share of the construction path's content (words of its source and search results) 'partial' removes" },
   lr: { flag: 'lr', kind: num(0), help: 'student learning rate' },
   examinerLr: { flag: 'examiner-lr', kind: num(0), help: 'examiner learning rate' },
   weightDecay: { flag: 'weight-decay', kind: num(0), help: 'AdamW weight decay' },

@@ -1,9 +1,14 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { Bm25Index } from '../../src/env/bm25.ts';
+import { Rng } from '../../src/env/random.ts';
+import { generateQuestion, generateWorld, WorldIndex, worldQcp } from '../../src/env/world.ts';
+import { tokenizerFromJson } from '../../src/model/tokenizer.ts';
 import {
   PRIVILEGED_MODES,
   STUDENT_INSTRUCTIONS,
   examinerPrompt,
-  keptHops,
+  partialQcp,
   privilegedBlock,
   qcpFromExaminer,
   studentPrompt,
@@ -54,17 +59,28 @@ describe('teacher prompt', () => {
     expect(b).toContain(`Question: ${question}\nAnswer: Soudrovia\n`);
   });
 
-  it('partial QCP drops a seeded half of the hops and keeps question and answer', () => {
-    expect(keptHops(qcp, { seed: 1 })).toHaveLength(2); // 3 hops, floor(1.5) = 1 dropped
-    expect(keptHops({ ...qcp, searches: [...qcp.searches, qcp.searches[0]!] }, { seed: 1 })).toHaveLength(2); // 4 -> 2
-    expect(keptHops({ ...qcp, hops: 1, searches: [] }, { seed: 1 })).toEqual([0]);
+  it('partial QCP removes a seeded half of the path\'s words and keeps question and answer', () => {
+    const words = (t: string) => t.split(/\s+/).filter(Boolean).length;
+    const content = (p: { source: { text: string } | null; searches: { information: string }[] }) =>
+      (p.source ? words(p.source.text) : 0) + p.searches.reduce((n, s) => n + words(s.information), 0);
+    const full = content(qcp);
+    for (let seed = 0; seed < 10; seed++) expect(content(partialQcp(qcp, { seed }))).toBe(full - Math.round(0.5 * full));
+    // A 1-hop path keeps the first half of its source passage.
+    const one = { ...qcp, hops: 1, searches: [] };
+    expect(partialQcp(one, { seed: 3 }).source!.text).toBe('Beyond Thefyn is a'); // 9 words, round(4.5) = 5 removed
+    expect(privilegedBlock(one, 'partial', { seed: 3 })).not.toBe(privilegedBlock(one, 'full'));
     expect(privilegedBlock(qcp, 'partial', { seed: 7 })).toBe(privilegedBlock(qcp, 'partial', { seed: 7 }));
     const variants = new Set(Array.from({ length: 20 }, (_, s) => privilegedBlock(qcp, 'partial', { seed: s })));
-    expect(variants.size).toBe(3); // each of the 3 hops gets dropped by some seed
+    expect(variants.size).toBeGreaterThan(2);
     for (const v of variants) {
-      expect(v).toContain('Answer: Soudrovia');
+      expect(v).toContain(`Question: ${question}\nAnswer: Soudrovia\n`);
       expect(v.length).toBeLessThan(privilegedBlock(qcp, 'full').length);
+      // Every kept tool reply is a closed block; a removed search loses its query line too.
+      expect(v.split('<information>').length).toBe(v.split('</information>').length);
+      expect(v.split('Search ').length).toBe(v.split('<information>').length);
     }
+    expect(partialQcp(qcp, { seed: 1, dropFraction: 0 })).toEqual({ source: qcp.source, searches: qcp.searches.map((x, j) => ({ number: j + 1, ...x })) });
+    expect(partialQcp(qcp, { seed: 1, dropFraction: 1 })).toEqual({ source: null, searches: [] });
     expect(() => privilegedBlock(qcp, 'partial')).toThrow(/seed/);
   });
 
@@ -107,5 +123,47 @@ describe('examiner prompt', () => {
   it('stays short', () => {
     expect(examinerPrompt({ source: { title: '', text: '' }, hops: 4 }).split(/\s+/).length).toBeLessThan(130);
     expect(STUDENT_INSTRUCTIONS.split(/\s+/).length).toBeLessThan(80);
+  });
+});
+
+describe('partial QCP on world questions', () => {
+  // The share of the privileged block's content tokens that 'partial' keeps, per hop count, with the shipped
+  // tokenizer: about half for every hop count, and partial differs from full on every question.
+  it('keeps about half of the content tokens for every hop count', async () => {
+    const dir = new URL('../../public/models/piplay-tiny/', import.meta.url);
+    const tok = await tokenizerFromJson(JSON.parse(readFileSync(new URL('tokenizer.json', dir), 'utf8')), JSON.parse(readFileSync(new URL('tokenizer_config.json', dir), 'utf8')));
+    const world = generateWorld({ seed: 'partial-test', size: 60 });
+    const ix = new WorldIndex(world);
+    const bm25 = new Bm25Index(world.passages);
+    const search = (query: string) => bm25.search(query, 3).map((h) => h.passage);
+    const rng = new Rng(11);
+    const count = (t: string) => tok.encode(t, { addSpecialTokens: false }).length;
+    // Content tokens: those of the source passage's text and of the search results (the frame, titles,
+    // queries, question and answer, is kept whole); the whole block's share is reported beside them.
+    const content = (p: { source: { text: string } | null; searches: { information: string }[] }) =>
+      (p.source ? count(p.source.text) : 0) + p.searches.reduce((n, x) => n + count(x.information), 0);
+    const shares: Record<number, number[]> = {};
+    const blocks: Record<number, number[]> = {};
+    for (let i = 0; i < 80; i++) {
+      const hops = 1 + (i % 4);
+      const q = generateQuestion(ix, rng, hops);
+      if (!q) continue;
+      const qcp = worldQcp(ix, q, search);
+      const options = { seed: `s/${i}` };
+      const full = privilegedBlock(qcp, 'full');
+      const partial = privilegedBlock(qcp, 'partial', options);
+      expect(partial, `question ${i} (${hops} hops)`).not.toBe(full);
+      (shares[hops] ??= []).push(content(partialQcp(qcp, options)) / content(qcp));
+      (blocks[hops] ??= []).push(count(partial) / count(full));
+    }
+    const avg = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+    const table = Object.entries(shares).map(([h, xs]) => `${h} hops: ${xs.length} questions, ${pct(avg(xs))} of content tokens, ${pct(avg(blocks[+h]!))} of the block`);
+    console.log(`partial QCP, share of privileged content tokens kept:\n  ${table.join('\n  ')}`);
+    for (const [h, xs] of Object.entries(shares)) {
+      expect(xs.length, `${h} hops`).toBeGreaterThan(5);
+      expect(avg(xs), `${h} hops`).toBeGreaterThan(0.4);
+      expect(avg(xs), `${h} hops`).toBeLessThan(0.6);
+    }
   });
 });
