@@ -99,10 +99,9 @@ export interface Qcp {
   answer: string;
 }
 
-/** The QCP of a parsed examiner transcript: its searches paired in order with the tool replies. */
-export function qcpFromExaminer(source: Doc, hops: number, parsed: ExaminerOutput): Qcp {
-  const searches = parsed.searches.map((query, i) => ({ query, information: parsed.informations[i] ?? '' }));
-  return { source, hops, searches, question: parsed.question, answer: parsed.answer };
+/** The QCP of a parsed examiner rollout: its source, the searches the tool answered (query and reply), question and answer. */
+export function qcpFromExaminer(source: Doc, hops: number, parsed: Pick<ExaminerOutput, 'question' | 'answer'>, searches: readonly { query: string; information: string }[]): Qcp {
+  return { source, hops, searches: searches.map((s) => ({ query: s.query, information: s.information })), question: parsed.question, answer: parsed.answer };
 }
 
 /** ALGORITHM.md section 6: full QCP (default), partial QCP, answer only, answer + hop count, none. */

@@ -15,8 +15,11 @@
 // - no passages: `<information>No results.</information>`.
 // Whatever separates the block from the surrounding turns (the caller's choice) is not part of it.
 //
-// All parsers below take the text the policy generated (the rollout's assistant part, tool replies
-// included) and never the prompt.
+// The parsers below take the text the policy itself wrote, as its turns (the runs of sampled ids between
+// the tool replies the environment appended; a rollout's mask tells them apart, see rl/rollout.ts), and
+// never the prompt. An `<information>` block the policy wrote is its own text, not a tool reply. For a
+// transcript string whose blocks are all the environment's (scripted pretraining text, tests),
+// splitTranscript gives the same pieces.
 
 import type { Passage } from './corpus.ts';
 
@@ -92,19 +95,25 @@ export function parseStudentTurn(text: string): StudentAction {
 const INFORMATION_BLOCK = /<information>[\s\S]*?<\/information>/g;
 const INFORMATION_CAPTURE = /<information>([\s\S]*?)<\/information>/g;
 
-/** The text with every `<information>…</information>` block removed (what the policy wrote). */
+/** A transcript's pieces, every `<information>` block taken as a tool reply. */
+export interface TranscriptParts {
+  /** The policy's turns: the pieces between tool replies, empty ones dropped. */
+  turns: string[];
+  /** The bodies of the tool replies, in order. */
+  informations: string[];
+}
+
+/** Splits a transcript string whose `<information>` blocks are all tool replies (not for rollouts: use their mask). */
+export function splitTranscript(text: string): TranscriptParts {
+  return {
+    turns: text.split(INFORMATION_BLOCK).filter((t) => t.trim() !== ''),
+    informations: [...text.matchAll(INFORMATION_CAPTURE)].map((m) => m[1]!),
+  };
+}
+
+/** The text with every `<information>…</information>` block removed (a transcript's own text). */
 export function stripInformation(text: string): string {
   return text.replace(INFORMATION_BLOCK, '');
-}
-
-/** The bodies of the `<information>` blocks, in order. */
-export function informationBlocks(text: string): string[] {
-  return [...text.matchAll(INFORMATION_CAPTURE)].map((m) => m[1]!);
-}
-
-/** The assistant turns of a transcript: the pieces between tool replies, empty ones dropped. */
-export function assistantTurns(text: string): string[] {
-  return text.split(INFORMATION_BLOCK).filter((t) => t.trim() !== '');
 }
 
 function lastTag(text: string, open: string, close: string): string | null {
@@ -114,9 +123,14 @@ function lastTag(text: string, open: string, close: string): string | null {
   return last === null ? null : last.trim();
 }
 
-/** The student's final answer: the last `<answer>…</answer>` outside tool replies, trimmed; null if none. */
+/** The last `<answer>…</answer>` of the policy's own text, trimmed; null if none. */
+export function finalAnswer(policyText: string): string | null {
+  return lastTag(policyText, ANSWER_OPEN, ANSWER_CLOSE);
+}
+
+/** The student's final answer in a transcript string: the last `<answer>` outside tool replies; null if none. */
 export function lastAnswer(fullText: string): string | null {
-  return lastTag(stripInformation(fullText), ANSWER_OPEN, ANSWER_CLOSE);
+  return finalAnswer(stripInformation(fullText));
 }
 
 /** True when a turn opens with a complete think block (Dr. Zero: `^\s*<think>(.*?)</think>`). */
@@ -138,18 +152,23 @@ export interface ExaminerOutput {
 }
 
 /**
- * Parses an examiner transcript (its generated turns with the tool replies in between). Tolerant: junk
- * around or between tags is ignored, unclosed tags are not matched, tags inside tool replies are ignored.
+ * Parses the examiner's turns (its own text between the tool replies) and the tool replies it got. Tolerant:
+ * junk around or between tags is ignored, unclosed tags are not matched.
  */
-export function parseExaminerOutput(text: string): ExaminerOutput {
-  const own = stripInformation(text);
+export function parseExaminerTurns(parts: TranscriptParts): ExaminerOutput {
+  const own = parts.turns.join('\n');
   return {
     question: lastTag(own, QUESTION_OPEN, QUESTION_CLOSE) ?? '',
     answer: lastTag(own, ANSWER_OPEN, ANSWER_CLOSE) ?? '',
     searches: [...own.matchAll(/<search>([\s\S]*?)<\/search>/g)].map((m) => m[1]!.trim()),
-    turns: assistantTurns(text).map((t) => ({ thinks: opensWithThink(t) })),
-    informations: informationBlocks(text),
+    turns: parts.turns.filter((t) => t.trim() !== '').map((t) => ({ thinks: opensWithThink(t) })),
+    informations: parts.informations,
   };
+}
+
+/** parseExaminerTurns of a transcript string whose `<information>` blocks are all tool replies. */
+export function parseExaminerOutput(text: string): ExaminerOutput {
+  return parseExaminerTurns(splitTranscript(text));
 }
 
 /** Searches with a non-empty query. */

@@ -4,11 +4,11 @@ import { Bm25Index } from '../env/bm25.ts';
 import type { Passage } from '../env/corpus.ts';
 import { exactMatch } from '../env/em.ts';
 import { studentPrompt } from '../env/prompts.ts';
-import { lastAnswer, parseStudentTurn, stripInformation } from '../env/tags.ts';
+import { parseStudentTurn } from '../env/tags.ts';
 import type { WorldQuestion } from '../env/world.ts';
 import type { CausalLM } from '../model/decoder.ts';
 import type { Tokenizer } from '../model/tokenizer.ts';
-import { runRollouts, type FinishReason } from '../rl/rollout.ts';
+import { rolloutAnswer, runRollouts, type FinishReason } from '../rl/rollout.ts';
 import { SEARCH_CLOSE, SEARCH_OPEN, THINK_CLOSE, THINK_OPEN } from '../env/tags.ts';
 import { WorldIndex, type World } from '../env/world.ts';
 import { chatPrompt, TOP_K } from './transcripts.ts';
@@ -70,9 +70,9 @@ export async function checkStudent(
     });
     rollouts.forEach((r, i) => {
       const q = qs[i]!;
-      const answer = lastAnswer(r.text);
+      const answer = rolloutAnswer(r);
       // Well-formed: the turns before the last each made one search, and the last one answered.
-      const own = stripInformation(r.text);
+      const own = r.policyTurns.join('\n');
       const searchesOk = r.searches.length === (own.match(/<search>/g) ?? []).length;
       out.push({
         question: q.question,

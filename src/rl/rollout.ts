@@ -4,7 +4,10 @@
 // The decoded text is only read (by the tag parsers), never encoded again.
 //
 // One turn = one generation call, which stops at a stop string of the role, at EOS or at the turn's token
-// budget. After a `</search>` the environment appends its reply and the next turn starts, up to `maxTurns`.
+// budget. After a `</search>` with a non-empty query the environment appends its reply and the next turn
+// starts, up to `maxTurns`; an empty `<search></search>` is no valid call and gets no reply (as in Dr.
+// Zero), so the policy writes on in the next turn. What the policy wrote is told from the tool replies by
+// the mask, never by the text: an `<information>` block the policy wrote is its own text.
 import type { Passage } from '../env/corpus.ts';
 import {
   ANSWER_CLOSE,
@@ -12,8 +15,8 @@ import {
   QUESTION_OPEN,
   SEARCH_CLOSE,
   STUDENT_STOP_STRINGS,
+  finalAnswer,
   parseStudentTurn,
-  stripInformation,
   type Role,
 } from '../env/tags.ts';
 import type { CausalLM } from '../model/decoder.ts';
@@ -76,8 +79,10 @@ export interface Rollout {
   /** log π(id) under the sampling distribution where mask = 1, else 0. */
   logprobs: number[];
   promptLength: number;
-  /** The response decoded (sampled and tool ids), for the tag parsers. */
+  /** The response decoded (sampled and tool ids), for display. */
   text: string;
+  /** The policy's own text, turn by turn: each run of sampled ids between tool replies, decoded (for the tag parsers). */
+  policyTurns: string[];
   turns: number;
   searches: SearchRecord[];
   finish: FinishReason;
@@ -107,32 +112,57 @@ export function firstStop(text: string, stops: readonly string[]): string | null
 /** The query of the last `<search>…</search>` in a turn, or null when the turn holds none. */
 function lastSearchQuery(turnText: string): string | null {
   let q: string | null = null;
-  for (const m of stripInformation(turnText).matchAll(/<search>([\s\S]*?)<\/search>/g)) q = m[1]!.trim();
+  for (const m of turnText.matchAll(/<search>([\s\S]*?)<\/search>/g)) q = m[1]!.trim();
   return q;
+}
+
+/** The runs of ids the policy sampled after the prompt (mask 1), split at the tool replies (mask 0). */
+export function sampledRuns(ids: readonly number[], mask: readonly number[], promptLength: number): number[][] {
+  const runs: number[][] = [];
+  let open = false;
+  for (let t = promptLength; t < ids.length; t++) {
+    if (!mask[t]) {
+      open = false;
+      continue;
+    }
+    if (!open) runs.push([]);
+    runs[runs.length - 1]!.push(ids[t]!);
+    open = true;
+  }
+  return runs;
+}
+
+/** The student's final answer: the last `<answer>` of what the policy wrote (never one inside a tool reply). */
+export function rolloutAnswer(r: Pick<Rollout, 'policyTurns'>): string | null {
+  return finalAnswer(r.policyTurns.join('\n'));
 }
 
 type TurnAction = { kind: 'search'; query: string } | { kind: 'done'; finish: FinishReason } | { kind: 'continue' };
 
-/** What a finished turn asks for, given why generation stopped and what the role wrote. */
-export function turnAction(role: Role, turnText: string, responseText: string, stop: string | null): TurnAction {
+/**
+ * What a finished turn asks for, given why generation stopped and what the role wrote: `turnText` this turn's
+ * sampled text, `ownText` all the policy's own text so far (tool replies left out).
+ */
+export function turnAction(role: Role, turnText: string, ownText: string, stop: string | null): TurnAction {
   if (stop === 'stop-id') return { kind: 'done', finish: 'eos' };
   if (stop !== 'stop-string') return { kind: 'done', finish: 'length' };
   const stops = role === 'student' ? STUDENT_STOP_STRINGS : EXAMINER_STOP_STRINGS;
   const which = firstStop(turnText, stops);
   if (role === 'student') {
     const a = parseStudentTurn(turnText);
-    if (a.kind === 'search') return { kind: 'search', query: a.query };
+    if (a.kind === 'search') return a.query === '' ? { kind: 'continue' } : { kind: 'search', query: a.query };
     if (a.kind === 'answer') return { kind: 'done', finish: 'answer' };
     return { kind: 'done', finish: 'no-action' };
   }
   if (which === SEARCH_CLOSE) {
     const q = lastSearchQuery(turnText);
-    return q === null ? { kind: 'done', finish: 'no-action' } : { kind: 'search', query: q };
+    if (q === null) return { kind: 'done', finish: 'no-action' };
+    return q === '' ? { kind: 'continue' } : { kind: 'search', query: q };
   }
   if (which === ANSWER_CLOSE) {
     // The examiner stops at `</answer>` only after a `<question>`; an earlier `</answer>` is just text, so
     // the examiner goes on writing in the next turn (no tool reply in between).
-    if (stripInformation(responseText).includes(QUESTION_OPEN)) return { kind: 'done', finish: 'answer' };
+    if (ownText.includes(QUESTION_OPEN)) return { kind: 'done', finish: 'answer' };
     return { kind: 'continue' };
   }
   return { kind: 'done', finish: 'no-action' };
@@ -180,8 +210,8 @@ export async function runRollouts(model: CausalLM, tok: Tokenizer, prompts: read
       const st = state[r]!;
       st.turns++;
       const turnText = tok.decode(s.ids.slice(starts[j]));
-      const responseText = tok.decode(s.ids.slice(st.promptLength));
-      const action = turnAction(opts.role, turnText, responseText, s.stop);
+      const ownText = sampledRuns(s.ids, s.sampled, st.promptLength).map(decode).join('\n');
+      const action = turnAction(opts.role, turnText, ownText, s.stop);
       if (action.kind === 'done') {
         st.finish = action.finish;
         continue;
@@ -207,6 +237,7 @@ export async function runRollouts(model: CausalLM, tok: Tokenizer, prompts: read
       logprobs: s.logprobs,
       promptLength: st.promptLength,
       text: tok.decode(s.ids.slice(st.promptLength), { skipSpecialTokens: true }),
+      policyTurns: sampledRuns(s.ids, s.sampled, st.promptLength).map((run) => tok.decode(run, { skipSpecialTokens: true })),
       turns: st.turns,
       searches: st.searches,
       finish: st.finish ?? 'length',

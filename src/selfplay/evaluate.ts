@@ -1,10 +1,9 @@
 // Evaluation (ALGORITHM.md section 7): greedy student rollouts on the held-out questions; exact match per
 // hop count and overall, searches per rollout and query redundancy.
 import { studentPrompt } from '../env/prompts.ts';
-import { lastAnswer } from '../env/tags.ts';
 import type { CausalLM } from '../model/decoder.ts';
 import { studentReward } from '../rl/rewards.ts';
-import { runRollouts, type Rollout } from '../rl/rollout.ts';
+import { rolloutAnswer, runRollouts, type Rollout } from '../rl/rollout.ts';
 import { encodePrompt } from './base-model.ts';
 import { chunks, rolloutOptions, type RunContext } from './context.ts';
 import type { EvalQuestion } from './environment.ts';
@@ -34,7 +33,7 @@ export async function evaluate(ctx: EvalContext, iteration: number, model: Causa
   }
   ctx.emit({ type: 'progress', stage: 'eval', iteration, done, total: questions.length });
   const answers = questions.map((q, i) => {
-    const a = lastAnswer(rollouts[i]!.text);
+    const a = rolloutAnswer(rollouts[i]!);
     return { question: q.question, hops: q.hops, answer: a ?? '', correct: studentReward(a, q.answers) === 1, text: rollouts[i]!.text };
   });
   const byHop = new Map<number, { n: number; ok: number }>();

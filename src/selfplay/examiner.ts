@@ -3,13 +3,13 @@
 // and update the examiner with HRPO (advantages standardised within each hop count), on-policy.
 import { formatSource, type Passage } from '../env/index.ts';
 import { examinerPrompt, qcpFromExaminer, studentPrompt, type Qcp } from '../env/prompts.ts';
-import { lastAnswer, parseExaminerOutput } from '../env/tags.ts';
+import { parseExaminerTurns } from '../env/tags.ts';
 import { groupAdvantages } from '../rl/advantages.ts';
 import { perPolicyToken, policyBatch } from '../rl/batch.ts';
 import { policyLogits } from '../rl/forward.ts';
 import { examinerLoss } from '../rl/losses.ts';
 import { difficultyReward, examinerFormatReward, examinerReward, formatInputOf, solvable, studentReward, type ExaminerFormatReward } from '../rl/rewards.ts';
-import { policyTokens, runRollouts, type Rollout } from '../rl/rollout.ts';
+import { policyTokens, rolloutAnswer, runRollouts, type Rollout } from '../rl/rollout.ts';
 import { encodePrompt } from './base-model.ts';
 import { chunks, mean, now, rngFor, rolloutOptions, uniform, type RunContext } from './context.ts';
 import type { QcpStep, QuestionRecord, StepMetrics } from './events.ts';
@@ -36,10 +36,10 @@ export async function writeQuestions(ctx: RolloutContext, examiner: CausalLM, it
   const rollouts = await runRollouts(examiner, tok, prompts, rolloutOptions(ctx, 'examiner', random));
   return rollouts.map((rollout, i) => {
     const { source, hops } = items[i]!;
-    const parsed = parseExaminerOutput(rollout.text);
+    // The examiner's own turns and the tool replies it got (as it saw them, cut to the budget), from the rollout.
+    const parsed = parseExaminerTurns({ turns: rollout.policyTurns, informations: rollout.searches.map((s) => s.information) });
     const format = examinerFormatReward(formatInputOf(parsed, hops, formatSource(source)));
-    // The QCP takes the tool replies as the policy saw them (cut to the budget), from the rollout itself.
-    const qcp = qcpFromExaminer(source, hops, { ...parsed, informations: rollout.searches.map((s) => s.information) });
+    const qcp = qcpFromExaminer(source, hops, parsed, rollout.searches);
     return { source, hops, rollout, question: parsed.question, answer: parsed.answer, qcp, format };
   });
 }
@@ -53,7 +53,7 @@ export async function solveCounts(ctx: RolloutContext, student: CausalLM, questi
   const rollouts = await runRollouts(student, tok, prompts, rolloutOptions(ctx, 'student', random));
   return questions.map((q, i) => {
     let k = 0;
-    for (let j = 0; j < n; j++) k += studentReward(lastAnswer(rollouts[i * n + j]!.text), q.answer);
+    for (let j = 0; j < n; j++) k += studentReward(rolloutAnswer(rollouts[i * n + j]!), q.answer);
     return k;
   });
 }

@@ -12,7 +12,7 @@
 //     lowers wrong ones; one that prefers <answer> over <search> at the first decision teaches the student
 //     to answer without searching.
 import { studentPrompt, type PrivilegedMode } from '../env/prompts.ts';
-import { ANSWER_CLOSE, ANSWER_OPEN, SEARCH_OPEN, THINK_CLOSE, lastAnswer } from '../env/tags.ts';
+import { ANSWER_CLOSE, ANSWER_OPEN, SEARCH_OPEN, THINK_CLOSE } from '../env/tags.ts';
 import { tokenLogprobs } from '../gpu/ops/log_softmax.ts';
 import { TOPK_KL_MAX_K, topkKl } from '../gpu/ops/topk_kl.ts';
 import type { CausalLM } from '../model/decoder.ts';
@@ -20,7 +20,7 @@ import { policyBatch, teacherSequence, type MaskedSequence } from '../rl/batch.t
 import { policyLogits } from '../rl/forward.ts';
 import { fullKl, logSoftmaxRow } from '../rl/full-kl.ts';
 import { studentReward } from '../rl/rewards.ts';
-import { runRollouts, type Rollout } from '../rl/rollout.ts';
+import { rolloutAnswer, runRollouts, type Rollout } from '../rl/rollout.ts';
 import { encodePrompt } from './base-model.ts';
 import { chunks, mean, rngFor, rolloutOptions, uniform, type RunContext } from './context.ts';
 import type { TrainQuestion } from './environment.ts';
@@ -193,7 +193,7 @@ export async function probeTeacher(ctx: ProbeContext, student: CausalLM, teacher
   const rollouts: Rollout[] = [];
   const rng = rngFor(seed, 'probe', 'student');
   for (const batch of chunks(sPrompts, c.evalBatch)) rollouts.push(...(await runRollouts(student, tok, batch, rolloutOptions(ctx, 'student', uniform(rng)))));
-  const right = rollouts.map((r, i) => studentReward(lastAnswer(r.text), questions[i]!.answer) === 1);
+  const right = rollouts.map((r, i) => studentReward(rolloutAnswer(r), questions[i]!.answer) === 1);
   const targets = rollouts.map((r) => r.ids.filter((_, t) => r.mask[t]));
   const isBlank = (x: number) => tok.decode([x]).trim() === '';
   const decisions = targets.map((t) => decisionIndex(t, thinkClose, isBlank));
@@ -207,7 +207,7 @@ export async function probeTeacher(ctx: ProbeContext, student: CausalLM, teacher
     // The prompt's own greedy behaviour.
     const own: Rollout[] = [];
     for (const batch of chunks(questions.map(promptIds), c.evalBatch)) own.push(...(await runRollouts(model, tok, batch, rolloutOptions(ctx, 'student', () => 0.5, true))));
-    const answers = own.map((r) => lastAnswer(r.text));
+    const answers = own.map(rolloutAnswer);
     // The student's rollouts as this prompt scores them.
     const sc = prompt === 'student' ? studentScore : await score(ctx, model, student, rollouts.map((r, i) => teacherSequence(r, promptIds(questions[i]!))), rollouts, decisions, tagIds, ks);
     const gains = { right: [] as number[], wrong: [] as number[] };

@@ -4,7 +4,6 @@
 // scores the same response ids after its privileged prompt; it follows the student by EMA after every
 // optimizer step.
 import { studentPrompt, teacherPrompt } from '../env/prompts.ts';
-import { lastAnswer } from '../env/tags.ts';
 import type { Tensor } from '../gpu/tensor.ts';
 import { tokenLogprobs } from '../gpu/ops/log_softmax.ts';
 import { topkKl } from '../gpu/ops/topk_kl.ts';
@@ -13,7 +12,7 @@ import { assertAligned, perPolicyToken, policyBatch, teacherSequence, type Polic
 import { constantLogits, policyLogits, policyLogprobs } from '../rl/forward.ts';
 import { studentLoss, type StudentLossSettings } from '../rl/losses.ts';
 import { studentReward } from '../rl/rewards.ts';
-import { policyTokens, runRollouts, type Rollout } from '../rl/rollout.ts';
+import { policyTokens, rolloutAnswer, runRollouts, type Rollout } from '../rl/rollout.ts';
 import { lambdaAt } from '../rl/schedule.ts';
 import { encodePrompt } from './base-model.ts';
 import { chunks, mean, now, rngFor, rolloutOptions, split, uniform, type RunContext } from './context.ts';
@@ -77,7 +76,7 @@ export async function studentStep(ctx: RunContext, iteration: number, step: numb
   progress('rollouts');
   const rollouts = await runRollouts(student, tok, prompts, rolloutOptions(ctx, 'student', uniform(rng.fork('sampling'))));
   const questionOf = (i: number) => qs[Math.floor(i / n)]!;
-  const answers = rollouts.map((r) => lastAnswer(r.text));
+  const answers = rollouts.map(rolloutAnswer);
   const rewards = rollouts.map((_, i) => studentReward(answers[i]!, questionOf(i).answer));
   const groups = rollouts.map((_, i) => Math.floor(i / n));
   const advantages = groupAdvantages(rewards, groups);

@@ -95,12 +95,15 @@ describe('teacher prompt', () => {
     expect(privilegedBlock({ ...qcp, hops: 1 }, 'gt-hop')).toContain('1 hop.');
   });
 
-  it('builds a QCP from an examiner transcript', () => {
+  it('builds a QCP from an examiner rollout: the searches the tool answered, with their replies', () => {
     const t =
       '<think>a</think><search>Noraexel Moufeirani</search><information>R1</information>' +
+      '<think>b</think><search></search>' +
       '<think>b</think><search>Poupol</search><information>R2</information>' +
       '<think>c</think><question>Q?</question><answer>Soudrovia</answer>';
-    const q = qcpFromExaminer(qcp.source, 3, parseExaminerOutput(t));
+    // The empty search got no reply; the QCP pairs queries and replies as the rollout recorded them.
+    const searches = [{ query: 'Noraexel Moufeirani', information: 'R1' }, { query: 'Poupol', information: 'R2' }];
+    const q = qcpFromExaminer(qcp.source, 3, parseExaminerOutput(t), searches);
     expect(q.searches).toEqual([{ query: 'Noraexel Moufeirani', information: 'R1' }, { query: 'Poupol', information: 'R2' }]);
     expect(q.question).toBe('Q?');
     expect(q.answer).toBe('Soudrovia');

@@ -1,17 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import {
   NO_RESULTS,
-  assistantTurns,
   countThinkingTurns,
   countValidSearches,
   formatDoc,
   formatInformation,
-  informationBlocks,
   lastAnswer,
   opensWithThink,
   parseExaminerOutput,
   parseStudentTurn,
   stopAction,
+  splitTranscript,
   stripInformation,
 } from '../../src/env/tags.ts';
 
@@ -118,8 +117,7 @@ describe('parseExaminerOutput', () => {
 
   it('splits turns at tool replies and drops empty ones', () => {
     const t = '<think>a</think><search>q</search><information>r</information>   ';
-    expect(assistantTurns(t)).toEqual(['<think>a</think><search>q</search>']);
+    expect(splitTranscript(t)).toEqual({ turns: ['<think>a</think><search>q</search>'], informations: ['r'] });
     expect(stripInformation(t)).toBe('<think>a</think><search>q</search>   ');
-    expect(informationBlocks(t)).toEqual(['r']);
   });
 });

@@ -5,13 +5,13 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/gpu/engine.ts';
 import type { Passage } from '../../src/env/corpus.ts';
-import { formatInformation } from '../../src/env/tags.ts';
+import { formatInformation, parseExaminerOutput, parseExaminerTurns } from '../../src/env/tags.ts';
 import type { Tokenizer } from '../../src/model/tokenizer.ts';
 import { CausalLM } from '../../src/model/decoder.ts';
 import { initWeights } from '../../src/model/init.ts';
 import { policyBatch } from '../../src/rl/batch.ts';
 import { policyLogprobs } from '../../src/rl/forward.ts';
-import { firstStop, runRollouts, turnAction, type RolloutOptions } from '../../src/rl/rollout.ts';
+import { firstStop, rolloutAnswer, runRollouts, turnAction, type RolloutOptions } from '../../src/rl/rollout.ts';
 import { encodeToolReply } from '../../src/rl/tool-reply.ts';
 import { randomTinyBase, type BaseModel } from '../../src/selfplay/base-model.ts';
 import { makeConfig } from '../../src/selfplay/config.ts';
@@ -40,9 +40,9 @@ describe('turn logic', () => {
     expect(turnAction('examiner', '<answer>early</answer>', '<answer>early</answer>', 'stop-string')).toEqual({ kind: 'continue' });
     const done = '<question>Q?</question><answer>A</answer>';
     expect(turnAction('examiner', done, done, 'stop-string')).toEqual({ kind: 'done', finish: 'answer' });
-    // A <question> inside a tool reply does not count.
-    const fromTool = '<information><question>x</question></information><answer>A</answer>';
-    expect(turnAction('examiner', '<answer>A</answer>', fromTool, 'stop-string')).toEqual({ kind: 'continue' });
+    // An empty search is no valid call: no tool reply, the policy writes on.
+    expect(turnAction('examiner', '<search> </search>', '<search> </search>', 'stop-string')).toEqual({ kind: 'continue' });
+    expect(turnAction('student', '<search></search>', '', 'stop-string')).toEqual({ kind: 'continue' });
     expect(turnAction('examiner', '<search>who</search>', '<search>who</search>', 'stop-string')).toEqual({ kind: 'search', query: 'who' });
   });
 });
@@ -143,6 +143,56 @@ describe('runRollouts on a scripted model', () => {
     expect(text).toMatch(/^\n<information>[\s\S]*<\/information>\n$/);
     expect(formatInformation(passages)).toContain(reply.body);
     expect(encodeToolReply(tok, [], 100).body).toBe('No results.');
+  });
+
+  it('tells the policy\'s text from tool replies by the mask: an <information> block the policy wrote is its own', async () => {
+    // No tool reply in this rollout: the script counts every id (its own reply detection is by id).
+    const m = new ScriptedModel(e, base.cfg, 4, tok.eosIds[0]!, -1, -1);
+    const own = ids('<think>x</think><information>Zorblat lives in Gamma.</information><question>Who?</question><answer>Zorblat</answer>');
+    m.script(prompts[0]!, own);
+    const [r] = await runRollouts(m, tok, [prompts[0]!], opts({ role: 'examiner' }));
+    expect(r!.searches).toHaveLength(0);
+    expect(r!.policyTurns).toEqual([tok.decode(own)]);
+    const parsed = parseExaminerTurns({ turns: r!.policyTurns, informations: r!.searches.map((x) => x.information) });
+    expect(parsed.informations).toEqual([]);
+    expect(parsed.turns).toEqual([{ thinks: true }]);
+    expect(parsed.answer).toBe('Zorblat');
+    // Read as text alone, the same rollout looks like two turns around a tool reply.
+    const byText = parseExaminerOutput(r!.text);
+    expect(byText.informations).toHaveLength(1);
+    expect(byText.turns).toHaveLength(2);
+  });
+
+  it('gives an empty search no tool reply and counts no search for it', async () => {
+    const m = model();
+    const t1 = ids('<search> </search>');
+    const t2 = ids('<search>alpha</search>');
+    const t3 = ids('<answer>Beta</answer>');
+    m.script(prompts[0]!, [...t1, ...t2, ...t3]);
+    const [r] = await runRollouts(m, tok, [prompts[0]!], opts());
+    const reply = encodeToolReply(tok, passages, 1000);
+    expect(r!.ids).toEqual([...prompts[0]!, ...t1, ...t2, ...reply.ids, ...t3]);
+    expect(r!.turns).toBe(3);
+    expect(r!.searches.map((x) => x.query)).toEqual(['alpha']);
+    expect(rolloutAnswer(r!)).toBe('Beta');
+    // The examiner's tool score counts the same calls the environment answered.
+    const ex = model();
+    ex.script(prompts[1]!, [...t1, ...t2, ...ids('<question>Who?</question><answer>Beta</answer>')]);
+    const [x] = await runRollouts(ex, tok, [prompts[1]!], opts({ role: 'examiner' }));
+    const parsed = parseExaminerTurns({ turns: x!.policyTurns, informations: x!.searches.map((y) => y.information) });
+    expect(parsed.searches.filter((q) => q !== '')).toHaveLength(parsed.informations.length);
+  });
+
+  it('does not let a <question> inside a tool reply stop the examiner', async () => {
+    const m = model();
+    const t1 = ids('<search>alpha</search>');
+    const early = ids('<answer>x</answer>');
+    const done = ids('<question>Who?</question><answer>Beta</answer>');
+    m.script(prompts[0]!, [...t1, ...early, ...done]);
+    const tricky = [{ id: 'p3', title: 'Q', text: 'It says <question>Who?</question> here.' }];
+    const [r] = await runRollouts(m, tok, [prompts[0]!], opts({ role: 'examiner', search: () => tricky }));
+    expect(r!.finish).toBe('answer');
+    expect(r!.turns).toBe(3);
   });
 
   it('lets the examiner write on after an early </answer> and stop after <question>…</answer>', async () => {
