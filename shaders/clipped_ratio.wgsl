@@ -4,7 +4,7 @@
 //     d = clamp(logp - old_logp, -20, 20), r = exp(d)
 //     term = -min(r*A, clip(r, 1-eps_low, 1+eps_high)*A) + beta*k3,   k3 = exp(q) - q - 1, q = ref - logp
 //     "clipped" = the clipped branch is strictly smaller (it is the active one of the min)
-//   MODE 1, on-policy policy gradient: term = -A*logp (no ratio, no KL).
+//   MODE 1, on-policy policy gradient: term = -A*logp + beta*k3 (no ratio; the examiner, Dr. Zero's eq. 2).
 // Entries:
 //   tokens:   out[t] = w*term (0 where w == 0), and per workgroup one partial sum of
 //             (w*term, w, w*clipped, w*k3) into acc[4*wg ..]; clipped_ratio_finish.wgsl makes the means.
@@ -47,20 +47,20 @@ fn token(t: u32) -> Token {
   if (MODE == 1u) {
     k.term = -a * lp;
     k.dterm = -a;
-    return k;
-  }
-  let d = lp - old_logp[t];
-  let r = exp(clamp(d, -MAX_LOG_RATIO, MAX_LOG_RATIO));
-  let unclipped = r * a;
-  let clipped = clamp(r, p.clip_lo, p.clip_hi) * a;
-  if (clipped < unclipped) {
-    // The clipped branch is the min: it is constant in logp.
-    k.term = -clipped;
-    k.clipped = 1.0;
   } else {
-    k.term = -unclipped;
-    // d(-r*A)/dlogp = -r*A, and zero where the log-ratio clamp is active (as torch.clamp).
-    k.dterm = select(0.0, -unclipped, abs(d) <= MAX_LOG_RATIO);
+    let d = lp - old_logp[t];
+    let r = exp(clamp(d, -MAX_LOG_RATIO, MAX_LOG_RATIO));
+    let unclipped = r * a;
+    let clipped = clamp(r, p.clip_lo, p.clip_hi) * a;
+    if (clipped < unclipped) {
+      // The clipped branch is the min: it is constant in logp.
+      k.term = -clipped;
+      k.clipped = 1.0;
+    } else {
+      k.term = -unclipped;
+      // d(-r*A)/dlogp = -r*A, and zero where the log-ratio clamp is active (as torch.clamp).
+      k.dterm = select(0.0, -unclipped, abs(d) <= MAX_LOG_RATIO);
+    }
   }
   if (HAS_REF) {
     let q = ref_logp[t] - lp;

@@ -2,7 +2,7 @@
 // the masked (policy) tokens of the batch it is given; a micro-batch passes `weight` = its share of the
 // batch's policy tokens, so the gradients of the micro-batches add up to the token-mean of the batch.
 //
-//   examiner  L_E = -mean_t A_i · log π_E(y_t)                            (on-policy, no clipping)
+//   examiner  L_E = -mean_t A_i · log π_E(y_t) + β_E·KL_ref                (on-policy, no clipping)
 //   student   L_S = L_GRPO + β·KL_ref + λ·D                               (clipped ratio, k3, top-K KL)
 //
 // Inputs are logits at the policy positions only ([M, V], see batch.ts) with one target id per row; the
@@ -45,27 +45,37 @@ export interface ExaminerLossInputs {
   mask?: Float32Array;
   /** This micro-batch's share of the batch's policy tokens (default 1). */
   weight?: number;
+  /** log-probs under the frozen base, [M]; needed when beta > 0. */
+  refLogp?: Float32Array | null;
+  /** Weight of the k3 KL to the reference (Dr. Zero's eq. 2; default 0). */
+  beta?: number;
 }
 
 export interface ExaminerLossResult {
   /** weight · L_E, a scalar to back-propagate. */
   loss: Tensor;
-  /** L_E of this micro-batch (unweighted). */
+  /** L_E of this micro-batch (unweighted), β·k3 included. */
   policyLoss: Tensor;
+  /** Mean k3 to the reference (0 without one). */
+  klRef: Tensor;
   /** log π_E of each token, [M]. */
   logp: Tensor;
 }
 
-/** L_E = -token-mean over mask of A · log π_E(y_t) (ALGORITHM.md section 5, examiner). */
+/** L_E = -token-mean over mask of A · log π_E(y_t) + β·k3 (ALGORITHM.md section 5, examiner). */
 export function examinerLoss(inp: ExaminerLossInputs): ExaminerLossResult {
   const e = inp.logits.engine;
   const M = rowsOf(inp.logits, 'examinerLoss');
   checkLength('advantages', inp.advantages, M);
+  if (inp.refLogp) checkLength('refLogp', inp.refLogp, M);
+  const beta = inp.beta ?? 0;
+  if (beta > 0 && !inp.refLogp) throw new Error('piplay: examinerLoss: beta > 0 needs the reference log-probs');
   const { targetsT, maskT } = hostTensors(e, M, inp.targets, inp.mask);
   const logp = tokenLogprobs(inp.logits, targetsT);
-  const policyLoss = policyGradient(logp, e.tensor(inp.advantages, [M]), maskT);
+  const ref = inp.refLogp ? { logp: e.tensor(inp.refLogp, [M]), beta } : null;
+  const pg = policyGradient(logp, e.tensor(inp.advantages, [M]), maskT, ref);
   const w = inp.weight ?? 1;
-  return { loss: w === 1 ? policyLoss : scale(policyLoss, w), policyLoss, logp };
+  return { loss: w === 1 ? pg.loss : scale(pg.loss, w), policyLoss: pg.loss, klRef: pg.klMean, logp };
 }
 
 export interface StudentLossSettings {

@@ -82,8 +82,10 @@ export interface SelfPlayConfig {
   // -- losses
   epsLow: number;
   epsHigh: number;
-  /** Weight of the k3 KL to the frozen base. */
+  /** Weight of the student's k3 KL to the frozen base. */
   beta: number;
+  /** Weight of the examiner's k3 KL to the frozen base (Dr. Zero's eq. 2). */
+  examinerBeta: number;
   /** λ per iteration, or one value. */
   lambda: LambdaSchedule;
   topK: number;
@@ -162,6 +164,7 @@ export const PAPER: SelfPlayConfig = {
   epsLow: 0.2,
   epsHigh: 0.2,
   beta: 0,
+  examinerBeta: 0,
   lambda: [0.1, 0.03, 0.03],
   topK: 50,
   tail: true,
@@ -185,6 +188,11 @@ export const PAPER: SelfPlayConfig = {
   checkpointEvery: 10,
   rolloutSamples: 1,
 };
+
+/** Whether a run needs the frozen reference: the student's or the examiner's k3 KL is on. */
+export function needsReference(c: Pick<SelfPlayConfig, 'beta' | 'examinerBeta'>): boolean {
+  return c.beta > 0 || c.examinerBeta > 0;
+}
 
 /** Scaled down for a model of a few hundred thousand parameters on one (possibly CPU) WebGPU device. */
 export const DEMO: SelfPlayConfig = {
@@ -310,7 +318,8 @@ export const OPTIONS: { [K in keyof SelfPlayConfig]: OptionSpec } = {
   microBatch: { flag: 'micro-batch', kind: int(0), help: 'rollouts per forward pass (0: whole minibatch)' },
   epsLow: { flag: 'eps-low', kind: num(0, 0.999), help: 'clip range below 1' },
   epsHigh: { flag: 'eps-high', kind: num(0), help: 'clip range above 1' },
-  beta: { flag: 'beta', kind: num(0), help: 'weight of the k3 KL to the frozen base' },
+  beta: { flag: 'beta', kind: num(0), help: "weight of the student's k3 KL to the frozen base" },
+  examinerBeta: { flag: 'examiner-beta', kind: num(0), help: "weight of the examiner's k3 KL to the frozen base (Dr. Zero's eq. 2)" },
   lambda: { flag: 'lambda', kind: { t: 'lambda' }, help: 'distillation weight per iteration, e.g. 0.1,0.03,0.03 or 0.05' },
   topK: { flag: 'topk', kind: int(1), help: 'K of the top-K distillation' },
   tail: { flag: 'tail', kind: { t: 'bool' }, help: 'tail bucket (on) or renormalised over K (off)' },

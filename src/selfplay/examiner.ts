@@ -6,7 +6,7 @@ import { examinerPrompt, qcpFromExaminer, studentPrompt, type Qcp } from '../env
 import { parseExaminerTurns } from '../env/tags.ts';
 import { groupAdvantages } from '../rl/advantages.ts';
 import { perPolicyToken, policyBatch } from '../rl/batch.ts';
-import { policyLogits } from '../rl/forward.ts';
+import { policyLogits, policyLogprobs } from '../rl/forward.ts';
 import { examinerLoss } from '../rl/losses.ts';
 import { difficultyReward, examinerFormatReward, examinerReward, formatInputOf, solvable, studentReward, type ExaminerFormatReward } from '../rl/rewards.ts';
 import { policyTokens, rolloutAnswer, runRollouts, type Rollout } from '../rl/rollout.ts';
@@ -101,16 +101,22 @@ export async function examinerStep(ctx: RunContext, iteration: number, step: num
   // L_E over the examiner's own tokens, token-mean over the batch.
   const totalTokens = written.reduce((s, w) => s + policyTokens(w.rollout), 0);
   const pad = ctx.base.tokenizer.padId ?? 0;
-  const micros = chunks(written.map((_, i) => i), c.microBatch).map((idx) => {
-    const batch = policyBatch(idx.map((i) => written[i]!.rollout), pad);
+  const parts = chunks(written.map((_, i) => i), c.microBatch);
+  const batches = parts.map((idx) => policyBatch(idx.map((i) => written[i]!.rollout), pad));
+  // Dr. Zero's KL to the frozen base (its eq. 2), when examinerBeta > 0.
+  const reference = c.examinerBeta > 0 ? ctx.policies.reference : null;
+  const refLogps: (Float32Array | null)[] = [];
+  for (const b of batches) refLogps.push(reference ? await policyLogprobs(reference, b, c.temperature) : null);
+  const micros = parts.map((idx, k) => {
+    const batch = batches[k]!;
     const weight = batch.targets.length / totalTokens;
     return {
       weight,
       run: () => {
         const logits = policyLogits(ctx.policies.examiner, batch, c.temperature);
         const adv = perPolicyToken(batch, (b) => advantages[idx[b]!]!);
-        const r = examinerLoss({ logits, targets: batch.targets, advantages: adv, weight });
-        return { loss: r.loss, metrics: { loss: r.policyLoss } };
+        const r = examinerLoss({ logits, targets: batch.targets, advantages: adv, weight, refLogp: refLogps[k]!, beta: c.examinerBeta });
+        return { loss: r.loss, metrics: { loss: r.policyLoss, kl_ref: r.klRef } };
       },
     };
   });
@@ -138,6 +144,7 @@ export async function examinerStep(ctx: RunContext, iteration: number, step: num
     iteration,
     step,
     loss: update.metrics['loss'] ?? 0,
+    ...(reference ? { kl_ref: update.metrics['kl_ref'] ?? 0 } : {}),
     reward: mean(rewards),
     format_reward: mean(written.map((w) => w.format.f)),
     difficulty_reward: mean(valid.map((i) => difficulty[i]!)),

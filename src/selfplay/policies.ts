@@ -1,7 +1,7 @@
 // The three policies of π-Play (ALGORITHM.md section 1) and their optimizers. By default each is a full
 // copy of the base model, fine-tuned as a whole; with `policies: 'lora'` they are LoRA adapters on one
 // frozen shared base. The teacher is never trained by gradient: it follows the student by EMA after
-// every student optimizer step. A frozen reference copy exists only when the k3 KL is on (beta > 0).
+// every student optimizer step. A frozen reference copy exists only when a k3 KL is on (beta or examinerBeta > 0).
 import type { Engine } from '../gpu/engine.ts';
 import type { Tensor } from '../gpu/tensor.ts';
 import { emaInto } from '../gpu/ops/ema.ts';
@@ -10,7 +10,7 @@ import { CausalLM } from '../model/decoder.ts';
 import { LoraSet } from '../model/lora.ts';
 import { parseSafetensors, toFloat32, writeSafetensors } from '../model/safetensors.ts';
 import type { BaseModel } from './base-model.ts';
-import type { SelfPlayConfig } from './config.ts';
+import { needsReference, type SelfPlayConfig } from './config.ts';
 
 export type PolicyName = 'examiner' | 'student' | 'teacher';
 
@@ -40,7 +40,7 @@ export class Policies {
       examiner = copy();
       student = copy();
       if (withTeacher) teacher = copy();
-      if (c.beta > 0) reference = copy();
+      if (needsReference(c)) reference = copy();
     } else {
       shared = copy();
       const view = (seed: number | null) => {
@@ -53,7 +53,7 @@ export class Policies {
       // Teacher and student start equal: the same adapter seed (and B = 0, so both equal the base).
       student = view(c.seed * 2 + 2);
       if (withTeacher) teacher = view(c.seed * 2 + 2);
-      if (c.beta > 0) reference = view(null);
+      if (needsReference(c)) reference = view(null);
     }
     for (const m of [teacher, reference, shared]) m?.setTrainable(false);
     examiner.setTrainable(true);
@@ -78,7 +78,12 @@ export class Policies {
     return name === 'examiner' ? this.examiner : name === 'student' ? this.student : this.teacher;
   }
 
-  /** teacher <- (1 - tau)·teacher + tau·student over the trained tensors (ALGORITHM.md section 1). */
+  /**
+   * teacher <- (1 - tau)·teacher + tau·student over the trained tensors (ALGORITHM.md section 1). Under LoRA
+   * those are the adapters, so the teacher's update is EMA(B)·EMA(A), not the EMA of the student's BA (as
+   * TRL's SDFT teacher adapter does): one step differs by tau·(1 - tau)·(B_T - B_S)(A_T - A_S). Kept on
+   * purpose (the teacher stays a rank-r adapter); the gap is measured in test/unit/policies-ema.test.ts.
+   */
   emaTeacher(tau: number): void {
     if (!this.teacher) return;
     const t = this.teacher.trainable();

@@ -4,7 +4,7 @@
 // it can check is the largest single buffer (maxStorageBufferBindingSize / maxBufferSize).
 import { memoryEstimate } from '../model/io.ts';
 import { parameterCount, type ModelConfig } from '../model/config.ts';
-import type { SelfPlayConfig } from '../selfplay/config.ts';
+import { needsReference, type SelfPlayConfig } from '../selfplay/config.ts';
 
 export interface MemoryLine {
   label: string;
@@ -40,7 +40,7 @@ export interface AdapterLimits {
 
 type RunShape = Pick<
   SelfPlayConfig,
-  'policies' | 'loraRank' | 'beta' | 'privileged' | 'microBatch' | 'studentBatch' | 'rolloutsPerQuestion' | 'miniBatches' | 'maxTurns' | 'turnTokens' | 'toolTokens'
+  'policies' | 'loraRank' | 'beta' | 'examinerBeta' | 'privileged' | 'microBatch' | 'studentBatch' | 'rolloutsPerQuestion' | 'miniBatches' | 'maxTurns' | 'turnTokens' | 'toolTokens'
 >;
 
 const MiB = 2 ** 20;
@@ -70,7 +70,7 @@ export function estimateRun(cfg: ModelConfig, run: RunShape, limits: AdapterLimi
   const params = parameterCount(cfg);
   const { paramBytes, largestTensorBytes } = memoryEstimate(cfg);
   const teacher = run.privileged !== 'none';
-  const reference = run.beta > 0;
+  const reference = needsReference(run);
   const lines: MemoryLine[] = [];
   let trained: number;
   if (run.policies === 'separate') {

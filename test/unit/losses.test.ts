@@ -242,37 +242,57 @@ describe('gradients through the tape', () => {
         { name: 'adv', data: b.adv, shape: [29], grad: false },
         { name: 'mask', data: b.mask, shape: [29], grad: false },
       ],
-      ([logp, adv, mask]) => policyGradient(logp!, adv!, mask!),
+      ([logp, adv, mask]) => policyGradient(logp!, adv!, mask!).loss,
       { samples: 29 },
+    );
+  });
+
+  it('policyGradient with the examiner KL (beta > 0) matches finite differences', async () => {
+    const b = batch(29, 24);
+    await gradCheck(
+      e,
+      [
+        { name: 'logp', data: b.logp, shape: [29] },
+        { name: 'adv', data: b.adv, shape: [29], grad: false },
+        { name: 'mask', data: b.mask, shape: [29], grad: false },
+        { name: 'ref', data: b.ref, shape: [29], grad: false },
+      ],
+      ([logp, adv, mask, ref]) => policyGradient(logp!, adv!, mask!, { logp: ref!, beta: 0.4 }).loss,
+      { samples: 29, h: 1e-3, rtol: 1e-2, atol: 1e-3 },
     );
   });
 });
 
 describe('policyGradient vs float64', () => {
-  for (const R of [1, 300, 70_001]) {
-    it(`R=${R}`, async () => {
+  // beta = 0: -A·logp; beta > 0 adds Dr. Zero's k3 KL to the reference, k3 = e^q - q - 1 with q = ref - logp.
+  for (const [R, beta] of [[1, 0], [300, 0], [70_001, 0], [300, 0.25], [70_001, 0.25]] as const) {
+    it(`R=${R}, beta=${beta}`, async () => {
       const b = batch(R, R);
       const kept = e.tidy(() => {
         const t = upload(b, [R]);
         t.logp.requiresGrad = true;
-        const loss = policyGradient(t.logp, t.adv, t.mask);
-        e.backward(loss);
+        const r = policyGradient(t.logp, t.adv, t.mask, beta > 0 ? { logp: t.ref, beta } : null);
+        e.backward(r.loss);
         const g = t.logp.grad!;
         t.logp.grad = null;
-        return { loss, g: e.keep(g) };
+        return { loss: r.loss, kl: r.klMean, g: e.keep(g) };
       });
       let W = 0;
       let s = 0;
+      let k = 0;
       for (let t = 0; t < R; t++) {
         if (b.mask[t] !== 1) continue;
         W++;
-        s += -b.adv[t]! * b.logp[t]!;
+        const q = b.ref[t]! - b.logp[t]!;
+        s += -b.adv[t]! * b.logp[t]! + beta * (Math.exp(q) - q - 1);
+        k += Math.exp(q) - q - 1;
       }
       const inv = W ? 1 / W : 0;
       expectScalar((await kept.loss.read())[0]!, s * inv, 'loss');
-      expectClose(await kept.g.read(), Float64Array.from(b.adv, (a, t) => (b.mask[t] ? -a * inv : 0)), 1e-5, 1e-9, 'grad');
-      kept.loss.dispose();
-      kept.g.dispose();
+      if (beta > 0) expectScalar((await kept.kl.read())[0]!, k * inv, 'k3 mean');
+      const grad = Float64Array.from(b.adv, (a, t) => (b.mask[t] ? (-a + beta * (1 - Math.exp(b.ref[t]! - b.logp[t]!))) * inv : 0));
+      expectClose(await kept.g.read(), grad, 1e-4, 1e-9, 'grad');
+      for (const x of Object.values(kept)) x.dispose();
     });
   }
 });

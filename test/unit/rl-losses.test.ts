@@ -281,6 +281,35 @@ describe('examinerLoss', () => {
   });
 });
 
+describe('examinerLoss with the KL to the reference', () => {
+  it('adds β·k3 to -mean A·log π (Dr. Zero eq. 2) and refuses β > 0 without a reference', async () => {
+    const f = fixture(23);
+    const ref = Float32Array.from(f.lp, (x, i) => x + 0.15 * (i - 2));
+    const out = e.noGrad(() =>
+      e.tidy(() => {
+        const o = examinerLoss({ logits: e.tensor(f.zs, [M, V]), targets: f.targets, advantages: f.adv, mask: f.mask, refLogp: ref, beta: 0.5 });
+        return { loss: o.loss, kl: o.klRef };
+      }),
+    );
+    let pg = 0;
+    let k3 = 0;
+    let n = 0;
+    for (let r = 0; r < M; r++) {
+      if (!f.mask[r]) continue;
+      const q = ref[r]! - f.lp[r]!;
+      pg += -f.adv[r]! * f.lp[r]!;
+      k3 += Math.exp(q) - q - 1;
+      n++;
+    }
+    expectClose([await e.item(out.kl), await e.item(out.loss)], [k3 / n, pg / n + 0.5 * (k3 / n)], 1e-4, 1e-6, 'L_E with k3');
+    out.loss.dispose();
+    out.kl.dispose();
+    expect(() => e.noGrad(() => e.tidy(() => examinerLoss({ logits: e.tensor(f.zs, [M, V]), targets: f.targets, advantages: f.adv, beta: 0.1 }).loss))).toThrow(
+      /beta > 0 needs the reference/,
+    );
+  });
+});
+
 describe('assembly on a tiny model', () => {
   it('gives the same loss, D and parameter gradients whether or not masked tool positions are in the batch', async () => {
     const cfg = tinyConfig({ vocabSize: 40, hidden: 16, layers: 1, heads: 2, kvHeads: 1, maxPositions: 64 });

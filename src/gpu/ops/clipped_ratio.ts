@@ -1,6 +1,6 @@
 // Policy losses over sampled tokens (ALGORITHM.md section 5; shaders/clipped_ratio.wgsl):
 //   clippedRatio   the PPO/GRPO clipped-ratio objective (+ beta * k3 KL to a reference), for the student;
-//   policyGradient the plain on-policy -A * logp, for the examiner (HRPO).
+//   policyGradient the plain on-policy -A * logp (+ beta * k3 to a reference), for the examiner (HRPO).
 // Both are token-means over mask == 1 across the whole batch and send gradients into logp only.
 import { f } from '../engine.ts';
 import type { Tensor } from '../tensor.ts';
@@ -71,13 +71,26 @@ export function clippedRatio(
   return { loss: fw.loss, clipFraction: fw.clipFraction, klMean: fw.klMean, perToken: fw.perToken };
 }
 
-/** L = -token-mean over mask == 1 of A * logp (strictly on-policy, no ratio): the examiner's loss. */
-export function policyGradient(logp: Tensor, advantages: Tensor, mask: Tensor): Tensor {
-  check('policyGradient', logp, { advantages, mask });
-  const fw = forward(1, logp, logp, null, advantages, mask, 0, 0, 0);
-  for (const t of [fw.clipFraction, fw.klMean, fw.perToken]) t.dispose();
-  recordBackward(1, fw, logp, logp, null, advantages, mask, 0, 0, 0);
-  return fw.loss;
+export interface PolicyGradientResult {
+  /** Scalar token-mean over mask == 1 of -A * logp + beta * k3. Differentiable in logp. */
+  loss: Tensor;
+  /** Scalar mean k3 over mask == 1, whatever beta is; 0 without refLogp (a metric, no gradient). */
+  klMean: Tensor;
+}
+
+/**
+ * L = token-mean over mask == 1 of -A * logp + beta * k3 (strictly on-policy, no ratio): the examiner's loss,
+ * with Dr. Zero's KL to the reference (eq. 2) when `ref` is given.
+ */
+export function policyGradient(logp: Tensor, advantages: Tensor, mask: Tensor, ref: { logp: Tensor; beta: number } | null = null): PolicyGradientResult {
+  const op = 'policyGradient';
+  check(op, logp, { advantages, mask, ...(ref ? { refLogp: ref.logp } : {}) });
+  const beta = ref?.beta ?? 0;
+  const refLogp = ref?.logp ?? null;
+  const fw = forward(1, logp, logp, refLogp, advantages, mask, 0, 0, beta);
+  for (const t of [fw.clipFraction, fw.perToken]) t.dispose();
+  recordBackward(1, fw, logp, logp, refLogp, advantages, mask, 0, 0, beta);
+  return { loss: fw.loss, klMean: fw.klMean };
 }
 
 function check(op: string, logp: Tensor, others: Record<string, Tensor>): void {
