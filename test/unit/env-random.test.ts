@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Rng, hash32 } from '../../src/env/random.ts';
+import { makeConfig } from '../../src/selfplay/config.ts';
+import { Environment } from '../../src/selfplay/environment.ts';
 
 describe('Rng (mulberry32)', () => {
   it('is deterministic per seed, numeric or string', () => {
@@ -50,5 +52,21 @@ describe('Rng (mulberry32)', () => {
     expect(a.fork('x').next()).not.toBe(a.fork('y').next());
     expect(hash32('abc')).toBe(hash32('abc'));
     expect(hash32('abc', 1)).not.toBe(hash32('abc', 2));
+  });
+
+  it("draws the examiner's hop counts in the proportions of the weights (the path the examiner stage calls)", () => {
+    const env = Environment.fromWorld(makeConfig('smoke'));
+    const r = new Rng('hops');
+    const draws = 40_000;
+    for (const weights of [[4, 3, 2, 1], [1, 0, 3], [3, 1]]) {
+      const counts = weights.map(() => 0);
+      for (let i = 0; i < draws; i++) counts[env.sampleHops(r, weights) - 1]!++;
+      const total = weights.reduce((a, b) => a + b, 0);
+      weights.forEach((w, i) => {
+        const p = w / total;
+        // Five standard errors of a binomial share (0 exactly for a zero weight).
+        expect(Math.abs(counts[i]! / draws - p), `weights ${weights}, hop ${i + 1}`).toBeLessThanOrEqual(5 * Math.sqrt((p * (1 - p)) / draws));
+      });
+    }
   });
 });
