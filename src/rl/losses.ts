@@ -130,6 +130,31 @@ export interface StudentLossResult {
   logp: Tensor;
 }
 
+/** What the heatmap shows of each policy token (see tokenScores); the teacher's parts are absent without one. */
+export interface TokenScores {
+  /** log π_S of the sampled token, [M]. */
+  slp: Tensor;
+  /** log π_T of the sampled token, [M]. */
+  tlp?: Tensor;
+  /** D per token, [M]. */
+  kl?: Tensor;
+  /** The top-K ids [M, K] and both sides' log-probs at them. */
+  ids?: Tensor;
+  sTop?: Tensor;
+  tTop?: Tensor;
+}
+
+/** Per policy token (a record, not a loss: call it under noGrad): log-probs of the sampled token and the top-K term. */
+export function tokenScores(logits: Tensor, teacherLogits: Tensor | null, targets: Int32Array, s: Pick<StudentLossSettings, 'topK' | 'tail' | 'direction'>): TokenScores {
+  const e = logits.engine;
+  const M = rowsOf(logits, 'tokenScores');
+  const { targetsT, maskT } = hostTensors(e, M, targets, undefined);
+  const slp = tokenLogprobs(logits, targetsT);
+  if (!teacherLogits) return { slp };
+  const d = topkKl(logits, teacherLogits, maskT, { k: s.topK, tail: s.tail, direction: s.direction });
+  return { slp, tlp: tokenLogprobs(teacherLogits, targetsT), kl: d.perToken, ids: d.ids, sTop: d.studentLogp, tTop: d.teacherLogp };
+}
+
 /** L_S = L_GRPO + β·KL_ref + λ·D (ALGORITHM.md section 5, student). */
 export function studentLoss(inp: StudentLossInputs, s: StudentLossSettings): StudentLossResult {
   const e = inp.logits.engine;

@@ -4,13 +4,12 @@
 // scores the same response ids after its privileged prompt; it follows the student by EMA after every
 // optimizer step.
 import { studentPrompt, teacherPrompt } from '../env/prompts.ts';
+import type { Rng } from '../env/random.ts';
 import type { Tensor } from '../gpu/tensor.ts';
-import { tokenLogprobs } from '../gpu/ops/log_softmax.ts';
-import { topkKl } from '../gpu/ops/topk_kl.ts';
 import { groupAdvantages, learnableShare } from '../rl/advantages.ts';
 import { assertAligned, perPolicyToken, policyBatch, teacherSequence, type PolicyBatch } from '../rl/batch.ts';
 import { constantLogits, policyLogits, policyLogprobs } from '../rl/forward.ts';
-import { studentLoss, type StudentLossSettings } from '../rl/losses.ts';
+import { studentLoss, tokenScores, type StudentLossSettings } from '../rl/losses.ts';
 import { studentReward } from '../rl/rewards.ts';
 import { policyTokens, rolloutAnswer, runRollouts, type Rollout } from '../rl/rollout.ts';
 import { lambdaAt } from '../rl/schedule.ts';
@@ -20,7 +19,7 @@ import { questionsOfStep } from './data.ts';
 import type { TrainQuestion } from './environment.ts';
 import type { RolloutRecord, StepMetrics, TokenRecord } from './events.ts';
 import { searchStats } from './measures.ts';
-import { gradientStep } from './update.ts';
+import { gradientStep, type Where } from './update.ts';
 
 /** Entries of a token's top-K list kept in a rollout record (for the hover view). */
 const RECORD_TOPK = 8;
@@ -58,11 +57,28 @@ export interface StudentStepResult {
   records: RolloutRecord[];
 }
 
+/** One student step's rollouts and what they earned: n per question, EM rewards, GRPO advantages. */
+interface Collected {
+  qs: TrainQuestion[];
+  rollouts: Rollout[];
+  answers: (string | null)[];
+  rewards: number[];
+  /** The question (GRPO group) of each rollout. */
+  groups: number[];
+  advantages: number[];
+  /** The teacher's prompt of each question (none without a teacher). */
+  teacherPrompts: number[][];
+}
+
+/** What the PPO epochs of a step did: mean metrics per optimizer step and the gradient norms. */
+interface Updated {
+  means: Record<string, number>;
+  gradNorms: number[];
+  optimizerSteps: number;
+}
+
 export async function studentStep(ctx: RunContext, iteration: number, step: number, set: readonly TrainQuestion[]): Promise<StudentStepResult> {
   const c = ctx.config;
-  const e = ctx.engine;
-  const tok = ctx.base.tokenizer;
-  const { student, teacher, reference } = ctx.policies;
   const t0 = now();
   const qs = questionsOfStep(set, step, c.studentBatch);
   if (qs.length === 0) {
@@ -70,40 +86,65 @@ export async function studentStep(ctx: RunContext, iteration: number, step: numb
     return { metrics: { stage: 'student', iteration, step, skipped: 1 }, records: [] };
   }
   const rng = rngFor(c.seed, 'student', iteration, step);
-  const n = c.rolloutsPerQuestion;
-  const prompts = qs.flatMap((q) => Array.from({ length: n }, () => encodePrompt(tok, studentPrompt({ question: q.question }))));
   const progress = (label: string) => ctx.emit({ type: 'progress', stage: 'student', iteration, done: step, total: c.studentSteps, label });
   progress('rollouts');
-  const rollouts = await runRollouts(student, tok, prompts, rolloutOptions(ctx, 'student', uniform(rng.fork('sampling'))));
-  const questionOf = (i: number) => qs[Math.floor(i / n)]!;
-  const answers = rollouts.map(rolloutAnswer);
-  const rewards = rollouts.map((_, i) => studentReward(answers[i]!, questionOf(i).answer));
-  const groups = rollouts.map((_, i) => Math.floor(i / n));
-  const advantages = groupAdvantages(rewards, groups);
-  const tPrompts = teacher ? qs.map((q) => teacherPromptIds(ctx, q)) : [];
+  const col = await collect(ctx, qs, rng);
   const settings = lossSettings(ctx, iteration);
-  const pad = tok.padId ?? 0;
-  const teacherBatch = (idx: number[]): PolicyBatch | null =>
-    teacher ? policyBatch(idx.map((i) => teacherSequence(rollouts[i]!, tPrompts[Math.floor(i / n)]!)), pad) : null;
+  const records = await rolloutRecords(ctx, col, iteration, step, settings, rng);
+  const upd = await update(ctx, col, settings, rng, { stage: 'student', iteration, step }, progress);
+  return { metrics: stepMetrics(col, upd, settings, { iteration, step, seconds: (now() - t0) / 1000 }), records };
+}
 
-  // Token-level records of a few rollouts, as the loss sees them before this step's updates.
-  const sampled = rng.fork('records').sample(rollouts.map((_, i) => i), c.rolloutSamples);
+/** n rollouts per question with the current student, their EM rewards and GRPO advantages. */
+async function collect(ctx: RunContext, qs: TrainQuestion[], rng: Rng): Promise<Collected> {
+  const c = ctx.config;
+  const tok = ctx.base.tokenizer;
+  const n = c.rolloutsPerQuestion;
+  const prompts = qs.flatMap((q) => Array.from({ length: n }, () => encodePrompt(tok, studentPrompt({ question: q.question }))));
+  const rollouts = await runRollouts(ctx.policies.student, tok, prompts, rolloutOptions(ctx, 'student', uniform(rng.fork('sampling'))));
+  const answers = rollouts.map(rolloutAnswer);
+  const rewards = rollouts.map((_, i) => studentReward(answers[i]!, qs[Math.floor(i / n)]!.answer));
+  const groups = rollouts.map((_, i) => Math.floor(i / n));
+  const teacherPrompts = ctx.policies.teacher ? qs.map((q) => teacherPromptIds(ctx, q)) : [];
+  return { qs, rollouts, answers, rewards, groups, advantages: groupAdvantages(rewards, groups), teacherPrompts };
+}
+
+/** The teacher's view of rollouts `idx`: the same response ids after its privileged prompt (null without a teacher). */
+function teacherBatch(ctx: RunContext, col: Collected, idx: number[]): PolicyBatch | null {
+  if (!ctx.policies.teacher) return null;
+  const n = ctx.config.rolloutsPerQuestion;
+  return policyBatch(idx.map((i) => teacherSequence(col.rollouts[i]!, col.teacherPrompts[Math.floor(i / n)]!)), ctx.base.tokenizer.padId ?? 0);
+}
+
+/** Token-level records of a few rollouts, as the loss sees them before this step's updates. */
+async function rolloutRecords(ctx: RunContext, col: Collected, iteration: number, step: number, settings: StudentLossSettings, rng: Rng): Promise<RolloutRecord[]> {
+  const n = ctx.config.rolloutsPerQuestion;
+  const sampled = rng.fork('records').sample(col.rollouts.map((_, i) => i), ctx.config.rolloutSamples);
   const records: RolloutRecord[] = [];
   for (const i of sampled) {
+    const q = col.qs[Math.floor(i / n)]!;
     records.push({
       iteration,
       step,
-      question: questionOf(i).question,
-      gold: questionOf(i).answer,
-      hops: questionOf(i).hops,
-      answer: answers[i] ?? '',
-      reward: rewards[i]!,
-      advantage: advantages[i]!,
-      searches: rollouts[i]!.searches.map((s) => s.query),
-      tokens: await tokenRecords(ctx, rollouts[i]!, teacherBatch([i]), settings),
+      question: q.question,
+      gold: q.answer,
+      hops: q.hops,
+      answer: col.answers[i] ?? '',
+      reward: col.rewards[i]!,
+      advantage: col.advantages[i]!,
+      searches: col.rollouts[i]!.searches.map((s) => s.query),
+      tokens: await tokenRecords(ctx, col.rollouts[i]!, teacherBatch(ctx, col, [i]), settings),
     });
   }
+  return records;
+}
 
+/** PPO epochs over minibatches of L_S; the teacher follows the student by EMA after every optimizer step. */
+async function update(ctx: RunContext, col: Collected, settings: StudentLossSettings, rng: Rng, where: Where, progress: (label: string) => void): Promise<Updated> {
+  const c = ctx.config;
+  const { student, teacher, reference } = ctx.policies;
+  const pad = ctx.base.tokenizer.padId ?? 0;
+  const { rollouts, advantages } = col;
   const sums: Record<string, number> = {};
   const gradNorms: number[] = [];
   let optimizerSteps = 0;
@@ -114,7 +155,7 @@ export async function studentStep(ctx: RunContext, iteration: number, step: numb
       const micros = [];
       for (const idx of chunks(mb, c.microBatch)) {
         const sb = policyBatch(idx.map((i) => rollouts[i]!), pad);
-        const tb = teacherBatch(idx);
+        const tb = teacherBatch(ctx, col, idx);
         if (tb) assertAligned(sb, tb);
         const refLogp = reference && settings.beta > 0 ? await policyLogprobs(reference, sb, c.temperature) : null;
         const weight = sb.targets.length / tokens;
@@ -143,22 +184,27 @@ export async function studentStep(ctx: RunContext, iteration: number, step: numb
         });
       }
       progress(`update ${optimizerSteps + 1}/${c.ppoEpochs * c.miniBatches}`);
-      const upd = await gradientStep(e, ctx.policies.studentOpt, micros, { stage: 'student', iteration, step });
-      // The teacher follows the student after every student optimizer step.
+      const upd = await gradientStep(ctx.engine, ctx.policies.studentOpt, micros, where);
       ctx.policies.emaTeacher(c.tau);
       optimizerSteps++;
       gradNorms.push(upd.gradNorm);
       for (const [k, v] of Object.entries(upd.metrics)) sums[k] = (sums[k] ?? 0) + v;
     }
   }
-  const avg = (k: string) => (sums[k] ?? 0) / Math.max(optimizerSteps, 1);
-  const seconds = (now() - t0) / 1000;
+  const means = Object.fromEntries(Object.entries(sums).map(([k, v]) => [k, v / Math.max(optimizerSteps, 1)]));
+  return { means, gradNorms, optimizerSteps };
+}
+
+/** The step's metrics line (ALGORITHM.md section 7). */
+function stepMetrics(col: Collected, upd: Updated, settings: StudentLossSettings, at: { iteration: number; step: number; seconds: number }): StepMetrics {
+  const { rollouts, rewards, answers, qs } = col;
+  const avg = (k: string) => upd.means[k] ?? 0;
   const stats = searchStats(rollouts);
   const totalTokens = rollouts.reduce((s, r) => s + policyTokens(r), 0);
-  const metrics: StepMetrics = {
+  return {
     stage: 'student',
-    iteration,
-    step,
+    iteration: at.iteration,
+    step: at.step,
     loss: avg('policy_loss') + settings.lambda * avg('distill'),
     policy_loss: avg('policy_loss'),
     distill: avg('distill'),
@@ -168,18 +214,17 @@ export async function studentStep(ctx: RunContext, iteration: number, step: numb
     entropy: avg('entropy'),
     ppo_kl: avg('ppo_kl'),
     reward: mean(rewards),
-    learnable_share: learnableShare(rewards, groups),
+    learnable_share: learnableShare(rewards, col.groups),
     answered_share: mean(answers.map((a) => (a === null ? 0 : 1))),
     searches_per_rollout: stats.searches,
     redundancy: stats.redundancy,
     response_tokens: totalTokens / rollouts.length,
     fallback_share: mean(qs.map((q) => (q.origin === 'world' ? 1 : 0))),
-    grad_norm: mean(gradNorms),
-    optimizer_steps: optimizerSteps,
-    tokens_per_s: totalTokens / Math.max(seconds, 1e-9),
-    step_seconds: seconds,
+    grad_norm: mean(upd.gradNorms),
+    optimizer_steps: upd.optimizerSteps,
+    tokens_per_s: totalTokens / Math.max(at.seconds, 1e-9),
+    step_seconds: at.seconds,
   };
-  return { metrics, records };
 }
 
 /** Per response token: student and teacher log-probs, the distillation term and the top-K list. */
@@ -188,17 +233,9 @@ async function tokenRecords(ctx: RunContext, rollout: Rollout, tb: PolicyBatch |
   const tok = ctx.base.tokenizer;
   const { student, teacher } = ctx.policies;
   const sb = policyBatch([rollout], tok.padId ?? 0);
-  const M = sb.targets.length;
-  const out = e.noGrad(() =>
-    e.tidy(() => {
-      const targets = e.tensor(sb.targets, [M], 'i32');
-      const sl = policyLogits(student, sb, ctx.config.temperature);
-      const slp = tokenLogprobs(sl, targets);
-      if (!teacher || !tb) return { slp } as Record<string, Tensor>;
-      const tl = policyLogits(teacher, tb, ctx.config.temperature);
-      const d = topkKl(sl, tl, e.tensor(new Float32Array(M).fill(1), [M]), { k: s.topK, tail: s.tail, direction: s.direction });
-      return { slp, tlp: tokenLogprobs(tl, targets), kl: d.perToken, ids: d.ids, sTop: d.studentLogp, tTop: d.teacherLogp } as Record<string, Tensor>;
-    }),
+  const T = ctx.config.temperature;
+  const out: Record<string, Tensor> = e.noGrad(() =>
+    e.tidy(() => ({ ...tokenScores(policyLogits(student, sb, T), teacher && tb ? policyLogits(teacher, tb, T) : null, sb.targets, s) })),
   );
   const host: Record<string, ArrayLike<number>> = {};
   for (const [k, t] of Object.entries(out)) {
