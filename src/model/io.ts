@@ -85,7 +85,8 @@ export async function loadModel(e: Engine, readFile: ReadFile, opts: LoadOptions
   checkWeightValues(weights, cfg, source);
   return CausalLM.fromHost(e, cfg, (name) => {
     const entry = weights.tensors.get(name);
-    return entry ? { data: toFloat32(entry, `${source}: tensor "${name}" in ${weights.fileOf.get(name)}`), shape: entry.shape } : undefined;
+    if (!entry) return undefined;
+    return { data: toFloat32(entry, `${source}: tensor "${name}" in ${weights.fileOf.get(name)}`), shape: entry.shape };
   });
 }
 

@@ -238,7 +238,8 @@ export function nonFiniteValues(entry: TensorEntry): { count: number; first: num
     if (count++ === 0) first = i;
   };
   if (entry.dtype === 'F32') {
-    const bits = src.byteOffset % 4 === 0 ? new Uint32Array(src.buffer, src.byteOffset, n) : new Uint32Array(src.slice().buffer);
+    const aligned = src.byteOffset % 4 === 0;
+    const bits = aligned ? new Uint32Array(src.buffer, src.byteOffset, n) : new Uint32Array(src.slice().buffer);
     const m = ALL_EXPONENT.F32;
     for (let i = 0; i < n; i++) if ((bits[i]! & m) === m) hit(i);
   } else if (entry.dtype === 'F16' || entry.dtype === 'BF16') {

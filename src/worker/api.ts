@@ -544,7 +544,9 @@ export class WorkerApi {
 /** A model folder's files as a store-only zip holding one folder named after the model. */
 function zipFolder(name: string, files: Map<string, Uint8Array>): { fileName: string; blob: Blob } {
   const folder = safeName(name, 'model');
-  const entries = [...files].filter(([f]) => isPlainFileName(f) && isHfModelFile(f)).map(([f, data]) => ({ name: `${folder}/${f}`, data }));
+  const entries = [...files]
+    .filter(([f]) => isPlainFileName(f) && isHfModelFile(f))
+    .map(([f, data]) => ({ name: `${folder}/${f}`, data }));
   return { fileName: `${folder}.zip`, blob: writeZip(entries) };
 }
 
