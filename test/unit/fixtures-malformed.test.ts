@@ -47,8 +47,10 @@ function runCli(folder: string): Promise<{ code: number; out: string }> {
 describe('malformed fixture cases', () => {
   it('fixtureProblems names the field and what is wrong', () => {
     expect(fixtureProblems(matmul())).toEqual([]);
-    expect(fixtureProblems(CASES.shape_number)).toEqual(['inputs.a.shape must be an array of non-negative integers (got 2)']);
-    expect(fixtureProblems(CASES.null_tensor)).toEqual(['inputs.a must be a tensor object {shape, dtype, data} (got null)']);
+    const shapeNumber = 'inputs.a.shape must be an array of non-negative integers (got 2)';
+    expect(fixtureProblems(CASES.shape_number)).toEqual([shapeNumber]);
+    const nullTensor = 'inputs.a must be a tensor object {shape, dtype, data} (got null)';
+    expect(fixtureProblems(CASES.null_tensor)).toEqual([nullTensor]);
     expect(fixtureProblems(CASES.missing_input)).toEqual(['inputs.b is missing (op matmul needs a, b)']);
     expect(fixtureProblems(CASES.bad_tol)).toEqual(['tol.rtol must be a non-negative number (got "tight")']);
     expect(fixtureProblems(CASES.bad_data)).toEqual(['inputs.a.data[1] must be a number (got "x")']);
