@@ -20,10 +20,10 @@ async function main(): Promise<number> {
   let failed = 0;
   for (const file of files) {
     const path = join(dir, file);
-    if (!statSync(path).isFile()) continue;
     const name = file.replace(/\.json$/, '');
     let line: string | null = null;
     try {
+      if (!statSync(path).isFile()) continue;
       const fx = await loadFixture(readFileSync(path, 'utf8'), file);
       const r = await runFixture(e, fx, name, dir);
       if (r.ok) passed++;

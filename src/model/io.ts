@@ -1,10 +1,11 @@
 // Loading a model folder (config.json + safetensors) onto the GPU, and exporting trained weights back to an
 // HF-format folder that Hugging Face transformers loads.
 import type { Engine } from '../gpu/engine.ts';
-import { configToJson, parameterCount, parseConfig, type ModelConfig } from './config.ts';
+import { configToJson, expectedTensors, parameterCount, parseConfig, type ModelConfig } from './config.ts';
 import { CausalLM } from './decoder.ts';
 import { parseJsonFile, type ReadFile } from './files.ts';
 import { assertMatchesConfig, fromFloat32, loadSafetensorsWeights, toFloat32, writeSafetensors, type Dtype } from './safetensors.ts';
+import { FLOAT_DTYPES, nonFiniteValues, notFloatMessage, type LoadedCheckpoint } from './safetensors.ts';
 
 export interface LoadOptions {
   /** Called per weight file read (for progress bars). */
@@ -48,6 +49,30 @@ export function checkFits(e: Engine, cfg: ModelConfig, source: string): void {
   }
 }
 
+/**
+ * Refuses weights the model cannot use, before anything goes to the GPU: a tensor stored in a dtype that
+ * is not a float, and NaN or infinite values (a damaged file, or one saved from a run that diverged, would
+ * otherwise load and train or evaluate on garbage). Errors name the tensor and its file.
+ */
+export function checkWeightValues(weights: LoadedCheckpoint, cfg: ModelConfig, source: string): void {
+  const bad: string[] = [];
+  for (const spec of expectedTensors(cfg)) {
+    const entry = weights.tensors.get(spec.name);
+    if (!entry) continue; // assertMatchesConfig reports it
+    const what = `tensor "${spec.name}" in ${weights.fileOf.get(spec.name) ?? 'the weights'}`;
+    if (!FLOAT_DTYPES.includes(entry.dtype)) throw new Error(`${source}: ${notFloatMessage(entry.dtype, what)}`);
+    const { count, first } = nonFiniteValues(entry);
+    const n = spec.shape.reduce((a, b) => a * b, 1);
+    if (count > 0) bad.push(`${what} holds ${count} NaN or infinite values of ${n} (the first at index ${first})`);
+  }
+  if (bad.length === 0) return;
+  const more = bad.length > 5 ? `; and ${bad.length - 5} more tensors` : '';
+  throw new Error(
+    `${source}: the weights are not finite: ${bad.slice(0, 5).join('; ')}${more}. The file is damaged or was saved ` +
+      'from a training run that diverged; use an earlier checkpoint or a fresh copy of the model.',
+  );
+}
+
 /** Loads config.json and the weights (single file or shards) into a CausalLM. */
 export async function loadModel(e: Engine, readFile: ReadFile, opts: LoadOptions = {}): Promise<CausalLM> {
   const source = opts.source ?? 'the model folder';
@@ -57,9 +82,11 @@ export async function loadModel(e: Engine, readFile: ReadFile, opts: LoadOptions
     throw new Error(`${source}: ${err.message}`);
   });
   assertMatchesConfig(weights.tensors, cfg, source);
+  checkWeightValues(weights, cfg, source);
   return CausalLM.fromHost(e, cfg, (name) => {
     const entry = weights.tensors.get(name);
-    return entry ? { data: toFloat32(entry), shape: entry.shape } : undefined;
+    if (!entry) return undefined;
+    return { data: toFloat32(entry, `${source}: tensor "${name}" in ${weights.fileOf.get(name)}`), shape: entry.shape };
   });
 }
 

@@ -173,8 +173,14 @@ export function parseSafetensors(bytes: Uint8Array, name: string): Safetensors {
 
 let f16Table: Float32Array | null = null;
 
-/** A tensor's values as a new Float32Array (F32, F16, BF16; F64 is narrowed). */
-export function toFloat32(entry: TensorEntry): Float32Array {
+/** The dtypes toFloat32 converts. */
+export const FLOAT_DTYPES: readonly Dtype[] = ['F32', 'F16', 'BF16', 'F64'];
+
+/**
+ * A tensor's values as a new Float32Array (F32, F16, BF16; F64 is narrowed). `what` names the tensor and
+ * its file in the error for a dtype that is not a float ('tensor "x" in model.safetensors').
+ */
+export function toFloat32(entry: TensorEntry, what = 'toFloat32'): Float32Array {
   const n = numel(entry.shape);
   const out = new Float32Array(n);
   const src = entry.data;
@@ -203,8 +209,48 @@ export function toFloat32(entry: TensorEntry): Float32Array {
       return out;
     }
     default:
-      throw new Error(`toFloat32: dtype ${entry.dtype} is not a float type; piplay converts F32, F16, BF16 and F64`);
+      throw new Error(notFloatMessage(entry.dtype, what));
   }
+}
+
+/** The error for a weight stored in a dtype that is not a float: what is wrong and what to do. */
+export function notFloatMessage(dtype: Dtype, what: string): string {
+  return (
+    `${what}: dtype ${dtype} is not a float type; piplay converts F32, F16, BF16 and F64 weights. ` +
+    'Re-save the model with float weights (e.g. save_pretrained with torch_dtype float32, float16 or bfloat16), ' +
+    'or use a checkpoint whose weights are floats'
+  );
+}
+
+/** Exponent masks: a float is NaN or infinite when all its exponent bits are set. */
+const ALL_EXPONENT = { F32: 0x7f800000, F16: 0x7c00, BF16: 0x7f80 } as const;
+
+/**
+ * How many of a float tensor's values are NaN or infinite, and the index of the first; read from the raw
+ * bits (no copy, no conversion), so it costs one pass over bytes that are already in memory.
+ */
+export function nonFiniteValues(entry: TensorEntry): { count: number; first: number } {
+  const n = numel(entry.shape);
+  const src = entry.data;
+  let count = 0;
+  let first = -1;
+  const hit = (i: number) => {
+    if (count++ === 0) first = i;
+  };
+  if (entry.dtype === 'F32') {
+    const aligned = src.byteOffset % 4 === 0;
+    const bits = aligned ? new Uint32Array(src.buffer, src.byteOffset, n) : new Uint32Array(src.slice().buffer);
+    const m = ALL_EXPONENT.F32;
+    for (let i = 0; i < n; i++) if ((bits[i]! & m) === m) hit(i);
+  } else if (entry.dtype === 'F16' || entry.dtype === 'BF16') {
+    const bits = u16Of(src, n);
+    const m = ALL_EXPONENT[entry.dtype];
+    for (let i = 0; i < n; i++) if ((bits[i]! & m) === m) hit(i);
+  } else if (entry.dtype === 'F64') {
+    const dv = new DataView(src.buffer, src.byteOffset, src.byteLength);
+    for (let i = 0; i < n; i++) if (!Number.isFinite(dv.getFloat64(i * 8, true))) hit(i);
+  }
+  return { count, first };
 }
 
 function u16Of(src: Uint8Array, n: number): Uint16Array {
@@ -319,6 +365,8 @@ export function parseShardIndex(json: string | object, name = 'model.safetensors
 export interface LoadedCheckpoint extends Safetensors {
   /** The files read: ["model.safetensors"] or the shards. */
   files: string[];
+  /** The file each tensor was read from (for messages). */
+  fileOf: Map<string, string>;
 }
 
 /**
@@ -340,7 +388,7 @@ export async function loadSafetensorsWeights(
   }
   if (bytes) {
     const st = parseSafetensors(bytes, single);
-    return { ...st, files: [single] };
+    return { ...st, files: [single], fileOf: new Map([...st.tensors.keys()].map((name) => [name, single])) };
   }
 
   let indexBytes: Uint8Array;
@@ -385,7 +433,7 @@ export async function loadSafetensorsWeights(
   for (const [name, file] of index.weightMap) {
     if (!tensors.has(name)) throw new Error(`tensor "${name}" is listed in ${indexName} for ${file} but ${file} does not hold it`);
   }
-  return { metadata, tensors, files: index.files };
+  return { metadata, tensors, files: index.files, fileOf: new Map(index.weightMap) };
 }
 
 // ---- checking a checkpoint against its config ----------------------------------------------------------

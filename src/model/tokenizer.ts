@@ -128,6 +128,22 @@ export async function tokenizerFromJson(
   return new HfTokenizer(tok, opts.eosIds ?? []);
 }
 
+/**
+ * Refuses a tokenizer that knows ids the model has no embedding row for (tokenizer files of another model):
+ * it would load, and the first prompt holding such a token would fail deep in the forward pass or sampler.
+ * A model vocabulary larger than the tokenizer's is normal (padded embeddings).
+ */
+export function checkTokenizerFitsModel(tok: Pick<Tokenizer, 'vocabSize'>, modelVocabSize: number, where: string) {
+  const n = tok.vocabSize;
+  if (n <= modelVocabSize) return;
+  throw new Error(
+    `${where}: the tokenizer (tokenizer.json, tokenizer_config.json) has ${n} ids (0 to ${n - 1}, ` +
+      `added tokens included) but config.json's vocab_size is ${modelVocabSize}, so ids ${modelVocabSize} and above ` +
+      'have no embedding in the model. The tokenizer files belong to another model: use the tokenizer.json and ' +
+      'tokenizer_config.json of the same model repository as config.json and the weights.',
+  );
+}
+
 const REPLACEMENT = '\uFFFD';
 /** At most this many tokens of context in decodeEach (a run of invalid bytes could otherwise grow it). */
 const MAX_PENDING = 16;

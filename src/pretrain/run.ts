@@ -8,7 +8,7 @@ import type { CausalLM } from '../model/decoder.ts';
 import { initModel, tinyConfig } from '../model/init.ts';
 import type { ReadFile } from '../model/files.ts';
 import { exportModel, loadModel } from '../model/io.ts';
-import { loadTokenizer, tokenizerFromJson, type Tokenizer } from '../model/tokenizer.ts';
+import { checkTokenizerFitsModel, loadTokenizer, tokenizerFromJson, type Tokenizer } from '../model/tokenizer.ts';
 import { CONTROL_TOKENS, IM_END, TOOL_TAGS, tokenizerFiles, trainTokenizer } from '../model/tokenizer-train.ts';
 import { Rng } from '../env/random.ts';
 import { copyTaskBatch } from './copy-task.ts';
@@ -154,6 +154,7 @@ async function continued(engine: Engine, from: { files: ReadFile; source: string
   const model = await loadModel(engine, from.files, { source: from.source });
   try {
     const tokenizer = await loadTokenizer(from.files, { eosIds: model.cfg.eosIds, where: from.source });
+    checkTokenizerFitsModel(tokenizer, model.cfg.vocabSize, from.source);
     if (tokenizer.tokenToId(IM_END) === undefined) throw new Error(`${from.source}: its tokenizer has no ${IM_END} token, so it cannot be trained on piplay's chat transcripts`);
     const tokenizerFiles: Record<string, Uint8Array> = {};
     for (const name of ['tokenizer.json', 'tokenizer_config.json']) tokenizerFiles[name] = await from.files(name);

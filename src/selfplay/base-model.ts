@@ -7,7 +7,7 @@ import type { ModelConfig } from '../model/config.ts';
 import type { ReadFile } from '../model/files.ts';
 import { initWeights, tinyConfig } from '../model/init.ts';
 import { loadModel } from '../model/io.ts';
-import { loadTokenizer, tokenizerFromJson, type Tokenizer } from '../model/tokenizer.ts';
+import { checkTokenizerFitsModel, loadTokenizer, tokenizerFromJson, type Tokenizer } from '../model/tokenizer.ts';
 import { TOOL_TAGS, tokenizerFiles, trainTokenizer } from '../model/tokenizer-train.ts';
 import type { SelfPlayConfig } from './config.ts';
 
@@ -52,6 +52,7 @@ export async function folderBase(e: Engine, readFile: ReadFile, source: string):
   const model = await loadModel(e, readFile, { source });
   try {
     const tokenizer = await loadTokenizer(readFile, { where: source, eosIds: model.cfg.eosIds });
+    checkTokenizerFitsModel(tokenizer, model.cfg.vocabSize, source);
     const files: Record<string, Uint8Array> = {};
     for (const name of ['tokenizer.json', 'tokenizer_config.json']) files[name] = await readFile(name);
     return { name: source, cfg: model.cfg, weights: await model.toHost(), tokenizer, tokenizerFiles: files };

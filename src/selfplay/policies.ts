@@ -9,6 +9,7 @@ import { AdamW, type AdamWState } from '../gpu/optim/adamw.ts';
 import { CausalLM } from '../model/decoder.ts';
 import { LoraSet } from '../model/lora.ts';
 import { parseSafetensors, toFloat32, writeSafetensors } from '../model/safetensors.ts';
+import { nonFiniteValues, type TensorEntry } from '../model/safetensors.ts';
 import type { BaseModel } from './base-model.ts';
 import { needsReference, type SelfPlayConfig } from './config.ts';
 
@@ -120,6 +121,7 @@ export class Policies {
       if (entry.shape.length !== t.shape.length || entry.shape.some((d, k) => d !== t.shape[k])) {
         throw new Error(`piplay: the checkpoint's ${name} tensor '${t.name}' has shape [${entry.shape}], the model [${t.shape}]`);
       }
+      refuseNonFinite(entry, `the checkpoint's ${name}.safetensors: tensor '${t.name}'`);
       this.engine.write(t, toFloat32(entry));
     }
   }
@@ -154,6 +156,21 @@ export function optimizerStateToBytes(s: AdamWState): Uint8Array {
   return writeSafetensors(tensors, meta);
 }
 
+/**
+ * Refuses a checkpoint tensor with NaN or infinite values (a run that diverged before it was saved): it
+ * would restore and then train or evaluate on garbage.
+ */
+function refuseNonFinite(entry: TensorEntry, what: string): void {
+  const { count, first } = nonFiniteValues(entry);
+  if (count === 0) return;
+  const n = entry.shape.reduce((a, b) => a * b, 1);
+  throw new Error(
+    `piplay: ${what} holds ${count} NaN or infinite values of ${n} (the first at index ${first}): the run diverged ` +
+      'before this checkpoint was saved. Resume from an earlier copy of the run, or start it again with a lower ' +
+      'learning rate (--lr, --examiner-lr) or gradient clipping (--grad-clip).',
+  );
+}
+
 export function optimizerStateFromBytes(bytes: Uint8Array, what: string): AdamWState {
   const f = parseSafetensors(bytes, what);
   const steps = JSON.parse(f.metadata['steps'] ?? '[]') as number[];
@@ -162,6 +179,8 @@ export function optimizerStateFromBytes(bytes: Uint8Array, what: string): AdamWS
     const m = f.tensors.get(`${k}.m`);
     const v = f.tensors.get(`${k}.v`);
     if (!m || !v) throw new Error(`piplay: ${what} lacks the moments of parameter ${k}`);
+    refuseNonFinite(m, `${what}: the first moment of parameter ${k}`);
+    refuseNonFinite(v, `${what}: the second moment of parameter ${k}`);
     return { ...(names[k] ? { name: names[k] } : {}), shape: m.shape, step, m: toFloat32(m), v: toFloat32(v) };
   });
   return { step: Number(f.metadata['step'] ?? 0), params };

@@ -25,6 +25,7 @@ import { checkPretrainRequest, pretrainedName, runPretrainJob } from './pretrain
 import type { CorpusReport, JobKind, ModelReport, PretrainRequest, RunPhase, StartRequest, WorkerMessage } from './protocol.ts';
 import { buildBase, corpusPassages, recordBase, storedBase, storedCorpus, storedLoraBase } from './run-host.ts';
 import { packEvent } from './wire.ts';
+import { isPlainFileName, safeName } from './names.ts';
 import { readZip, writeZip } from './zip.ts';
 
 export interface InitResult {
@@ -519,13 +520,13 @@ export class WorkerApi {
       const top = entries[0]?.name.split('/')[0];
       const nested = entries.length > 0 && entries.every((en) => en.name.includes('/') && en.name.split('/')[0] === top);
       for (const en of entries) files.set(nested ? en.name.slice(top!.length + 1) : en.name, en.data);
-      name = (nested ? top! : input.name.replace(/\.zip$/i, '')) || 'imported';
+      name = safeName(nested ? top! : input.name.replace(/\.zip$/i, ''), 'imported');
     } else {
       for (const [f, file] of relativeNames(input.files)) files.set(f, new Uint8Array(await file.arrayBuffer()));
       const p = (input.files[0] as (File & { webkitRelativePath?: string }) | undefined)?.webkitRelativePath ?? '';
-      name = p.includes('/') ? p.split('/')[0]! : 'imported';
+      name = safeName(p.includes('/') ? p.split('/')[0]! : '', 'imported');
     }
-    files = new Map([...files].filter(([f]) => !f.includes('/') && isHfModelFile(f)));
+    files = new Map([...files].filter(([f]) => isPlainFileName(f) && isHfModelFile(f)));
     const cfgBytes = files.get('config.json');
     if (!cfgBytes) throw new MissingFileError('config.json', `'${name}'`);
     parseConfig(parseJsonFile(cfgBytes, 'config.json') as object);
@@ -542,8 +543,10 @@ export class WorkerApi {
 
 /** A model folder's files as a store-only zip holding one folder named after the model. */
 function zipFolder(name: string, files: Map<string, Uint8Array>): { fileName: string; blob: Blob } {
-  const folder = name.replace(/[^\w.-]+/g, '_');
-  const entries = [...files].filter(([f]) => isHfModelFile(f)).map(([f, data]) => ({ name: `${folder}/${f}`, data }));
+  const folder = safeName(name, 'model');
+  const entries = [...files]
+    .filter(([f]) => isPlainFileName(f) && isHfModelFile(f))
+    .map(([f, data]) => ({ name: `${folder}/${f}`, data }));
   return { fileName: `${folder}.zip`, blob: writeZip(entries) };
 }
 

@@ -7,7 +7,8 @@
 // Writes are atomic: a run's checkpoint data goes to the slot the pointer does not name, then ONE IndexedDB
 // transaction writes the pointer and the manifest entry together; an import writes its files under a fresh
 // id, then flips the manifest. A crash or a full quota mid-save leaves the previous checkpoint as it was,
-// and the error says so. The key-value backend is an interface, so the same logic is tested in Node.
+// and the error says so. The key-value backend is an interface; Node tests run idbBackend itself on
+// fake-indexeddb under injected failures (test/unit/checkpoint-store-idb.test.ts).
 import { createStore, del, get, keys, promisifyRequest, set, update, type UseStore } from 'idb-keyval';
 import { mergeLoraHost, type HostTensor } from '../model/lora.ts';
 import { parseSafetensors, toFloat32, writeSafetensors } from '../model/safetensors.ts';
@@ -79,6 +80,19 @@ export function isQuotaError(e: unknown): boolean {
   const name = (e as { name?: string } | null)?.name ?? '';
   const msg = String((e as { message?: string } | null)?.message ?? '');
   return name === 'QuotaExceededError' || name === 'NS_ERROR_DOM_QUOTA_REACHED' || /quota/i.test(msg);
+}
+
+/**
+ * What went wrong, for a message. idb-keyval rejects with the transaction's error, which is null when the
+ * browser aborted the transaction without one, and an AbortError when the tab closing or site data being
+ * cleared aborted it.
+ */
+function failureText(e: unknown): string {
+  if (e === null || e === undefined) return 'the browser aborted the IndexedDB transaction';
+  const { name, message } = e as { name?: unknown; message?: unknown };
+  if (typeof message === 'string' && message !== '') return message;
+  if (name === 'AbortError') return 'the IndexedDB transaction was aborted (AbortError)';
+  return typeof name === 'string' && name !== '' ? name : String(e);
 }
 
 const mib = (n: number) => `${(n / 2 ** 20).toFixed(1)} MiB`;
@@ -212,8 +226,9 @@ export class BrowserCheckpoints {
     } catch (e) {
       for (const k of written) await this.kv.del(k).catch(() => undefined);
       const quota = isQuotaError(e);
+      const why = quota ? 'the browser storage quota is full' : failureText(e);
       throw new CheckpointSaveError(
-        `Could not store '${name}' (${mib(bytes)}): ${quota ? 'the browser storage quota is full' : (e as Error).message}${keep}.` +
+        `Could not store '${name}' (${mib(bytes)}): ${why}${keep}.` +
           (quota ? ' Delete or export older checkpoints to make room.' : ''),
         quota,
       );
@@ -338,8 +353,9 @@ export class BrowserRunStorage implements RunStorage {
     } catch (e) {
       if (e instanceof CheckpointSaveError) throw e;
       const quota = isQuotaError(e);
+      const why = quota ? 'the browser storage quota is full' : failureText(e);
       throw new CheckpointSaveError(
-        `Could not save a checkpoint of run '${this.runName}' (${name}): ${quota ? 'the browser storage quota is full' : (e as Error).message}; ` +
+        `Could not save a checkpoint of run '${this.runName}' (${name}): ${why}; ` +
           'the previous checkpoint is intact.' + (quota ? ' Delete or export older checkpoints to make room, then resume.' : ''),
         quota,
       );

@@ -6,7 +6,7 @@ import { parseCorpusJsonl, type Passage } from '../env/index.ts';
 import { configToJson, parseConfig } from '../model/config.ts';
 import { parseJsonFile } from '../model/files.ts';
 import { parseSafetensors, toFloat32 } from '../model/safetensors.ts';
-import { tokenizerFromJson } from '../model/tokenizer.ts';
+import { checkTokenizerFitsModel, tokenizerFromJson } from '../model/tokenizer.ts';
 import { folderBase, randomTinyBase, type BaseModel, type HostWeights } from '../selfplay/base-model.ts';
 import { latestCheckpoint, type RunState } from '../selfplay/checkpoint.ts';
 import type { SelfPlayConfig } from '../selfplay/config.ts';
@@ -94,9 +94,13 @@ export async function storedBase(
     const tc = files['tokenizer_config.json'];
     if (!tj || !tc) throw new Error('the stored run lacks its tokenizer files');
     const tokenizer = await tokenizerFromJson(parseJsonFile(tj, 'tokenizer.json'), parseJsonFile(tc, 'tokenizer_config.json'), { eosIds: cfg.eosIds });
+    checkTokenizerFitsModel(tokenizer, cfg.vocabSize, `run '${storage.runName}'`);
     const st = parseSafetensors(await need(`checkpoints/${slot}/student.safetensors`), 'student.safetensors');
     const weights: HostWeights = new Map();
-    for (const [name, t] of st.tensors) weights.set(name, { data: toFloat32(t), shape: t.shape });
+    for (const [name, t] of st.tensors) {
+      const what = `run '${storage.runName}': tensor "${name}" in checkpoints/${slot}/student.safetensors`;
+      weights.set(name, { data: toFloat32(t, what), shape: t.shape });
+    }
     return { name: source.name, cfg, weights, tokenizer, tokenizerFiles: files };
   }
   const m = source.model;
