@@ -21,7 +21,7 @@ import { configDiff, DEFAULT_ARMS, DEFAULT_SEEDS, parseArms, parseSeeds, planExp
 import { driftSvg, emByIterationSvg } from '../experiment/plots.ts';
 import type { BaseModel } from '../selfplay/base-model.ts';
 import { latestCheckpoint } from '../selfplay/checkpoint.ts';
-import { ConfigError, OPTIONS, optionHelp, PRESETS, type PresetName, type SelfPlayConfig } from '../selfplay/config.ts';
+import { ConfigError, SETTINGS, optionHelp, PRESETS, type PresetName, type SelfPlayConfig } from '../selfplay/config.ts';
 import { NonFiniteLossError } from '../selfplay/context.ts';
 import type { Environment } from '../selfplay/environment.ts';
 import { evaluate } from '../selfplay/evaluate.ts';
@@ -68,7 +68,7 @@ function showValue(v: unknown): string {
 
 /** The settings given on the command line, as `--flag value`. */
 function settingsText(settings: Partial<SelfPlayConfig>): string[] {
-  return (Object.keys(settings) as (keyof SelfPlayConfig)[]).map((k) => `--${OPTIONS[k].flag} ${showValue(settings[k])}`);
+  return (Object.keys(settings) as (keyof SelfPlayConfig)[]).map((k) => `--${SETTINGS[k].flag} ${showValue(settings[k])}`);
 }
 
 class Experiment {

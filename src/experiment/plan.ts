@@ -4,7 +4,7 @@
 // the settings given on the command line; an arm sets only `privileged` (and λ = 0 for Dr. Zero), a seed
 // only `seed`.
 import type { PrivilegedMode } from '../env/prompts.ts';
-import { ConfigError, makeConfig, OPTIONS, PRESETS, type PresetName, type SelfPlayConfig } from '../selfplay/config.ts';
+import { ConfigError, makeConfig, SETTINGS, PRESETS, type PresetName, type SelfPlayConfig } from '../selfplay/config.ts';
 
 export interface ArmSpec {
   /** How the arm appears in tables and plots. */
@@ -110,7 +110,7 @@ export function planExperiment(o: PlanOptions): ExperimentJob[] {
 
 /** The settings (as --flags) in which two configurations differ. */
 export function configDiff(a: SelfPlayConfig, b: SelfPlayConfig): string[] {
-  return (Object.keys(OPTIONS) as (keyof SelfPlayConfig)[])
+  return (Object.keys(SETTINGS) as (keyof SelfPlayConfig)[])
     .filter((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k]))
-    .map((k) => `--${OPTIONS[k].flag}`);
+    .map((k) => `--${SETTINGS[k].flag}`);
 }

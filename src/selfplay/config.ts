@@ -1,228 +1,197 @@
-// Every setting of a π-Play run (ALGORITHM.md), as one flat, JSON-able object. Each setting has the
-// paper's value (PAPER) and a scaled-down value for a browser-sized model (DEMO); the presets 'smoke'
-// (a minute on a CPU driver) and 'demo' start from DEMO. Settings have one name everywhere: here, on
-// the command line (`--flag`), in the UI and in checkpoints.
-import { PRIVILEGED_MODES, type PrivilegedMode } from '../env/prompts.ts';
+// Every setting of a π-Play run (ALGORITHM.md), as one flat, JSON-able object, declared once in SETTINGS:
+// its command-line flag, the values it takes, its help, the papers' value and, where it differs, the
+// scaled-down value for a browser-sized model (demo). The config type, the presets (paper, demo, and smoke
+// on top of demo), parsing, checks, --help and the page's fields are all derived from that table, so a new
+// setting is one entry there. Settings have one name everywhere: here, on the command line (`--flag`), in
+// the UI and in checkpoints.
+import { PRIVILEGED_MODES } from '../env/prompts.ts';
 import type { LambdaSchedule } from '../rl/schedule.ts';
 
-export interface SelfPlayConfig {
-  seed: number;
+// ---------------------------------------------------------------------------------------------------
+// The table
+
+type Kind =
+  | { t: 'int'; min: number }
+  | { t: 'number'; min: number; max?: number; above?: boolean }
+  | { t: 'bool' }
+  | { t: 'enum'; values: readonly string[] }
+  | { t: 'string'; empty?: boolean }
+  | { t: 'ints'; min: number }
+  | { t: 'numbers'; min: number }
+  | { t: 'lambda' };
+
+/** A kind that carries the TypeScript type of its values (for the derived config type only). */
+type KindOf<T> = Kind & { readonly value?: T };
+
+const int = (min: number): KindOf<number> => ({ t: 'int', min });
+const num = (min: number, max?: number, above = false): KindOf<number> => ({ t: 'number', min, ...(max !== undefined ? { max } : {}), above });
+const bool = (): KindOf<boolean> => ({ t: 'bool' });
+const oneOf = <const V extends string>(values: readonly V[]): KindOf<V> => ({ t: 'enum', values });
+const text = (empty = false): KindOf<string> => ({ t: 'string', ...(empty ? { empty } : {}) });
+const ints = (min: number): KindOf<number[]> => ({ t: 'ints', min });
+const nums = (min: number): KindOf<number[]> => ({ t: 'numbers', min });
+const lambdas = (): KindOf<LambdaSchedule> => ({ t: 'lambda' });
+
+/** One setting: its flag, kind and help, the papers' value and the demo value where it differs. */
+export interface Setting<T = unknown> {
+  flag: string;
+  kind: Kind;
+  help: string;
+  paper: T;
+  demo?: T;
+}
+
+function setting<T>(s: { flag: string; kind: KindOf<T>; help: string; paper: NoInfer<T>; demo?: NoInfer<T> }): Setting<T> {
+  return s;
+}
+
+export const SETTINGS = {
+  seed: setting({ flag: 'seed', kind: int(0), help: 'seed of every random choice of the run', paper: 0 }),
 
   // -- models
   /** 'random-tiny' (a freshly initialised tiny Llama with a BPE tokenizer trained on the corpus) or a
    *  model folder (HF config.json + safetensors + tokenizer files) that the host resolves. */
-  model: string;
+  // paper: the papers' Qwen3-4B/8B bases do not fit here (any HF folder can be given); demo: the embedded
+  // base model (npm run pretrain) and its held-out default world (seed 1, 400 passages).
+  model: setting({ flag: 'model', kind: text(), help: "'random-tiny' or a model folder", paper: 'random-tiny', demo: 'public/models/piplay-tiny' }),
   /** Policies: three full copies of the base ('separate') or LoRA adapters on one frozen shared base. */
-  policies: 'separate' | 'lora';
-  loraRank: number;
-  loraAlpha: number;
+  policies: setting({ flag: 'policies', kind: oneOf(['separate', 'lora']), help: 'three full models, or LoRA on one shared base', paper: 'separate' }),
+  loraRank: setting({ flag: 'lora-rank', kind: int(1), help: 'LoRA rank', paper: 16 }),
+  loraAlpha: setting({ flag: 'lora-alpha', kind: num(0, undefined, true), help: 'LoRA alpha', paper: 32 }),
   /** random-tiny only: width, blocks, heads, key/value heads, context, tokenizer vocabulary. */
-  tinyHidden: number;
-  tinyLayers: number;
-  tinyHeads: number;
-  tinyKvHeads: number;
-  tinyMaxPositions: number;
-  tinyVocab: number;
+  tinyHidden: setting({ flag: 'tiny-hidden', kind: int(2), help: 'random-tiny: model width', paper: 96 }),
+  tinyLayers: setting({ flag: 'tiny-layers', kind: int(1), help: 'random-tiny: decoder blocks', paper: 3 }),
+  tinyHeads: setting({ flag: 'tiny-heads', kind: int(1), help: 'random-tiny: query heads', paper: 4 }),
+  tinyKvHeads: setting({ flag: 'tiny-kv-heads', kind: int(1), help: 'random-tiny: key/value heads', paper: 2 }),
+  tinyMaxPositions: setting({ flag: 'tiny-max-positions', kind: int(16), help: 'random-tiny: context length', paper: 4096 }),
+  tinyVocab: setting({ flag: 'tiny-vocab', kind: int(300), help: 'random-tiny: BPE vocabulary size', paper: 1024 }),
 
   // -- corpus and held-out questions
   /** 'world' (the seeded fictional encyclopedia) or a corpus JSONL file the host reads. */
-  corpus: string;
+  corpus: setting({ flag: 'corpus', kind: text(), help: "'world' or a corpus JSONL file ({id,title,text} per line)", paper: 'world' }),
   /** A held-out question file (JSONL {question, answers, hops}); '' = the world's own held-out set. */
-  evalSet: string;
-  worldSeed: number;
-  worldSize: number;
+  evalSet: setting({ flag: 'eval-set', kind: text(true), help: "held-out questions JSONL ({question,answers,hops}); '' = the world's", paper: '' }),
+  worldSeed: setting({ flag: 'world-seed', kind: int(0), help: 'seed of the fictional world', paper: 1 }),
+  worldSize: setting({ flag: 'world-size', kind: int(20), help: 'entities (= passages) of the world', paper: 400 }),
   /** The search tool: BM25 (no download) or dense E5-style retrieval with `denseModel` from the hub. */
-  retriever: 'bm25' | 'dense';
-  denseModel: string;
+  retriever: setting({ flag: 'retriever', kind: oneOf(['bm25', 'dense']), help: 'search tool: bm25 (default, no download) or dense (E5, from the hub)', paper: 'bm25' }),
+  denseModel: setting({ flag: 'dense-model', kind: text(), help: 'hub id of the E5-style embedding model for --retriever dense', paper: 'Xenova/e5-base-v2' }),
   /** Passages a search returns (top k). */
-  retrievalTopK: number;
+  retrievalTopK: setting({ flag: 'retrieval-top-k', kind: int(1), help: 'passages per search', paper: 3 }),
   /** Held-out questions per hop count, and the hop counts (world corpus only). */
-  evalPerHop: number;
-  evalHops: number[];
+  evalPerHop: setting({ flag: 'eval-per-hop', kind: int(0), help: 'held-out questions per hop count', paper: 25, demo: 10 }),
+  evalHops: setting({ flag: 'eval-hops', kind: ints(1), help: 'hop counts of the held-out set, e.g. 1,2,3,4', paper: [1, 2, 3, 4] }),
 
   // -- the loop
-  iterations: number;
+  iterations: setting({ flag: 'iterations', kind: int(1), help: 'π-Play iterations', paper: 3 }),
   /** W: examiner steps and student steps per iteration. */
-  examinerSteps: number;
-  studentSteps: number;
+  examinerSteps: setting({ flag: 'examiner-steps', kind: int(0), help: 'W: examiner steps per iteration', paper: 50, demo: 8 }),
+  studentSteps: setting({ flag: 'student-steps', kind: int(0), help: 'W: student steps per iteration', paper: 50, demo: 8 }),
 
   // -- examiner stage (HRPO)
   /** Source documents (= examiner rollouts) per examiner step. */
-  examinerBatch: number;
+  examinerBatch: setting({ flag: 'examiner-batch', kind: int(1), help: 'source documents per examiner step', paper: 256, demo: 8 }),
   /** Relative frequency of hop counts 1, 2, 3, 4, ... (paper 4:3:2:1). */
-  hopWeights: number[];
+  hopWeights: setting({ flag: 'hop-weights', kind: nums(0), help: 'relative frequency of hops 1,2,3,4 (e.g. 4,3,2,1)', paper: [4, 3, 2, 1] }),
   /** n: student rollouts per question (difficulty reward and GRPO group). */
-  rolloutsPerQuestion: number;
+  rolloutsPerQuestion: setting({ flag: 'n', kind: int(2), help: 'student rollouts per question', paper: 5 }),
 
   // -- data generation
   /** Questions to generate for the student stage (0: studentSteps x studentBatch). */
-  trainQuestions: number;
+  trainQuestions: setting({ flag: 'train-questions', kind: int(0), help: 'questions generated for the student stage (0: steps x batch)', paper: 0 }),
   /** Data generation tries at most this many examiner batches per batch it needs (a model that rarely
    *  writes a valid question would otherwise never finish). */
-  generationRounds: number;
+  generationRounds: setting({ flag: 'generation-rounds', kind: int(1), help: 'examiner batches per needed batch at most in data generation', paper: 4 }),
   /** Project choice: when the examiner yields too few valid questions, top up with world-generated
    *  ones ('world', reported as fallback_share) or train on what there is ('none'). */
-  fallbackQuestions: 'none' | 'world';
+  fallbackQuestions: setting({ flag: 'fallback-questions', kind: oneOf(['none', 'world']), help: 'top up too few valid questions from the world generator', paper: 'none', demo: 'world' }),
   /** Who writes the student's training set: the examiner ('examiner', self-play as ALGORITHM.md 1(b) has
    *  it) or the world generator ('world': an oracle examiner whose questions are all true, with QCPs
    *  shaped like the examiner's). A project ablation for a base model that cannot yet write true
    *  questions: it tests the student's side (GRPO, the teacher's distillation) apart from the examiner's
    *  skill. World corpus only; the examiner stage still runs unless --examiner-steps 0. */
-  studentQuestions: 'examiner' | 'world';
+  studentQuestions: setting({ flag: 'student-questions', kind: oneOf(['examiner', 'world']), help: "who writes the student's questions: the examiner, or the world generator (an oracle examiner; an ablation)", paper: 'examiner' }),
 
   // -- student stage (GRPO + λ·D)
   /** Questions per student step (each gets n rollouts). */
-  studentBatch: number;
+  studentBatch: setting({ flag: 'student-batch', kind: int(1), help: 'questions per student step', paper: 256, demo: 4 }),
   /** PPO epochs over a step's rollouts, and optimizer steps (minibatches) per epoch. */
-  ppoEpochs: number;
-  miniBatches: number;
+  ppoEpochs: setting({ flag: 'ppo-epochs', kind: int(1), help: 'passes over each step\'s rollouts', paper: 1 }),
+  miniBatches: setting({ flag: 'mini-batches', kind: int(1), help: 'optimizer steps per PPO epoch', paper: 1, demo: 2 }),
   /** Rollouts per forward/backward pass inside a minibatch (0: the whole minibatch); a memory setting. */
-  microBatch: number;
+  microBatch: setting({ flag: 'micro-batch', kind: int(0), help: 'rollouts per forward pass (0: whole minibatch)', paper: 0, demo: 10 }),
 
   // -- losses
-  epsLow: number;
-  epsHigh: number;
+  epsLow: setting({ flag: 'eps-low', kind: num(0, 0.999), help: 'clip range below 1', paper: 0.2 }),
+  epsHigh: setting({ flag: 'eps-high', kind: num(0), help: 'clip range above 1', paper: 0.2 }),
   /** Weight of the student's k3 KL to the frozen base. */
-  beta: number;
+  beta: setting({ flag: 'beta', kind: num(0), help: "weight of the student's k3 KL to the frozen base", paper: 0 }),
   /** Weight of the examiner's k3 KL to the frozen base (Dr. Zero's eq. 2). */
-  examinerBeta: number;
+  examinerBeta: setting({ flag: 'examiner-beta', kind: num(0), help: "weight of the examiner's k3 KL to the frozen base (Dr. Zero's eq. 2)", paper: 0 }),
   /** λ per iteration, or one value. */
-  lambda: LambdaSchedule;
-  topK: number;
-  tail: boolean;
-  kl: 'reverse' | 'forward';
+  lambda: setting({ flag: 'lambda', kind: lambdas(), help: 'distillation weight per iteration, e.g. 0.1,0.03,0.03 or 0.05', paper: [0.1, 0.03, 0.03] }),
+  topK: setting({ flag: 'topk', kind: int(1), help: 'K of the top-K distillation', paper: 50 }),
+  tail: setting({ flag: 'tail', kind: bool(), help: 'tail bucket (on) or renormalised over K (off)', paper: true }),
+  kl: setting({ flag: 'kl', kind: oneOf(['reverse', 'forward']), help: 'direction of the distillation KL', paper: 'reverse' }),
   /** Teacher EMA rate. */
-  tau: number;
-  privileged: PrivilegedMode;
+  tau: setting({ flag: 'tau', kind: num(0, 1), help: 'teacher EMA rate', paper: 0.05 }),
+  privileged: setting({ flag: 'privileged', kind: oneOf(PRIVILEGED_MODES), help: "teacher's privileged context (none = Dr. Zero)", paper: 'full' }),
   /** Share of the QCP's content (words of its source and search results) 'partial' removes. */
-  partialDrop: number;
+  partialDrop: setting({ flag: 'partial-drop', kind: num(0, 1), help: "share of the construction path's content (words of its source and search results) 'partial' removes", paper: 0.5 }),
 
   // -- optimizer (AdamW)
-  lr: number;
-  examinerLr: number;
-  weightDecay: number;
-  gradClip: number;
-  adamBeta1: number;
-  adamBeta2: number;
+  lr: setting({ flag: 'lr', kind: num(0), help: 'student learning rate', paper: 1e-6, demo: 1e-4 }),
+  examinerLr: setting({ flag: 'examiner-lr', kind: num(0), help: 'examiner learning rate', paper: 1e-6, demo: 1e-4 }),
+  weightDecay: setting({ flag: 'weight-decay', kind: num(0), help: 'AdamW weight decay', paper: 0.01 }),
+  gradClip: setting({ flag: 'grad-clip', kind: num(0), help: 'global gradient-norm clip (0: off)', paper: 0.1, demo: 1 }),
+  adamBeta1: setting({ flag: 'adam-beta1', kind: num(0, 0.999999), help: 'AdamW beta1', paper: 0.9 }),
+  adamBeta2: setting({ flag: 'adam-beta2', kind: num(0, 0.999999), help: 'AdamW beta2', paper: 0.999 }),
 
   // -- rollouts
-  temperature: number;
-  topP: number;
-  maxTurns: number;
+  // demo 0.6: the paper samples at 1.0; the tiny base model then answers 5% of 1-hop training questions (22.5%
+  // greedily; `npm run probe` on world-generated training questions), so nearly every GRPO group scores
+  // all 0 and has no advantage. At 0.6 it answers 20%, and in the oracle experiment of results/demo-t06 a
+  // quarter to a third of the student's groups differ.
+  temperature: setting({ flag: 'temperature', kind: num(0, undefined, true), help: 'rollout sampling temperature', paper: 1, demo: 0.6 }),
+  topP: setting({ flag: 'top-p', kind: num(0, 1, true), help: 'rollout nucleus mass', paper: 1 }),
+  maxTurns: setting({ flag: 'max-turns', kind: int(1), help: 'assistant turns per rollout at most', paper: 5 }),
   /** New tokens per assistant turn at most. */
-  turnTokens: number;
+  // demo 128: a student turn that quotes the retrieved fact before answering takes up to ~64 tokens, an examiner's
+  // turn (the quoted fact, the chain so far, then a search or the question and its answer) up to ~115;
+  // three passages of the default world take 75-300 (so a tool reply is rarely cut).
+  turnTokens: setting({ flag: 'turn-tokens', kind: int(1), help: 'new tokens per turn at most', paper: 500, demo: 128 }),
   /** Tokens of one tool reply at most. */
-  toolTokens: number;
+  toolTokens: setting({ flag: 'tool-tokens', kind: int(8), help: 'tokens per tool reply at most', paper: 500, demo: 320 }),
 
   // -- evaluation and outputs
-  evalAtStart: boolean;
+  evalAtStart: setting({ flag: 'eval-at-start', kind: bool(), help: 'evaluate before the first iteration', paper: true }),
   /** Greedy eval rollouts per batch. */
-  evalBatch: number;
+  evalBatch: setting({ flag: 'eval-batch', kind: int(1), help: 'greedy eval rollouts per batch', paper: 64, demo: 20 }),
   /** Save a checkpoint every this many steps (and at every stage end); 0: stage ends only. */
-  checkpointEvery: number;
+  checkpointEvery: setting({ flag: 'checkpoint-every', kind: int(0), help: 'steps between checkpoints (0: stage ends only)', paper: 10, demo: 4 }),
   /** Student rollouts per step recorded token by token (rollouts.jsonl, the heatmap). */
-  rolloutSamples: number;
-}
+  rolloutSamples: setting({ flag: 'rollout-samples', kind: int(0), help: 'student rollouts per step recorded token by token', paper: 1 }),
+} as const;
+
+type ValueOf<S> = S extends Setting<infer T> ? T : never;
+export type SelfPlayConfig = { -readonly [K in keyof typeof SETTINGS]: ValueOf<(typeof SETTINGS)[K]> };
+export type SettingKey = keyof SelfPlayConfig;
+const KEYS = Object.keys(SETTINGS) as SettingKey[];
+
+/** A copy of a setting's value (lists are not shared between presets). */
+const copy = <T>(v: T): T => (Array.isArray(v) ? ([...v] as T) : v);
+const valuesOf = (pick: (s: Setting) => unknown) => Object.fromEntries(KEYS.map((k) => [k, copy(pick(SETTINGS[k]))])) as SelfPlayConfig;
 
 /** The papers' settings (ALGORITHM.md sections 1, 3-5 and 8). Sizes that only fit a GPU cluster. */
-export const PAPER: SelfPlayConfig = {
-  seed: 0,
-  // The paper's Qwen3-4B/8B bases do not fit here; any HF folder can be given.
-  model: 'random-tiny',
-  policies: 'separate',
-  loraRank: 16,
-  loraAlpha: 32,
-  tinyHidden: 96,
-  tinyLayers: 3,
-  tinyHeads: 4,
-  tinyKvHeads: 2,
-  tinyMaxPositions: 4096,
-  tinyVocab: 1024,
-  corpus: 'world',
-  evalSet: '',
-  worldSeed: 1,
-  worldSize: 400,
-  retriever: 'bm25',
-  denseModel: 'Xenova/e5-base-v2',
-  retrievalTopK: 3,
-  evalPerHop: 25,
-  evalHops: [1, 2, 3, 4],
-  iterations: 3,
-  examinerSteps: 50,
-  studentSteps: 50,
-  examinerBatch: 256,
-  hopWeights: [4, 3, 2, 1],
-  rolloutsPerQuestion: 5,
-  trainQuestions: 0,
-  generationRounds: 4,
-  fallbackQuestions: 'none',
-  studentQuestions: 'examiner',
-  studentBatch: 256,
-  ppoEpochs: 1,
-  miniBatches: 1,
-  microBatch: 0,
-  epsLow: 0.2,
-  epsHigh: 0.2,
-  beta: 0,
-  examinerBeta: 0,
-  lambda: [0.1, 0.03, 0.03],
-  topK: 50,
-  tail: true,
-  kl: 'reverse',
-  tau: 0.05,
-  privileged: 'full',
-  partialDrop: 0.5,
-  lr: 1e-6,
-  examinerLr: 1e-6,
-  weightDecay: 0.01,
-  gradClip: 0.1,
-  adamBeta1: 0.9,
-  adamBeta2: 0.999,
-  temperature: 1,
-  topP: 1,
-  maxTurns: 5,
-  turnTokens: 500,
-  toolTokens: 500,
-  evalAtStart: true,
-  evalBatch: 64,
-  checkpointEvery: 10,
-  rolloutSamples: 1,
-};
+export const PAPER: SelfPlayConfig = valuesOf((s) => s.paper);
+
+/** Scaled down for a model of a few hundred thousand parameters on one (possibly CPU) WebGPU device. */
+export const DEMO: SelfPlayConfig = valuesOf((s) => ('demo' in s ? s.demo : s.paper));
 
 /** Whether a run needs the frozen reference: the student's or the examiner's k3 KL is on. */
 export function needsReference(c: Pick<SelfPlayConfig, 'beta' | 'examinerBeta'>): boolean {
   return c.beta > 0 || c.examinerBeta > 0;
 }
-
-/** Scaled down for a model of a few hundred thousand parameters on one (possibly CPU) WebGPU device. */
-export const DEMO: SelfPlayConfig = {
-  ...PAPER,
-  // The embedded base model (npm run pretrain) and its held-out default world (seed 1, 400 passages).
-  model: 'public/models/piplay-tiny',
-  evalPerHop: 10,
-  examinerSteps: 8,
-  studentSteps: 8,
-  examinerBatch: 8,
-  studentBatch: 4,
-  miniBatches: 2,
-  microBatch: 10,
-  fallbackQuestions: 'world',
-  lr: 1e-4,
-  examinerLr: 1e-4,
-  gradClip: 1,
-  // A student turn that quotes the retrieved fact before answering takes up to ~64 tokens, an examiner's
-  // turn (the quoted fact, the chain so far, then a search or the question and its answer) up to ~115;
-  // three passages of the default world take 75-300 (so a tool reply is rarely cut).
-  turnTokens: 128,
-  toolTokens: 320,
-  // The paper samples at 1.0; the tiny base model then answers 5% of 1-hop training questions (22.5%
-  // greedily; `npm run probe` on world-generated training questions), so nearly every GRPO group scores
-  // all 0 and has no advantage. At 0.6 it answers 20%, and in the oracle experiment of results/demo-t06 a
-  // quarter to a third of the student's groups differ.
-  temperature: 0.6,
-  evalBatch: 20,
-  checkpointEvery: 4,
-};
 
 /** One full iteration in about a minute on a CPU driver: every code path, nothing learned. */
 export const SMOKE: SelfPlayConfig = {
@@ -259,91 +228,6 @@ export const SMOKE: SelfPlayConfig = {
 export const PRESETS = { paper: PAPER, demo: DEMO, smoke: SMOKE } as const;
 export type PresetName = keyof typeof PRESETS;
 
-// ---------------------------------------------------------------------------------------------------
-// The option table: how each setting is written on a command line and what values it takes.
-
-type Kind =
-  | { t: 'int'; min: number }
-  | { t: 'number'; min: number; max?: number; above?: boolean }
-  | { t: 'bool' }
-  | { t: 'enum'; values: readonly string[] }
-  | { t: 'string'; empty?: boolean }
-  | { t: 'ints'; min: number }
-  | { t: 'numbers'; min: number }
-  | { t: 'lambda' };
-
-interface OptionSpec {
-  flag: string;
-  kind: Kind;
-  help: string;
-}
-
-const int = (min: number): Kind => ({ t: 'int', min });
-const num = (min: number, max?: number, above = false): Kind => ({ t: 'number', min, ...(max !== undefined ? { max } : {}), above });
-
-export const OPTIONS: { [K in keyof SelfPlayConfig]: OptionSpec } = {
-  seed: { flag: 'seed', kind: int(0), help: 'seed of every random choice of the run' },
-  model: { flag: 'model', kind: { t: 'string' }, help: "'random-tiny' or a model folder" },
-  policies: { flag: 'policies', kind: { t: 'enum', values: ['separate', 'lora'] }, help: 'three full models, or LoRA on one shared base' },
-  loraRank: { flag: 'lora-rank', kind: int(1), help: 'LoRA rank' },
-  loraAlpha: { flag: 'lora-alpha', kind: num(0, undefined, true), help: 'LoRA alpha' },
-  tinyHidden: { flag: 'tiny-hidden', kind: int(2), help: 'random-tiny: model width' },
-  tinyLayers: { flag: 'tiny-layers', kind: int(1), help: 'random-tiny: decoder blocks' },
-  tinyHeads: { flag: 'tiny-heads', kind: int(1), help: 'random-tiny: query heads' },
-  tinyKvHeads: { flag: 'tiny-kv-heads', kind: int(1), help: 'random-tiny: key/value heads' },
-  tinyMaxPositions: { flag: 'tiny-max-positions', kind: int(16), help: 'random-tiny: context length' },
-  tinyVocab: { flag: 'tiny-vocab', kind: int(300), help: 'random-tiny: BPE vocabulary size' },
-  corpus: { flag: 'corpus', kind: { t: 'string' }, help: "'world' or a corpus JSONL file ({id,title,text} per line)" },
-  evalSet: { flag: 'eval-set', kind: { t: 'string', empty: true }, help: "held-out questions JSONL ({question,answers,hops}); '' = the world's" },
-  worldSeed: { flag: 'world-seed', kind: int(0), help: 'seed of the fictional world' },
-  worldSize: { flag: 'world-size', kind: int(20), help: 'entities (= passages) of the world' },
-  retriever: { flag: 'retriever', kind: { t: 'enum', values: ['bm25', 'dense'] }, help: 'search tool: bm25 (default, no download) or dense (E5, from the hub)' },
-  denseModel: { flag: 'dense-model', kind: { t: 'string' }, help: 'hub id of the E5-style embedding model for --retriever dense' },
-  retrievalTopK: { flag: 'retrieval-top-k', kind: int(1), help: 'passages per search' },
-  evalPerHop: { flag: 'eval-per-hop', kind: int(0), help: 'held-out questions per hop count' },
-  evalHops: { flag: 'eval-hops', kind: { t: 'ints', min: 1 }, help: 'hop counts of the held-out set, e.g. 1,2,3,4' },
-  iterations: { flag: 'iterations', kind: int(1), help: 'π-Play iterations' },
-  examinerSteps: { flag: 'examiner-steps', kind: int(0), help: 'W: examiner steps per iteration' },
-  studentSteps: { flag: 'student-steps', kind: int(0), help: 'W: student steps per iteration' },
-  examinerBatch: { flag: 'examiner-batch', kind: int(1), help: 'source documents per examiner step' },
-  hopWeights: { flag: 'hop-weights', kind: { t: 'numbers', min: 0 }, help: 'relative frequency of hops 1,2,3,4 (e.g. 4,3,2,1)' },
-  rolloutsPerQuestion: { flag: 'n', kind: int(2), help: 'student rollouts per question' },
-  trainQuestions: { flag: 'train-questions', kind: int(0), help: 'questions generated for the student stage (0: steps x batch)' },
-  generationRounds: { flag: 'generation-rounds', kind: int(1), help: 'examiner batches per needed batch at most in data generation' },
-  fallbackQuestions: { flag: 'fallback-questions', kind: { t: 'enum', values: ['none', 'world'] }, help: 'top up too few valid questions from the world generator' },
-  studentQuestions: { flag: 'student-questions', kind: { t: 'enum', values: ['examiner', 'world'] }, help: "who writes the student's questions: the examiner, or the world generator (an oracle examiner; an ablation)" },
-  studentBatch: { flag: 'student-batch', kind: int(1), help: 'questions per student step' },
-  ppoEpochs: { flag: 'ppo-epochs', kind: int(1), help: 'passes over each step\'s rollouts' },
-  miniBatches: { flag: 'mini-batches', kind: int(1), help: 'optimizer steps per PPO epoch' },
-  microBatch: { flag: 'micro-batch', kind: int(0), help: 'rollouts per forward pass (0: whole minibatch)' },
-  epsLow: { flag: 'eps-low', kind: num(0, 0.999), help: 'clip range below 1' },
-  epsHigh: { flag: 'eps-high', kind: num(0), help: 'clip range above 1' },
-  beta: { flag: 'beta', kind: num(0), help: "weight of the student's k3 KL to the frozen base" },
-  examinerBeta: { flag: 'examiner-beta', kind: num(0), help: "weight of the examiner's k3 KL to the frozen base (Dr. Zero's eq. 2)" },
-  lambda: { flag: 'lambda', kind: { t: 'lambda' }, help: 'distillation weight per iteration, e.g. 0.1,0.03,0.03 or 0.05' },
-  topK: { flag: 'topk', kind: int(1), help: 'K of the top-K distillation' },
-  tail: { flag: 'tail', kind: { t: 'bool' }, help: 'tail bucket (on) or renormalised over K (off)' },
-  kl: { flag: 'kl', kind: { t: 'enum', values: ['reverse', 'forward'] }, help: 'direction of the distillation KL' },
-  tau: { flag: 'tau', kind: num(0, 1), help: 'teacher EMA rate' },
-  privileged: { flag: 'privileged', kind: { t: 'enum', values: PRIVILEGED_MODES }, help: "teacher's privileged context (none = Dr. Zero)" },
-  partialDrop: { flag: 'partial-drop', kind: num(0, 1), help: "share of the construction path's content (words of its source and search results) 'partial' removes" },
-  lr: { flag: 'lr', kind: num(0), help: 'student learning rate' },
-  examinerLr: { flag: 'examiner-lr', kind: num(0), help: 'examiner learning rate' },
-  weightDecay: { flag: 'weight-decay', kind: num(0), help: 'AdamW weight decay' },
-  gradClip: { flag: 'grad-clip', kind: num(0), help: 'global gradient-norm clip (0: off)' },
-  adamBeta1: { flag: 'adam-beta1', kind: num(0, 0.999999), help: 'AdamW beta1' },
-  adamBeta2: { flag: 'adam-beta2', kind: num(0, 0.999999), help: 'AdamW beta2' },
-  temperature: { flag: 'temperature', kind: num(0, undefined, true), help: 'rollout sampling temperature' },
-  topP: { flag: 'top-p', kind: num(0, 1, true), help: 'rollout nucleus mass' },
-  maxTurns: { flag: 'max-turns', kind: int(1), help: 'assistant turns per rollout at most' },
-  turnTokens: { flag: 'turn-tokens', kind: int(1), help: 'new tokens per turn at most' },
-  toolTokens: { flag: 'tool-tokens', kind: int(8), help: 'tokens per tool reply at most' },
-  evalAtStart: { flag: 'eval-at-start', kind: { t: 'bool' }, help: 'evaluate before the first iteration' },
-  evalBatch: { flag: 'eval-batch', kind: int(1), help: 'greedy eval rollouts per batch' },
-  checkpointEvery: { flag: 'checkpoint-every', kind: int(0), help: 'steps between checkpoints (0: stage ends only)' },
-  rolloutSamples: { flag: 'rollout-samples', kind: int(0), help: 'student rollouts per step recorded token by token' },
-};
-
 /** A bad setting; the message names the option (as its --flag) and what it accepts. */
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -371,7 +255,7 @@ function describeKind(k: Kind): string {
 }
 
 function checkValue(key: keyof SelfPlayConfig, v: unknown): void {
-  const spec = OPTIONS[key];
+  const spec = SETTINGS[key];
   const k = spec.kind;
   const bad = () => new ConfigError(`--${spec.flag}: ${JSON.stringify(v)} is not allowed; use ${describeKind(k)}`);
   const isNum = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
@@ -405,11 +289,11 @@ function checkValue(key: keyof SelfPlayConfig, v: unknown): void {
 
 /** Checks every setting and the relations between them; throws a ConfigError naming the option. */
 export function validateConfig(c: SelfPlayConfig): SelfPlayConfig {
-  for (const key of Object.keys(OPTIONS) as (keyof SelfPlayConfig)[]) {
-    if (!(key in c)) throw new ConfigError(`--${OPTIONS[key].flag} is missing from the configuration`);
+  for (const key of Object.keys(SETTINGS) as (keyof SelfPlayConfig)[]) {
+    if (!(key in c)) throw new ConfigError(`--${SETTINGS[key].flag} is missing from the configuration`);
     checkValue(key, c[key]);
   }
-  const unknown = Object.keys(c).filter((k) => !(k in OPTIONS));
+  const unknown = Object.keys(c).filter((k) => !(k in SETTINGS));
   if (unknown.length) throw new ConfigError(`unknown setting(s): ${unknown.join(', ')}`);
   if (!c.hopWeights.some((w) => w > 0)) throw new ConfigError('--hop-weights: at least one weight must be > 0');
   if (c.tinyHidden % c.tinyHeads !== 0) throw new ConfigError(`--tiny-heads: ${c.tinyHeads} must divide --tiny-hidden ${c.tinyHidden}`);
@@ -442,13 +326,13 @@ export function makeConfig(preset: PresetName = 'demo', overrides: Partial<SelfP
 
 /** The setting a command-line flag names, or null. */
 export function keyOfFlag(flag: string): keyof SelfPlayConfig | null {
-  for (const [key, spec] of Object.entries(OPTIONS)) if (spec.flag === flag) return key as keyof SelfPlayConfig;
+  for (const [key, spec] of Object.entries(SETTINGS)) if (spec.flag === flag) return key as keyof SelfPlayConfig;
   return null;
 }
 
 /** Parses a command-line value for a setting; throws a ConfigError naming the flag and allowed values. */
 export function parseOptionValue<K extends keyof SelfPlayConfig>(key: K, text: string): SelfPlayConfig[K] {
-  const spec = OPTIONS[key];
+  const spec = SETTINGS[key];
   const k = spec.kind;
   const bad = () => new ConfigError(`--${spec.flag}: '${text}' is not allowed; use ${describeKind(k)}`);
   const list = () => text.split(',').map((s) => (s.trim() === '' ? NaN : Number(s.trim())));
@@ -488,8 +372,8 @@ export function parseOptionValue<K extends keyof SelfPlayConfig>(key: K, text: s
 /** Help lines for the command line: `--flag  help (paper: x, demo: y)`. */
 export function optionHelp(): string[] {
   const show = (v: unknown) => (Array.isArray(v) ? v.join(',') : typeof v === 'boolean' ? (v ? 'on' : 'off') : v === '' ? "''" : String(v));
-  return (Object.keys(OPTIONS) as (keyof SelfPlayConfig)[]).map((key) => {
-    const s = OPTIONS[key];
+  return (Object.keys(SETTINGS) as (keyof SelfPlayConfig)[]).map((key) => {
+    const s = SETTINGS[key];
     return `  --${s.flag.padEnd(20)} ${s.help} (paper ${show(PAPER[key])}, demo ${show(DEMO[key])})`;
   });
 }

@@ -6,7 +6,7 @@
 import type { Engine } from '../gpu/engine.ts';
 import type { BaseModel } from './base-model.ts';
 import { latestCheckpoint, restorePolicies, saveCheckpoint, type Cursor, type RunState } from './checkpoint.ts';
-import { OPTIONS, type SelfPlayConfig } from './config.ts';
+import { SETTINGS, type SelfPlayConfig } from './config.ts';
 import { now, type RunContext } from './context.ts';
 import { generateTrainingSet } from './data.ts';
 import type { Environment } from './environment.ts';
@@ -103,13 +103,13 @@ export class SelfPlayRun {
     if (setup.resume && setup.storage) {
       const cp = await latestCheckpoint(setup.storage);
       if (cp) {
-        const differs = (Object.keys(OPTIONS) as (keyof SelfPlayConfig)[]).filter(
+        const differs = (Object.keys(SETTINGS) as (keyof SelfPlayConfig)[]).filter(
           (k) => JSON.stringify(cp.state.config[k]) !== JSON.stringify(setup.config[k]),
         );
         if (differs.length) {
           policies.dispose();
           throw new Error(
-            `piplay: the checkpoint was made with other settings (${differs.map((k) => `--${OPTIONS[k].flag}`).join(', ')}); resume with the configuration stored in it`,
+            `piplay: the checkpoint was made with other settings (${differs.map((k) => `--${SETTINGS[k].flag}`).join(', ')}); resume with the configuration stored in it`,
           );
         }
         await restorePolicies(setup.storage, cp.slot, policies);

@@ -2,7 +2,7 @@
 // search measures of section 7.
 import { describe, expect, it } from 'vitest';
 import { lambdaAt, parseLambda, validateLambda } from '../../src/rl/schedule.ts';
-import { DEMO, OPTIONS, PAPER, PRESETS, SMOKE, keyOfFlag, makeConfig, parseOptionValue, validateConfig } from '../../src/selfplay/config.ts';
+import { DEMO, SETTINGS, PAPER, PRESETS, SMOKE, keyOfFlag, makeConfig, parseOptionValue, validateConfig } from '../../src/selfplay/config.ts';
 import { queryRedundancy, searchStats } from '../../src/selfplay/measures.ts';
 import { firstCursor, nextCursor } from '../../src/selfplay/loop.ts';
 
@@ -47,8 +47,8 @@ describe('settings', () => {
   });
   it('validates every preset and keeps the option table complete', () => {
     for (const p of Object.values(PRESETS)) expect(() => validateConfig({ ...p })).not.toThrow();
-    expect(Object.keys(OPTIONS).sort()).toEqual(Object.keys(PAPER).sort());
-    const flags = Object.values(OPTIONS).map((o) => o.flag);
+    expect(Object.keys(SETTINGS).sort()).toEqual(Object.keys(PAPER).sort());
+    const flags = Object.values(SETTINGS).map((o) => o.flag);
     expect(new Set(flags).size).toBe(flags.length);
     expect(SMOKE.model).toBe('random-tiny');
     expect(DEMO.studentSteps).toBeLessThan(PAPER.studentSteps);

@@ -3,7 +3,7 @@
 // corpus (the default world or an uploaded JSONL file), the run settings with the paper's defaults and the
 // ablation switches, and Start / Pause / Resume / Stop / Save. Fields are generated from the self-play
 // config's option table, so they carry the same names and help as the command line.
-import { OPTIONS, PRESETS, parseOptionValue, validateConfig, type PresetName, type SelfPlayConfig } from '../../selfplay/config.ts';
+import { SETTINGS, PRESETS, parseOptionValue, validateConfig, type PresetName, type SelfPlayConfig } from '../../selfplay/config.ts';
 import type { CorpusReport, DownloadProgress, JobKind, ModelReport, ModelSource, RunPhase } from '../../worker/protocol.ts';
 import { fmtBytes, fmtCount } from '../format.ts';
 import { cls, html, type Html } from '../html.ts';
@@ -32,7 +32,7 @@ export const TINY_FIELDS: Key[] = ['tinyHidden', 'tinyLayers', 'tinyHeads', 'tin
 export const CORPUS_FIELDS: Key[] = ['worldSeed', 'worldSize', 'retrievalTopK', 'evalPerHop', 'evalHops'];
 /** Set by the source pickers, or meaningless in a browser (file paths). */
 const HANDLED: Key[] = ['model', 'corpus', 'evalSet'];
-export const ADVANCED_FIELDS: Key[] = (Object.keys(OPTIONS) as Key[]).filter(
+export const ADVANCED_FIELDS: Key[] = (Object.keys(SETTINGS) as Key[]).filter(
   (k) => !MAIN_FIELDS.includes(k) && !TINY_FIELDS.includes(k) && !CORPUS_FIELDS.includes(k) && !HANDLED.includes(k),
 );
 
@@ -76,7 +76,7 @@ export function fieldText(_key: Key, v: SelfPlayConfig[Key]): string {
 }
 
 export function renderField(key: Key, v: SelfPlayConfig[Key]): Html {
-  const spec = OPTIONS[key];
+  const spec = SETTINGS[key];
   const id = `opt-${spec.flag}`;
   const label = LABELS[key] ?? spec.flag.replace(/-/g, ' ');
   const help = html`<small id="${id}-help" class="help">${spec.help}</small><small id="${id}-err" class="field-error" aria-live="polite"></small>`;
@@ -106,7 +106,7 @@ export function renderField(key: Key, v: SelfPlayConfig[Key]): Html {
 export function readSettings(values: (key: Key) => string | boolean | undefined, base: SelfPlayConfig): { config?: SelfPlayConfig; errors: Map<Key | '*', string> } {
   const errors = new Map<Key | '*', string>();
   const c = { ...base } as Record<Key, unknown>;
-  for (const key of Object.keys(OPTIONS) as Key[]) {
+  for (const key of Object.keys(SETTINGS) as Key[]) {
     const raw = values(key);
     if (raw === undefined) continue;
     try {
@@ -121,7 +121,7 @@ export function readSettings(values: (key: Key) => string | boolean | undefined,
   } catch (e) {
     const msg = (e as Error).message;
     const flag = /^--([\w-]+)/.exec(msg)?.[1];
-    const key = (Object.keys(OPTIONS) as Key[]).find((k) => OPTIONS[k].flag === flag);
+    const key = (Object.keys(SETTINGS) as Key[]).find((k) => SETTINGS[k].flag === flag);
     errors.set(key ?? '*', msg);
     return { errors };
   }
@@ -307,7 +307,7 @@ export class SetupPanel {
     // Settings that change the memory estimate.
     this.form.addEventListener('change', (e) => {
       const name = (e.target as HTMLInputElement).name;
-      if (name && name in OPTIONS && name !== 'model') void this.inspect();
+      if (name && name in SETTINGS && name !== 'model') void this.inspect();
     });
   }
 
@@ -391,7 +391,7 @@ export class SetupPanel {
   private applyPreset(p: PresetName): void {
     this.preset = p;
     const c = PRESETS[p];
-    for (const key of Object.keys(OPTIONS) as Key[]) {
+    for (const key of Object.keys(SETTINGS) as Key[]) {
       const el = this.form.elements.namedItem(key) as HTMLInputElement | HTMLSelectElement | null;
       if (!el) continue;
       if (el instanceof HTMLInputElement && el.type === 'checkbox') el.checked = Boolean(c[key]);
@@ -473,7 +473,7 @@ export class SetupPanel {
 
   /** Puts a config's values in the form (when resuming a stored run). */
   showConfig(c: SelfPlayConfig): void {
-    for (const key of Object.keys(OPTIONS) as Key[]) {
+    for (const key of Object.keys(SETTINGS) as Key[]) {
       const el = this.form.elements.namedItem(key) as HTMLInputElement | HTMLSelectElement | null;
       if (!el || c[key] === undefined) continue;
       if (el instanceof HTMLInputElement && el.type === 'checkbox') el.checked = Boolean(c[key]);
