@@ -188,8 +188,8 @@ export function slipQuote(passages: readonly Passage[], value: string, rng: Rng)
  * the chain so far ("So the birthplace of X is Y."), then searches it (h - 1 searches) or, at the last hop,
  * says what it asks about and writes the question and its answer. Every part of the question is then a
  * copy of a nearby span (the description built hop by hop, the relation of the quoted sentence), as the
- * student's quotes put the value next to its answer: the stage-7 model, trained on an examiner that wrote
- * the question straight from the source, wrote no question true of the world (the examiner probe).
+ * student's quotes put the value next to its answer (TRAINING.md says why: an examiner that wrote the
+ * question straight from the source wrote no question true of the world).
  * Null when no such question exists from this source or retrieval misses a passage.
  */
 export function examinerTranscript(w: ScriptWorld, source: Passage, hops: number, rng: Rng): Doc | null {

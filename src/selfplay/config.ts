@@ -148,10 +148,8 @@ export const SETTINGS = {
   adamBeta2: setting({ flag: 'adam-beta2', kind: num(0, 0.999999), help: 'AdamW beta2', paper: 0.999 }),
 
   // -- rollouts
-  // demo 0.6: the paper samples at 1.0; the tiny base model then answers 5% of 1-hop training questions (22.5%
-  // greedily; `npm run probe` on world-generated training questions), so nearly every GRPO group scores
-  // all 0 and has no advantage. At 0.6 it answers 20%, and in the oracle experiment of results/demo-t06 a
-  // quarter to a third of the student's groups differ.
+  // demo 0.6: the paper's 1.0 is for 4B models; sampled at 1.0 the tiny base model answers so few training
+  // questions that nearly every GRPO group scores all 0 and has no advantage (README, "Sampling at 0.6").
   temperature: setting({ flag: 'temperature', kind: num(0, undefined, true), help: 'rollout sampling temperature', paper: 1, demo: 0.6 }),
   topP: setting({ flag: 'top-p', kind: num(0, 1, true), help: 'rollout nucleus mass', paper: 1 }),
   maxTurns: setting({ flag: 'max-turns', kind: int(1), help: 'assistant turns per rollout at most', paper: 5 }),
