@@ -1,6 +1,8 @@
-// Command-line options of `npm run train` and `npm run eval`: the run's own flags plus one flag per
-// setting of src/selfplay/config.ts (`--topk 50`, `--tail off`, ...). Errors name the option and what it
-// accepts.
+// The one command-line parser of the project's commands: scanArgs reads `--flag value`, `--flag=value` and
+// switches against a command's own options and the flags of a settings table; parseArgs is it with the
+// self-play settings of src/selfplay/config.ts (`--topk 50`, `--tail off`, ...), for train, eval, probe and
+// experiment; src/cli/pretrain-args.ts uses it with the pretraining table. Errors name the option and what
+// it accepts.
 import { ConfigError, keyOfFlag, parseOptionValue, type SelfPlayConfig } from '../selfplay/config.ts';
 
 export interface ParsedArgs {
@@ -10,12 +12,19 @@ export interface ParsedArgs {
   settings: Partial<SelfPlayConfig>;
 }
 
+export interface ScannedArgs {
+  /** The command's own options, as strings; switches map to 'true'. */
+  own: Record<string, string>;
+  /** Settings flags with their values, in the order given. */
+  given: [flag: string, value: string][];
+}
+
 /**
- * Parses `--flag value`, `--flag=value` and switches. `own` lists the command's own value options,
- * `switches` its options without a value.
+ * Reads `--flag value`, `--flag=value` and switches. `own` lists the command's own value options,
+ * `switches` its options without a value, `isSetting` says whether a flag names a setting.
  */
-export function parseArgs(argv: readonly string[], own: readonly string[], switches: readonly string[] = []): ParsedArgs {
-  const out: ParsedArgs = { own: {}, settings: {} };
+export function scanArgs(argv: readonly string[], own: readonly string[], switches: readonly string[], isSetting: (flag: string) => boolean): ScannedArgs {
+  const out: ScannedArgs = { own: {}, given: [] };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (!arg.startsWith('--')) throw new ConfigError(`unexpected argument '${arg}' (options look like --name value)`);
@@ -34,13 +43,20 @@ export function parseArgs(argv: readonly string[], own: readonly string[], switc
       value = next;
       i++;
     }
-    if (own.includes(flag)) {
-      out.own[flag] = value;
-      continue;
-    }
-    const key = keyOfFlag(flag);
-    if (!key) throw new ConfigError(`unknown option --${flag} (see --help)`);
-    (out.settings as Record<string, unknown>)[key] = parseOptionValue(key, value);
+    if (own.includes(flag)) out.own[flag] = value;
+    else if (isSetting(flag)) out.given.push([flag, value]);
+    else throw new ConfigError(`unknown option --${flag} (see --help)`);
   }
   return out;
+}
+
+/** scanArgs with the self-play settings: each value parsed and checked for its setting. */
+export function parseArgs(argv: readonly string[], own: readonly string[], switches: readonly string[] = []): ParsedArgs {
+  const scanned = scanArgs(argv, own, switches, (flag) => keyOfFlag(flag) !== null);
+  const settings: Record<string, unknown> = {};
+  for (const [flag, value] of scanned.given) {
+    const key = keyOfFlag(flag)!;
+    settings[key] = parseOptionValue(key, value);
+  }
+  return { own: scanned.own, settings: settings as Partial<SelfPlayConfig> };
 }

@@ -1,8 +1,9 @@
-// The command line of `npm run pretrain`. The numeric settings' flags, defaults, help and checks are the
-// page's (PRETRAIN_FIELDS in src/pretrain/settings.ts), so both accept the same values; --out, --from,
-// --world-out and --check are the CLI's own. Pure: importing this starts no engine and reads no files.
-import { parseArgs } from 'node:util';
+// The command line of `npm run pretrain`, read by the project's one parser (scanArgs in src/cli/args.ts). The
+// numeric settings' flags, defaults, help and checks are the page's (PRETRAIN_FIELDS in
+// src/pretrain/settings.ts), so both accept the same values; --out, --from, --world-out and --check are the
+// CLI's own. Pure: importing this starts no engine and reads no files.
 import type { PretrainOptions } from '../pretrain/run.ts';
+import { scanArgs } from './args.ts';
 import { PRETRAIN_DEFAULTS, PRETRAIN_FIELDS, pretrainProblems, settingsToOptions, type PretrainKey, type PretrainSettings } from '../pretrain/settings.ts';
 
 const KEYS = Object.keys(PRETRAIN_FIELDS) as PretrainKey[];
@@ -53,11 +54,11 @@ const number = (v: string) => (v.trim() === '' ? NaN : Number(v));
 
 /** Parses the arguments (without node and the script), or 'help'; throws naming the flag, then the usage. */
 export function parsePretrainArgs(argv: string[]): PretrainArgs | 'help' {
-  const flags = [...new Set(KEYS.flatMap((k) => PRETRAIN_FIELDS[k].flag ?? [])), 'out', 'from', 'world-out', 'check'];
-  const options: Record<string, { type: 'string' | 'boolean' }> = { ...Object.fromEntries(flags.map((f) => [f, { type: 'string' }])), help: { type: 'boolean' } };
-  const { values } = parseArgs({ args: argv, options });
-  if (values.help) return 'help';
-  const value = (flag: string) => values[flag] as string | undefined;
+  const flags = new Set(KEYS.flatMap((k) => PRETRAIN_FIELDS[k].flag ?? []));
+  const scanned = scanArgs(argv, ['out', 'from', 'world-out', 'check'], ['help'], (flag) => flags.has(flag));
+  if (scanned.own['help']) return 'help';
+  const values = new Map<string, string>([...Object.entries(scanned.own), ...scanned.given]);
+  const value = (flag: string) => values.get(flag);
 
   const s: PretrainSettings = { ...d };
   for (const k of KEYS) {

@@ -1,53 +1,16 @@
-// The settings of a pretraining run, for the page's form and the flags of `npm run pretrain` alike: their
-// defaults, help lines, flags and checks (src/cli/pretrain-args.ts builds the CLI's usage and parsing from
-// this table). Plain data and no GPU code, so the page can check a form before the worker is asked.
+// The settings of a pretraining run, for the page's form and the flags of `npm run pretrain` alike, each
+// declared once in PRETRAIN_FIELDS: its default, label, help, flag and checks (the settings type and the
+// defaults are derived from it; src/cli/pretrain-args.ts builds the CLI's usage and parsing from it). Plain data and no GPU code, so the page can check a form before the worker is asked.
 import { CONTROL_TOKENS, TOOL_TAGS } from '../model/tokenizer-train.ts';
 import type { PretrainOptions } from './run.ts';
-
-/** A run's settings as the page's form holds them: every option of the recipe that is a number, all given. */
-export type PretrainSettings = Required<
-  Pick<PretrainOptions, 'seed' | 'steps' | 'batch' | 'seq' | 'lr' | 'hidden' | 'layers' | 'vocab' | 'passageShare' | 'copyWarmup' | 'copyEvery' | 'tokenizerWorlds' | 'logEvery'>
-> & {
-  /** Copying drills per generated world (data.drillsPerWorld). */
-  drills: number;
-  /** Transcripts with the teacher's privileged prompt per generated world (data.teacherPerWorld). */
-  teacher: number;
-  /** Share of the teacher transcripts whose last quote is a slip (data.teacherSlips). */
-  teacherSlips: number;
-  /** Examiner transcripts per generated world (data.examinerPerWorld). */
-  examiner: number;
-  /** Entities per generated world (data.worldSize). */
-  worldSize: number;
-};
-
-export type PretrainKey = keyof PretrainSettings;
-
-export const PRETRAIN_DEFAULTS: Readonly<PretrainSettings> = {
-  seed: 0,
-  steps: 1500,
-  batch: 4,
-  seq: 512,
-  lr: 2e-3,
-  hidden: 96,
-  layers: 3,
-  vocab: 1024,
-  passageShare: 0.3,
-  drills: 0,
-  teacher: 0,
-  teacherSlips: 0,
-  examiner: 20,
-  copyWarmup: 0,
-  copyEvery: 0,
-  worldSize: 80,
-  tokenizerWorlds: 10,
-  logEvery: 10,
-};
 
 /** The smallest tokenizer: the 256 bytes plus the control tokens and tool tags. */
 export const MIN_VOCAB = 256 + CONTROL_TOKENS.length + TOOL_TAGS.length;
 
 interface FieldSpec {
   label: string;
+  /** The value when none is given. */
+  default: number;
   help: string;
   integer: boolean;
   min: number;
@@ -63,26 +26,43 @@ interface FieldSpec {
   cliHelp?: string;
 }
 
-export const PRETRAIN_FIELDS: Record<PretrainKey, FieldSpec> = {
-  steps: { label: 'steps', help: 'optimizer steps', integer: true, min: 1, flag: 'steps' },
-  batch: { label: 'batch', help: 'rows per step', integer: true, min: 1, flag: 'batch' },
-  seq: { label: 'seq', help: 'tokens per row (a transcript must fit in one)', integer: true, min: 16, flag: 'seq' },
-  lr: { label: 'lr', help: 'peak learning rate; warm-up, then cosine decay', integer: false, min: 0, flag: 'lr' },
-  hidden: { label: 'hidden', help: 'width, a multiple of 8 (4 heads, 2 kv heads)', integer: true, min: 8, shape: true, flag: 'size' },
-  layers: { label: 'layers', help: 'decoder layers', integer: true, min: 1, shape: true, flag: 'size' },
-  vocab: { label: 'vocab', help: `tokenizer size, at least ${MIN_VOCAB} (bytes + special tokens)`, integer: true, min: MIN_VOCAB, shape: true, flag: 'vocab' },
-  seed: { label: 'seed', help: 'of the text, the tokenizer and the weights', integer: true, min: 0, flag: 'seed', cliHelp: 'seed of the text, the tokenizer and the weights' },
-  passageShare: { label: 'passage share', help: 'share of passage text; the rest are transcripts', integer: false, min: 0, below: 1, flag: 'passage-share' },
-  drills: { label: 'drills', help: 'copying drills (names, then again) per world', integer: true, min: 0, flag: 'drills' },
-  teacher: { label: 'teacher transcripts', help: "per world: the scripted student given the teacher's privileged prompt (most need seq 1024)", integer: true, min: 0, flag: 'teacher', cliHelp: "transcripts per world of the scripted student given the teacher's privileged prompt (its question's construction path, part of it, or the answer), so self-play's teacher can read its notes; most need rows of 1024 tokens (--seq 1024)" },
-  teacherSlips: { label: 'teacher slips', help: 'share of teacher transcripts whose last quote is wrong; the answer comes from the notes', integer: false, min: 0, below: 1, advanced: true, flag: 'teacher-slips', cliHelp: "share (0 up to 1) of the teacher transcripts where the scripted student's last quote is a wrong sentence (shown, not a target) and its right answer can only come from the privileged notes, so self-play's teacher learns to read them" },
-  examiner: { label: 'examiner transcripts', help: 'per world: a scripted examiner writing a 1- to 4-hop question from a source passage', integer: true, min: 0, flag: 'examiner', cliHelp: 'transcripts per world of a scripted examiner that quotes the facts it follows and writes a 1- to 4-hop question from a source passage (hops 4:3:2:1)' },
-  copyWarmup: { label: 'copy warm-up', help: 'first steps on a synthetic copying task (random spans, repeated)', integer: true, min: 0, flag: 'copy-warmup', cliHelp: 'the first N of --steps train on a synthetic copying task (random spans, repeated)' },
-  copyEvery: { label: 'copy every', help: 'after the warm-up, every this many steps one is a copying step (0: none)', integer: true, min: 0, flag: 'copy-every' },
-  worldSize: { label: 'world size', help: 'entities per generated world', integer: true, min: 20, advanced: true },
-  tokenizerWorlds: { label: 'tokenizer worlds', help: 'worlds whose text trains the tokenizer', integer: true, min: 1, advanced: true, shape: true },
-  logEvery: { label: 'log every', help: 'read the loss back every this many steps', integer: true, min: 1, advanced: true, flag: 'log-every' },
-};
+/** The table's keys are the settings' names; each entry is one setting's whole declaration. */
+const table = <K extends string>(fields: Record<K, FieldSpec>): Record<K, FieldSpec> => fields;
+
+export const PRETRAIN_FIELDS = table({
+  steps: { label: 'steps', default: 1500, help: 'optimizer steps', integer: true, min: 1, flag: 'steps' },
+  batch: { label: 'batch', default: 4, help: 'rows per step', integer: true, min: 1, flag: 'batch' },
+  seq: { label: 'seq', default: 512, help: 'tokens per row (a transcript must fit in one)', integer: true, min: 16, flag: 'seq' },
+  lr: { label: 'lr', default: 2e-3, help: 'peak learning rate; warm-up, then cosine decay', integer: false, min: 0, flag: 'lr' },
+  hidden: { label: 'hidden', default: 96, help: 'width, a multiple of 8 (4 heads, 2 kv heads)', integer: true, min: 8, shape: true, flag: 'size' },
+  layers: { label: 'layers', default: 3, help: 'decoder layers', integer: true, min: 1, shape: true, flag: 'size' },
+  vocab: { label: 'vocab', default: 1024, help: `tokenizer size, at least ${MIN_VOCAB} (bytes + special tokens)`, integer: true, min: MIN_VOCAB, shape: true, flag: 'vocab' },
+  seed: { label: 'seed', default: 0, help: 'of the text, the tokenizer and the weights', integer: true, min: 0, flag: 'seed', cliHelp: 'seed of the text, the tokenizer and the weights' },
+  passageShare: { label: 'passage share', default: 0.3, help: 'share of passage text; the rest are transcripts', integer: false, min: 0, below: 1, flag: 'passage-share' },
+  /** Copying drills per generated world (data.drillsPerWorld). */
+  drills: { label: 'drills', default: 0, help: 'copying drills (names, then again) per world', integer: true, min: 0, flag: 'drills' },
+  /** Transcripts with the teacher's privileged prompt per generated world (data.teacherPerWorld). */
+  teacher: { label: 'teacher transcripts', default: 0, help: "per world: the scripted student given the teacher's privileged prompt (most need seq 1024)", integer: true, min: 0, flag: 'teacher', cliHelp: "transcripts per world of the scripted student given the teacher's privileged prompt (its question's construction path, part of it, or the answer), so self-play's teacher can read its notes; most need rows of 1024 tokens (--seq 1024)" },
+  /** Share of the teacher transcripts whose last quote is a slip (data.teacherSlips). */
+  teacherSlips: { label: 'teacher slips', default: 0, help: 'share of teacher transcripts whose last quote is wrong; the answer comes from the notes', integer: false, min: 0, below: 1, advanced: true, flag: 'teacher-slips', cliHelp: "share (0 up to 1) of the teacher transcripts where the scripted student's last quote is a wrong sentence (shown, not a target) and its right answer can only come from the privileged notes, so self-play's teacher learns to read them" },
+  /** Examiner transcripts per generated world (data.examinerPerWorld). */
+  examiner: { label: 'examiner transcripts', default: 20, help: 'per world: a scripted examiner writing a 1- to 4-hop question from a source passage', integer: true, min: 0, flag: 'examiner', cliHelp: 'transcripts per world of a scripted examiner that quotes the facts it follows and writes a 1- to 4-hop question from a source passage (hops 4:3:2:1)' },
+  copyWarmup: { label: 'copy warm-up', default: 0, help: 'first steps on a synthetic copying task (random spans, repeated)', integer: true, min: 0, flag: 'copy-warmup', cliHelp: 'the first N of --steps train on a synthetic copying task (random spans, repeated)' },
+  copyEvery: { label: 'copy every', default: 0, help: 'after the warm-up, every this many steps one is a copying step (0: none)', integer: true, min: 0, flag: 'copy-every' },
+  /** Entities per generated world (data.worldSize). */
+  worldSize: { label: 'world size', default: 80, help: 'entities per generated world', integer: true, min: 20, advanced: true },
+  tokenizerWorlds: { label: 'tokenizer worlds', default: 10, help: 'worlds whose text trains the tokenizer', integer: true, min: 1, advanced: true, shape: true },
+  logEvery: { label: 'log every', default: 10, help: 'read the loss back every this many steps', integer: true, min: 1, advanced: true, flag: 'log-every' },
+});
+
+export type PretrainKey = keyof typeof PRETRAIN_FIELDS;
+/** A run's settings as the page's form holds them: every option of the recipe that is a number, all given. */
+export type PretrainSettings = Record<PretrainKey, number>;
+
+export const PRETRAIN_DEFAULTS: Readonly<PretrainSettings> = Object.fromEntries(
+  (Object.keys(PRETRAIN_FIELDS) as PretrainKey[]).map((k) => [k, PRETRAIN_FIELDS[k].default]),
+) as PretrainSettings;
+
 
 /** Problems per field (empty when the settings can be used). */
 export function pretrainProblems(s: Partial<Record<PretrainKey, unknown>>): Map<PretrainKey, string> {
