@@ -1,0 +1,67 @@
+// npm run dataset -- --run DIR --out FILE.jsonl [--privileged full|partial|gt|gt-hop|none]
+// The questions a run's examiner wrote (valid ones), with the student's and the teacher's prompts, the answer
+// and the construction path, as JSONL in TRL's conversational fields (src/selfplay/trl-dataset.ts): the data
+// to run the same recipe at scale on an existing engine. Never overwrites a file.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { PRIVILEGED_MODES, type PrivilegedMode } from '../env/prompts.ts';
+import { ConfigError, type SelfPlayConfig } from '../selfplay/config.ts';
+import type { QuestionRecord } from '../selfplay/events.ts';
+import { trlRows } from '../selfplay/trl-dataset.ts';
+import { scanArgs } from './args.ts';
+
+const USAGE = [
+  'usage: npm run dataset -- --run DIR --out FILE.jsonl [--privileged MODE]',
+  "  --run DIR          a run folder of npm run train (its questions.jsonl and config.json)",
+  '  --out FILE         the JSONL file to write (refused if it exists)',
+  "  --privileged MODE  the teacher prompt's privileged block: full, partial, gt, gt-hop or none (default: the run's)",
+].join('\n');
+
+function readJson<T>(path: string, what: string): T {
+  if (!existsSync(path)) throw new ConfigError(`--run: ${path} is missing; give a run folder of npm run train (${what})`);
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as T;
+  } catch (e) {
+    throw new ConfigError(`--run: ${path} is not valid JSON (${(e as Error).message}); is it a run folder of npm run train?`);
+  }
+}
+
+function readRecords(path: string): QuestionRecord[] {
+  if (!existsSync(path)) throw new ConfigError(`--run: ${path} is missing; give a run folder of npm run train`);
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l, i) => {
+      try {
+        return JSON.parse(l) as QuestionRecord;
+      } catch (e) {
+        throw new ConfigError(`--run: line ${i + 1} of ${path} is not valid JSON (${(e as Error).message})`);
+      }
+    });
+}
+
+function main(argv: string[]): number {
+  const { own } = scanArgs(argv, ['run', 'out', 'privileged'], ['help'], () => false);
+  if (own['help']) {
+    console.log(USAGE);
+    return 0;
+  }
+  if (!own['run'] || !own['out']) throw new ConfigError(`give --run DIR and --out FILE\n${USAGE}`);
+  const dir = resolve(own['run']);
+  const out = resolve(own['out']);
+  if (existsSync(out)) throw new ConfigError(`--out: ${out} exists; piplay never overwrites a file: give a new path`);
+  const config = readJson<SelfPlayConfig>(join(dir, 'config.json'), 'its settings');
+  const mode = (own['privileged'] ?? config.privileged) as PrivilegedMode;
+  if (!PRIVILEGED_MODES.includes(mode)) throw new ConfigError(`--privileged: '${mode}' is not allowed; use one of ${PRIVILEGED_MODES.join(', ')}`);
+  const rows = trlRows(readRecords(join(dir, 'questions.jsonl')), mode, { seed: config.seed, partialDrop: config.partialDrop });
+  writeFileSync(out, rows.map((r) => JSON.stringify(r) + '\n').join(''), { flag: 'wx' });
+  console.log(`dataset: ${rows.length} questions (privileged ${mode}) in ${out}`);
+  return 0;
+}
+
+try {
+  process.exitCode = main(process.argv.slice(2));
+} catch (err) {
+  console.error(err instanceof ConfigError ? `${err.message}\n(npm run dataset -- --help lists the options)` : (err as Error).message);
+  process.exitCode = 1;
+}
