@@ -5,9 +5,24 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } fr
 import { join } from 'node:path';
 import type { RunState } from '../selfplay/checkpoint.ts';
 import type { RunEvent } from '../selfplay/events.ts';
+import { readJson, type OutRule } from './out-folder.ts';
 
 export const LOGS = { metrics: 'metrics.jsonl', questions: 'questions.jsonl', rollouts: 'rollouts.jsonl', eval: 'eval.jsonl' } as const;
 export type LogName = keyof typeof LOGS;
+
+/** Everything `npm run train` writes at the top of its run folder. */
+export const RUN_NAMES = ['config.json', ...Object.values(LOGS), 'checkpoints', 'student'] as const;
+
+/** A folder of RUN_NAMES is a run when its config.json holds a run's settings or it has a checkpoint. */
+export function isRunFolder(dir: string): boolean {
+  const c = readJson(join(dir, 'config.json'));
+  return (c !== null && 'examinerSteps' in c && 'studentSteps' in c) || existsSync(join(dir, 'checkpoints', 'latest.json'));
+}
+
+/** The --out rule of `npm run train` (see checkOutFolder). */
+export function trainOutRule(resume: boolean): OutRule {
+  return { flag: '--out', command: 'npm run train', own: 'a run of npm run train (to --resume)', names: RUN_NAMES, marker: isRunFolder, resume };
+}
 
 export class RunFolder {
   constructor(readonly dir: string) {

@@ -68,6 +68,7 @@ export async function openRun(e: Engine, dir: string, flag = 'run'): Promise<Ope
   const storage = new DirStorage(resolve(dir));
   const cp = await latestCheckpoint(storage);
   if (!cp) throw new ConfigError(`--${flag}: ${resolve(dir)} holds no checkpoint`);
+  if (cp.warning) console.error(`warn: ${cp.warning}`);
   const config = cp.state.config;
   const env = buildEnvironment(config);
   const base = await buildBase(e, config, env);
