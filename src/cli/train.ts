@@ -15,6 +15,7 @@ import { parseArgs } from './args.ts';
 import { stopOnInterrupt } from './interrupt.ts';
 import { DirStorage } from './fs-storage.ts';
 import { ConsoleReporter, formatTime } from './progress.ts';
+import { withPath } from './fs-errors.ts';
 import { checkOutFolder } from './out-folder.ts';
 import { RunFolder, trainOutRule } from './run-folder.ts';
 import { buildBase, buildEnvironment } from './setup.ts';
@@ -60,17 +61,17 @@ async function main(argv: string[]): Promise<number> {
     }
     config = makeConfig((args.own['preset'] ?? 'demo') as PresetName, args.settings);
   }
-  // The corpus and held-out files are read (and checked) before the folder is touched.
+  // The corpus, the held-out files and the base model are read (and checked) before the folder is touched.
   const env = buildEnvironment(config);
+  const engine = await Engine.create(nodeHost());
+  const base = await buildBase(engine, config, env);
   const folder = new RunFolder(out);
+  for (const f of await storage.removeLeftovers()) console.error(`train: removed ${f}, left behind by a run that was killed while saving`);
   if (cp && resume) folder.truncateLogs(cp.state.records);
   else {
     folder.resetLogs();
     folder.writeJson('config.json', config);
   }
-
-  const engine = await Engine.create(nodeHost());
-  const base = await buildBase(engine, config, env);
   const reporter = new ConsoleReporter();
   const run = await SelfPlayRun.start({
     engine,
@@ -112,8 +113,8 @@ async function main(argv: string[]): Promise<number> {
   // Under LoRA the student is the shared base with the student's adapters: the export merges those in.
   const files = await exportModel(run.ctx.policies.student, { extraFiles: base.tokenizerFiles });
   const dir = join(out, 'student');
-  mkdirSync(dir, { recursive: true });
-  for (const [name, bytes] of files) writeFileSync(join(dir, name), bytes);
+  withPath('create', dir, () => mkdirSync(dir, { recursive: true }));
+  for (const [name, bytes] of files) withPath('write', join(dir, name), () => writeFileSync(join(dir, name), bytes));
   const last = run.state.evals[run.state.evals.length - 1];
   console.log(
     `train: done in ${formatTime((Date.now() - t0) / 1000)}${last ? `; held-out EM ${(100 * last.em).toFixed(1)}%` : ''}; the student is in ${dir}`,

@@ -69,6 +69,24 @@ describe('npm run train --out', () => {
   }, 60_000);
 });
 
+describe('npm run train refuses settings that cannot work, before anything is built or written', () => {
+  it('--tiny-hidden 65536, --turn-tokens 2100 (2048 context), an empty corpus', async () => {
+    const out = join(root, 'never');
+    const big = await train(['--out', out, '--preset', 'smoke', '--tiny-hidden', '65536']);
+    expect(big.code).toBe(1);
+    expect(big.stderr).toMatch(/--tiny-hidden 65536, .*random-tiny would have \d+M parameters per policy/);
+    const turns = await train(['--out', out, '--preset', 'smoke', '--turn-tokens', '2100']);
+    expect(turns.code).toBe(1);
+    expect(turns.stderr).toContain("--turn-tokens: 2100 tokens per turn do not fit in the model's context of 2048 tokens (--tiny-max-positions)");
+    const corpus = join(root, 'empty.jsonl');
+    writeFileSync(corpus, '\n');
+    const empty = await train(['--out', out, '--preset', 'smoke', '--corpus', corpus, '--student-questions', 'examiner']);
+    expect(empty.code).toBe(1);
+    expect(empty.stderr).toContain(`--corpus: ${corpus} holds no passages (the corpus is empty)`);
+    expect(existsSync(out)).toBe(false);
+  }, 60_000);
+});
+
 describe('a diverging run (--lr 1e30)', () => {
   it('stops naming what diverged; the latest checkpoint stays finite and resumable', async () => {
     const out = join(root, 'diverge');
