@@ -124,6 +124,14 @@ function compare(straight: string, soaked: string): { compared: string[]; differ
   return { compared, differences };
 }
 
+/** Where the latest checkpoint of a run folder stands, for the log. */
+function latest(dir: string): string {
+  const p = join(dir, 'checkpoints', 'latest.json');
+  if (!existsSync(p)) return 'none yet';
+  const c = (JSON.parse(readFileSync(p, 'utf8')) as { cursor: { iteration: number; stage: string; step: number } }).cursor;
+  return `iteration ${c.iteration}, ${c.stage} step ${c.step}`;
+}
+
 async function main(): Promise<number> {
   const o = parse(process.argv.slice(2));
   const root = o.keep ?? mkdtempSync(join(tmpdir(), 'piplay-soak-'));
@@ -159,7 +167,7 @@ async function main(): Promise<number> {
     if (r.result === 'killed') {
       kills++;
       const at = kill!.from === 'start' ? `${(kill!.ms / 1000).toFixed(2)} s after its start` : `${(kill!.ms / 1000).toFixed(2)} s into its work`;
-      console.log(`soak: kill ${kills}/${o.kills}, ${at} (${resume ? 'a resumed' : 'a new'} run)`);
+      console.log(`soak: kill ${kills}/${o.kills}, ${at} (${resume ? 'a resumed' : 'a new'} run); latest checkpoint: ${latest(soaked)}`);
     } else if (r.result === 0) finished = true;
     else throw new Error(`soak: a ${resume ? 'resumed' : 'new'} run failed (exit ${r.result}) after ${kills} kills:\n${r.stderr}`);
   }

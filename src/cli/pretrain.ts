@@ -4,8 +4,8 @@
 // default world's 1-hop eval questions.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { parsePretrainArgs, PRETRAIN_USAGE } from './pretrain-args.ts';
-import { checkOutFolder, type OutRule } from './out-folder.ts';
+import { parsePretrainArgs, PRETRAIN_OUT_RULE, PRETRAIN_USAGE, WORLD_OUT_RULE } from './pretrain-args.ts';
+import { checkOutFolder } from './out-folder.ts';
 import { formatTime } from './progress.ts';
 import { Engine } from '../gpu/engine.ts';
 import { nodeHost } from '../gpu/host/node.ts';
@@ -40,21 +40,6 @@ function listEmbedded(out: string): void {
   names.push(name);
   writeFileSync(index, JSON.stringify(Array.isArray(list) ? names : { ...(list as object), models: names }, null, 2) + '\n');
 }
-
-/** A model folder pretrain wrote: the model's files and a TRAINING.md that says so. */
-const PRETRAIN_OUT_RULE: OutRule = {
-  flag: '--out',
-  command: 'npm run pretrain',
-  own: 'a model folder that npm run pretrain made (it is replaced)',
-  names: ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json', 'TRAINING.md'],
-  marker: (dir) => existsSync(join(dir, 'TRAINING.md')) && readFileSync(join(dir, 'TRAINING.md'), 'utf8').includes('`npm run pretrain`'),
-};
-const WORLD_OUT_RULE: OutRule = {
-  flag: '--world-out',
-  command: 'npm run pretrain',
-  own: "a default world's corpus.jsonl and eval.jsonl (they are replaced)",
-  names: ['corpus.jsonl', 'eval.jsonl'],
-};
 
 async function main(): Promise<number> {
   const args = parsePretrainArgs(process.argv.slice(2));

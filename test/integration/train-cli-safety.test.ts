@@ -14,9 +14,9 @@ import { latestCheckpoint } from '../../src/selfplay/checkpoint.ts';
 const root = mkdtempSync(join(tmpdir(), 'piplay-safety-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-function train(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+function train(args: string[], command = 'train'): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    execFile(process.execPath, ['--import', 'tsx', 'src/cli/train.ts', ...args], { maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
+    execFile(process.execPath, ['--import', 'tsx', `src/cli/${command}.ts`, ...args], { maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
       done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
     });
   });
@@ -66,6 +66,32 @@ describe('npm run train --out', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`--resume: ${missing} does not exist, so there is nothing to resume`);
     expect(existsSync(join(root, 'missing'))).toBe(false);
+  }, 60_000);
+});
+
+describe('npm run experiment and npm run pretrain --out', () => {
+  it("refuse a folder of other files before any work; pretrain may replace its own model", async () => {
+    const mine = join(root, 'results');
+    mkdirSync(join(mine, 'investigation'), { recursive: true });
+    writeFileSync(join(mine, 'results.md'), 'my table');
+    const before = snapshot(mine);
+    const exp = await train(['--out', mine, '--preset', 'smoke'], 'experiment');
+    expect(exp.code).toBe(1);
+    expect(exp.stderr).toContain(`--out: ${mine} holds files that npm run experiment did not write (investigation)`);
+    const pre = await train(['--out', mine, '--steps', '1'], 'pretrain');
+    expect(pre.code).toBe(1);
+    expect(pre.stderr).toContain(`--out: ${mine} holds files that npm run pretrain did not write (investigation, results.md)`);
+    const world = await train(['--out', join(root, 'new-model'), '--world-out', mine, '--steps', '1'], 'pretrain');
+    expect(world.code).toBe(1);
+    expect(world.stderr).toContain(`--world-out: ${mine} holds files that npm run pretrain did not write`);
+    expect(snapshot(mine)).toEqual(before);
+    expect(existsSync(join(root, 'new-model'))).toBe(false);
+    // A model folder that is not pretrain's (no TRAINING.md of it) is refused too.
+    const model = join(root, 'hf-model');
+    cpSync('public/models/piplay-tiny', model, { recursive: true });
+    rmSync(join(model, 'TRAINING.md'));
+    const hf = await train(['--out', model, '--steps', '1'], 'pretrain');
+    expect(hf.stderr).toContain(`--out: ${model} holds files that npm run pretrain did not write`);
   }, 60_000);
 });
 

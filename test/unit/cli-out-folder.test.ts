@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkOutFolder } from '../../src/cli/out-folder.ts';
+import { PRETRAIN_OUT_RULE, WORLD_OUT_RULE } from '../../src/cli/pretrain-args.ts';
 import { trainOutRule } from '../../src/cli/run-folder.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'piplay-out-'));
@@ -56,5 +57,14 @@ describe('checkOutFolder (npm run train --out)', () => {
     expect(() => checkOutFolder(missing, trainOutRule(true))).toThrow(new RegExp(`--resume: ${missing} does not exist`));
     expect(readdirSync(root)).not.toContain('missing');
     expect(() => checkOutFolder(folder('empty2', {}), trainOutRule(true))).toThrow(/is empty, so there is nothing to resume/);
+  });
+});
+
+describe('checkOutFolder (npm run pretrain --out, --world-out)', () => {
+  it("takes the embedded model (pretrain made it) and the default world's folder; refuses another model", () => {
+    expect(checkOutFolder('public/models/piplay-tiny', PRETRAIN_OUT_RULE)).toBe('own');
+    expect(checkOutFolder('public/worlds/default', WORLD_OUT_RULE)).toBe('own');
+    const hf = folder('hf', { 'config.json': JSON.stringify({ model_type: 'llama' }), 'model.safetensors': '', 'TRAINING.md': '# notes' });
+    expect(() => checkOutFolder(hf, PRETRAIN_OUT_RULE)).toThrow(/npm run pretrain did not write \(TRAINING.md, config.json, model.safetensors\).*It is a model folder/);
   });
 });
