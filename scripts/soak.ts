@@ -5,13 +5,13 @@
 // (metrics with their timing fields aside), the latest checkpoint (weights, optimizer state, run state) and
 // the exported student. Exit 0 when they are, 1 with the differences otherwise.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, type Dirent } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, type Dirent } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Rng } from '../src/env/random.ts';
 
 /** The soaked run: the smoke preset over a few iterations, so kills land in every stage and in saves. */
-const DEFAULT_SETTINGS = ['--preset', 'smoke', '--iterations', '3', '--examiner-steps', '2', '--student-steps', '2'];
+const DEFAULT_SETTINGS = ['--preset', 'smoke', '--iterations', '4', '--examiner-steps', '2', '--student-steps', '2'];
 /** Metrics that measure time, not the computation. */
 const TIMING = new Set(['tokens_per_s', 'step_seconds']);
 
@@ -45,11 +45,11 @@ function parse(argv: string[]): Options {
   return o;
 }
 
-/** When to SIGKILL a run: `ms` after it starts, or `ms` after it is ready (its 'train:' line, once set up). */
-type Kill = { from: 'start' | 'ready'; ms: number };
+/** When to SIGKILL a run: `ms` after it starts, or `ms` after its first new checkpoint (so each run gets further). */
+type Kill = { from: 'start' | 'checkpoint'; ms: number };
 
 /** `npm run train` as a child, SIGKILLed as `kill` says. Resolves with its exit code (or 'killed') and when it was ready. */
-function train(args: string[], kill?: Kill): Promise<{ result: number | 'killed'; readyMs: number | null; stderr: string }> {
+function train(args: string[], kill?: Kill, pointer?: string): Promise<{ result: number | 'killed'; readyMs: number | null; stderr: string }> {
   return new Promise((done) => {
     const started = Date.now();
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/train.ts', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -60,16 +60,24 @@ function train(args: string[], kill?: Kill): Promise<{ result: number | 'killed'
     let timer: NodeJS.Timeout | null = null;
     const arm = (ms: number) => (timer = setTimeout(() => ((killed = true), child.kill('SIGKILL')), ms));
     if (kill?.from === 'start') arm(kill.ms);
+    let poll: NodeJS.Timeout | null = null;
+    if (kill?.from === 'checkpoint' && pointer) {
+      const stamp = () => (existsSync(pointer) ? statSync(pointer).mtimeMs : 0);
+      const before = stamp();
+      poll = setInterval(() => {
+        if (stamp() === before) return;
+        clearInterval(poll!);
+        arm(kill.ms);
+      }, 5);
+    }
     child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
     child.stdout.on('data', (b: Buffer) => {
       stdout += b.toString();
-      if (readyMs === null && /^train: /m.test(stdout)) {
-        readyMs = Date.now() - started;
-        if (kill?.from === 'ready') arm(kill.ms);
-      }
+      if (readyMs === null && /^train: /m.test(stdout)) readyMs = Date.now() - started;
     });
     child.on('close', (code) => {
       if (timer) clearTimeout(timer);
+      if (poll) clearInterval(poll);
       done({ result: killed && code === null ? 'killed' : (code ?? 1), readyMs, stderr });
     });
   });
@@ -124,6 +132,12 @@ function compare(straight: string, soaked: string): { compared: string[]; differ
   return { compared, differences };
 }
 
+/** Units of work of a finished run (steps, data generations, evaluations): one metrics or eval line each. */
+function countUnits(dir: string): number {
+  const lines = (f: string) => readFileSync(join(dir, f), 'utf8').split('\n').filter((l) => l !== '').length;
+  return lines('metrics.jsonl') + lines('eval.jsonl');
+}
+
 /** Where the latest checkpoint of a run folder stands, for the log. */
 function latest(dir: string): string {
   const p = join(dir, 'checkpoints', 'latest.json');
@@ -147,11 +161,13 @@ async function main(): Promise<number> {
   const readyMs = s.readyMs ?? 0;
   console.log(`soak: straight run in ${(straightMs / 1000).toFixed(1)} s (set up after ${(readyMs / 1000).toFixed(1)} s)`);
 
-  // Kill moments: some during set-up (the folder check, log truncation, the restore), the rest within the
-  // run's work, in windows of 1.5/N of it, so that the N kills together sweep steps, evaluations, saves and
-  // the export before the last start runs to the end.
+  // Kill moments: some during set-up (the folder check, log truncation, the restore), the rest after the
+  // run's first new checkpoint, within a unit's time of it (the next unit of work, or its save), so every
+  // run gets at least one unit further and the kills sweep steps, evaluations, saves and the export.
   const rng = new Rng(`soak/${o.seed}`);
-  const window = (Math.max(straightMs - readyMs, 1000) * 1.5) / Math.max(o.kills, 1);
+  const units = countUnits(straight);
+  const unitMs = Math.max(straightMs - readyMs, 1000) / Math.max(units, 1);
+  const pointer = join(soaked, 'checkpoints', 'latest.json');
   let kills = 0;
   let starts = 0;
   let finished = false;
@@ -160,18 +176,19 @@ async function main(): Promise<number> {
     const args = ['--out', soaked, ...(resume ? ['--resume'] : o.settings)];
     let kill: Kill | undefined;
     if (kills < o.kills) {
-      kill = rng.next() < 0.15 ? { from: 'start', ms: Math.round(200 + rng.next() * readyMs) } : { from: 'ready', ms: Math.round(rng.next() * window) };
+      kill = rng.next() < 0.15 ? { from: 'start', ms: Math.round(200 + rng.next() * readyMs) } : { from: 'checkpoint', ms: Math.round(rng.next() * unitMs) };
     }
     starts++;
-    const r = await train(args, kill);
+    const r = await train(args, kill, pointer);
     if (r.result === 'killed') {
       kills++;
-      const at = kill!.from === 'start' ? `${(kill!.ms / 1000).toFixed(2)} s after its start` : `${(kill!.ms / 1000).toFixed(2)} s into its work`;
+      const at = `${(kill!.ms / 1000).toFixed(2)} s after its ${kill!.from === 'start' ? 'start' : 'first new checkpoint'}`;
       console.log(`soak: kill ${kills}/${o.kills}, ${at} (${resume ? 'a resumed' : 'a new'} run); latest checkpoint: ${latest(soaked)}`);
     } else if (r.result === 0) finished = true;
     else throw new Error(`soak: a ${resume ? 'resumed' : 'new'} run failed (exit ${r.result}) after ${kills} kills:\n${r.stderr}`);
   }
-  console.log(`soak: the soaked run finished after ${kills} kills and ${starts} starts`);
+  const early = kills < o.kills ? ` (it finished before the kill it was given; ${o.kills - kills} kills fewer than asked)` : '';
+  console.log(`soak: the soaked run finished after ${kills} kills and ${starts} starts${early}`);
 
   const { compared, differences } = compare(straight, soaked);
   if (!o.keep) rmSync(root, { recursive: true, force: true });
