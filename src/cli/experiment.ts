@@ -20,7 +20,7 @@ import { examinerProbeTable, probeTable, renderResults, type ResultsMeta } from 
 import { configDiff, DEFAULT_ARMS, DEFAULT_SEEDS, parseArms, parseSeeds, planExperiment, type ExperimentJob } from '../experiment/plan.ts';
 import { driftSvg, emByIterationSvg } from '../experiment/plots.ts';
 import type { BaseModel } from '../selfplay/base-model.ts';
-import { latestCheckpoint } from '../selfplay/checkpoint.ts';
+import { latestCheckpoint, NonFiniteCheckpointError } from '../selfplay/checkpoint.ts';
 import { ConfigError, SETTINGS, optionHelp, PRESETS, type PresetName, type SelfPlayConfig } from '../selfplay/config.ts';
 import { NonFiniteLossError } from '../selfplay/context.ts';
 import type { Environment } from '../selfplay/environment.ts';
@@ -32,8 +32,9 @@ import { probeExaminer, type ExaminerProbeResult } from '../selfplay/examiner-pr
 import { parseArgs } from './args.ts';
 import { stopOnInterrupt } from './interrupt.ts';
 import { DirStorage } from './fs-storage.ts';
+import { checkOutFolder, type OutRule } from './out-folder.ts';
 import { ConsoleReporter, evalLine, formatTime } from './progress.ts';
-import { LOGS, RunFolder } from './run-folder.ts';
+import { LOGS, RUN_NAMES, RunFolder } from './run-folder.ts';
 import { buildBase, buildEnvironment } from './setup.ts';
 
 const USAGE = [
@@ -70,6 +71,15 @@ function showValue(v: unknown): string {
 function settingsText(settings: Partial<SelfPlayConfig>): string[] {
   return (Object.keys(settings) as (keyof SelfPlayConfig)[]).map((k) => `--${SETTINGS[k].flag} ${showValue(settings[k])}`);
 }
+
+/** The experiment folder: its results, the base-model probes and runs/ (one folder per arm and seed). */
+function experimentOutRule(resume: boolean): OutRule {
+  const names = ['results.md', 'results.json', 'em_by_iteration.svg', 'drift.svg', 'probe.json', 'examiner-probe.json', 'runs'];
+  return { flag: '--out', command: 'npm run experiment', own: 'an experiment (to --resume)', names, resume };
+}
+
+/** A run of the experiment: what `npm run train` writes, plus the run's result.json and drift.jsonl. */
+const JOB_RULE: OutRule = { flag: '--out', command: 'npm run experiment', own: 'a run of an experiment', names: [...RUN_NAMES, 'result.json', 'drift.jsonl'] };
 
 class Experiment {
   private envs = new Map<string, Environment>();
@@ -161,6 +171,7 @@ class Experiment {
     for (const job of this.jobs) {
       const dir = join(this.out, job.dir);
       const stored = join(dir, 'result.json');
+      checkOutFolder(dir, JOB_RULE);
       const hasCheckpoint = existsSync(join(dir, 'checkpoints', 'latest.json'));
       if (!this.opts.resume && (existsSync(stored) || hasCheckpoint || existsSync(join(dir, 'eval.jsonl')))) {
         throw new ConfigError(`--out: ${dir} already holds a run; pass --resume to keep finished runs and continue the others, or choose another --out`);
@@ -252,7 +263,7 @@ class Experiment {
     try {
       await run.run({ signal });
     } catch (err) {
-      if (!(err instanceof NonFiniteLossError)) {
+      if (!(err instanceof NonFiniteLossError || err instanceof NonFiniteCheckpointError)) {
         run.dispose();
         throw err;
       }
@@ -364,6 +375,9 @@ async function main(argv: string[]): Promise<number> {
   if (!Number.isInteger(probeQuestionCount) || probeQuestionCount < 0) throw new ConfigError(`--probe-questions: '${probeText}' is not allowed; use an integer >= 0`);
   const resume = args.own['resume'] === 'true';
   const jobs = planExperiment({ preset, arms, seeds, settings: args.settings });
+  if (checkOutFolder(out, experimentOutRule(resume)) === 'own' && !resume) {
+    throw new ConfigError(`--out: ${out} already holds a run; pass --resume to keep finished runs and continue the others, or choose another --out`);
+  }
   mkdirSync(out, { recursive: true });
 
   const engine = await Engine.create(nodeHost());

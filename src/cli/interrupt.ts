@@ -1,9 +1,23 @@
 // Ctrl-C during a long command-line run: the first asks the run to stop after its current step (so it can
-// checkpoint and be resumed), a second quits at once.
-export function stopOnInterrupt(): { signal: AbortSignal; release: () => void } {
+// checkpoint and be resumed), a second quits at once. A terminal's Ctrl-C sends SIGINT to the whole
+// process group, and under `npm run` npm and tsx also pass it on to this process, so one key press arrives
+// as two or three signals within milliseconds: those count as one. Only a SIGINT more than `graceMs` after
+// the first (the user pressing Ctrl-C again) quits.
+export function stopOnInterrupt(opts: { graceMs?: number; now?: () => number; exit?: (code: number) => void } = {}): {
+  signal: AbortSignal;
+  release: () => void;
+} {
+  const graceMs = opts.graceMs ?? 1000;
+  const now = opts.now ?? Date.now;
+  const exit = opts.exit ?? ((code: number) => process.exit(code));
   const abort = new AbortController();
+  let first = 0;
   const onSigint = () => {
-    if (abort.signal.aborted) process.exit(130);
+    if (abort.signal.aborted) {
+      if (now() - first > graceMs) exit(130);
+      return;
+    }
+    first = now();
     console.error('\nstopping after the current step (Ctrl-C again to quit at once)...');
     abort.abort();
   };

@@ -2,8 +2,11 @@
 // numeric settings' flags, defaults, help and checks are the page's (PRETRAIN_FIELDS in
 // src/pretrain/settings.ts), so both accept the same values; --out, --from, --world-out and --check are the
 // CLI's own. Pure: importing this starts no engine and reads no files.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { PretrainOptions } from '../pretrain/run.ts';
 import { scanArgs } from './args.ts';
+import type { OutRule } from './out-folder.ts';
 import { PRETRAIN_DEFAULTS, PRETRAIN_FIELDS, pretrainProblems, settingsToOptions, type PretrainKey, type PretrainSettings } from '../pretrain/settings.ts';
 
 const KEYS = Object.keys(PRETRAIN_FIELDS) as PretrainKey[];
@@ -84,3 +87,18 @@ export function parsePretrainArgs(argv: string[]): PretrainArgs | 'help' {
     check: check === undefined ? 25 : Number(check),
   };
 }
+
+/** A model folder pretrain wrote: the model's files and a TRAINING.md that says so. */
+export const PRETRAIN_OUT_RULE: OutRule = {
+  flag: '--out',
+  command: 'npm run pretrain',
+  own: 'a model folder that npm run pretrain made (it is replaced)',
+  names: ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json', 'TRAINING.md'],
+  marker: (dir) => existsSync(join(dir, 'TRAINING.md')) && readFileSync(join(dir, 'TRAINING.md'), 'utf8').includes('`npm run pretrain`'),
+};
+export const WORLD_OUT_RULE: OutRule = {
+  flag: '--world-out',
+  command: 'npm run pretrain',
+  own: "a default world's corpus.jsonl and eval.jsonl (they are replaced)",
+  names: ['corpus.jsonl', 'eval.jsonl'],
+};

@@ -4,7 +4,8 @@
 // default world's 1-hop eval questions.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { parsePretrainArgs, PRETRAIN_USAGE } from './pretrain-args.ts';
+import { parsePretrainArgs, PRETRAIN_OUT_RULE, PRETRAIN_USAGE, WORLD_OUT_RULE } from './pretrain-args.ts';
+import { checkOutFolder } from './out-folder.ts';
 import { formatTime } from './progress.ts';
 import { Engine } from '../gpu/engine.ts';
 import { nodeHost } from '../gpu/host/node.ts';
@@ -52,6 +53,9 @@ async function main(): Promise<number> {
   };
   const { worldOut, check: checkN } = args;
   const out = resolve(args.out);
+  // Both folders are checked before hours of training, and before a byte is written.
+  checkOutFolder(out, PRETRAIN_OUT_RULE);
+  if (worldOut) checkOutFolder(resolve(worldOut), WORLD_OUT_RULE);
   const command = `npm run pretrain -- ${process.argv.slice(2).map((a) => (/^[\w./=:-]+$/.test(a) ? a : `'${a}'`)).join(' ')}`.trim();
 
   const e = await Engine.create(nodeHost());

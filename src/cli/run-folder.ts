@@ -5,13 +5,29 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } fr
 import { join } from 'node:path';
 import type { RunState } from '../selfplay/checkpoint.ts';
 import type { RunEvent } from '../selfplay/events.ts';
+import { withPath } from './fs-errors.ts';
+import { readJson, type OutRule } from './out-folder.ts';
 
 export const LOGS = { metrics: 'metrics.jsonl', questions: 'questions.jsonl', rollouts: 'rollouts.jsonl', eval: 'eval.jsonl' } as const;
 export type LogName = keyof typeof LOGS;
 
+/** Everything `npm run train` writes at the top of its run folder. */
+export const RUN_NAMES = ['config.json', ...Object.values(LOGS), 'checkpoints', 'student'] as const;
+
+/** A folder of RUN_NAMES is a run when its config.json holds a run's settings or it has a checkpoint. */
+export function isRunFolder(dir: string): boolean {
+  const c = readJson(join(dir, 'config.json'));
+  return (c !== null && 'examinerSteps' in c && 'studentSteps' in c) || existsSync(join(dir, 'checkpoints', 'latest.json'));
+}
+
+/** The --out rule of `npm run train` (see checkOutFolder). */
+export function trainOutRule(resume: boolean): OutRule {
+  return { flag: '--out', command: 'npm run train', own: 'a run of npm run train (to --resume)', names: RUN_NAMES, marker: isRunFolder, resume };
+}
+
 export class RunFolder {
   constructor(readonly dir: string) {
-    mkdirSync(dir, { recursive: true });
+    withPath('create', dir, () => mkdirSync(dir, { recursive: true }));
   }
 
   path(name: string): string {
@@ -19,26 +35,28 @@ export class RunFolder {
   }
 
   writeJson(name: string, value: unknown): void {
-    writeFileSync(this.path(name), JSON.stringify(value, null, 2) + '\n');
+    const p = this.path(name);
+    withPath('write', p, () => writeFileSync(p, JSON.stringify(value, null, 2) + '\n'));
   }
 
   /** Empties every log (a new run). */
   resetLogs(): void {
-    for (const f of Object.values(LOGS)) writeFileSync(this.path(f), '');
+    for (const f of Object.values(LOGS)) withPath('write', this.path(f), () => writeFileSync(this.path(f), ''));
   }
 
   /** Keeps the first `records[name]` lines of each log (a resumed run). */
   truncateLogs(records: RunState['records']): void {
     for (const [name, file] of Object.entries(LOGS) as [LogName, string][]) {
       const p = this.path(file);
-      const lines = existsSync(p) ? readFileSync(p, 'utf8').split('\n').filter((l) => l !== '') : [];
+      const lines = existsSync(p) ? withPath('read', p, () => readFileSync(p, 'utf8')).split('\n').filter((l) => l !== '') : [];
       const keep = lines.slice(0, records[name]);
-      writeFileSync(p, keep.map((l) => l + '\n').join(''));
+      withPath('write', p, () => writeFileSync(p, keep.map((l) => l + '\n').join('')));
     }
   }
 
   append(name: LogName, value: unknown): void {
-    appendFileSync(this.path(LOGS[name]), JSON.stringify(value) + '\n');
+    const p = this.path(LOGS[name]);
+    withPath('write', p, () => appendFileSync(p, JSON.stringify(value) + '\n'));
   }
 
   /** Writes an event to its log, if it has one. */

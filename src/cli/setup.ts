@@ -8,16 +8,17 @@ import { parseCorpusJsonl, parseEvalSetJsonl } from '../env/index.ts';
 import { filesFromNodeFolder } from '../gpu/host/node-files.ts';
 import { folderBase, randomTinyBase, type BaseModel } from '../selfplay/base-model.ts';
 import type { SelfPlayConfig } from '../selfplay/config.ts';
-import { ConfigError } from '../selfplay/config.ts';
+import { checkContext, ConfigError } from '../selfplay/config.ts';
 import { Environment, type EvalQuestion } from '../selfplay/environment.ts';
 import { latestCheckpoint, restorePolicies } from '../selfplay/checkpoint.ts';
 import { Policies } from '../selfplay/policies.ts';
+import { withPath } from './fs-errors.ts';
 import { DirStorage } from './fs-storage.ts';
 
 function readText(path: string, flag: string): string {
   const p = resolve(path);
   if (!existsSync(p)) throw new ConfigError(`--${flag}: ${p} does not exist`);
-  return readFileSync(p, 'utf8');
+  return withPath('read', p, () => readFileSync(p, 'utf8'));
 }
 
 /** The corpus ('world' or a JSONL file; errors name the file and line) and the held-out questions. */
@@ -29,6 +30,9 @@ export function buildEnvironment(c: SelfPlayConfig): Environment {
     return evalSet ? new Environment(env.passages, evalSet, c.retrievalTopK, env.world) : env;
   }
   const passages = parseCorpusJsonl(readText(c.corpus, 'corpus'), c.corpus);
+  if (passages.length === 0) {
+    throw new ConfigError(`--corpus: ${resolve(c.corpus)} holds no passages (the corpus is empty); give a JSONL file with one {id, title, text} per line`);
+  }
   return new Environment(passages, evalSet ?? [], c.retrievalTopK);
 }
 
@@ -42,7 +46,9 @@ export async function buildBase(e: Engine, c: SelfPlayConfig, env: Environment):
         'embedded base with `npm run pretrain` (it writes public/models/piplay-tiny).',
     );
   }
-  return folderBase(e, filesFromNodeFolder(dir), c.model);
+  const base = await folderBase(e, filesFromNodeFolder(dir), c.model);
+  checkContext(c, base.cfg.maxPositions, `max_position_embeddings in ${dir}/config.json`);
+  return base;
 }
 
 /** A model folder (or 'random-tiny') as the config names it, with its corpus, on the device. */
@@ -68,6 +74,7 @@ export async function openRun(e: Engine, dir: string, flag = 'run'): Promise<Ope
   const storage = new DirStorage(resolve(dir));
   const cp = await latestCheckpoint(storage);
   if (!cp) throw new ConfigError(`--${flag}: ${resolve(dir)} holds no checkpoint`);
+  if (cp.warning) console.error(`warn: ${cp.warning}`);
   const config = cp.state.config;
   const env = buildEnvironment(config);
   const base = await buildBase(e, config, env);

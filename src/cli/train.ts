@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 import { Engine } from '../gpu/engine.ts';
 import { nodeHost } from '../gpu/host/node.ts';
 import { exportModel } from '../model/io.ts';
-import { latestCheckpoint } from '../selfplay/checkpoint.ts';
+import { latestCheckpoint, NonFiniteCheckpointError } from '../selfplay/checkpoint.ts';
 import { ConfigError, makeConfig, optionHelp, PRESETS, type PresetName, type SelfPlayConfig } from '../selfplay/config.ts';
 import { NonFiniteLossError } from '../selfplay/context.ts';
 import { SelfPlayRun } from '../selfplay/loop.ts';
@@ -15,7 +15,9 @@ import { parseArgs } from './args.ts';
 import { stopOnInterrupt } from './interrupt.ts';
 import { DirStorage } from './fs-storage.ts';
 import { ConsoleReporter, formatTime } from './progress.ts';
-import { RunFolder } from './run-folder.ts';
+import { withPath } from './fs-errors.ts';
+import { checkOutFolder } from './out-folder.ts';
+import { RunFolder, trainOutRule } from './run-folder.ts';
 import { buildBase, buildEnvironment } from './setup.ts';
 
 const USAGE = [
@@ -37,10 +39,10 @@ async function main(argv: string[]): Promise<number> {
   if (!outArg) throw new ConfigError('--out is required: the folder the run writes');
   const out = resolve(outArg);
   const resume = args.own['resume'] === 'true';
-  mkdirSync(out, { recursive: true });
+  // Nothing is written (not even the folder) until the folder is known to be new, empty or a run of ours.
+  const kind = checkOutFolder(out, trainOutRule(resume));
   const storage = new DirStorage(out);
-  const folder = new RunFolder(out);
-  const cp = await latestCheckpoint(storage);
+  const cp = kind === 'own' ? await latestCheckpoint(storage) : null;
 
   let config: SelfPlayConfig;
   if (resume) {
@@ -50,7 +52,6 @@ async function main(argv: string[]): Promise<number> {
       throw new ConfigError(`--resume continues with the settings stored in the checkpoint; drop ${given.length ? given.join(', ') : '--preset'}`);
     }
     config = cp.state.config;
-    folder.truncateLogs(cp.state.records);
   } else {
     if (cp) {
       throw new ConfigError(
@@ -60,15 +61,17 @@ async function main(argv: string[]): Promise<number> {
     }
     config = makeConfig((args.own['preset'] ?? 'demo') as PresetName, args.settings);
   }
-  // The corpus and held-out files are read (and checked) before the folder is touched.
+  // The corpus, the held-out files and the base model are read (and checked) before the folder is touched.
   const env = buildEnvironment(config);
-  if (!resume) {
+  const engine = await Engine.create(nodeHost());
+  const base = await buildBase(engine, config, env);
+  const folder = new RunFolder(out);
+  for (const f of await storage.removeLeftovers()) console.error(`train: removed ${f}, left behind by a run that was killed while saving`);
+  if (cp && resume) folder.truncateLogs(cp.state.records);
+  else {
     folder.resetLogs();
     folder.writeJson('config.json', config);
   }
-
-  const engine = await Engine.create(nodeHost());
-  const base = await buildBase(engine, config, env);
   const reporter = new ConsoleReporter();
   const run = await SelfPlayRun.start({
     engine,
@@ -94,7 +97,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     await run.run({ signal: interrupt.signal });
   } catch (err) {
-    if (err instanceof NonFiniteLossError) {
+    if (err instanceof NonFiniteLossError || err instanceof NonFiniteCheckpointError) {
       console.error(err.message);
       return 2;
     }
@@ -110,8 +113,8 @@ async function main(argv: string[]): Promise<number> {
   // Under LoRA the student is the shared base with the student's adapters: the export merges those in.
   const files = await exportModel(run.ctx.policies.student, { extraFiles: base.tokenizerFiles });
   const dir = join(out, 'student');
-  mkdirSync(dir, { recursive: true });
-  for (const [name, bytes] of files) writeFileSync(join(dir, name), bytes);
+  withPath('create', dir, () => mkdirSync(dir, { recursive: true }));
+  for (const [name, bytes] of files) withPath('write', join(dir, name), () => writeFileSync(join(dir, name), bytes));
   const last = run.state.evals[run.state.evals.length - 1];
   console.log(
     `train: done in ${formatTime((Date.now() - t0) / 1000)}${last ? `; held-out EM ${(100 * last.em).toFixed(1)}%` : ''}; the student is in ${dir}`,

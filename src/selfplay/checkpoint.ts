@@ -11,6 +11,7 @@ import type { TrainQuestion } from './environment.ts';
 import type { EvalMetrics, StepMetrics } from './events.ts';
 import { optimizerStateFromBytes, optimizerStateToBytes, type Policies } from './policies.ts';
 import { bytesText, textBytes, type RunStorage } from './storage.ts';
+import { parseSafetensors, toFloat32 } from '../model/safetensors.ts';
 
 export type CursorStage = 'eval-start' | 'examiner' | 'generate' | 'student' | 'eval' | 'done';
 
@@ -56,17 +57,34 @@ async function readPointer(storage: RunStorage): Promise<Pointer | null> {
   }
 }
 
-/** Writes a checkpoint into the slot the pointer does not name, then points at it. Returns the slot. */
-export async function saveCheckpoint(storage: RunStorage, policies: Policies, state: RunState): Promise<string> {
-  const prev = await readPointer(storage);
-  const slot = prev?.slot === 'a' ? 'b' : 'a';
+/**
+ * Writes a checkpoint into the slot other than `keep` (default: the slot the pointer names), then points at
+ * it. The slot's state.json is emptied first and written last, so a slot with a readable state.json holds a
+ * complete checkpoint even when an earlier save into it failed half way. Every weight and optimizer moment
+ * is checked on the host copy being written: a NaN or infinity is never saved (NonFiniteCheckpointError,
+ * with the previous checkpoint left as it was). Returns the slot.
+ */
+export async function saveCheckpoint(storage: RunStorage, policies: Policies, state: RunState, keep?: string): Promise<string> {
+  const prev = keep ?? (await readPointer(storage))?.slot;
+  const slot = prev === 'a' ? 'b' : 'a';
   const at = (name: string) => `${DIR}/${slot}/${name}`;
+  await storage.put(at('state.json'), new Uint8Array(0));
   for (const name of ['examiner', 'student', 'teacher'] as const) {
     const bytes = await policies.saveWeights(name);
-    if (bytes) await storage.put(at(`${name}.safetensors`), bytes);
+    if (!bytes) continue;
+    for (const [tensor, entry] of parseSafetensors(bytes, `${name}.safetensors`).tensors) {
+      checkFiniteArray(toFloat32(entry), state.cursor, name, `weight '${tensor}'`);
+    }
+    await storage.put(at(`${name}.safetensors`), bytes);
   }
   for (const name of ['examiner', 'student'] as const) {
-    await storage.put(at(`${name}.optim.safetensors`), optimizerStateToBytes(await policies.optimizerState(name)));
+    const opt = await policies.optimizerState(name);
+    opt.params.forEach((p, k) => {
+      const what = `parameter ${k}${p.name ? ` '${p.name}'` : ''}`;
+      checkFiniteArray(p.m, state.cursor, name, `optimizer first moment of ${what}`);
+      checkFiniteArray(p.v, state.cursor, name, `optimizer second moment of ${what}`);
+    });
+    await storage.put(at(`${name}.optim.safetensors`), optimizerStateToBytes(opt));
   }
   await storage.put(at('state.json'), textBytes(JSON.stringify(state)));
   const pointer: Pointer = { slot, cursor: state.cursor, savedAt: new Date().toISOString() };
@@ -74,15 +92,91 @@ export async function saveCheckpoint(storage: RunStorage, policies: Policies, st
   return slot;
 }
 
-/** The state of the latest checkpoint and its slot, or null when the storage holds none. */
-export async function latestCheckpoint(storage: RunStorage): Promise<{ slot: string; state: RunState } | null> {
-  const pointer = await readPointer(storage);
-  if (!pointer) return null;
-  const b = await storage.get(`${DIR}/${pointer.slot}/state.json`);
-  if (!b) throw new Error(`piplay: checkpoint slot '${pointer.slot}' has no state.json`);
-  const state = JSON.parse(bytesText(b)) as RunState;
-  if (state.version !== 1) throw new Error(`piplay: checkpoint version ${String(state.version)} is not supported`);
-  return { slot: pointer.slot, state };
+/** Weights or optimizer moments with a NaN or an infinity: the checkpoint is not saved. */
+export class NonFiniteCheckpointError extends Error {
+  override name = 'NonFiniteCheckpointError';
+  constructor(
+    readonly cursor: Cursor,
+    readonly policy: string,
+    readonly what: string,
+    readonly count: number,
+    readonly size: number,
+  ) {
+    super(
+      `piplay: the ${policy}'s ${what} holds ${count} of ${size} values that are NaN or infinite (training diverged), so the ` +
+        `checkpoint at iteration ${cursor.iteration}, ${cursor.stage} step ${cursor.step} was not saved and the previous one is kept; ` +
+        'resume from it (--resume), or start again with a lower learning rate (--lr, --examiner-lr) or a tighter --grad-clip',
+    );
+  }
+}
+
+function checkFiniteArray(a: Float32Array, cursor: Cursor, policy: string, what: string): void {
+  let bad = 0;
+  for (let i = 0; i < a.length; i++) if (!Number.isFinite(a[i]!)) bad++;
+  if (bad) throw new NonFiniteCheckpointError(cursor, policy, what, bad, a.length);
+}
+
+/** A slot's state, or why it cannot be read. */
+async function readState(storage: RunStorage, slot: string): Promise<RunState | string> {
+  const file = `${DIR}/${slot}/state.json`;
+  const b = await storage.get(file);
+  if (!b) return `${file} is missing`;
+  if (b.length === 0) return `${file} is empty (a save into the slot did not finish)`;
+  let state: RunState;
+  try {
+    state = JSON.parse(bytesText(b)) as RunState;
+  } catch (e) {
+    return `${file} is not valid JSON (${(e as Error).message})`;
+  }
+  if (!state || typeof state !== 'object' || !state.cursor || !state.config) return `${file} is not a checkpoint state`;
+  if (state.version !== 1) return `${file} has checkpoint version ${String(state.version)}, which is not supported`;
+  return state;
+}
+
+/** How far a state got: every record it has emitted (grows with every unit of work). */
+const progressOf = (s: RunState) => s.records.metrics + s.records.questions + s.records.rollouts + s.records.eval;
+
+export interface LatestCheckpoint {
+  slot: string;
+  state: RunState;
+  /** Set when the pointer's slot (or the pointer) could not be read and the other, intact slot is used. */
+  warning?: string;
+}
+
+/**
+ * The state of the latest checkpoint and its slot, or null when the storage holds none. When the pointer or
+ * its slot's state.json is unreadable, the other slot is used if it is intact (with a warning naming the
+ * file); when neither is, the error names both files.
+ */
+export async function latestCheckpoint(storage: RunStorage): Promise<LatestCheckpoint | null> {
+  let pointer: Pointer | null;
+  let problem: string;
+  try {
+    pointer = await readPointer(storage);
+    if (!pointer) return null;
+    if (pointer.slot !== 'a' && pointer.slot !== 'b') throw new Error(`piplay: ${POINTER} names no slot 'a' or 'b'`);
+    const state = await readState(storage, pointer.slot);
+    if (typeof state !== 'string') return { slot: pointer.slot, state };
+    problem = state;
+  } catch (e) {
+    pointer = null;
+    problem = (e as Error).message.replace(/^piplay: /, '');
+  }
+  const candidates = pointer ? [pointer.slot === 'a' ? 'b' : 'a'] : ['a', 'b'];
+  const intact: { slot: string; state: RunState }[] = [];
+  const reasons = [problem];
+  for (const slot of candidates) {
+    const state = await readState(storage, slot);
+    if (typeof state === 'string') reasons.push(state);
+    else intact.push({ slot, state });
+  }
+  if (!intact.length) throw new Error(`piplay: no intact checkpoint: ${reasons.join('; ')}`);
+  const best = intact.reduce((x, y) => (progressOf(y.state) > progressOf(x.state) ? y : x));
+  const c = best.state.cursor;
+  return {
+    ...best,
+    warning: `${problem}; using the other checkpoint, ${DIR}/${best.slot} (iteration ${c.iteration}, ${c.stage} step ${c.step})`,
+  };
 }
 
 /** Loads a slot's weights and optimizer state into policies built from the same config. */

@@ -297,6 +297,10 @@ export function validateConfig(c: SelfPlayConfig): SelfPlayConfig {
   if (c.tinyHidden % c.tinyHeads !== 0) throw new ConfigError(`--tiny-heads: ${c.tinyHeads} must divide --tiny-hidden ${c.tinyHidden}`);
   if (c.tinyHeads % c.tinyKvHeads !== 0) throw new ConfigError(`--tiny-kv-heads: ${c.tinyKvHeads} must divide --tiny-heads ${c.tinyHeads}`);
   if ((c.tinyHidden / c.tinyHeads) % 2 !== 0) throw new ConfigError('--tiny-hidden / --tiny-heads must be even (RoPE)');
+  if (c.model === 'random-tiny') {
+    checkTinySize(c);
+    checkContext(c, c.tinyMaxPositions, '--tiny-max-positions');
+  }
   if (c.topK > 256) throw new ConfigError(`--topk: ${c.topK} exceeds the kernel's maximum of 256`);
   const rollouts = c.studentBatch * c.rolloutsPerQuestion;
   if (c.miniBatches > rollouts) {
@@ -310,6 +314,41 @@ export function validateConfig(c: SelfPlayConfig): SelfPlayConfig {
     throw new ConfigError("--lambda: must be 0 with --privileged none (no teacher, no distillation: Dr. Zero)");
   }
   return c;
+}
+
+/** The most parameters random-tiny may have: it is a test model, and three copies plus AdamW state are made. */
+export const TINY_MAX_PARAMS = 100_000_000;
+
+/** Parameters of one random-tiny policy (src/model/init.ts tinyConfig: tied embeddings, SwiGLU). */
+export function tinyParams(c: Pick<SelfPlayConfig, 'tinyHidden' | 'tinyLayers' | 'tinyHeads' | 'tinyKvHeads' | 'tinyVocab'>): number {
+  const h = c.tinyHidden;
+  const inter = Math.max(16, Math.round((h * 8) / 3 / 16) * 16);
+  const kv = (h / c.tinyHeads) * c.tinyKvHeads;
+  return c.tinyVocab * h + h + c.tinyLayers * (2 * h * h + 2 * h * kv + 3 * h * inter + 2 * h);
+}
+
+/** Refuses a random-tiny model too large to build, before anything is allocated. */
+function checkTinySize(c: SelfPlayConfig): void {
+  const n = tinyParams(c);
+  if (n <= TINY_MAX_PARAMS) return;
+  throw new ConfigError(
+    `--tiny-hidden ${c.tinyHidden}, --tiny-layers ${c.tinyLayers}, --tiny-vocab ${c.tinyVocab}: random-tiny would have ` +
+      `${(n / 1e6).toFixed(0)}M parameters per policy, more than the ${TINY_MAX_PARAMS / 1e6}M a random test model may have; ` +
+      'lower these settings, or give a model folder with --model',
+  );
+}
+
+/**
+ * Refuses a turn budget the model's context cannot hold: a turn of --turn-tokens after the prompt must fit
+ * in `maxPositions` (else every rollout stops for context and the loss runs over no tokens). `source` names
+ * where the context length comes from.
+ */
+export function checkContext(c: Pick<SelfPlayConfig, 'turnTokens'>, maxPositions: number, source: string): void {
+  if (c.turnTokens < maxPositions) return;
+  throw new ConfigError(
+    `--turn-tokens: ${c.turnTokens} tokens per turn do not fit in the model's context of ${maxPositions} tokens (${source}); ` +
+      'lower --turn-tokens: the prompt, the turns and the tool replies of a rollout must all fit in the context',
+  );
 }
 
 /** A preset, with overrides applied and checked. */

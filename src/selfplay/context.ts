@@ -31,7 +31,10 @@ export function uniform(rng: Rng): () => number {
   return () => rng.next();
 }
 
-/** A loss that is NaN or infinite: the run stops before the optimizer step, so the last checkpoint stays good. */
+/**
+ * A loss, metric or gradient norm that is NaN or infinite: the run stops before the optimizer step, so the
+ * weights and the last checkpoint stay as they were. `what` names the value ('loss', 'gradient norm', ...).
+ */
 export class NonFiniteLossError extends Error {
   override name = 'NonFiniteLossError';
   constructor(
@@ -40,12 +43,26 @@ export class NonFiniteLossError extends Error {
     readonly step: number,
     readonly what: string,
     readonly value: number,
+    /** The value was found after the optimizer step (the weights' norm): the step's weights are not saved. */
+    readonly afterStep = false,
   ) {
     super(
-      `piplay: the ${what} is ${value} at the ${stage} stage, iteration ${iteration}, step ${step}; the run stopped before ` +
-        'the optimizer step, so the last checkpoint is intact (resume from it, e.g. with a lower learning rate)',
+      `piplay: the ${policyOf(stage)}'s ${what} is ${value} ${afterStep ? 'after the optimizer step at' : 'at'} the ${stage} stage, iteration ${iteration}, ` +
+        `step ${step}: training diverged. ${afterStep ? 'The run stopped before saving that step' : 'The run stopped before the optimizer step'}, ` +
+        `so the last checkpoint is intact; resume from it (--resume), or start again with a lower learning rate (${lrFlagOf(stage)}) ` +
+        'or a tighter --grad-clip',
     );
   }
+}
+
+/** The policy a stage trains (the examiner stage trains the examiner, the others the student). */
+export function policyOf(stage: Stage): 'examiner' | 'student' {
+  return stage === 'examiner' ? 'examiner' : 'student';
+}
+
+/** The learning-rate option of the policy a stage trains. */
+export function lrFlagOf(stage: Stage): string {
+  return stage === 'examiner' ? '--examiner-lr' : '--lr';
 }
 
 export function checkFinite(value: number, stage: Stage, iteration: number, step: number, what: string): void {

@@ -73,6 +73,8 @@ export function firstCursor(cfg: SelfPlayConfig): Cursor {
 
 export class SelfPlayRun {
   private unitSeconds = new Map<string, number[]>();
+  /** The slot of the latest checkpoint this run restored or saved: the next save goes to the other. */
+  private slot: string | undefined;
 
   private constructor(
     readonly ctx: RunContext,
@@ -112,7 +114,9 @@ export class SelfPlayRun {
             `piplay: the checkpoint was made with other settings (${differs.map((k) => `--${SETTINGS[k].flag}`).join(', ')}); resume with the configuration stored in it`,
           );
         }
+        if (cp.warning) run.emit({ type: 'log', level: 'warn', message: cp.warning }, listeners);
         await restorePolicies(setup.storage, cp.slot, policies);
+        run.slot = cp.slot;
         state = cp.state;
         Object.assign(run.state, state);
         run.emit({ type: 'log', level: 'info', message: `resumed at iteration ${state.cursor.iteration}, ${state.cursor.stage} step ${state.cursor.step}` }, listeners);
@@ -218,7 +222,8 @@ export class SelfPlayRun {
   /** Saves a checkpoint now (needs storage). */
   async checkpoint(): Promise<void> {
     if (!this.storage) throw new Error('piplay: this run has no storage for checkpoints');
-    const slot = await saveCheckpoint(this.storage, this.ctx.policies, this.state);
+    const slot = await saveCheckpoint(this.storage, this.ctx.policies, this.state, this.slot);
+    this.slot = slot;
     this.ctx.emit({ type: 'checkpoint', name: slot, iteration: this.state.cursor.iteration, step: this.state.cursor.step });
   }
 

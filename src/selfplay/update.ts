@@ -1,10 +1,12 @@
 // One optimizer step over a batch split into micro-batches: each micro-batch's loss is weighted by its share
 // of the batch's policy tokens, so the summed gradients are those of the token-mean over the whole batch.
-// The loss is read (and checked) before its backward pass, so a NaN never reaches the weights.
+// The loss is read (and checked) before its backward pass and the gradient norm before the optimizer step,
+// so a NaN or an overflow never reaches the weights; the weights' norm is checked after the step.
 import type { Tensor } from '../gpu/tensor.ts';
 import type { AdamW } from '../gpu/optim/adamw.ts';
 import type { Engine } from '../gpu/engine.ts';
-import { checkFinite } from './context.ts';
+import { gradNorm } from '../gpu/ops/grad_norm.ts';
+import { checkFinite, NonFiniteLossError } from './context.ts';
 import type { Stage } from './events.ts';
 
 export interface MicroStep {
@@ -52,9 +54,22 @@ export async function gradientStep(e: Engine, opt: AdamW, micros: readonly Micro
     opt.zeroGrad();
     throw err;
   }
-  const norm = opt.step();
-  const gradNorm = await e.item(norm);
-  norm.dispose();
-  opt.zeroGrad();
-  return { metrics: sums, gradNorm };
+  // The norm is read before the step is applied: a gradient that overflowed never reaches the weights.
+  const norm = opt.gradNorm();
+  let normValue: number;
+  try {
+    normValue = await e.item(norm);
+    checkFinite(normValue, where.stage, where.iteration, where.step, 'gradient norm');
+    opt.step(undefined, norm);
+  } finally {
+    norm.dispose();
+    opt.zeroGrad();
+  }
+  // A finite step can still blow the weights up (a huge learning rate, through the update or the decay):
+  // then the run stops here, before the step's checkpoint, so the last checkpoint predates it.
+  const w = gradNorm(opt.params);
+  const weightNorm = await e.item(w);
+  w.dispose();
+  if (!Number.isFinite(weightNorm)) throw new NonFiniteLossError(where.stage, where.iteration, where.step, 'weight norm', weightNorm, true);
+  return { metrics: sums, gradNorm: normValue };
 }

@@ -60,16 +60,29 @@ export class AdamW {
   }
 
   /**
+   * The global L2 norm of the current gradients as a scalar tensor (the caller disposes it), so a caller can
+   * check it before `step(lr, norm)` applies anything; zero when no parameter has a gradient.
+   */
+  gradNorm(): Tensor {
+    const e = this.params[0]!.engine;
+    return e.noGrad(() => {
+      const live = this.params.flatMap((p) => (p.grad ? [p.grad] : []));
+      return live.length ? gradNorm(live) : e.zeros([]);
+    });
+  }
+
+  /**
    * One step on every parameter that has a gradient (clipped first when maxGradNorm is set). Returns the
    * pre-clip global gradient norm as a scalar tensor (the caller disposes it); reading it is optional.
+   * `norm`, from gradNorm() over the same gradients, is used (and returned) instead of computing it again.
    */
-  step(lr: number = this.lr): Tensor {
+  step(lr: number = this.lr, given?: Tensor): Tensor {
     const e = this.params[0]!.engine;
     this.stepCount++;
     return e.noGrad(() => {
       const live = this.params.flatMap((p, k) => (p.grad ? [k] : []));
-      if (live.length === 0) return e.zeros([]);
-      const norm = gradNorm(live.map((k) => this.params[k]!.grad!));
+      if (live.length === 0) return given ?? e.zeros([]);
+      const norm = given ?? gradNorm(live.map((k) => this.params[k]!.grad!));
       for (const k of live) {
         this.steps[k]!++;
         adamwUpdate(

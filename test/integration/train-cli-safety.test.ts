@@ -1,0 +1,136 @@
+// `npm run train` never destroys what it did not write and never keeps a poisoned checkpoint: --out on a
+// model folder or a folder of other files is refused before a byte is written; --resume on a missing folder
+// does not create it; a diverging run (--lr 1e30) stops with a message naming what diverged, and its latest
+// checkpoint stays finite and resumable. Tiny: the smoke preset, random-tiny, one iteration.
+import { execFile } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { DirStorage } from '../../src/cli/fs-storage.ts';
+import { parseSafetensors, toFloat32 } from '../../src/model/safetensors.ts';
+import { latestCheckpoint } from '../../src/selfplay/checkpoint.ts';
+
+const root = mkdtempSync(join(tmpdir(), 'piplay-safety-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+function train(args: string[], command = 'train'): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    execFile(process.execPath, ['--import', 'tsx', `src/cli/${command}.ts`, ...args], { maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
+      done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+/** Every file under a folder with its bytes. */
+function snapshot(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const f of readdirSync(dir, { recursive: true }) as string[]) {
+    const p = join(dir, f);
+    try {
+      out[f] = readFileSync(p).toString('base64');
+    } catch {
+      out[f] = 'dir';
+    }
+  }
+  return out;
+}
+
+describe('npm run train --out', () => {
+  it('refuses a model folder (--out equal to --model) and leaves it byte for byte', async () => {
+    const model = join(root, 'model');
+    cpSync('public/models/piplay-tiny', model, { recursive: true });
+    const before = snapshot(model);
+    const r = await train(['--out', model, '--model', model, '--preset', 'smoke']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`--out: ${model} holds files that npm run train did not write`);
+    expect(r.stderr).toContain('It is a model folder: give it as --model, and a new folder as --out');
+    expect(snapshot(model)).toEqual(before);
+  }, 60_000);
+
+  it("refuses a folder of the user's files, writing nothing", async () => {
+    const mine = join(root, 'mine');
+    mkdirSync(mine);
+    writeFileSync(join(mine, 'metrics.jsonl'), 'my own notes\n');
+    writeFileSync(join(mine, 'draft.txt'), 'x');
+    const r = await train(['--out', mine, '--preset', 'smoke']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/holds files that npm run train did not write \(draft.txt\).*Choose another folder/);
+    expect(readdirSync(mine).sort()).toEqual(['draft.txt', 'metrics.jsonl']);
+    expect(readFileSync(join(mine, 'metrics.jsonl'), 'utf8')).toBe('my own notes\n');
+  }, 60_000);
+
+  it('--resume on a missing folder does not create it', async () => {
+    const missing = join(root, 'missing', 'run');
+    const r = await train(['--out', missing, '--resume']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`--resume: ${missing} does not exist, so there is nothing to resume`);
+    expect(existsSync(join(root, 'missing'))).toBe(false);
+  }, 60_000);
+});
+
+describe('npm run experiment and npm run pretrain --out', () => {
+  it("refuse a folder of other files before any work; pretrain may replace its own model", async () => {
+    const mine = join(root, 'results');
+    mkdirSync(join(mine, 'investigation'), { recursive: true });
+    writeFileSync(join(mine, 'results.md'), 'my table');
+    const before = snapshot(mine);
+    const exp = await train(['--out', mine, '--preset', 'smoke'], 'experiment');
+    expect(exp.code).toBe(1);
+    expect(exp.stderr).toContain(`--out: ${mine} holds files that npm run experiment did not write (investigation)`);
+    const pre = await train(['--out', mine, '--steps', '1'], 'pretrain');
+    expect(pre.code).toBe(1);
+    expect(pre.stderr).toContain(`--out: ${mine} holds files that npm run pretrain did not write (investigation, results.md)`);
+    const world = await train(['--out', join(root, 'new-model'), '--world-out', mine, '--steps', '1'], 'pretrain');
+    expect(world.code).toBe(1);
+    expect(world.stderr).toContain(`--world-out: ${mine} holds files that npm run pretrain did not write`);
+    expect(snapshot(mine)).toEqual(before);
+    expect(existsSync(join(root, 'new-model'))).toBe(false);
+    // A model folder that is not pretrain's (no TRAINING.md of it) is refused too.
+    const model = join(root, 'hf-model');
+    cpSync('public/models/piplay-tiny', model, { recursive: true });
+    rmSync(join(model, 'TRAINING.md'));
+    const hf = await train(['--out', model, '--steps', '1'], 'pretrain');
+    expect(hf.stderr).toContain(`--out: ${model} holds files that npm run pretrain did not write`);
+  }, 60_000);
+});
+
+describe('npm run train refuses settings that cannot work, before anything is built or written', () => {
+  it('--tiny-hidden 65536, --turn-tokens 2100 (2048 context), an empty corpus', async () => {
+    const out = join(root, 'never');
+    const big = await train(['--out', out, '--preset', 'smoke', '--tiny-hidden', '65536']);
+    expect(big.code).toBe(1);
+    expect(big.stderr).toMatch(/--tiny-hidden 65536, .*random-tiny would have \d+M parameters per policy/);
+    const turns = await train(['--out', out, '--preset', 'smoke', '--turn-tokens', '2100']);
+    expect(turns.code).toBe(1);
+    expect(turns.stderr).toContain("--turn-tokens: 2100 tokens per turn do not fit in the model's context of 2048 tokens (--tiny-max-positions)");
+    const corpus = join(root, 'empty.jsonl');
+    writeFileSync(corpus, '\n');
+    const empty = await train(['--out', out, '--preset', 'smoke', '--corpus', corpus, '--student-questions', 'examiner']);
+    expect(empty.code).toBe(1);
+    expect(empty.stderr).toContain(`--corpus: ${corpus} holds no passages (the corpus is empty)`);
+    expect(existsSync(out)).toBe(false);
+  }, 60_000);
+});
+
+describe('a diverging run (--lr 1e30)', () => {
+  it('stops naming what diverged; the latest checkpoint stays finite and resumable', async () => {
+    const out = join(root, 'diverge');
+    const args = ['--out', out, '--preset', 'smoke', '--lr', '1e30', '--examiner-lr', '1e30', '--examiner-steps', '2'];
+    const r = await train(args);
+    expect(r.code, r.stderr).toBe(2);
+    const message = /the examiner's weight norm is Infinity after the optimizer step at the examiner stage, iteration 0, step 0: training diverged.*--examiner-lr/;
+    expect(r.stderr).toMatch(message);
+    const storage = new DirStorage(out);
+    const cp = await latestCheckpoint(storage);
+    expect(cp?.state.cursor).toEqual({ iteration: 0, stage: 'examiner', step: 0 });
+    for (const name of ['examiner', 'student', 'teacher']) {
+      const file = parseSafetensors((await storage.get(`checkpoints/${cp!.slot}/${name}.safetensors`))!, name);
+      for (const [t, entry] of file.tensors) expect(toFloat32(entry).every(Number.isFinite), `${name} ${t}`).toBe(true);
+    }
+    const again = await train(['--out', out, '--resume']);
+    expect(again.code, again.stderr).toBe(2);
+    expect(again.stderr).toContain('resumed at iteration 0, examiner step 0');
+    expect(again.stderr).toMatch(message);
+  }, 120_000);
+});
