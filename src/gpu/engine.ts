@@ -3,6 +3,7 @@
 import { BufferPool, type PoolStats } from './buffer-pool.ts';
 import { f16ArrayToF32, f32ArrayToF16 } from './half.ts';
 import type { GpuHost } from './host/types.ts';
+import type { Profile } from './profile.ts';
 import { expandIncludes } from './shader-source.ts';
 import { BYTES_PER_ELEMENT, Storage, Tensor, numel, shapeString, type DType, type HostArray } from './tensor.ts';
 
@@ -108,6 +109,11 @@ export class Engine {
 
   /** Counters for benchmarks and tests. */
   readonly counters = { dispatches: 0, submits: 0, reads: 0, uploads: 0 };
+
+  /** When set, dispatches, submissions and GPU time are charged to its current phase (see profile.ts). */
+  profile: Profile | null = null;
+  /** The phase whose work the open batch holds (profiling only). */
+  private batchPhase = '';
 
   private constructor(
     readonly device: GPUDevice,
@@ -293,6 +299,10 @@ export class Engine {
     enc.copyBufferToBuffer(buffer, 0, staging, 0, bytes);
     this.device.queue.submit([enc.finish()]);
     this.counters.reads++;
+    if (this.profile) {
+      this.profile.count('reads');
+      this.timeSubmission(this.profile.phase);
+    }
     try {
       await staging.mapAsync(GPUMapMode.READ, 0, bytes);
     } catch (e) {
@@ -338,11 +348,14 @@ export class Engine {
       throw new GpuRuntimeError(`piplay: the GPU device was lost (${this.lostReason}); reload or resume from a checkpoint.`);
     }
     if (this.dispatches >= this.maxDispatches) this.flush();
+    const profile = this.profile;
+    if (profile && this.encoder && profile.phase !== this.batchPhase) this.flush();
     const pipeline = this.pipeline(spec.shader, spec.entry ?? 'main', spec.constants);
     if (!this.encoder) {
       this.encoder = this.device.createCommandEncoder();
       this.pass = this.encoder.beginComputePass();
       this.arena = this.pool.acquire(this.arenaData.byteLength, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST);
+      if (profile) this.batchPhase = profile.phase;
     }
     const entries: GPUBindGroupEntry[] = [];
     if (spec.params && spec.params.length > 0) {
@@ -368,6 +381,7 @@ export class Engine {
     pass.dispatchWorkgroups(x, y, z);
     this.dispatches++;
     this.counters.dispatches++;
+    profile?.count('dispatches');
   }
 
   /** Submits the open batch (if any). Buffers released so far become reusable once it completes. */
@@ -382,10 +396,21 @@ export class Engine {
       this.arena = null;
       this.dispatches = 0;
       this.counters.submits++;
+      if (this.profile) {
+        this.profile.count('submits', 1, this.batchPhase);
+        this.timeSubmission(this.batchPhase);
+      }
     }
     const done = this.pool.afterSubmit(this.device.queue);
     this.submitted.push(done);
     if (this.submitted.length > 64) this.submitted = this.submitted.slice(-8);
+  }
+
+  /** Charges the GPU time of the submission just made to `phase`. */
+  private timeSubmission(phase: string): void {
+    const profile = this.profile!;
+    const submitted = performance.now();
+    void this.device.queue.onSubmittedWorkDone().then(() => profile.gpuDone(phase, submitted, performance.now()));
   }
 
   /** Waits until the GPU has finished everything submitted so far. */
@@ -513,6 +538,7 @@ export class Engine {
     const produced = new Set<Tensor>();
     for (const node of this.tape) for (const o of node.outputs) produced.add(o);
     const leaves = new Set<Tensor>();
+    const leave = this.profile?.enterOuter('backward');
     try {
       this.noGrad(() =>
         this.tidy(() => {
@@ -544,6 +570,7 @@ export class Engine {
         }),
       );
     } finally {
+      leave?.();
       this.clearTape();
     }
   }
