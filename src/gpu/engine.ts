@@ -46,6 +46,9 @@ export interface EngineInfo {
   isCpu: boolean;
   f16: boolean;
   subgroups: boolean;
+  /** The adapter's subgroup sizes (0 when unknown or without subgroups). */
+  subgroupMinSize: number;
+  subgroupMaxSize: number;
   timestamps: boolean;
   limits: {
     maxStorageBufferBindingSize: number;
@@ -165,6 +168,8 @@ export class Engine {
     const f16 = (opts.allowF16 ?? true) && adapter.features.has('shader-f16');
     if (f16) features.push('shader-f16');
     if (adapter.features.has('timestamp-query')) features.push('timestamp-query');
+    const subgroups = adapter.features.has('subgroups');
+    if (subgroups) features.push('subgroups' as GPUFeatureName);
     const device = await adapter.requestDevice({ requiredLimits, requiredFeatures: features, label: 'piplay' });
     const ai = adapter.info;
     const text = `${ai.vendor} ${ai.architecture} ${ai.device} ${ai.description}`.toLowerCase();
@@ -177,7 +182,9 @@ export class Engine {
         Boolean((ai as GPUAdapterInfo & { isFallbackAdapter?: boolean }).isFallbackAdapter) ||
         /llvmpipe|lavapipe|swiftshader|software/.test(text),
       f16,
-      subgroups: adapter.features.has('subgroups'),
+      subgroups,
+      subgroupMinSize: subgroups ? ((ai as GPUAdapterInfo & { subgroupMinSize?: number }).subgroupMinSize ?? 0) : 0,
+      subgroupMaxSize: subgroups ? ((ai as GPUAdapterInfo & { subgroupMaxSize?: number }).subgroupMaxSize ?? 0) : 0,
       timestamps: features.includes('timestamp-query'),
       limits: {
         maxStorageBufferBindingSize: device.limits.maxStorageBufferBindingSize,
