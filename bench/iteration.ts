@@ -3,7 +3,7 @@
 // (src/gpu/profile.ts): wall and GPU seconds, tokens/s (over the larger of the two), dispatches, submissions
 // and read-backs.
 // `--steps=N` runs N examiner and N student steps instead of the preset's 8 + 8 (same batch shapes);
-// `--eval-per-hop=N` shrinks the evaluation the same way.
+// `--eval-per-hop=N` shrinks the evaluation the same way; `--by-kernel` splits the phases by kernel too.
 import type { Engine } from '../src/gpu/engine.ts';
 import { Profile, type PhaseTotals } from '../src/gpu/profile.ts';
 import { buildBase, buildEnvironment } from '../src/cli/setup.ts';
@@ -21,7 +21,8 @@ function intFlag(name: string): number | undefined {
 
 /** The requested breakdown's rows: a name and the phases (stage / label) it sums. */
 function category(phase: string): string {
-  const [stage, label] = phase.split(' / ') as [string, string];
+  const [stage, rest] = phase.split(' / ') as [string, string];
+  const label = rest.replace(/ \[.*\]$/, '');
   if (stage === 'eval') return 'evaluation';
   if (label === 'generate examiner') return 'examiner generation';
   if (label === 'generate student') return stage === 'student' ? 'student rollouts' : 'student rollouts (examiner reward)';
@@ -55,6 +56,7 @@ export async function benchIteration(e: Engine): Promise<Record<string, unknown>
   await e.sync();
 
   const profile = new Profile();
+  profile.byKernel = process.argv.includes('--by-kernel');
   const c0 = { ...e.counters };
   e.profile = profile;
   const t0 = performance.now();

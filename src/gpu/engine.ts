@@ -298,39 +298,37 @@ export class Engine {
 
   /** Reads a tensor back to the host. Flushes the open batch. */
   async read(t: Tensor): Promise<HostArray> {
-    const buffer = t.buffer;
-    const bytes = Math.ceil(t.byteLength / 4) * 4;
-    this.flush();
-    const staging = this.pool.acquire(bytes, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
-    const enc = this.device.createCommandEncoder();
-    enc.copyBufferToBuffer(buffer, 0, staging, 0, bytes);
-    this.device.queue.submit([enc.finish()]);
-    this.counters.reads++;
-    if (this.profile) {
-      this.profile.count('reads');
-      this.timeSubmission(this.profile.phase);
+    return (await this.readAll([t]))[0]!;
+  }
+
+  /** Reads several tensors back with one copy submission and one map (one round trip instead of several). */
+  async readAll(ts: readonly Tensor[]): Promise<HostArray[]> {
+    const offsets: number[] = [];
+    let bytes = 0;
+    for (const t of ts) {
+      offsets.push(bytes);
+      bytes += Math.max(4, Math.ceil(t.byteLength / 4) * 4);
     }
+    const staging = this.pool.acquire(bytes, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
+    // The copies ride in the open batch's submission: one wake-up of the driver per read-back, not two.
+    this.flush((enc) =>
+      ts.forEach((t, k) => enc.copyBufferToBuffer(t.buffer, 0, staging, offsets[k]!, Math.ceil(t.byteLength / 4) * 4)),
+    );
+    this.counters.reads++;
+    this.profile?.count('reads');
     try {
       await staging.mapAsync(GPUMapMode.READ, 0, bytes);
     } catch (e) {
       this.throwIfFailed();
-      throw new GpuRuntimeError(`piplay: reading ${t.describe()} back from the GPU failed: ${(e as Error).message}`);
+      const what = ts.map((t) => t.describe()).join(', ');
+      throw new GpuRuntimeError(`piplay: reading ${what} back from the GPU failed: ${(e as Error).message}`);
     }
     const copy = staging.getMappedRange(0, bytes).slice(0);
     staging.unmap();
     this.pool.release(staging);
     void this.pool.afterSubmit(this.device.queue);
     this.throwIfFailed();
-    switch (t.dtype) {
-      case 'f32':
-        return new Float32Array(copy, 0, t.size);
-      case 'i32':
-        return new Int32Array(copy, 0, t.size);
-      case 'u32':
-        return new Uint32Array(copy, 0, t.size);
-      case 'f16':
-        return f16ArrayToF32(new Uint16Array(copy, 0, t.size));
-    }
+    return ts.map((t, k) => hostArray(t, copy, offsets[k]!));
   }
 
   /** Reads a scalar (or the first element). */
@@ -356,13 +354,14 @@ export class Engine {
     }
     if (this.dispatches >= this.maxDispatches) this.flush();
     const profile = this.profile;
-    if (profile && this.encoder && profile.phase !== this.batchPhase) this.flush();
+    const phase = profile?.dispatchPhase(`${spec.shader}.${spec.entry ?? 'main'}`);
+    if (profile && this.encoder && phase !== this.batchPhase) this.flush();
     const pipeline = this.pipeline(spec.shader, spec.entry ?? 'main', spec.constants);
     if (!this.encoder) {
       this.encoder = this.device.createCommandEncoder();
       this.pass = this.encoder.beginComputePass();
       this.arena = this.pool.acquire(this.arenaData.byteLength, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST);
-      if (profile) this.batchPhase = profile.phase;
+      if (phase) this.batchPhase = phase;
     }
     const entries: GPUBindGroupEntry[] = [];
     if (spec.params && spec.params.length > 0) {
@@ -388,13 +387,17 @@ export class Engine {
     pass.dispatchWorkgroups(x, y, z);
     this.dispatches++;
     this.counters.dispatches++;
-    profile?.count('dispatches');
+    profile?.count('dispatches', 1, phase);
   }
 
-  /** Submits the open batch (if any). Buffers released so far become reusable once it completes. */
-  flush(): void {
+  /**
+   * Submits the open batch (if any). Buffers released so far become reusable once it completes. `tail`
+   * records more commands (a read-back's copies) into the same submission, or into one of their own.
+   */
+  flush(tail?: (enc: GPUCommandEncoder) => void): void {
     if (this.encoder) {
       this.pass!.end();
+      tail?.(this.encoder);
       this.device.queue.writeBuffer(this.arena!, 0, this.arenaData, 0, this.dispatches * this.uniformStride);
       this.device.queue.submit([this.encoder.finish()]);
       this.pool.release(this.arena!);
@@ -407,6 +410,11 @@ export class Engine {
         this.profile.count('submits', 1, this.batchPhase);
         this.timeSubmission(this.batchPhase);
       }
+    } else if (tail) {
+      const enc = this.device.createCommandEncoder();
+      tail(enc);
+      this.device.queue.submit([enc.finish()]);
+      if (this.profile) this.timeSubmission(this.profile.phase);
     }
     const done = this.pool.afterSubmit(this.device.queue);
     this.submitted.push(done);
@@ -618,6 +626,20 @@ function collectTensors(x: unknown, out: Set<Tensor>, depth = 0): void {
   else if (depth < 4 && Array.isArray(x)) for (const v of x) collectTensors(v, out, depth + 1);
   else if (depth < 4 && x && typeof x === 'object' && !ArrayBuffer.isView(x)) {
     for (const v of Object.values(x)) collectTensors(v, out, depth + 1);
+  }
+}
+
+/** A tensor's values from its bytes at `offset` of a read-back copy. */
+function hostArray(t: Tensor, copy: ArrayBuffer, offset: number): HostArray {
+  switch (t.dtype) {
+    case 'f32':
+      return new Float32Array(copy, offset, t.size);
+    case 'i32':
+      return new Int32Array(copy, offset, t.size);
+    case 'u32':
+      return new Uint32Array(copy, offset, t.size);
+    case 'f16':
+      return f16ArrayToF32(new Uint16Array(copy, offset, t.size));
   }
 }
 

@@ -20,6 +20,8 @@ const blank = (): PhaseTotals => ({ wallSeconds: 0, gpuSeconds: 0, dispatches: 0
 export class Profile {
   /** Outer label (e.g. the loop's stage), set by whoever drives the run. */
   stage = 'run';
+  /** Also split phases by kernel (one submission per kernel change: slower, for finding hot kernels). */
+  byKernel = false;
   private stack: string[] = [];
   private since = performance.now();
   private lastDone = 0;
@@ -29,6 +31,11 @@ export class Profile {
   get phase(): string {
     const top = this.stack[this.stack.length - 1];
     return top ? `${this.stage} / ${top}` : `${this.stage} / other`;
+  }
+
+  /** The phase a dispatch of `kernel` is charged to. */
+  dispatchPhase(kernel: string): string {
+    return this.byKernel ? `${this.phase} [${kernel}]` : this.phase;
   }
 
   private totals(phase: string): PhaseTotals {

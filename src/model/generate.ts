@@ -184,8 +184,8 @@ export class GenerationSession {
         return { ids: e.keep(s.ids), logprobs: e.keep(s.logprobs) };
       }),
     );
-    const ids = (await out.ids.read()) as Int32Array;
-    const logprobs = (await out.logprobs.read()) as Float32Array;
+    // One read-back for both: a decoding step waits for the GPU once.
+    const [ids, logprobs] = (await e.readAll([out.ids, out.logprobs])) as [Int32Array, Float32Array];
     out.ids.dispose();
     out.logprobs.dispose();
     return { ids, logprobs };
