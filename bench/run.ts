@@ -1,12 +1,17 @@
-// npm run bench: kernel and model throughput on the adapter Dawn finds (lavapipe on a machine without a
+// npm run bench [suite ...]: kernel and model throughput on the adapter Dawn finds (lavapipe on a machine without a
 // GPU), with peers side by side. Prints tables; writes bench/results/latest.json.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { Engine } from '../src/gpu/engine.ts';
 import { nodeHost } from '../src/gpu/host/node.ts';
+import { benchIteration } from './iteration.ts';
 import { benchMatmul } from './matmul.ts';
 
 const suites: Record<string, (e: Engine) => Promise<Record<string, unknown>[]>> = {
   matmul: benchMatmul,
+};
+/** Suites that run only when named (minutes long). */
+const onRequest: Record<string, (e: Engine) => Promise<Record<string, unknown>[]>> = {
+  iteration: benchIteration,
 };
 
 async function optionalSuite(name: string, path: string, fn: string): Promise<void> {
@@ -26,8 +31,10 @@ async function main(): Promise<void> {
   const i = e.info;
   console.log(`device: ${i.description || i.vendor} (${i.host}${i.isCpu ? ', software' : ''}${i.f16 ? ', shader-f16' : ''})`);
   const results: Record<string, unknown> = { device: i.description || i.vendor, isCpu: i.isCpu, date: new Date().toISOString() };
-  for (const [name, fn] of Object.entries(suites)) {
-    if (only.length && !only.includes(name)) continue;
+  const unknown = only.filter((n) => !(n in suites) && !(n in onRequest));
+  if (unknown.length) throw new Error(`bench: no suite ${unknown.join(', ')}; choose from ${[...Object.keys(suites), ...Object.keys(onRequest)].join(', ')}`);
+  for (const [name, fn] of [...Object.entries(suites), ...Object.entries(onRequest)]) {
+    if (only.length ? !only.includes(name) : name in onRequest) continue;
     results[name] = await fn(e);
   }
   mkdirSync('bench/results', { recursive: true });

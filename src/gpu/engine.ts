@@ -3,6 +3,7 @@
 import { BufferPool, type PoolStats } from './buffer-pool.ts';
 import { f16ArrayToF32, f32ArrayToF16 } from './half.ts';
 import type { GpuHost } from './host/types.ts';
+import type { Profile } from './profile.ts';
 import { expandIncludes } from './shader-source.ts';
 import { BYTES_PER_ELEMENT, Storage, Tensor, numel, shapeString, type DType, type HostArray } from './tensor.ts';
 
@@ -45,6 +46,9 @@ export interface EngineInfo {
   isCpu: boolean;
   f16: boolean;
   subgroups: boolean;
+  /** The adapter's subgroup sizes (0 when unknown or without subgroups). */
+  subgroupMinSize: number;
+  subgroupMaxSize: number;
   timestamps: boolean;
   limits: {
     maxStorageBufferBindingSize: number;
@@ -109,6 +113,11 @@ export class Engine {
   /** Counters for benchmarks and tests. */
   readonly counters = { dispatches: 0, submits: 0, reads: 0, uploads: 0 };
 
+  /** When set, dispatches, submissions and GPU time are charged to its current phase (see profile.ts). */
+  profile: Profile | null = null;
+  /** The phase whose work the open batch holds (profiling only). */
+  private batchPhase = '';
+
   private constructor(
     readonly device: GPUDevice,
     readonly host: GpuHost,
@@ -159,6 +168,8 @@ export class Engine {
     const f16 = (opts.allowF16 ?? true) && adapter.features.has('shader-f16');
     if (f16) features.push('shader-f16');
     if (adapter.features.has('timestamp-query')) features.push('timestamp-query');
+    const subgroups = adapter.features.has('subgroups');
+    if (subgroups) features.push('subgroups' as GPUFeatureName);
     const device = await adapter.requestDevice({ requiredLimits, requiredFeatures: features, label: 'piplay' });
     const ai = adapter.info;
     const text = `${ai.vendor} ${ai.architecture} ${ai.device} ${ai.description}`.toLowerCase();
@@ -171,7 +182,9 @@ export class Engine {
         Boolean((ai as GPUAdapterInfo & { isFallbackAdapter?: boolean }).isFallbackAdapter) ||
         /llvmpipe|lavapipe|swiftshader|software/.test(text),
       f16,
-      subgroups: adapter.features.has('subgroups'),
+      subgroups,
+      subgroupMinSize: subgroups ? ((ai as GPUAdapterInfo & { subgroupMinSize?: number }).subgroupMinSize ?? 0) : 0,
+      subgroupMaxSize: subgroups ? ((ai as GPUAdapterInfo & { subgroupMaxSize?: number }).subgroupMaxSize ?? 0) : 0,
       timestamps: features.includes('timestamp-query'),
       limits: {
         maxStorageBufferBindingSize: device.limits.maxStorageBufferBindingSize,
@@ -285,35 +298,37 @@ export class Engine {
 
   /** Reads a tensor back to the host. Flushes the open batch. */
   async read(t: Tensor): Promise<HostArray> {
-    const buffer = t.buffer;
-    const bytes = Math.ceil(t.byteLength / 4) * 4;
-    this.flush();
+    return (await this.readAll([t]))[0]!;
+  }
+
+  /** Reads several tensors back with one copy submission and one map (one round trip instead of several). */
+  async readAll(ts: readonly Tensor[]): Promise<HostArray[]> {
+    const offsets: number[] = [];
+    let bytes = 0;
+    for (const t of ts) {
+      offsets.push(bytes);
+      bytes += Math.max(4, Math.ceil(t.byteLength / 4) * 4);
+    }
     const staging = this.pool.acquire(bytes, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
-    const enc = this.device.createCommandEncoder();
-    enc.copyBufferToBuffer(buffer, 0, staging, 0, bytes);
-    this.device.queue.submit([enc.finish()]);
+    // The copies ride in the open batch's submission: one wake-up of the driver per read-back, not two.
+    this.flush((enc) =>
+      ts.forEach((t, k) => enc.copyBufferToBuffer(t.buffer, 0, staging, offsets[k]!, Math.ceil(t.byteLength / 4) * 4)),
+    );
     this.counters.reads++;
+    this.profile?.count('reads');
     try {
       await staging.mapAsync(GPUMapMode.READ, 0, bytes);
     } catch (e) {
       this.throwIfFailed();
-      throw new GpuRuntimeError(`piplay: reading ${t.describe()} back from the GPU failed: ${(e as Error).message}`);
+      const what = ts.map((t) => t.describe()).join(', ');
+      throw new GpuRuntimeError(`piplay: reading ${what} back from the GPU failed: ${(e as Error).message}`);
     }
     const copy = staging.getMappedRange(0, bytes).slice(0);
     staging.unmap();
     this.pool.release(staging);
     void this.pool.afterSubmit(this.device.queue);
     this.throwIfFailed();
-    switch (t.dtype) {
-      case 'f32':
-        return new Float32Array(copy, 0, t.size);
-      case 'i32':
-        return new Int32Array(copy, 0, t.size);
-      case 'u32':
-        return new Uint32Array(copy, 0, t.size);
-      case 'f16':
-        return f16ArrayToF32(new Uint16Array(copy, 0, t.size));
-    }
+    return ts.map((t, k) => hostArray(t, copy, offsets[k]!));
   }
 
   /** Reads a scalar (or the first element). */
@@ -338,11 +353,15 @@ export class Engine {
       throw new GpuRuntimeError(`piplay: the GPU device was lost (${this.lostReason}); reload or resume from a checkpoint.`);
     }
     if (this.dispatches >= this.maxDispatches) this.flush();
+    const profile = this.profile;
+    const phase = profile?.dispatchPhase(`${spec.shader}.${spec.entry ?? 'main'}`);
+    if (profile && this.encoder && phase !== this.batchPhase) this.flush();
     const pipeline = this.pipeline(spec.shader, spec.entry ?? 'main', spec.constants);
     if (!this.encoder) {
       this.encoder = this.device.createCommandEncoder();
       this.pass = this.encoder.beginComputePass();
       this.arena = this.pool.acquire(this.arenaData.byteLength, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST);
+      if (phase) this.batchPhase = phase;
     }
     const entries: GPUBindGroupEntry[] = [];
     if (spec.params && spec.params.length > 0) {
@@ -368,12 +387,17 @@ export class Engine {
     pass.dispatchWorkgroups(x, y, z);
     this.dispatches++;
     this.counters.dispatches++;
+    profile?.count('dispatches', 1, phase);
   }
 
-  /** Submits the open batch (if any). Buffers released so far become reusable once it completes. */
-  flush(): void {
+  /**
+   * Submits the open batch (if any). Buffers released so far become reusable once it completes. `tail`
+   * records more commands (a read-back's copies) into the same submission, or into one of their own.
+   */
+  flush(tail?: (enc: GPUCommandEncoder) => void): void {
     if (this.encoder) {
       this.pass!.end();
+      tail?.(this.encoder);
       this.device.queue.writeBuffer(this.arena!, 0, this.arenaData, 0, this.dispatches * this.uniformStride);
       this.device.queue.submit([this.encoder.finish()]);
       this.pool.release(this.arena!);
@@ -382,10 +406,26 @@ export class Engine {
       this.arena = null;
       this.dispatches = 0;
       this.counters.submits++;
+      if (this.profile) {
+        this.profile.count('submits', 1, this.batchPhase);
+        this.timeSubmission(this.batchPhase);
+      }
+    } else if (tail) {
+      const enc = this.device.createCommandEncoder();
+      tail(enc);
+      this.device.queue.submit([enc.finish()]);
+      if (this.profile) this.timeSubmission(this.profile.phase);
     }
     const done = this.pool.afterSubmit(this.device.queue);
     this.submitted.push(done);
     if (this.submitted.length > 64) this.submitted = this.submitted.slice(-8);
+  }
+
+  /** Charges the GPU time of the submission just made to `phase`. */
+  private timeSubmission(phase: string): void {
+    const profile = this.profile!;
+    const submitted = performance.now();
+    void this.device.queue.onSubmittedWorkDone().then(() => profile.gpuDone(phase, submitted, performance.now()));
   }
 
   /** Waits until the GPU has finished everything submitted so far. */
@@ -513,6 +553,7 @@ export class Engine {
     const produced = new Set<Tensor>();
     for (const node of this.tape) for (const o of node.outputs) produced.add(o);
     const leaves = new Set<Tensor>();
+    const leave = this.profile?.enterOuter('backward');
     try {
       this.noGrad(() =>
         this.tidy(() => {
@@ -544,6 +585,7 @@ export class Engine {
         }),
       );
     } finally {
+      leave?.();
       this.clearTape();
     }
   }
@@ -584,6 +626,20 @@ function collectTensors(x: unknown, out: Set<Tensor>, depth = 0): void {
   else if (depth < 4 && Array.isArray(x)) for (const v of x) collectTensors(v, out, depth + 1);
   else if (depth < 4 && x && typeof x === 'object' && !ArrayBuffer.isView(x)) {
     for (const v of Object.values(x)) collectTensors(v, out, depth + 1);
+  }
+}
+
+/** A tensor's values from its bytes at `offset` of a read-back copy. */
+function hostArray(t: Tensor, copy: ArrayBuffer, offset: number): HostArray {
+  switch (t.dtype) {
+    case 'f32':
+      return new Float32Array(copy, offset, t.size);
+    case 'i32':
+      return new Int32Array(copy, offset, t.size);
+    case 'u32':
+      return new Uint32Array(copy, offset, t.size);
+    case 'f16':
+      return f16ArrayToF32(new Uint16Array(copy, offset, t.size));
   }
 }
 

@@ -46,6 +46,8 @@ export class CausalLM {
   readonly params = new Map<string, Tensor>();
   /** Optional low-rank adapters on the projections (see lora.ts). */
   lora: LoraSet | null = null;
+  /** The model's name in a profile (see src/gpu/profile.ts), e.g. its policy. */
+  profileName = 'model';
 
   constructor(
     readonly engine: Engine,
@@ -104,6 +106,16 @@ export class CausalLM {
    */
   hidden(input: TokenBatch, cache?: KVCache): Tensor {
     const e = this.engine;
+    const leave = e.profile?.enterOuter(`forward ${this.profileName}`, input.batch * input.time);
+    try {
+      return this.hiddenStates(input, cache);
+    } finally {
+      leave?.();
+    }
+  }
+
+  private hiddenStates(input: TokenBatch, cache?: KVCache): Tensor {
+    const e = this.engine;
     const c = this.cfg;
     const { batch: B, time: T } = input;
     if (input.ids.length !== B * T) throw new Error(`piplay: ${input.ids.length} token ids do not fill a ${B}x${T} batch`);
@@ -153,7 +165,12 @@ export class CausalLM {
 
   /** Vocabulary logits of hidden rows: [..., hidden] -> [..., vocab]. */
   logits(hidden: Tensor): Tensor {
-    return linear(hidden, this.lmHead);
+    const leave = this.engine.profile?.enterOuter(`forward ${this.profileName}`);
+    try {
+      return linear(hidden, this.lmHead);
+    } finally {
+      leave?.();
+    }
   }
 
   /** Logits at chosen flat positions (row b, time t -> b*time + t) only: [rows.length, vocab]. */

@@ -72,6 +72,15 @@ export class GenerationSession {
   async run(opts: GenerateOptions, which?: number[]): Promise<void> {
     const rows = which ?? this.sequences.map((_, i) => i);
     if (rows.length === 0) return;
+    const leave = this.model.engine.profile?.enter(`generate ${this.model.profileName}`);
+    try {
+      await this.decode(opts, rows);
+    } finally {
+      leave?.();
+    }
+  }
+
+  private async decode(opts: GenerateOptions, rows: number[]): Promise<void> {
     const model = this.model;
     const B = rows.length;
     const lens = rows.map((r) => this.sequences[r]!.ids.length);
@@ -117,6 +126,7 @@ export class GenerationSession {
           s.ids.push(id);
           s.sampled.push(1);
           s.logprobs.push(next.logprobs[k]!);
+          model.engine.profile?.count('tokens');
           if (stopIds.has(id)) {
             done[b] = true;
             s.stop = 'stop-id';
@@ -174,8 +184,8 @@ export class GenerationSession {
         return { ids: e.keep(s.ids), logprobs: e.keep(s.logprobs) };
       }),
     );
-    const ids = (await out.ids.read()) as Int32Array;
-    const logprobs = (await out.logprobs.read()) as Float32Array;
+    // One read-back for both: a decoding step waits for the GPU once.
+    const [ids, logprobs] = (await e.readAll([out.ids, out.logprobs])) as [Int32Array, Float32Array];
     out.ids.dispose();
     out.logprobs.dispose();
     return { ids, logprobs };

@@ -23,7 +23,7 @@ beforeAll(async () => {
   e = await testEngine();
 });
 
-describe.each<MatmulVariant>(['regs', 'tiled'])('matmul (%s)', (variant) => {
+describe.each<MatmulVariant>(['regs', 'tiled', 'subgroup'])('matmul (%s)', (variant) => {
   const shapes: [number, number, number][] = [
     [1, 1, 1],
     [3, 5, 7],

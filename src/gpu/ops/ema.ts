@@ -11,10 +11,12 @@ export function emaInto(teacher: Tensor, student: Tensor, tau: number): void {
   if (!(tau >= 0 && tau <= 1)) throw new Error(`piplay: emaInto: tau must be in [0, 1], got ${tau}`);
   if (teacher.storage === student.storage) throw new Error('piplay: emaInto: teacher and student share storage');
   if (teacher.size === 0) return;
+  const leave = e.profile?.enterOuter('teacher EMA');
   e.dispatch({
     shader: 'ema',
     params: [teacher.size, f(tau)],
     bindings: [teacher, student],
     workgroups: e.grid(teacher.size, 256),
   });
+  leave?.();
 }

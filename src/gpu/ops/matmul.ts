@@ -14,10 +14,10 @@ export interface MatmulOptions {
   alpha?: number;
 }
 
-export type MatmulVariant = 'regs' | 'tiled';
+export type MatmulVariant = 'regs' | 'tiled' | 'subgroup';
 let forcedVariant: MatmulVariant | null = null;
 
-/** Forces one kernel variant (tests and benchmarks); `null` picks by device (CPU driver: regs, GPU: tiled). */
+/** Forces one kernel variant (tests and benchmarks); `null` picks by device (see pickVariant). */
 export function setMatmulVariant(v: MatmulVariant | null): void {
   forcedVariant = v;
 }
@@ -80,23 +80,35 @@ interface GemmShape {
   accumulate?: boolean;
 }
 
+/** Whether the device runs subgroups of exactly 8 lanes (what shaders/matmul_subgroup.wgsl is written for). */
+function subgroupsOf8(e: Tensor['engine']): boolean {
+  return e.info.subgroups && e.info.subgroupMinSize === 8 && e.info.subgroupMaxSize === 8;
+}
+
+/**
+ * The kernel for this device: on a CPU driver `subgroup` where subgroups are 8 lanes wide (llvmpipe on AVX2),
+ * else `regs`; `tiled` on a GPU. A forced `subgroup` falls back to `regs` where subgroups do not fit.
+ */
+function pickVariant(e: Tensor['engine']): MatmulVariant {
+  const v = forcedVariant ?? (e.info.isCpu ? 'subgroup' : 'tiled');
+  return v === 'subgroup' && !subgroupsOf8(e) ? 'regs' : v;
+}
+
 /** Launches the kernel into an existing output (no autograd). */
 export function gemm(a: Tensor, b: Tensor, out: Tensor, s: GemmShape): void {
   const e = a.engine;
-  const variant = forcedVariant ?? (e.info.isCpu ? 'regs' : 'tiled');
+  const variant = pickVariant(e);
   const strideA = s.batch > 1 ? s.M * s.K : 0;
   const strideB = s.batch > 1 ? s.K * s.N : 0;
-  const workgroups: [number, number, number] =
-    variant === 'regs'
-      ? [Math.ceil(s.N / 32), Math.ceil(s.M / 32), s.batch]
-      : [Math.ceil(s.N / 64), Math.ceil(s.M / 64), s.batch];
+  // Output block per workgroup: subgroup 8 x 16, regs 32 x 32 (8 x 8 threads of 4 x 4), tiled 64 x 64.
+  const [rows, cols] = variant === 'subgroup' ? [8, 16] : variant === 'regs' ? [32, 32] : [64, 64];
   e.dispatch({
-    shader: 'matmul',
-    entry: variant,
+    shader: variant === 'subgroup' ? 'matmul_subgroup' : 'matmul',
+    entry: variant === 'subgroup' ? 'main' : variant,
     constants: { TRANS_A: s.transA, TRANS_B: s.transB, ACCUMULATE: s.accumulate ?? false },
     params: [s.M, s.N, s.K, strideA, strideB, s.M * s.N, f(s.alpha)],
     bindings: [a, b, out],
-    workgroups,
+    workgroups: [Math.ceil(s.N / cols), Math.ceil(s.M / rows), s.batch],
   });
 }
 

@@ -4,8 +4,13 @@ import type { Tensor } from '../tensor.ts';
 import { sumCols } from './elementwise.ts';
 import { expect, rowsCols } from './util.ts';
 
-/** Threads per row: a power of two near D, so short rows (per-head norms) do not idle 256 threads. */
-function rowThreads(D: number): number {
+/**
+ * Threads per row: a power of two near D, so short rows (per-head norms) do not idle 256 threads. On a CPU
+ * driver one SIMD block of 8: there a workgroup runs as 8-lane blocks on one thread and each barrier of the
+ * reduction switches through all of them, so a 128-thread row cost 16 blocks x 8 barriers.
+ */
+function rowThreads(D: number, isCpu: boolean): number {
+  if (isCpu) return 8;
   let wg = 32;
   while (wg < 256 && wg < D) wg *= 2;
   return wg;
@@ -24,7 +29,7 @@ export function rmsnorm(x: Tensor, w: Tensor, eps = 1e-6): Tensor {
     throw new Error(`piplay: rmsnorm: weight ${w.describe()} must be [D] for the last axis of x ${x.describe()}`);
   }
   if (!(eps >= 0)) throw new Error(`piplay: rmsnorm: eps must be >= 0, got ${eps}`);
-  const WG = rowThreads(D);
+  const WG = rowThreads(D, e.info.isCpu);
   const y = e.empty(x.shape);
   const rstd = e.empty([R]);
   if (R > 0 && D > 0) {

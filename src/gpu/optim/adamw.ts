@@ -1,6 +1,7 @@
 // AdamW over a list of parameter tensors, as torch.optim.AdamW with torch.nn.utils.clip_grad_norm_ before
 // each step. Moments live on the GPU; the global gradient norm is computed and applied there too, so a
 // step never waits for the GPU.
+import type { Engine } from '../engine.ts';
 import type { Tensor } from '../tensor.ts';
 import { adamwUpdate } from '../ops/adamw.ts';
 import { gradNorm } from '../ops/grad_norm.ts';
@@ -79,6 +80,15 @@ export class AdamW {
   step(lr: number = this.lr, given?: Tensor): Tensor {
     const e = this.params[0]!.engine;
     this.stepCount++;
+    const leave = e.profile?.enterOuter('optimizer');
+    try {
+      return this.update(e, lr);
+    } finally {
+      leave?.();
+    }
+  }
+
+  private update(e: Engine, lr: number): Tensor {
     return e.noGrad(() => {
       const live = this.params.flatMap((p, k) => (p.grad ? [k] : []));
       if (live.length === 0) return given ?? e.zeros([]);

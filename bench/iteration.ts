@@ -1,0 +1,113 @@
+// One π-Play iteration of the demo preset on the default model (public/models/piplay-tiny, default world):
+// examiner steps, data generation, student steps and the evaluation, timed and broken down by phase
+// (src/gpu/profile.ts): wall and GPU seconds, tokens/s (over the larger of the two), dispatches, submissions
+// and read-backs.
+// `--steps=N` runs N examiner and N student steps instead of the preset's 8 + 8 (same batch shapes);
+// `--eval-per-hop=N` shrinks the evaluation the same way; `--by-kernel` splits the phases by kernel too.
+import type { Engine } from '../src/gpu/engine.ts';
+import { Profile, type PhaseTotals } from '../src/gpu/profile.ts';
+import { buildBase, buildEnvironment } from '../src/cli/setup.ts';
+import { makeConfig } from '../src/selfplay/config.ts';
+import { SelfPlayRun } from '../src/selfplay/loop.ts';
+import { fmt } from './timing.ts';
+
+function intFlag(name: string): number | undefined {
+  const arg = process.argv.find((a) => a.startsWith(`--${name}=`));
+  if (!arg) return undefined;
+  const v = Number(arg.slice(name.length + 3));
+  if (!Number.isInteger(v) || v < 0) throw new Error(`piplay bench: --${name} must be a whole number >= 0, got '${arg}'`);
+  return v;
+}
+
+/** The requested breakdown's rows: a name and the phases (stage / label) it sums. */
+function category(phase: string): string {
+  const [stage, rest] = phase.split(' / ') as [string, string];
+  const label = rest.replace(/ \[.*\]$/, '');
+  if (stage === 'eval') return 'evaluation';
+  if (label === 'generate examiner') return 'examiner generation';
+  if (label === 'generate student') return stage === 'student' ? 'student rollouts' : 'student rollouts (examiner reward)';
+  if (label === 'forward teacher') return 'teacher forward';
+  if (label === 'backward') return `${stage} forward+backward`;
+  if (label.startsWith('forward')) return `${label.slice('forward '.length)} forward+backward`;
+  if (label === 'optimizer' || label === 'teacher EMA') return 'optimizer (+ teacher EMA)';
+  return 'other (loss, read-backs, host)';
+}
+
+export async function benchIteration(e: Engine): Promise<Record<string, unknown>[]> {
+  const steps = intFlag('steps');
+  const evalPerHop = intFlag('eval-per-hop');
+  const config = makeConfig('demo', {
+    iterations: 1,
+    evalAtStart: false,
+    ...(steps !== undefined ? { examinerSteps: steps, studentSteps: steps } : {}),
+    ...(evalPerHop !== undefined ? { evalPerHop } : {}),
+  });
+  console.log(
+    `\nself-play iteration: demo preset, ${config.model}, ${config.examinerSteps} examiner + ${config.studentSteps} student steps, ` +
+      `eval ${config.evalPerHop} per hop x hops ${config.evalHops.join(',')}`,
+  );
+  const env = buildEnvironment(config);
+  const base = await buildBase(e, config, env);
+  const run = await SelfPlayRun.start({ engine: e, config, base, env });
+  const p = run.ctx.policies;
+  p.examiner.profileName = 'examiner';
+  p.student.profileName = 'student';
+  if (p.teacher) p.teacher.profileName = 'teacher';
+  await e.sync();
+
+  const profile = new Profile();
+  profile.byKernel = process.argv.includes('--by-kernel');
+  const c0 = { ...e.counters };
+  e.profile = profile;
+  const t0 = performance.now();
+  const stageSeconds = new Map<string, number>();
+  while (!run.done) {
+    const stage = run.cursor.stage;
+    profile.setStage(stage);
+    const s0 = performance.now();
+    await run.step();
+    stageSeconds.set(stage, (stageSeconds.get(stage) ?? 0) + (performance.now() - s0) / 1000);
+  }
+  await e.sync();
+  profile.flush();
+  const total = (performance.now() - t0) / 1000;
+  e.profile = null;
+  const counts = Object.fromEntries(Object.entries(e.counters).map(([k, v]) => [k, v - c0[k as keyof typeof c0]]));
+  run.dispose();
+
+  const rows: Record<string, unknown>[] = [];
+  const header = '  phase                                      wall s   GPU s  tokens   tok/s  dispatches  submits  reads';
+  const line = (name: string, t: PhaseTotals) =>
+    `  ${name.padEnd(40)} ${fmt(t.wallSeconds)}${fmt(t.gpuSeconds)}${String(t.tokens).padStart(8)}` +
+    `${t.tokens ? fmt(t.tokens / Math.max(t.wallSeconds, t.gpuSeconds, 1e-9), 0) : '       -'}` +
+    `${String(t.dispatches).padStart(12)}${String(t.submits).padStart(9)}${String(t.reads).padStart(7)}`;
+  const add = (a: PhaseTotals, b: PhaseTotals): PhaseTotals => ({
+    wallSeconds: a.wallSeconds + b.wallSeconds,
+    gpuSeconds: a.gpuSeconds + b.gpuSeconds,
+    dispatches: a.dispatches + b.dispatches,
+    submits: a.submits + b.submits,
+    reads: a.reads + b.reads,
+    tokens: a.tokens + b.tokens,
+  });
+  const zero: PhaseTotals = { wallSeconds: 0, gpuSeconds: 0, dispatches: 0, submits: 0, reads: 0, tokens: 0 };
+  const byCategory = new Map<string, PhaseTotals>();
+  for (const [phase, t] of profile.phases) byCategory.set(category(phase), add(byCategory.get(category(phase)) ?? zero, t));
+  console.log(header);
+  const sorted = [...byCategory].sort((a, b) => b[1].wallSeconds - a[1].wallSeconds);
+  for (const [name, t] of sorted) {
+    console.log(line(name, t));
+    rows.push({ op: 'iteration', category: name, ...t });
+  }
+  console.log(`  by stage: ${[...stageSeconds].map(([s, v]) => `${s} ${v.toFixed(1)} s`).join(', ')}`);
+  console.log(`  (phases in detail)`);
+  for (const [phase, t] of [...profile.phases].sort((a, b) => b[1].wallSeconds - a[1].wallSeconds)) {
+    if (t.wallSeconds + t.gpuSeconds > 0.05) console.log(line(phase, t));
+    rows.push({ op: 'iteration-phase', phase, ...t });
+  }
+  console.log(
+    `  total ${total.toFixed(1)} s; ${counts['dispatches']} dispatches, ${counts['submits']} submissions, ${counts['reads']} read-backs, ` +
+      `${counts['uploads']} uploads (the profile adds a submission at each phase change)`,
+  );
+  rows.push({ op: 'iteration-total', seconds: total, steps: config.examinerSteps, evalPerHop: config.evalPerHop, stageSeconds: Object.fromEntries(stageSeconds), ...counts });
+  return rows;
+}
