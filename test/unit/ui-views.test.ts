@@ -1,16 +1,17 @@
 // The page's views as pure functions of hand-built run events (no DOM needed): what each panel renders,
 // the state the events fold into, and the helpers behind the setup panel (settings, memory estimates).
 import { readFileSync } from 'node:fs';
+import type uPlot from 'uplot';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/model/config.ts';
 import { PRESETS } from '../../src/selfplay/config.ts';
 import type { QuestionRecord, RolloutRecord, TokenRecord } from '../../src/selfplay/events.ts';
 import { fmtBytes, fmtDuration, fmtIteration, fmtNum, fmtSigned } from '../../src/ui/format.ts';
 import { escapeHtml, html, raw } from '../../src/ui/html.ts';
-import { align, resolveCharts, smooth } from '../../src/ui/panels/charts.ts';
-import { isResumable, pickMetrics, renderCheckpointList } from '../../src/ui/panels/checkpoints.ts';
+import { CURATED, align, chartData, chartOptions, iterationLabel, resolveCharts, smooth } from '../../src/ui/panels/charts.ts';
+import { isResumable, pickMetrics, renderCheckpointList, whereText } from '../../src/ui/panels/checkpoints.ts';
 import { filterQuestions, highlight, renderExaminer, renderQcp, renderQuestion, solvedDots } from '../../src/ui/panels/examiner.ts';
-import { diffColor, heatStats, klColor, renderHeatmapView, renderPrivileged, renderTokenDetail, renderTokens, robustMax, visibleText } from '../../src/ui/panels/heatmap.ts';
+import { diffColor, heatStats, klColor, renderHeatmapView, renderPrivileged, renderTokenDetail, renderTokens, robustMax, shownToken, visibleText } from '../../src/ui/panels/heatmap.ts';
 import { renderLog } from '../../src/ui/panels/messages.ts';
 import { renderProgress } from '../../src/ui/panels/progress.ts';
 import { ADVANCED_FIELDS, MAIN_FIELDS, controlState, fieldText, readSettings, renderCorpusStatus, renderEstimate, renderField } from '../../src/ui/panels/setup.ts';
@@ -170,6 +171,10 @@ describe('teacher-vs-student heatmap', () => {
     expect(klColor(0, 1)).toBe('rgba(230, 81, 0, 0.060)');
     expect(visibleText('a\nb')).toBe('a↵\nb');
     expect(visibleText('')).toBe('∅');
+    // Chips and lists, where layout cannot show whitespace: every whitespace character gets a sign.
+    expect(shownToken(' ')).toBe('␣');
+    expect(shownToken(' the\n\t')).toBe('␣the↵⇥');
+    expect(shownToken('')).toBe('∅');
   });
 
   it('summarises the rollout and shows both top-K lists of a token', () => {
@@ -227,9 +232,54 @@ describe('run state', () => {
     expect(bar).toContain('width:50.0%');
     expect(bar).toContain('9s left');
   });
+
+  it('counts the time left down while a unit runs, never up', () => {
+    // The run's estimate after step 1 (38 s), then events within step 2 that carry none (rollouts, update).
+    const s = emptyState();
+    applyEvent(s, { type: 'progress', stage: 'student', iteration: 0, done: 1, total: 8, etaSeconds: 38 }, 0);
+    applyEvent(s, { type: 'progress', stage: 'student', iteration: 0, done: 1, total: 8, label: 'rollouts' }, 5000);
+    applyEvent(s, { type: 'progress', stage: 'student', iteration: 0, done: 1, total: 8, label: 'update' }, 20_000);
+    const seen = [5000, 20_000, 30_000, 60_000].map((t) => etaSeconds(s.progress!, t)!);
+    expect(seen).toEqual([33, 18, 8, 0]);
+    // No estimate from the run: the pace of the units done so far, counted down from when the last one ended.
+    const p = emptyState();
+    applyEvent(p, { type: 'progress', stage: 'examiner', iteration: 0, done: 0, total: 3 }, 0);
+    applyEvent(p, { type: 'progress', stage: 'examiner', iteration: 0, done: 1, total: 3 }, 10_000);
+    applyEvent(p, { type: 'progress', stage: 'examiner', iteration: 0, done: 1, total: 3, label: 'update' }, 14_000);
+    const linear = [10_000, 14_000, 25_000].map((t) => etaSeconds(p.progress!, t)!);
+    expect(linear).toEqual([20, 16, 5]);
+  });
 });
 
 describe('charts', () => {
+  it('puts evaluations at the iteration they followed, labelled "before training", "iteration 1", ...', () => {
+    const s = emptyState();
+    for (const iteration of [-1, 0, 1]) applyEvent(s, { type: 'eval', metrics: { iteration, em: 0.1, emByHop: {}, searchesPerRollout: 1, redundancy: 0, n: 4 } });
+    expect(s.series.get('eval/em')!.x).toEqual([0, 1, 2]);
+    expect([0, 1, 2].map(iterationLabel)).toEqual(['before training', 'iteration 1', 'iteration 2']);
+    const em = CURATED.find((c) => c.id === 'em')!;
+    const axis = chartOptions(em, ['all'], { width: 300, height: 100 }).axes![0]!;
+    expect((axis.values as (u: unknown, t: number[]) => string[])(null, [0, 1])).toEqual(['before training', 'iteration 1']);
+  });
+
+  it('draws λ as steps, never smoothed', () => {
+    const lambda = CURATED.find((c) => c.id === 'lambda')!;
+    const data = chartData([1, 2, 3, 4], [[0.1, 0.1, 0.03, 0.03]], 0.6, lambda);
+    expect(data[1]).toEqual([0.1, 0.1, 0.03, 0.03]);
+    expect(chartOptions(lambda, ['λ'], { width: 300, height: 100 }).series[1]!.paths).toBeTypeOf('function');
+  });
+
+  it('shows the latest values in a legend while the cursor is off the chart', () => {
+    const em = CURATED.find((c) => c.id === 'em')!;
+    const o = chartOptions(em, ['all'], { width: 300, height: 100 });
+    const u = { data: [[0, 1, 2], [0.1, 0.2, 0.3], [0.1, 0.25, 0.35]] } as unknown as uPlot;
+    const x = o.series[0]!.value as (u: uPlot, v: number | null, si: number, idx: number | null) => string;
+    const y = o.series[1]!.value as (u: uPlot, v: number | null, si: number, idx: number | null) => string;
+    expect(x(u, null, 0, null)).toBe('iteration 2 (latest)');
+    expect(y(u, null, 1, null)).toBe('0.300 (raw 0.350)');
+    expect(y(u, 0.2, 1, 1)).toBe('0.200 (raw 0.250)');
+  });
+
   it('smooths like TensorBoard (debiased EMA) and aligns series on their steps', () => {
     expect(smooth([1, 1, 1], 0.9).map((v) => v!.toFixed(6))).toEqual(['1.000000', '1.000000', '1.000000']);
     const s = smooth([0, 10, null, 10], 0.5);
@@ -270,6 +320,11 @@ describe('checkpoints list', () => {
     expect(pickMetrics(run.metrics).map(([k]) => k)).toEqual(['em', 'student_reward', 'zzz']);
     expect(renderCheckpointList([]).text).toMatch(/No checkpoints yet/);
     expect(renderCheckpointList([run], true).text).toMatch(/data-act="resume" disabled/);
+  });
+
+  it('counts a finished run’s iterations in good English', () => {
+    expect(whereText({ ...run, cursor: { iteration: 0, stage: 'done', step: 0 } })).toBe('finished (1 iteration)');
+    expect(whereText({ ...run, cursor: { iteration: 2, stage: 'done', step: 0 } })).toBe('finished (3 iterations)');
   });
 });
 

@@ -38,6 +38,15 @@ export function visibleText(text: string): string {
   return text.replace(/\t/g, '→\t').replace(/\r?\n/g, '↵\n');
 }
 
+/**
+ * A token's text for a chip or a list, where layout does not show it: every space as ␣, tab as ⇥, newline
+ * as ↵ (no real break), carriage return as ␍, nothing as ∅, so a whitespace token is never blank.
+ */
+export function shownToken(text: string): string {
+  if (text === '') return '∅';
+  return text.replace(/ /g, '␣').replace(/\t/g, '⇥').replace(/\r?\n/g, '↵').replace(/\r/g, '␍');
+}
+
 export interface HeatStats {
   policy: number;
   masked: number;
@@ -101,7 +110,7 @@ export function renderLegend(mode: HeatMode, max: number): Html {
   }
   return html`<div class="legend" aria-label="colour scale">
     <span>−${fmtNum(max)}</span><span class="ramp diff" aria-hidden="true"></span><span>+${fmtNum(max)}</span>
-    <span class="legend-note"><span class="neg">red</span>: the teacher finds the sampled token less likely than the student did (it is pushed down); <span class="pos">blue</span>: more likely (pushed up)</span>
+    <span class="legend-note"><span class="down">red</span>: the teacher finds the sampled token less likely than the student did (it is pushed down); <span class="up">blue</span>: more likely (pushed up)</span>
     <span class="swatch masked" aria-hidden="true"></span><span class="legend-note">tool tokens (masked)</span></div>`;
 }
 
@@ -110,7 +119,7 @@ const prob = (lp: number) => Math.exp(lp);
 /** The student's top-K next-token list with the teacher's log-probs of the same tokens. */
 export function renderTokenDetail(t: TokenRecord | undefined, index: number): Html {
   if (!t) return html`<p class="muted">Hover or focus a token (Tab into the text, then arrow keys) to see both top-K lists.</p>`;
-  const head = html`<p class="detail-head">token ${index}: <code class="tokname">${visibleText(t.text)}</code> <span class="muted">id ${t.id}</span></p>`;
+  const head = html`<p class="detail-head">token ${index}: <code class="tokname">${shownToken(t.text)}</code> <span class="muted">id ${t.id}</span></p>`;
   if (!t.policy) {
     return html`${head}<p class="masked-note">Masked: this token came from the search tool (or the prompt), not from the student. It gets no policy loss and no distillation term.</p>`;
   }
@@ -118,7 +127,7 @@ export function renderTokenDetail(t: TokenRecord | undefined, index: number): Ht
   const summary = html`<dl class="detail-nums">
     <div><dt>p<sub>S</sub>(token)</dt><dd>${fmtNum(prob(t.studentLogp))}</dd></div>
     <div><dt>p<sub>T</sub>(token)</dt><dd>${fmtNum(prob(t.teacherLogp))}</dd></div>
-    <div><dt>log p<sub>T</sub> − log p<sub>S</sub></dt><dd class="${d >= 0 ? 'pos' : 'neg'}">${fmtSigned(d, 3)}</dd></div>
+    <div><dt>log p<sub>T</sub> − log p<sub>S</sub></dt><dd class="${d >= 0 ? 'up' : 'down'}">${fmtSigned(d, 3)}</dd></div>
     <div><dt>top-K KL</dt><dd>${fmtNum(t.kl)}</dd></div></dl>`;
   if (!t.topk || t.topk.ids.length === 0) return html`${head}${summary}<p class="muted">No top-K lists were recorded for this token.</p>`;
   const tk = t.topk;
@@ -126,13 +135,13 @@ export function renderTokenDetail(t: TokenRecord | undefined, index: number): Ht
     const ps = prob(tk.studentLogp[j]!);
     const pt = prob(tk.teacherLogp[j]!);
     return html`<tr class="${cls(id === t.id && 'sampled')}">
-      <td class="rank">${j + 1}</td><td><code>${visibleText(tk.texts[j] ?? '')}</code></td>
+      <td class="rank">${j + 1}</td><td><code>${shownToken(tk.texts[j] ?? '')}</code></td>
       <td class="num">${fmtNum(ps)}<span class="bar s" style="width:${(ps * 100).toFixed(1)}%"></span></td>
       <td class="num">${fmtNum(pt)}<span class="bar t" style="width:${(pt * 100).toFixed(1)}%"></span></td></tr>`;
   });
   // The teacher's own favourites among the K (the student's list re-ranked by the teacher).
   const byTeacher = tk.ids.map((_, j) => j).sort((a, b) => tk.teacherLogp[b]! - tk.teacherLogp[a]!);
-  const tTop = byTeacher.slice(0, 5).map((j) => html`<li><code>${visibleText(tk.texts[j] ?? '')}</code> ${fmtNum(prob(tk.teacherLogp[j]!))}</li>`);
+  const tTop = byTeacher.slice(0, 5).map((j) => html`<li><code>${shownToken(tk.texts[j] ?? '')}</code> ${fmtNum(prob(tk.teacherLogp[j]!))}</li>`);
   const outside = tk.ids.includes(t.id) ? '' : html`<p class="muted">The sampled token is outside the student's top-${tk.ids.length} (it was sampled at temperature > 0); its KL term still covers the top-K plus the tail.</p>`;
   return html`${head}${summary}${outside}
     <p class="muted">teacher's top choices among these: </p><ol class="teacher-top">${tTop}</ol>
@@ -177,7 +186,7 @@ export function renderHeatmapView(r: RolloutRecord, mode: HeatMode, q: QuestionR
   ${
     st.top.length
       ? html`<p class="summary">largest disagreements: ${st.top.map(
-          (i) => html`<button type="button" class="jump" data-i="${i}">${visibleText(r.tokens[i]!.text)} <small>${fmtNum(r.tokens[i]!.kl)}</small></button> `,
+          (i) => html`<button type="button" class="jump" data-i="${i}">${shownToken(r.tokens[i]!.text)} <small>${fmtNum(r.tokens[i]!.kl)}</small></button> `,
         )}</p>`
       : ''
   }

@@ -186,6 +186,21 @@ export function controlState(phase: RunPhase, job: JobKind = 'selfplay'): Record
   };
 }
 
+/** Which model a source names (equal keys: the same model), for matching a memory report to the form. */
+export function modelKey(m: ModelSource): string {
+  switch (m.kind) {
+    case 'embedded':
+    case 'checkpoint':
+      return `${m.kind}:${m.name}`;
+    case 'hub':
+      return `hub:${m.id.trim()}${m.revision ? `@${m.revision}` : ''}`;
+    case 'files':
+      return `files:${m.files.map((f) => `${f.webkitRelativePath || f.name}/${f.size}/${f.lastModified}`).join('|')}`;
+    case 'random-tiny':
+      return m.kind;
+  }
+}
+
 export class SetupPanel {
   private form: HTMLFormElement;
   private preset: PresetName = 'demo';
@@ -193,7 +208,10 @@ export class SetupPanel {
   private corpus: { kind: 'world' } | { kind: 'jsonl'; name: string; text: string } = { kind: 'world' };
   private corpusOk = true;
   private report: ModelReport | null = null;
+  /** The model the report is about (modelKey), so Start never trusts a report of another model. */
+  private reportKey = '';
   private inspectSeq = 0;
+  private typing: ReturnType<typeof setTimeout> | undefined;
   private phase: RunPhase = 'idle';
 
   private controls: HTMLElement;
@@ -299,6 +317,12 @@ export class SetupPanel {
       }
     });
     this.$<HTMLInputElement>('.hub-id').addEventListener('focus', () => this.check('hub'));
+    // A typed id is the model (no "check" needed); it is inspected once the typing pauses.
+    this.$<HTMLInputElement>('.hub-id').addEventListener('input', () => {
+      this.check('hub');
+      clearTimeout(this.typing);
+      this.typing = setTimeout(() => this.onModelKind(), 600);
+    });
     for (const r of this.root.querySelectorAll<HTMLInputElement>('input[name=corpus-kind]')) r.addEventListener('change', () => void this.onCorpus());
     this.$<HTMLInputElement>('.corpus-file').addEventListener('change', () => {
       this.check('jsonl', 'corpus-kind');
@@ -316,18 +340,30 @@ export class SetupPanel {
     if (r) r.checked = true;
   }
 
-  private onModelKind(): void {
+  /** The model the form's choice names now (a folder choice without files: the problem instead). */
+  private readModel(): ModelSource | ModelReport {
     const kind = this.root.querySelector<HTMLInputElement>('input[name=model-kind]:checked')?.value;
-    if (kind === 'embedded') this.model = { kind: 'embedded', name: this.$<HTMLSelectElement>('.embedded-name').value };
-    else if (kind === 'files') {
+    if (kind === 'embedded') return { kind: 'embedded', name: this.$<HTMLSelectElement>('.embedded-name').value };
+    if (kind === 'files') {
       const files = [...(this.$<HTMLInputElement>('.model-folder').files ?? [])];
       if (files.length === 0) {
-        this.showReport({ ok: false, where: 'the model folder', error: 'Choose a model folder (config.json, model.safetensors, tokenizer.json, tokenizer_config.json).' });
-        return;
+        return { ok: false, where: 'the model folder', error: 'Choose a model folder (config.json, model.safetensors, tokenizer.json, tokenizer_config.json).' };
       }
-      this.model = { kind: 'files', files };
-    } else if (kind === 'hub') this.model = { kind: 'hub', id: this.$<HTMLInputElement>('.hub-id').value.trim() };
-    else this.model = { kind: 'random-tiny' };
+      return { kind: 'files', files };
+    }
+    if (kind === 'hub') return { kind: 'hub', id: this.$<HTMLInputElement>('.hub-id').value.trim() };
+    if (kind === 'checkpoint' && this.model.kind === 'checkpoint') return this.model;
+    return { kind: 'random-tiny' };
+  }
+
+  private onModelKind(): void {
+    clearTimeout(this.typing);
+    const m = this.readModel();
+    if ('ok' in m) {
+      this.showReport(m);
+      return;
+    }
+    this.model = m;
     void this.inspect();
   }
 
@@ -347,18 +383,20 @@ export class SetupPanel {
       return;
     }
     const seq = ++this.inspectSeq;
+    const key = modelKey(this.model);
     const cfg = this.currentConfig() ?? PRESETS[this.preset];
     this.$('.model-estimate').innerHTML = renderEstimate(null, true).text;
     try {
       const r = await this.actions.inspectModel(this.model, cfg);
-      if (seq === this.inspectSeq) this.showReport(r);
+      if (seq === this.inspectSeq) this.showReport(r, key);
     } catch (e) {
-      if (seq === this.inspectSeq) this.showReport({ ok: false, where: '', error: (e as Error).message });
+      if (seq === this.inspectSeq) this.showReport({ ok: false, where: '', error: (e as Error).message }, key);
     }
   }
 
-  private showReport(r: ModelReport | null): void {
+  private showReport(r: ModelReport | null, key = ''): void {
     this.report = r;
+    this.reportKey = key;
     this.$('.model-estimate').innerHTML = renderEstimate(r).text;
   }
 
@@ -409,7 +447,9 @@ export class SetupPanel {
   /** A problem that keeps the run from starting, shown in the form and beside the Start button. */
   private formError(text: string): void {
     this.$('.form-error').textContent = text;
-    this.controls.querySelector('.run-error')!.textContent = text;
+    const line = this.controls.querySelector<HTMLElement>('.run-error')!;
+    line.textContent = text;
+    line.title = text;
   }
 
   private currentConfig(): SelfPlayConfig | null {
@@ -439,6 +479,24 @@ export class SetupPanel {
     if (!this.corpusOk) {
       this.formError('The corpus file has errors (see the Corpus section); fix it or use the default world.');
       return;
+    }
+    // The model the form names now, checked now if the last report was about another one (an id typed or
+    // edited since).
+    const model = this.readModel();
+    if ('ok' in model) {
+      this.showReport(model);
+      this.formError(`The model cannot be used: ${model.error ?? ''}`);
+      return;
+    }
+    if (model.kind === 'hub' && !model.id) {
+      this.formError('Enter a Hugging Face model id such as HuggingFaceTB/SmolLM2-135M-Instruct, or choose another model.');
+      return;
+    }
+    this.model = model;
+    if (modelKey(model) !== this.reportKey) {
+      clearTimeout(this.typing);
+      await this.inspect();
+      if (modelKey(model) !== this.reportKey) return;
     }
     if (this.report && !this.report.ok) {
       this.formError(`The model cannot be used: ${this.report.error ?? ''}`);

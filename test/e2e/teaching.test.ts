@@ -1,0 +1,162 @@
+// The teaching demo end to end, in headless Chromium on SwiftShader WebGPU: what a class sees of a run. A typed
+// Hugging Face id is the model Start uses; one smoke run (two iterations, stopped in the second) is watched for a
+// time left that never rises within a step and a tab bar that never moves, then its views are read: iteration
+// numbers that agree, charts whose legends show the latest values, the EM axis by iteration, the heatmap's
+// legend colours and visible whitespace tokens. Screenshots land in test/screenshots/.
+import { mkdirSync } from 'node:fs';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasChromium, startBrowserSession, type BrowserSession } from '../helpers/browser.ts';
+
+const SHOTS = new URL('../screenshots/', import.meta.url).pathname;
+
+async function ready(page: Page, url: string): Promise<void> {
+  await page.goto(url);
+  await page.waitForFunction(() => document.getElementById('gpu-status')?.dataset.selftest !== undefined, null, { timeout: 90_000 });
+}
+
+async function waitPhase(page: Page, want: string[], timeout: number): Promise<string> {
+  await page.waitForFunction((w) => w.includes(document.body.dataset.phase ?? ''), want, { timeout, polling: 250 });
+  return (await page.evaluate(() => document.body.dataset.phase))!;
+}
+
+async function tab(page: Page, id: string): Promise<void> {
+  await page.click(`[data-tab="${id}"]`);
+  await page.waitForTimeout(150);
+}
+
+const tabsTop = (page: Page) => page.evaluate(() => Math.round(document.getElementById('tabs')!.getBoundingClientRect().top + window.scrollY));
+
+describe.skipIf(!hasChromium)('teaching demo (headless Chromium, SwiftShader)', () => {
+  let s: BrowserSession;
+  let page: Page;
+  const errors: string[] = [];
+  beforeAll(async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    s = await startBrowserSession();
+    page = await s.newPage();
+    page.on('pageerror', (e) => errors.push(e.message));
+    await ready(page, s.url);
+  }, 120_000);
+  afterAll(async () => {
+    await s?.close();
+  });
+
+  it('starts the Hugging Face id typed in the field, also one edited after "check"', async () => {
+    // Typed, never checked: offline here, so the error must name this id (not run the embedded model).
+    await page.fill('.hub-id', 'someone/typed-model');
+    await page.click('button.start');
+    await expect.poll(() => page.locator('.run-error').textContent(), { timeout: 60_000 }).toMatch(/someone\/typed-model/);
+    expect(await page.evaluate(() => document.body.dataset.phase ?? 'idle')).not.toBe('running');
+    // Checked, then edited: Start uses the edited id.
+    await page.fill('.hub-id', 'someone/first-model');
+    await page.click('.hub-check');
+    await expect.poll(() => page.locator('.model-estimate').textContent(), { timeout: 60_000 }).toMatch(/someone\/first-model/);
+    await page.fill('.hub-id', 'someone/edited-model');
+    await page.click('button.start');
+    await expect.poll(() => page.locator('.run-error').textContent(), { timeout: 60_000 }).toMatch(/someone\/edited-model/);
+    expect(await page.locator('.run-error').textContent()).not.toMatch(/first-model/);
+    await page.screenshot({ path: `${SHOTS}hub-typed.png` });
+    await page.fill('.hub-id', '');
+    await page.check('#mk-embedded');
+  }, 180_000);
+
+  it('watches a smoke run: time left never rises within a step, the tab bar never moves', async () => {
+    await ready(page, s.url);
+    const top = await tabsTop(page);
+    // An error line beside the run controls.
+    await page.selectOption('#preset', 'smoke');
+    await page.fill('#opt-iterations', '0');
+    await page.click('button.start');
+    await expect.poll(() => page.locator('.run-error').textContent(), { timeout: 5_000 }).toMatch(/iterations/);
+    expect.soft(await tabsTop(page), 'tab bar after an error line').toBe(top);
+    await page.fill('#opt-iterations', '2');
+    await page.fill('#opt-lambda', '0.1,0.03');
+    // Every render of the progress line: stage, iteration, units done and the time left, and where the tabs are.
+    await page.evaluate(() => {
+      const seen: { key: string; eta: number | null; top: number }[] = [];
+      (window as unknown as { __seen: typeof seen }).__seen = seen;
+      const secs = (t: string) => {
+        const m = /≈ (?:(\d+)h )?(?:(\d+)m )?(?:(\d+)s)? left/.exec(t);
+        return m ? Number(m[1] ?? 0) * 3600 + Number(m[2] ?? 0) * 60 + Number(m[3] ?? 0) : null;
+      };
+      const el = document.getElementById('progress')!;
+      new MutationObserver(() => {
+        const key = [el.querySelector('.stage')?.textContent, el.querySelector('.iter')?.textContent, el.querySelector('.count')?.textContent?.split(' · ')[0]].join('|');
+        const top = Math.round(document.getElementById('tabs')!.getBoundingClientRect().top + window.scrollY);
+        seen.push({ key, eta: secs(el.querySelector('.eta')?.textContent ?? ''), top });
+      }).observe(el, { childList: true, subtree: true, characterData: true });
+    });
+    await page.click('button.start');
+    await waitPhase(page, ['running'], 60_000);
+    // Stop in the second iteration (Stop checkpoints, so the reload below offers to resume).
+    await page.waitForFunction(() => /iteration 2 of 2/.test(document.getElementById('progress')?.textContent ?? ''), null, { timeout: 240_000, polling: 250 });
+    await page.click('button.stop');
+    await waitPhase(page, ['stopped', 'finished'], 240_000);
+    const seen = await page.evaluate(() => (window as unknown as { __seen: { key: string; eta: number | null; top: number }[] }).__seen);
+    expect(seen.length).toBeGreaterThan(5);
+    const rises = seen.filter((v, i) => i > 0 && v.key === seen[i - 1]!.key && v.eta !== null && seen[i - 1]!.eta !== null && v.eta > seen[i - 1]!.eta!);
+    expect.soft(rises, 'time left rising within a step').toEqual([]);
+    expect.soft([...new Set(seen.map((v) => v.top))], 'tab bar positions while running').toEqual([top]);
+  }, 400_000);
+
+  it('shows the run: iteration numbers that agree, the latest values in the legends, EM by iteration', async () => {
+    // Progress bar, checkpoint row and the page's own checkpoint log line count iterations from 1.
+    expect.soft(await page.locator('#progress').textContent()).toMatch(/iteration 2 of 2/);
+    const row = page.locator('#checkpoints .ckpt').first();
+    await row.waitFor({ timeout: 10_000 });
+    expect.soft(await row.textContent()).toMatch(/next: iteration 2,/);
+    await tab(page, 'log');
+    expect.soft(await page.locator('#panel-log').textContent()).toMatch(/continues at iteration 2,/);
+    await tab(page, 'charts');
+    await page.waitForSelector('#panel-charts .chart[data-chart="em"] canvas', { timeout: 10_000 });
+    await page.waitForTimeout(700);
+    // Legends show values without hovering: the latest point of each series.
+    const values = await page.$$eval('#panel-charts .main-charts .chart .u-legend tr.u-series:not(.raw) td.u-value', (els) => els.map((e) => e.textContent ?? ''));
+    expect(values.length).toBeGreaterThan(4);
+    expect.soft(values.filter((v) => /^\s*(–|--)?\s*$/.test(v)), 'legend values shown as – before hovering').toEqual([]);
+    // The EM chart's x is the iteration an evaluation followed.
+    const emX = await page.locator('#panel-charts .chart[data-chart="em"] .u-legend tr.u-series').first().textContent();
+    expect.soft(emX).toMatch(/iteration 1/);
+    expect.soft(emX).not.toMatch(/evaluation/);
+    await page.locator('#work').screenshot({ path: `${SHOTS}teaching-charts.png` });
+  });
+
+  it('shows the heatmap: legend words in the colours they name, whitespace tokens visible', async () => {
+    await tab(page, 'heatmap');
+    await page.waitForSelector('#panel-heatmap .tok.policy', { timeout: 10_000 });
+    await page.check('input[name="heat-mode"][value="diff"]');
+    // The words "blue" and "red" of the legend, in the colour each names.
+    const rgb = (word: string) =>
+      page.locator('#panel-heatmap .legend span', { hasText: new RegExp(`^${word}$`) }).evaluate((e) => getComputedStyle(e).color.match(/\d+/g)!.map(Number));
+    const [br, bg, bb] = await rgb('blue');
+    expect.soft(bb > br + 60 && bb > bg + 30, `"blue" printed in rgb(${br}, ${bg}, ${bb})`).toBe(true);
+    const [rr, rg, rb] = await rgb('red');
+    expect.soft(rr > rg + 60 && rr > rb + 60, `"red" printed in rgb(${rr}, ${rg}, ${rb})`).toBe(true);
+    // Every chip and top-K entry shows something, across the tokens of several rollouts.
+    const blank: string[] = [];
+    const options = await page.locator('#panel-heatmap .rollout-select option').count();
+    for (let o = 0; o < Math.min(options, 4); o++) {
+      await page.selectOption('#panel-heatmap .rollout-select', { index: o });
+      const chips = await page.$$eval('#panel-heatmap .jump', (els) => els.map((e) => e.firstChild?.textContent ?? ''));
+      blank.push(...chips.filter((t) => t.trim() === '').map((t) => `chip ${JSON.stringify(t)}`));
+      const n = await page.locator('#panel-heatmap .tok.policy').count();
+      for (let i = 0; i < Math.min(n, 12); i++) {
+        await page.locator('#panel-heatmap .tok.policy').nth(i).hover();
+        const texts = await page.$$eval('#panel-heatmap .token-detail code', (els) => els.map((e) => e.textContent ?? ''));
+        blank.push(...texts.filter((t) => t.trim() === '').map((t) => `top-K ${JSON.stringify(t)}`));
+      }
+    }
+    expect.soft([...new Set(blank)], 'blank token texts').toEqual([]);
+    await page.locator('#work').screenshot({ path: `${SHOTS}teaching-heatmap.png` });
+  }, 120_000);
+
+  it('keeps the tab bar still under the resume banner after a reload', async () => {
+    const top = await tabsTop(page);
+    await ready(page, s.url);
+    await page.getByText('A run can be resumed').waitFor({ timeout: 20_000 });
+    expect.soft(await tabsTop(page), 'tab bar under the resume banner').toBe(top);
+    await page.screenshot({ path: `${SHOTS}resume-banner.png` });
+    expect(errors).toEqual([]);
+  });
+});
