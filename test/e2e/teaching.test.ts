@@ -1,8 +1,9 @@
 // The teaching demo end to end, in headless Chromium on SwiftShader WebGPU: what a class sees of a run. A typed
-// Hugging Face id is the model Start uses; one smoke run (two iterations, stopped in the second) is watched for a
-// time left that never rises within a step and a tab bar that never moves, then its views are read: iteration
-// numbers that agree, charts whose legends show the latest values, the EM axis by iteration, the heatmap's
-// legend colours and visible whitespace tokens. Screenshots land in test/screenshots/.
+// Hugging Face id is the model Start uses; one smoke run (three iterations, stopped in the third) is watched for a
+// time left that never rises within a step, a tab bar that never moves and a pinned token that new rollouts do not
+// replace; then its views are read: iteration numbers that agree, charts whose legends show the latest values, the
+// EM axis by iteration, the heatmap's legend colours, visible whitespace tokens, its absolute log colour scale with
+// the range, a KL histogram and the ranked disagreements. Screenshots land in test/screenshots/.
 import { mkdirSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -70,8 +71,8 @@ describe.skipIf(!hasChromium)('teaching demo (headless Chromium, SwiftShader)', 
     await page.click('button.start');
     await expect.poll(() => page.locator('.run-error').textContent(), { timeout: 5_000 }).toMatch(/iterations/);
     expect.soft(await tabsTop(page), 'tab bar after an error line').toBe(top);
-    await page.fill('#opt-iterations', '2');
-    await page.fill('#opt-lambda', '0.1,0.03');
+    await page.fill('#opt-iterations', '3');
+    await page.fill('#opt-lambda', '0.1,0.03,0.01');
     // Every render of the progress line: stage, iteration, units done and the time left, and where the tabs are.
     await page.evaluate(() => {
       const seen: { key: string; eta: number | null; top: number }[] = [];
@@ -89,8 +90,34 @@ describe.skipIf(!hasChromium)('teaching demo (headless Chromium, SwiftShader)', 
     });
     await page.click('button.start');
     await waitPhase(page, ['running'], 60_000);
-    // Stop in the second iteration (Stop checkpoints, so the reload below offers to resume).
-    await page.waitForFunction(() => /iteration 2 of 2/.test(document.getElementById('progress')?.textContent ?? ''), null, { timeout: 240_000, polling: 250 });
+    // A token pinned in iteration 1's first rollout stays in view while iteration 2's rollouts arrive.
+    const students = () => page.evaluate(() => Number(document.querySelector('[data-tab="student"] .count')?.textContent || 0));
+    await expect.poll(students, { timeout: 180_000, interval: 250 }).toBeGreaterThan(0);
+    await tab(page, 'heatmap');
+    await page.waitForSelector('#panel-heatmap .tok.policy', { timeout: 10_000 });
+    const first = await students();
+    const rolloutShown = await page.locator('#panel-heatmap .rollout-select option:checked').textContent();
+    await page.locator('#panel-heatmap .tok.policy').nth(2).click();
+    const pinnedDetail = await page.locator('#panel-heatmap .token-detail').textContent();
+    expect(pinnedDetail).toMatch(/pinned/);
+    expect(await page.locator('#panel-heatmap .tok.pinned').getAttribute('data-i')).toBe(await page.locator('#panel-heatmap .tok.policy').nth(2).getAttribute('data-i'));
+    // The pointer elsewhere does not replace it.
+    await page.locator('#panel-heatmap .tok.policy').nth(0).hover();
+    expect(await page.locator('#panel-heatmap .token-detail').textContent()).toBe(pinnedDetail);
+    await expect.poll(students, { timeout: 180_000, interval: 250 }).toBeGreaterThan(first);
+    await page.waitForTimeout(500);
+    expect.soft(await page.locator('#panel-heatmap .rollout-select option:checked').textContent(), 'the pinned rollout stays selected').toBe(rolloutShown);
+    expect.soft(await page.locator('#panel-heatmap .token-detail').textContent(), 'the pinned token stays in the detail').toBe(pinnedDetail);
+    expect.soft(await page.locator('#panel-heatmap .tok.pinned').count()).toBe(1);
+    await page.locator('#work').screenshot({ path: `${SHOTS}teaching-pinned.png` });
+    // Esc unpins; arrow keys still move the inspected token.
+    await page.locator('#panel-heatmap .tok.pinned').focus();
+    await page.keyboard.press('Escape');
+    expect(await page.locator('#panel-heatmap .tok.pinned').count()).toBe(0);
+    await page.keyboard.press('ArrowRight');
+    expect(await page.evaluate(() => (document.activeElement as HTMLElement).dataset.i)).toBe(await page.locator('#panel-heatmap .tok.active').getAttribute('data-i'));
+    // Stop in the third iteration (Stop checkpoints, so the reload below offers to resume).
+    await page.waitForFunction(() => /iteration 3 of 3/.test(document.getElementById('progress')?.textContent ?? ''), null, { timeout: 240_000, polling: 250 });
     await page.click('button.stop');
     await waitPhase(page, ['stopped', 'finished'], 240_000);
     const seen = await page.evaluate(() => (window as unknown as { __seen: { key: string; eta: number | null; top: number }[] }).__seen);
@@ -102,12 +129,12 @@ describe.skipIf(!hasChromium)('teaching demo (headless Chromium, SwiftShader)', 
 
   it('shows the run: iteration numbers that agree, the latest values in the legends, EM by iteration', async () => {
     // Progress bar, checkpoint row and the page's own checkpoint log line count iterations from 1.
-    expect.soft(await page.locator('#progress').textContent()).toMatch(/iteration 2 of 2/);
+    expect.soft(await page.locator('#progress').textContent()).toMatch(/iteration 3 of 3/);
     const row = page.locator('#checkpoints .ckpt').first();
     await row.waitFor({ timeout: 10_000 });
-    expect.soft(await row.textContent()).toMatch(/next: iteration 2,/);
+    expect.soft(await row.textContent()).toMatch(/next: iteration 3,/);
     await tab(page, 'log');
-    expect.soft(await page.locator('#panel-log').textContent()).toMatch(/continues at iteration 2,/);
+    expect.soft(await page.locator('#panel-log').textContent()).toMatch(/continues at iteration 3,/);
     await tab(page, 'charts');
     await page.waitForSelector('#panel-charts .chart[data-chart="em"] canvas', { timeout: 10_000 });
     await page.waitForTimeout(700);
@@ -117,7 +144,7 @@ describe.skipIf(!hasChromium)('teaching demo (headless Chromium, SwiftShader)', 
     expect.soft(values.filter((v) => /^\s*(–|--)?\s*$/.test(v)), 'legend values shown as – before hovering').toEqual([]);
     // The EM chart's x is the iteration an evaluation followed.
     const emX = await page.locator('#panel-charts .chart[data-chart="em"] .u-legend tr.u-series').first().textContent();
-    expect.soft(emX).toMatch(/iteration 1/);
+    expect.soft(emX).toMatch(/iteration 2 \(latest\)/);
     expect.soft(emX).not.toMatch(/evaluation/);
     await page.locator('#work').screenshot({ path: `${SHOTS}teaching-charts.png` });
   });
@@ -138,7 +165,7 @@ describe.skipIf(!hasChromium)('teaching demo (headless Chromium, SwiftShader)', 
     const options = await page.locator('#panel-heatmap .rollout-select option').count();
     for (let o = 0; o < Math.min(options, 4); o++) {
       await page.selectOption('#panel-heatmap .rollout-select', { index: o });
-      const chips = await page.$$eval('#panel-heatmap .jump', (els) => els.map((e) => e.firstChild?.textContent ?? ''));
+      const chips = await page.$$eval('#panel-heatmap .jump', (els) => els.map((e) => e.querySelector('.chip-text')?.textContent ?? e.firstChild?.textContent ?? ''));
       blank.push(...chips.filter((t) => t.trim() === '').map((t) => `chip ${JSON.stringify(t)}`));
       const n = await page.locator('#panel-heatmap .tok.policy').count();
       for (let i = 0; i < Math.min(n, 12); i++) {
@@ -150,6 +177,40 @@ describe.skipIf(!hasChromium)('teaching demo (headless Chromium, SwiftShader)', 
     expect.soft([...new Set(blank)], 'blank token texts').toEqual([]);
     await page.locator('#work').screenshot({ path: `${SHOTS}teaching-heatmap.png` });
   }, 120_000);
+
+  it('colours the heatmap on one absolute log scale, states its range, shows a KL histogram and the ranking', async () => {
+    await page.check('input[name="heat-mode"][value="kl"]');
+    const options = await page.locator('#panel-heatmap .rollout-select option').count();
+    const off: string[] = [];
+    const ranges = new Set<string>();
+    for (let o = 0; o < Math.min(options, 4); o++) {
+      await page.selectOption('#panel-heatmap .rollout-select', { index: o });
+      // Each token's opacity follows its own KL on the fixed scale 1e−4 .. 1 nat, whatever the rest of the rollout.
+      const toks = await page.$$eval('#panel-heatmap .tok.policy', (els) =>
+        els.map((e) => ({ kl: Number(/KL (\S+)/.exec(e.getAttribute('title') ?? '')![1]!.replace('−', '-')), a: Number(/rgba\([^)]*, ([\d.]+)\)/.exec(e.getAttribute('style') ?? '')![1]) })),
+      );
+      for (const t of toks) {
+        const pos = t.kl <= 1e-4 ? 0 : t.kl >= 1 ? 1 : Math.log(t.kl / 1e-4) / Math.log(1e4);
+        if (Math.abs(t.a - (0.04 + 0.86 * pos)) > 0.02) off.push(`KL ${t.kl} drawn at opacity ${t.a}`);
+      }
+      ranges.add(await page.locator('#panel-heatmap .scale').evaluate((e) => `${e.getAttribute('data-lo')}..${e.getAttribute('data-hi')}`));
+      expect.soft(await page.locator('#panel-heatmap .scale-ticks').textContent()).toMatch(/1e−4.*0\.01.*1/);
+      // The histogram counts every student token once.
+      const counts = await page.$$eval('#panel-heatmap .kl-hist .hist-bin', (els) => els.map((e) => Number(e.getAttribute('data-count'))));
+      expect.soft(counts.reduce((a, b) => a + b, 0)).toBe(toks.length);
+      // "Largest disagreements" ranked 1, 2, ... by KL.
+      const chips = await page.$$eval('#panel-heatmap .jump', (els) => els.map((e) => ({ rank: Number(e.getAttribute('data-rank')), kl: Number((e.querySelector('small')?.textContent ?? '').replace('−', '-')) })));
+      expect.soft(chips.map((c) => c.rank)).toEqual(chips.map((_, i) => i + 1));
+      expect.soft(chips.every((c, i) => i === 0 || c.kl <= chips[i - 1]!.kl)).toBe(true);
+    }
+    expect.soft(off, 'tokens off the absolute scale').toEqual([]);
+    expect.soft([...ranges]).toEqual(['0.0001..1']);
+    await page.check('input[name="heat-mode"][value="diff"]');
+    expect.soft(await page.locator('#panel-heatmap .top-kl .jump').count()).toBeGreaterThan(0);
+    await page.check('input[name="heat-mode"][value="kl"]');
+    await page.locator('#panel-heatmap .tok.policy').first().hover();
+    await page.locator('#work').screenshot({ path: `${SHOTS}teaching-scale.png` });
+  });
 
   it('keeps the tab bar still under the resume banner after a reload', async () => {
     const top = await tabsTop(page);

@@ -11,7 +11,8 @@ import { escapeHtml, html, raw } from '../../src/ui/html.ts';
 import { CURATED, align, chartData, chartOptions, iterationLabel, resolveCharts, smooth } from '../../src/ui/panels/charts.ts';
 import { isResumable, pickMetrics, renderCheckpointList, whereText } from '../../src/ui/panels/checkpoints.ts';
 import { filterQuestions, highlight, renderExaminer, renderQcp, renderQuestion, solvedDots } from '../../src/ui/panels/examiner.ts';
-import { diffColor, heatStats, klColor, renderHeatmapView, renderPrivileged, renderTokenDetail, renderTokens, robustMax, shownToken, visibleText } from '../../src/ui/panels/heatmap.ts';
+import { heatStats, renderHeatmapView, renderPrivileged, renderTokenDetail, renderTokens, shownToken, visibleText } from '../../src/ui/panels/heatmap.ts';
+import { DIFF_SCALE, KL_SCALE, diffColor, klColor, klHistogram, logPosition, renderHistogram, renderScaleLegend } from '../../src/ui/panels/heat-scale.ts';
 import { renderLog } from '../../src/ui/panels/messages.ts';
 import { renderProgress } from '../../src/ui/panels/progress.ts';
 import { ADVANCED_FIELDS, MAIN_FIELDS, controlState, fieldText, readSettings, renderCorpusStatus, renderEstimate, renderField } from '../../src/ui/panels/setup.ts';
@@ -158,23 +159,42 @@ describe('student view', () => {
 
 describe('teacher-vs-student heatmap', () => {
   it('colours policy tokens by KL or by log p_T − log p_S, and marks tool tokens as masked', () => {
-    const max = robustMax(tokens.filter((t) => t.policy).map((t) => t.kl));
-    expect(max).toBeGreaterThan(0);
-    const strip = renderTokens(tokens, 'kl', max).text;
+    const strip = renderTokens(tokens, 'kl').text;
     expect((strip.match(/class="tok policy"/g) ?? []).length).toBe(9);
     expect((strip.match(/class="tok masked"/g) ?? []).length).toBe(1);
     expect((strip.match(/tabindex="0"/g) ?? []).length).toBe(1);
-    expect(strip).toContain(`background:${klColor(0.9, max)}`);
+    expect(strip).toContain(`background:${klColor(0.9)}`);
     expect(strip).not.toMatch(/class="tok masked"[^>]*background/);
-    expect(diffColor(1, 1)).toMatch(/^rgba\(25, 113, 194/);
-    expect(diffColor(-1, 1)).toMatch(/^rgba\(201, 42, 42/);
-    expect(klColor(0, 1)).toBe('rgba(230, 81, 0, 0.060)');
+    expect(diffColor(1)).toMatch(/^rgba\(25, 113, 194/);
+    expect(diffColor(-1)).toMatch(/^rgba\(201, 42, 42/);
     expect(visibleText('a\nb')).toBe('a↵\nb');
     expect(visibleText('')).toBe('∅');
     // Chips and lists, where layout cannot show whitespace: every whitespace character gets a sign.
     expect(shownToken(' ')).toBe('␣');
     expect(shownToken(' the\n\t')).toBe('␣the↵⇥');
     expect(shownToken('')).toBe('∅');
+  });
+
+  it('colours on one absolute log scale, the same for every rollout and run', () => {
+    // A near-zero KL is almost clear whatever else the rollout holds; one KL is one colour everywhere.
+    expect(klColor(1e-4)).toBe('rgba(230, 81, 0, 0.040)');
+    expect(klColor(1e-5)).toBe(klColor(0));
+    expect(klColor(1)).toBe('rgba(230, 81, 0, 0.900)');
+    expect(klColor(5)).toBe(klColor(1));
+    expect(logPosition(1e-2, KL_SCALE)).toBeCloseTo(0.5);
+    expect(logPosition(Math.sqrt(DIFF_SCALE.lo * DIFF_SCALE.hi), DIFF_SCALE)).toBeCloseTo(0.5);
+    const quiet = renderTokens([tok('a', 1, 1e-4), tok('b', 1, 2e-4)], 'kl').text;
+    const loud = renderTokens([tok('a', 1, 1e-4), tok('b', 1, 0.9)], 'kl').text;
+    expect(quiet.split('data-i="1"')[0]).toBe(loud.split('data-i="1"')[0]);
+    expect(quiet).not.toContain(klColor(0.9));
+    // The legend states the range; the histogram counts every token once on the same axis.
+    expect(renderScaleLegend('kl').text).toMatch(/data-lo="0.0001" data-hi="1".*>1e−4<.*>1e−3<.*>0.01<.*>0.1<.*>1<.*log scale/s);
+    expect(renderScaleLegend('diff').text).toMatch(/log scale by size/);
+    const bins = klHistogram([0, 5e-5, 1e-4, 5e-4, 0.05, 1, 7, Number.NaN]);
+    expect(bins).toHaveLength(10);
+    expect(bins.map((b) => b.count)).toEqual([2, 1, 1, 0, 0, 0, 1, 0, 0, 2]);
+    expect(bins[1]).toMatchObject({ from: 1e-4 });
+    expect((renderHistogram([0.1, 0.2]).text.match(/data-count="2"/g) ?? []).length).toBe(1);
   });
 
   it('summarises the rollout and shows both top-K lists of a token', () => {
@@ -195,7 +215,7 @@ describe('teacher-vs-student heatmap', () => {
     expect(renderPrivileged(question, 'gt-hop', 'Driwick', 2).text).toContain('2 hops');
     expect(renderPrivileged(question, 'none', 'Driwick', 2).text).toContain('Dr. Zero');
     const view = renderHeatmapView(rollout(1, 0.5), 'diff', questionFor([question], rollout(1, 0)), 'full').text;
-    expect(view).toContain('largest disagreements');
+    expect(view).toMatch(/largest disagreements, ranked by KL.*data-i="4" data-rank="1".*data-i="8" data-rank="2"/s);
     expect(view).toContain('9 student tokens · 1 masked');
   });
 });
