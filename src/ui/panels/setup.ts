@@ -225,7 +225,17 @@ export class SetupPanel {
     const c = PRESETS[this.preset];
     const group = (keys: Key[]) => keys.map((k) => renderField(k, c[k]));
     const hubExamples = ['HuggingFaceTB/SmolLM2-135M-Instruct', 'Qwen/Qwen2.5-0.5B-Instruct', 'Qwen/Qwen3-0.6B'];
+    // The preset and Start come first (in the first screen on a phone); the details follow, the rarely changed folded.
     root.innerHTML = html`<form class="setup" id="setup-form" novalidate>
+  <fieldset class="quick-start">
+    <legend>Run</legend>
+    <div class="field"><label for="preset">preset</label><select id="preset" class="preset" aria-describedby="preset-help">${(Object.keys(PRESETS) as PresetName[]).map(
+      (p) => html`<option value="${p}"${p === this.preset ? html` selected` : ''}>${p}</option>`,
+    )}</select><small id="preset-help" class="help">smoke: one step of everything (seconds on a CPU driver) · demo: browser scale · paper: the paper’s values</small></div>
+    <div class="start-row"><button type="submit" class="primary start-top">Start</button>
+      <small class="muted">with the model, corpus and settings below</small></div>
+    <p class="form-error" aria-live="assertive"></p>
+  </fieldset>
   <fieldset class="model-source">
     <legend>Model</legend>
     ${embedded.length ? html`<div class="choice"><input type="radio" id="mk-embedded" name="model-kind" value="embedded" checked><label for="mk-embedded">embedded default</label>
@@ -249,18 +259,13 @@ export class SetupPanel {
     <div class="choice"><input type="radio" id="ck-jsonl" name="corpus-kind" value="jsonl"><label for="ck-jsonl">upload JSONL</label>
       <input type="file" class="corpus-file" accept=".jsonl,.json,.txt,application/jsonl" aria-label="corpus JSONL file"></div>
     <div class="corpus-status" aria-live="polite"></div>
-    <div class="fields">${group(CORPUS_FIELDS)}</div>
+    <details class="corpus-fields"><summary>world and evaluation settings</summary><div class="fields">${group(CORPUS_FIELDS)}</div></details>
   </fieldset>
   <fieldset class="algorithm">
     <legend>π-Play settings</legend>
-    <div class="field"><label for="preset">preset</label><select id="preset" class="preset">${(Object.keys(PRESETS) as PresetName[]).map(
-      (p) => html`<option value="${p}"${p === this.preset ? html` selected` : ''}>${p}</option>`,
-    )}</select><small class="help">smoke: one step of everything (seconds on a CPU driver) · demo: browser scale · paper: the paper’s values</small></div>
     <div class="fields">${group(MAIN_FIELDS)}</div>
     <details><summary>advanced settings</summary><div class="fields">${group(ADVANCED_FIELDS)}</div></details>
   </fieldset>
-  <p class="form-error" aria-live="assertive"></p>
-  <button type="submit" class="primary start-bottom">Start</button>
 </form>`.text;
     // Run controls live beside the progress bar (always in view); Start submits the setup form.
     controls.innerHTML = html`<div class="controls" role="group" aria-label="run controls">
@@ -513,7 +518,7 @@ export class SetupPanel {
     this.phase = phase;
     const s = controlState(phase, job);
     for (const [k, on] of Object.entries(s)) this.controls.querySelector<HTMLButtonElement>(`.controls .${k}`)!.disabled = !on;
-    this.$<HTMLButtonElement>('.start-bottom').disabled = !s.start;
+    this.$<HTMLButtonElement>('.start-top').disabled = !s.start;
     // Settings are fixed while a run is active.
     const locked = !s.start;
     for (const fs of this.root.querySelectorAll('fieldset')) (fs as HTMLFieldSetElement).disabled = locked;
