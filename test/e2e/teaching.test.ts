@@ -4,7 +4,7 @@
 // replace; then its views are read: iteration numbers that agree, charts whose legends show the latest values, the
 // EM axis by iteration, the heatmap's legend colours, visible whitespace tokens, its absolute log colour scale with
 // the range, a KL histogram and the ranked disagreements. At a phone's width, the preset and Start come first and the
-// run controls stay in view. Screenshots land in test/screenshots/.
+// run controls stay in view; a link carries the setup. Screenshots land in test/screenshots/.
 import { mkdirSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -86,6 +86,23 @@ describe.skipIf(!hasChromium)('teaching demo (headless Chromium, SwiftShader)', 
     await page.fill('.hub-id', '');
     await page.check('#mk-embedded');
   }, 180_000);
+
+  it('takes a setup from the page address and keeps the address in step with the form', async () => {
+    await ready(page, `${s.url}?preset=smoke&iterations=2&lambda=0.1,0.03&privileged=gt&colour=red`);
+    expect(await page.inputValue('#preset')).toBe('smoke');
+    expect(await page.inputValue('#opt-iterations')).toBe('2');
+    expect(await page.inputValue('#opt-lambda')).toBe('0.1,0.03');
+    expect(await page.inputValue('#opt-privileged')).toBe('gt');
+    expect(await page.locator('.run-error').textContent()).toMatch(/colour: not a setting/);
+    await page.fill('#opt-iterations', '4');
+    await page.press('#opt-iterations', 'Tab');
+    const search = await page.evaluate(() => location.search);
+    expect(search).toMatch(/^\?preset=smoke&/);
+    expect(search).toMatch(/iterations=4/);
+    expect(search).toMatch(/lambda=0\.1,0\.03/);
+    expect(search).not.toMatch(/colour/);
+    await page.goto(s.url);
+  }, 120_000);
 
   it('watches a smoke run: time left never rises within a step, the tab bar never moves', async () => {
     await ready(page, s.url);

@@ -8,6 +8,7 @@ import type { CorpusReport, DownloadProgress, JobKind, ModelReport, ModelSource,
 import { fmtBytes, fmtCount } from '../format.ts';
 import { cls, html, type Html } from '../html.ts';
 import { clearFieldErrors, showFieldErrors } from '../field-errors.ts';
+import { settingsFromQuery, settingsToQuery } from '../url-settings.ts';
 
 type Key = keyof SelfPlayConfig;
 
@@ -280,7 +281,34 @@ export class SetupPanel {
     if (embedded.length) this.model = { kind: 'embedded', name: embedded[0]! };
     this.bind();
     this.setPhase('idle');
+    this.fromAddress();
     void this.inspect();
+  }
+
+  /** A link's setup (?preset=...&flag=value): applied to the form; what cannot be used is said beside Start. */
+  private fromAddress(): void {
+    if (typeof location === 'undefined' || !location.search) return;
+    const q = settingsFromQuery(location.search);
+    if (q.preset) {
+      this.preset = q.preset;
+      this.$<HTMLSelectElement>('.preset').value = q.preset;
+      this.fill(PRESETS[q.preset]);
+    }
+    for (const [key, v] of Object.entries(q.values) as [Key, string][]) {
+      const el = this.form.elements.namedItem(key) as HTMLInputElement | HTMLSelectElement | null;
+      if (!el) continue;
+      if (el instanceof HTMLInputElement && el.type === 'checkbox') el.checked = v === 'on';
+      else el.value = v;
+    }
+    if (q.problems.length) this.formError(`Not taken from the page's address: ${q.problems.join('; ')}`);
+  }
+
+  /** Keeps the address in step with the form, so a copied link reproduces this setup. */
+  private toAddress(): void {
+    if (typeof history === 'undefined') return;
+    const config = this.currentConfig();
+    if (!config) return;
+    history.replaceState(history.state, '', `${location.pathname}?${settingsToQuery(this.preset, config)}${location.hash}`);
   }
 
   private $<T extends Element = HTMLElement>(sel: string): T {
@@ -302,6 +330,7 @@ export class SetupPanel {
       b.addEventListener('click', () => {
         this.$<HTMLInputElement>('[name=lambda]').value = b.dataset.value!;
         if (b.dataset.value === '0') this.$<HTMLSelectElement>('[name=privileged]').value = 'none';
+        this.toAddress();
       });
     }
     for (const r of this.root.querySelectorAll<HTMLInputElement>('input[name=model-kind]')) r.addEventListener('change', () => this.onModelKind());
@@ -333,10 +362,11 @@ export class SetupPanel {
       this.check('jsonl', 'corpus-kind');
       void this.onCorpus();
     });
-    // Settings that change the memory estimate.
+    // Settings that change the memory estimate; every setting goes into the address.
     this.form.addEventListener('change', (e) => {
       const name = (e.target as HTMLInputElement).name;
       if (name && name in OPTIONS && name !== 'model') void this.inspect();
+      this.toAddress();
     });
   }
 
@@ -433,15 +463,20 @@ export class SetupPanel {
 
   private applyPreset(p: PresetName): void {
     this.preset = p;
-    const c = PRESETS[p];
+    this.fill(PRESETS[p]);
+    this.clearErrors();
+    this.toAddress();
+    void this.inspect();
+  }
+
+  /** Puts every setting of a config in the form. */
+  private fill(c: SelfPlayConfig): void {
     for (const key of Object.keys(OPTIONS) as Key[]) {
       const el = this.form.elements.namedItem(key) as HTMLInputElement | HTMLSelectElement | null;
       if (!el) continue;
       if (el instanceof HTMLInputElement && el.type === 'checkbox') el.checked = Boolean(c[key]);
       else el.value = fieldText(key, c[key]);
     }
-    this.clearErrors();
-    void this.inspect();
   }
 
   private clearErrors(): void {
