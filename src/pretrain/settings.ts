@@ -64,6 +64,8 @@ export const PRETRAIN_DEFAULTS: Readonly<PretrainSettings> = Object.fromEntries(
 ) as PretrainSettings;
 
 
+const stepsOk = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= PRETRAIN_FIELDS.steps.min;
+
 /** Problems per field (empty when the settings can be used). */
 export function pretrainProblems(s: Partial<Record<PretrainKey, unknown>>): Map<PretrainKey, string> {
   const out = new Map<PretrainKey, string>();
@@ -73,7 +75,8 @@ export function pretrainProblems(s: Partial<Record<PretrainKey, unknown>>): Map<
     else if (f.integer && !Number.isInteger(v)) out.set(key, `${f.label} must be a whole number`);
     else if (key === 'lr' ? v <= 0 : v < f.min) out.set(key, `${f.label} must be ${key === 'lr' ? 'above 0' : `at least ${f.min}`}`);
     else if (f.below !== undefined && v >= f.below) out.set(key, `${f.label} must be below ${f.below}`);
-    else if (key === 'copyWarmup' && typeof s.steps === 'number' && v > s.steps) out.set(key, `copy warm-up must be at most the steps (${s.steps})`);
+    // Against the steps only when they are usable themselves (else the steps' own message says what is wrong).
+    else if (key === 'copyWarmup' && stepsOk(s.steps) && v > s.steps) out.set(key, `copy warm-up must be at most the steps (${s.steps})`);
     else if (key === 'hidden' && v % 8 !== 0) out.set(key, 'hidden must be a multiple of 8 (4 heads of an even width)');
   }
   return out;

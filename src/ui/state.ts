@@ -15,10 +15,14 @@ export interface ProgressState {
   iteration: number;
   done: number;
   total: number;
+  /** The run's own estimate of the stage's seconds left, made at `etaAt` (ms). */
   etaSeconds?: number;
+  etaAt?: number;
   label?: string;
   /** When this stage's progress began (ms), for an ETA estimate when the run gives none. */
   since: number;
+  /** When `done` last grew (ms): a linear estimate is made then and counts down until the next unit ends. */
+  doneAt: number;
 }
 
 export interface LogLine {
@@ -78,15 +82,19 @@ function addPoint(state: RunState, key: string, x: number, y: number, at: { iter
 export function applyEvent(state: RunState, ev: RunEvent, now = Date.now()): RunState {
   switch (ev.type) {
     case 'progress': {
-      const same = state.progress && state.progress.stage === ev.stage && state.progress.iteration === ev.iteration && ev.done >= state.progress.done;
+      const prev = state.progress;
+      const same = prev !== null && prev.stage === ev.stage && prev.iteration === ev.iteration && ev.done >= prev.done;
+      // An event within a unit (a label such as "update") carries no estimate: the last one keeps counting down.
+      const eta = ev.etaSeconds !== undefined ? { etaSeconds: ev.etaSeconds, etaAt: now } : same ? { etaSeconds: prev.etaSeconds, etaAt: prev.etaAt } : {};
       state.progress = {
         stage: ev.stage,
         iteration: ev.iteration,
         done: ev.done,
         total: ev.total,
-        etaSeconds: ev.etaSeconds,
+        ...eta,
         label: ev.label,
-        since: same ? state.progress!.since : now,
+        since: same ? prev.since : now,
+        doneAt: same && ev.done === prev.done ? prev.doneAt : now,
       };
       state.version.progress++;
       break;
@@ -105,7 +113,8 @@ export function applyEvent(state: RunState, ev: RunEvent, now = Date.now()): Run
     case 'eval': {
       const e = ev.metrics;
       state.evals.push(e);
-      const x = state.evals.length;
+      // x is the iteration the evaluation followed: 0 before training (iteration −1), then 1, 2, ...
+      const x = e.iteration + 1;
       const at = { iteration: e.iteration, step: 0 };
       addPoint(state, 'eval/em', x, e.em, at);
       for (const [hop, v] of Object.entries(e.emByHop)) addPoint(state, `eval/em_hop${hop}`, x, v, at);
@@ -136,12 +145,15 @@ export function applyEvent(state: RunState, ev: RunEvent, now = Date.now()): Run
   return state;
 }
 
-/** Seconds left in the current stage: the run's own estimate, else a linear one from the elapsed time. */
+/**
+ * Seconds left in the current stage: the run's own estimate, else a linear one made when the last unit ended;
+ * either counts down from when it was made (never up while a unit runs) and stops at 0.
+ */
 export function etaSeconds(p: ProgressState, now = Date.now()): number | undefined {
-  if (p.etaSeconds !== undefined && Number.isFinite(p.etaSeconds)) return p.etaSeconds;
+  if (p.etaSeconds !== undefined && Number.isFinite(p.etaSeconds)) return Math.max(0, p.etaSeconds - (now - (p.etaAt ?? now)) / 1000);
   if (p.done <= 0 || p.total <= 0) return undefined;
-  const elapsed = (now - p.since) / 1000;
-  return (elapsed / p.done) * (p.total - p.done);
+  const perUnit = (p.doneAt - p.since) / 1000 / p.done;
+  return Math.max(0, perUnit * (p.total - p.done) - (now - p.doneAt) / 1000);
 }
 
 /** A rollout group: the n rollouts one question got in one step. */

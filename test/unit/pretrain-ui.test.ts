@@ -37,6 +37,13 @@ describe('pretraining settings', () => {
       seq: 'seq must be a number',
     });
   });
+
+  it('blames the steps, not the copy warm-up, for a negative step count', () => {
+    expect(Object.fromEntries(pretrainProblems({ ...PRETRAIN_DEFAULTS, steps: -5 }))).toEqual({ steps: 'steps must be at least 1' });
+    expect(Object.fromEntries(pretrainProblems({ ...PRETRAIN_DEFAULTS, steps: 2.5 }))).toEqual({ steps: 'steps must be a whole number' });
+    // With usable steps the warm-up is still checked against them.
+    expect(Object.fromEntries(pretrainProblems({ ...PRETRAIN_DEFAULTS, steps: 10, copyWarmup: 20 }))).toEqual({ copyWarmup: 'copy warm-up must be at most the steps (10)' });
+  });
 });
 
 describe('npm run pretrain', () => {
@@ -135,7 +142,7 @@ describe('pretraining panel', () => {
   });
 
   it('shows progress without iterations, the summary, and the stored model as pretrained', () => {
-    const p = renderProgress({ stage: 'pretrain', iteration: 0, done: 30, total: 100, etaSeconds: 70, label: 'loss 3.100 · 800 tokens/s', since: 0 }, 'running', null).text;
+    const p = renderProgress({ stage: 'pretrain', iteration: 0, done: 30, total: 100, etaSeconds: 70, label: 'loss 3.100 · 800 tokens/s', since: 0, doneAt: 0 }, 'running', null).text;
     expect(p).toContain('pre-training');
     expect(p).not.toContain('iteration');
     expect(p).toContain('30 / 100 · loss 3.100 · 800 tokens/s');

@@ -1,16 +1,18 @@
 // The page's views as pure functions of hand-built run events (no DOM needed): what each panel renders,
 // the state the events fold into, and the helpers behind the setup panel (settings, memory estimates).
 import { readFileSync } from 'node:fs';
+import type uPlot from 'uplot';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/model/config.ts';
 import { PRESETS } from '../../src/selfplay/config.ts';
 import type { QuestionRecord, RolloutRecord, TokenRecord } from '../../src/selfplay/events.ts';
 import { fmtBytes, fmtDuration, fmtIteration, fmtNum, fmtSigned } from '../../src/ui/format.ts';
 import { escapeHtml, html, raw } from '../../src/ui/html.ts';
-import { align, resolveCharts, smooth } from '../../src/ui/panels/charts.ts';
-import { isResumable, pickMetrics, renderCheckpointList } from '../../src/ui/panels/checkpoints.ts';
+import { CURATED, align, chartData, chartOptions, iterationLabel, resolveCharts, smooth } from '../../src/ui/panels/charts.ts';
+import { isResumable, pickMetrics, renderCheckpointList, whereText } from '../../src/ui/panels/checkpoints.ts';
 import { filterQuestions, highlight, renderExaminer, renderQcp, renderQuestion, solvedDots } from '../../src/ui/panels/examiner.ts';
-import { diffColor, heatStats, klColor, renderHeatmapView, renderPrivileged, renderTokenDetail, renderTokens, robustMax, visibleText } from '../../src/ui/panels/heatmap.ts';
+import { heatStats, renderHeatmapView, renderPrivileged, renderTokenDetail, renderTokens, shownToken, visibleText } from '../../src/ui/panels/heatmap.ts';
+import { DIFF_SCALE, KL_SCALE, diffColor, klColor, klHistogram, logPosition, renderHistogram, renderScaleLegend } from '../../src/ui/panels/heat-scale.ts';
 import { renderLog } from '../../src/ui/panels/messages.ts';
 import { renderProgress } from '../../src/ui/panels/progress.ts';
 import { ADVANCED_FIELDS, MAIN_FIELDS, controlState, fieldText, readSettings, renderCorpusStatus, renderEstimate, renderField } from '../../src/ui/panels/setup.ts';
@@ -157,19 +159,42 @@ describe('student view', () => {
 
 describe('teacher-vs-student heatmap', () => {
   it('colours policy tokens by KL or by log p_T − log p_S, and marks tool tokens as masked', () => {
-    const max = robustMax(tokens.filter((t) => t.policy).map((t) => t.kl));
-    expect(max).toBeGreaterThan(0);
-    const strip = renderTokens(tokens, 'kl', max).text;
+    const strip = renderTokens(tokens, 'kl').text;
     expect((strip.match(/class="tok policy"/g) ?? []).length).toBe(9);
     expect((strip.match(/class="tok masked"/g) ?? []).length).toBe(1);
     expect((strip.match(/tabindex="0"/g) ?? []).length).toBe(1);
-    expect(strip).toContain(`background:${klColor(0.9, max)}`);
+    expect(strip).toContain(`background:${klColor(0.9)}`);
     expect(strip).not.toMatch(/class="tok masked"[^>]*background/);
-    expect(diffColor(1, 1)).toMatch(/^rgba\(25, 113, 194/);
-    expect(diffColor(-1, 1)).toMatch(/^rgba\(201, 42, 42/);
-    expect(klColor(0, 1)).toBe('rgba(230, 81, 0, 0.060)');
+    expect(diffColor(1)).toMatch(/^rgba\(25, 113, 194/);
+    expect(diffColor(-1)).toMatch(/^rgba\(201, 42, 42/);
     expect(visibleText('a\nb')).toBe('a↵\nb');
     expect(visibleText('')).toBe('∅');
+    // Chips and lists, where layout cannot show whitespace: every whitespace character gets a sign.
+    expect(shownToken(' ')).toBe('␣');
+    expect(shownToken(' the\n\t')).toBe('␣the↵⇥');
+    expect(shownToken('')).toBe('∅');
+  });
+
+  it('colours on one absolute log scale, the same for every rollout and run', () => {
+    // A near-zero KL is almost clear whatever else the rollout holds; one KL is one colour everywhere.
+    expect(klColor(1e-4)).toBe('rgba(230, 81, 0, 0.040)');
+    expect(klColor(1e-5)).toBe(klColor(0));
+    expect(klColor(1)).toBe('rgba(230, 81, 0, 0.900)');
+    expect(klColor(5)).toBe(klColor(1));
+    expect(logPosition(1e-2, KL_SCALE)).toBeCloseTo(0.5);
+    expect(logPosition(Math.sqrt(DIFF_SCALE.lo * DIFF_SCALE.hi), DIFF_SCALE)).toBeCloseTo(0.5);
+    const quiet = renderTokens([tok('a', 1, 1e-4), tok('b', 1, 2e-4)], 'kl').text;
+    const loud = renderTokens([tok('a', 1, 1e-4), tok('b', 1, 0.9)], 'kl').text;
+    expect(quiet.split('data-i="1"')[0]).toBe(loud.split('data-i="1"')[0]);
+    expect(quiet).not.toContain(klColor(0.9));
+    // The legend states the range; the histogram counts every token once on the same axis.
+    expect(renderScaleLegend('kl').text).toMatch(/data-lo="0.0001" data-hi="1".*>1e−4<.*>1e−3<.*>0.01<.*>0.1<.*>1<.*log scale/s);
+    expect(renderScaleLegend('diff').text).toMatch(/log scale by size/);
+    const bins = klHistogram([0, 5e-5, 1e-4, 5e-4, 0.05, 1, 7, Number.NaN]);
+    expect(bins).toHaveLength(10);
+    expect(bins.map((b) => b.count)).toEqual([2, 1, 1, 0, 0, 0, 1, 0, 0, 2]);
+    expect(bins[1]).toMatchObject({ from: 1e-4 });
+    expect((renderHistogram([0.1, 0.2]).text.match(/data-count="2"/g) ?? []).length).toBe(1);
   });
 
   it('summarises the rollout and shows both top-K lists of a token', () => {
@@ -190,7 +215,7 @@ describe('teacher-vs-student heatmap', () => {
     expect(renderPrivileged(question, 'gt-hop', 'Driwick', 2).text).toContain('2 hops');
     expect(renderPrivileged(question, 'none', 'Driwick', 2).text).toContain('Dr. Zero');
     const view = renderHeatmapView(rollout(1, 0.5), 'diff', questionFor([question], rollout(1, 0)), 'full').text;
-    expect(view).toContain('largest disagreements');
+    expect(view).toMatch(/largest disagreements, ranked by KL.*data-i="4" data-rank="1".*data-i="8" data-rank="2"/s);
     expect(view).toContain('9 student tokens · 1 masked');
   });
 });
@@ -227,9 +252,54 @@ describe('run state', () => {
     expect(bar).toContain('width:50.0%');
     expect(bar).toContain('9s left');
   });
+
+  it('counts the time left down while a unit runs, never up', () => {
+    // The run's estimate after step 1 (38 s), then events within step 2 that carry none (rollouts, update).
+    const s = emptyState();
+    applyEvent(s, { type: 'progress', stage: 'student', iteration: 0, done: 1, total: 8, etaSeconds: 38 }, 0);
+    applyEvent(s, { type: 'progress', stage: 'student', iteration: 0, done: 1, total: 8, label: 'rollouts' }, 5000);
+    applyEvent(s, { type: 'progress', stage: 'student', iteration: 0, done: 1, total: 8, label: 'update' }, 20_000);
+    const seen = [5000, 20_000, 30_000, 60_000].map((t) => etaSeconds(s.progress!, t)!);
+    expect(seen).toEqual([33, 18, 8, 0]);
+    // No estimate from the run: the pace of the units done so far, counted down from when the last one ended.
+    const p = emptyState();
+    applyEvent(p, { type: 'progress', stage: 'examiner', iteration: 0, done: 0, total: 3 }, 0);
+    applyEvent(p, { type: 'progress', stage: 'examiner', iteration: 0, done: 1, total: 3 }, 10_000);
+    applyEvent(p, { type: 'progress', stage: 'examiner', iteration: 0, done: 1, total: 3, label: 'update' }, 14_000);
+    const linear = [10_000, 14_000, 25_000].map((t) => etaSeconds(p.progress!, t)!);
+    expect(linear).toEqual([20, 16, 5]);
+  });
 });
 
 describe('charts', () => {
+  it('puts evaluations at the iteration they followed, labelled "before training", "iteration 1", ...', () => {
+    const s = emptyState();
+    for (const iteration of [-1, 0, 1]) applyEvent(s, { type: 'eval', metrics: { iteration, em: 0.1, emByHop: {}, searchesPerRollout: 1, redundancy: 0, n: 4 } });
+    expect(s.series.get('eval/em')!.x).toEqual([0, 1, 2]);
+    expect([0, 1, 2].map(iterationLabel)).toEqual(['before training', 'iteration 1', 'iteration 2']);
+    const em = CURATED.find((c) => c.id === 'em')!;
+    const axis = chartOptions(em, ['all'], { width: 300, height: 100 }).axes![0]!;
+    expect((axis.values as (u: unknown, t: number[]) => string[])(null, [0, 1])).toEqual(['before training', 'iteration 1']);
+  });
+
+  it('draws λ as steps, never smoothed', () => {
+    const lambda = CURATED.find((c) => c.id === 'lambda')!;
+    const data = chartData([1, 2, 3, 4], [[0.1, 0.1, 0.03, 0.03]], 0.6, lambda);
+    expect(data[1]).toEqual([0.1, 0.1, 0.03, 0.03]);
+    expect(chartOptions(lambda, ['λ'], { width: 300, height: 100 }).series[1]!.paths).toBeTypeOf('function');
+  });
+
+  it('shows the latest values in a legend while the cursor is off the chart', () => {
+    const em = CURATED.find((c) => c.id === 'em')!;
+    const o = chartOptions(em, ['all'], { width: 300, height: 100 });
+    const u = { data: [[0, 1, 2], [0.1, 0.2, 0.3], [0.1, 0.25, 0.35]] } as unknown as uPlot;
+    const x = o.series[0]!.value as (u: uPlot, v: number | null, si: number, idx: number | null) => string;
+    const y = o.series[1]!.value as (u: uPlot, v: number | null, si: number, idx: number | null) => string;
+    expect(x(u, null, 0, null)).toBe('iteration 2 (latest)');
+    expect(y(u, null, 1, null)).toBe('0.300 (raw 0.350)');
+    expect(y(u, 0.2, 1, 1)).toBe('0.200 (raw 0.250)');
+  });
+
   it('smooths like TensorBoard (debiased EMA) and aligns series on their steps', () => {
     expect(smooth([1, 1, 1], 0.9).map((v) => v!.toFixed(6))).toEqual(['1.000000', '1.000000', '1.000000']);
     const s = smooth([0, 10, null, 10], 0.5);
@@ -270,6 +340,11 @@ describe('checkpoints list', () => {
     expect(pickMetrics(run.metrics).map(([k]) => k)).toEqual(['em', 'student_reward', 'zzz']);
     expect(renderCheckpointList([]).text).toMatch(/No checkpoints yet/);
     expect(renderCheckpointList([run], true).text).toMatch(/data-act="resume" disabled/);
+  });
+
+  it('counts a finished run’s iterations in good English', () => {
+    expect(whereText({ ...run, cursor: { iteration: 0, stage: 'done', step: 0 } })).toBe('finished (1 iteration)');
+    expect(whereText({ ...run, cursor: { iteration: 2, stage: 'done', step: 0 } })).toBe('finished (3 iterations)');
   });
 });
 

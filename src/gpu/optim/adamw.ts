@@ -82,13 +82,13 @@ export class AdamW {
     this.stepCount++;
     const leave = e.profile?.enterOuter('optimizer');
     try {
-      return this.update(e, lr);
+      return this.update(e, lr, given);
     } finally {
       leave?.();
     }
   }
 
-  private update(e: Engine, lr: number): Tensor {
+  private update(e: Engine, lr: number, given?: Tensor): Tensor {
     return e.noGrad(() => {
       const live = this.params.flatMap((p, k) => (p.grad ? [k] : []));
       if (live.length === 0) return given ?? e.zeros([]);

@@ -42,6 +42,15 @@ export interface ChartSpec {
   series: { match: RegExp; label: string }[];
   range01?: boolean;
   note?: string;
+  /** x is the iteration an evaluation followed (0: before training), labelled so on the axis and in the legend. */
+  iterationAxis?: boolean;
+  /** A schedule that holds each value until the next point: drawn as steps, never smoothed. */
+  stepped?: boolean;
+}
+
+/** An evaluation's x: the iteration it followed, 0 for the one before training. */
+export function iterationLabel(x: number): string {
+  return x <= 0 ? 'before training' : `iteration ${x}`;
 }
 
 /** The quantities the paper reports, in the order it discusses them. */
@@ -49,8 +58,9 @@ export const CURATED: ChartSpec[] = [
   {
     id: 'em',
     title: 'Held-out EM by hop',
-    xLabel: 'evaluation',
+    xLabel: 'evaluated after',
     range01: true,
+    iterationAxis: true,
     series: [
       { match: /^eval\/em$/, label: 'all' },
       { match: /^eval\/em_hop1$/, label: '1-hop' },
@@ -86,7 +96,13 @@ export const CURATED: ChartSpec[] = [
     xLabel: 'student step',
     series: [{ match: /^student\/(distill|kl|topk_kl|distill_kl)$/, label: 'KL' }],
   },
-  { id: 'lambda', title: 'λ (distillation weight)', xLabel: 'student step', series: [{ match: /^student\/(lambda|lam)$/, label: 'λ' }] },
+  {
+    id: 'lambda',
+    title: 'λ (distillation weight)',
+    xLabel: 'student step',
+    stepped: true,
+    series: [{ match: /^student\/(lambda|lam)$/, label: 'λ' }],
+  },
   {
     id: 'clip',
     title: 'Clip fraction',
@@ -143,7 +159,9 @@ export function resolveCharts(keys: Iterable<string>, curated: readonly ChartSpe
   for (const k of all) {
     if (used.has(k)) continue;
     const [stage, name] = [k.slice(0, k.indexOf('/')), k.slice(k.indexOf('/') + 1)];
-    out.push({ spec: { id: `m-${k}`, title: `${name} (${stage})`, xLabel: stage === 'eval' ? 'evaluation' : `${stage} step`, series: [] }, keys: [k], labels: [name] });
+    const spec: ChartSpec = { id: `m-${k}`, title: `${name} (${stage})`, xLabel: stage === 'eval' ? 'evaluated after' : `${stage} step`, series: [] };
+    if (stage === 'eval') spec.iterationAxis = true;
+    out.push({ spec, keys: [k], labels: [name] });
   }
   return out;
 }
@@ -185,14 +203,33 @@ function yRange(_u: uPlot, min: number | null, max: number | null): uPlot.Range.
 /** Integer step ticks (points are steps); uPlot picks the first increment that fits. */
 const STEP_INCRS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000];
 
-/** A chart's data: x, then each series smoothed and raw (the layout chartOptions expects). */
-export function chartData(x: number[], ys: (number | null)[][], weight: number): uPlot.AlignedData {
-  return [x, ...ys.flatMap((y) => [smooth(y, weight), y])];
+/** A chart's data: x, then each series smoothed and raw (the layout chartOptions expects); a stepped chart is not smoothed. */
+export function chartData(x: number[], ys: (number | null)[][], weight: number, spec?: Pick<ChartSpec, 'stepped'>): uPlot.AlignedData {
+  return [x, ...ys.flatMap((y) => [smooth(y, spec?.stepped ? 0 : weight), y])];
+}
+
+/** The index of a series' last point (the legend shows it while the cursor is off the chart), or null. */
+export function lastIndex(values: ArrayLike<number | null | undefined> | undefined): number | null {
+  if (!values) return null;
+  for (let i = values.length - 1; i >= 0; i--) if (values[i] !== null && values[i] !== undefined && Number.isFinite(values[i])) return i;
+  return null;
 }
 
 /** uPlot options of a chart: per label a bold smoothed curve and a faint raw one (also used by the pretraining panel). */
 export function chartOptions(spec: ChartSpec, labels: readonly string[], size: { width: number; height: number }): uPlot.Options {
-  const s: uPlot.Series[] = [{ label: spec.xLabel, value: (_u, v) => (v === null ? '–' : String(v)) }];
+  const xText = (x: number) => (spec.iterationAxis ? iterationLabel(x) : String(x));
+  // Off the chart (idx null) the legend shows the latest point; under the cursor, the point there.
+  const s: uPlot.Series[] = [
+    {
+      label: spec.xLabel,
+      value: (u, v, _si, idx) => {
+        if (idx !== null) return v === null ? '–' : xText(v);
+        const j = lastIndex(u.data[1]);
+        return j === null ? '–' : `${xText(u.data[0][j]!)} (latest)`;
+      },
+    },
+  ];
+  const paths = spec.stepped ? uPlot.paths.stepped?.({ align: 1 }) : undefined;
   labels.forEach((label, i) => {
     const color = COLORS[i % COLORS.length]!;
     // The smoothed curve's legend shows the raw value beside it, as TensorBoard's tooltip does.
@@ -201,16 +238,24 @@ export function chartOptions(spec: ChartSpec, labels: readonly string[], size: {
       stroke: color,
       width: 2,
       spanGaps: true,
-      value: (u, v, si, idx) => (idx === null || v === null ? '–' : `${fmtNum(v)} (raw ${fmtNum(u.data[si + 1]?.[idx] as number | null)})`),
+      ...(paths ? { paths } : {}),
+      value: (u, v, si, idx) => {
+        const j = idx ?? lastIndex(u.data[si]);
+        const shown = idx === null ? (j === null ? null : (u.data[si]![j] as number | null)) : v;
+        if (j === null || shown === null) return '–';
+        const raw = u.data[si + 1]?.[j] as number | null;
+        return spec.stepped ? fmtNum(shown) : `${fmtNum(shown)} (raw ${fmtNum(raw)})`;
+      },
     });
-    s.push({ label: `${label} raw`, class: 'raw', stroke: withAlpha(color, 0.28), width: 1, spanGaps: true, points: { show: false } });
+    s.push({ label: `${label} raw`, class: 'raw', stroke: withAlpha(color, 0.28), width: 1, spanGaps: true, points: { show: false }, ...(paths ? { paths } : {}) });
   });
   return {
     ...size,
     series: s,
-    scales: { x: { time: false }, y: spec.range01 ? { range: [0, 1] as uPlot.Range.MinMax } : { range: yRange } },
+    // An iteration axis is padded so its end labels ("before training", "iteration N") are not cut off.
+    scales: { x: { time: false, ...(spec.iterationAxis ? { range: (_u: uPlot, lo: number, hi: number): uPlot.Range.MinMax => [lo - 0.4, hi + 0.4] } : {}) }, y: spec.range01 ? { range: [0, 1] as uPlot.Range.MinMax } : { range: yRange } },
     axes: [
-      { label: spec.xLabel, size: 36, incrs: STEP_INCRS },
+      { label: spec.xLabel, size: 36, incrs: STEP_INCRS, ...(spec.iterationAxis ? { values: (_u: uPlot, ticks: number[]) => ticks.map(iterationLabel) } : {}) },
       { size: 50, values: (_u, ticks) => ticks.map(tickText) },
     ],
     legend: { live: true },
@@ -275,7 +320,7 @@ export class ChartsPanel {
       if (!curated) others++;
       keep.add(c.spec.id);
       const aligned = align(c.keys.map((k) => series.get(k)!));
-      const data = chartData(aligned.x, aligned.ys, this.weight);
+      const data = chartData(aligned.x, aligned.ys, this.weight, c.spec);
       const signature = c.keys.join('|');
       let l = this.live.get(c.spec.id);
       if (l && l.signature !== signature) {

@@ -21,7 +21,7 @@ export function isResumable(c: CheckpointMeta): boolean {
 export function whereText(c: CheckpointMeta): string {
   if (c.kind === 'model') return 'model folder';
   if (!c.cursor) return 'no checkpoint yet';
-  if (c.cursor.stage === 'done') return `finished (${c.cursor.iteration + 1} iterations)`;
+  if (c.cursor.stage === 'done') return `finished (${c.cursor.iteration + 1} iteration${c.cursor.iteration === 0 ? '' : 's'})`;
   return `next: iteration ${c.cursor.iteration + 1}, ${c.cursor.stage} step ${c.cursor.step + 1}`;
 }
 

@@ -6,36 +6,23 @@ import type { QuestionRecord, RolloutRecord, TokenRecord } from '../../selfplay/
 import { fmtIteration, fmtNum, fmtSigned, fmtStep } from '../format.ts';
 import { cls, html, type Html } from '../html.ts';
 import type { PrivilegedMode } from '../../env/prompts.ts';
+import { diffColor, klColor, renderHistogram, renderScaleLegend } from './heat-scale.ts';
 
 export type HeatMode = 'kl' | 'diff';
-
-/** The q-quantile of |values| (robust colour-scale maximum; never 0). */
-export function robustMax(values: readonly number[], q = 0.95): number {
-  const a = values.map(Math.abs).filter(Number.isFinite).sort((x, y) => x - y);
-  if (a.length === 0) return 1;
-  const v = a[Math.min(a.length - 1, Math.floor(q * (a.length - 1)))]!;
-  return v > 1e-9 ? v : Math.max(a[a.length - 1]!, 1e-9);
-}
-
-const clamp01 = (x: number) => (x < 0 ? 0 : x > 1 ? 1 : x);
-
-/** Sequential colour for a KL value: transparent -> deep orange. */
-export function klColor(v: number, max: number): string {
-  const t = clamp01(v / max);
-  return `rgba(230, 81, 0, ${(0.06 + 0.84 * t).toFixed(3)})`;
-}
-
-/** Diverging colour for log p_T − log p_S: blue where the teacher is more sure of the token, red where less. */
-export function diffColor(d: number, max: number): string {
-  const t = clamp01(Math.abs(d) / max);
-  const a = (0.06 + 0.84 * t).toFixed(3);
-  return d >= 0 ? `rgba(25, 113, 194, ${a})` : `rgba(201, 42, 42, ${a})`;
-}
 
 /** A token's text made visible: newlines as ↵ (then a real break), tabs as →, nothing as ∅. */
 export function visibleText(text: string): string {
   if (text === '') return '∅';
   return text.replace(/\t/g, '→\t').replace(/\r?\n/g, '↵\n');
+}
+
+/**
+ * A token's text for a chip or a list, where layout does not show it: every space as ␣, tab as ⇥, newline
+ * as ↵ (no real break), carriage return as ␍, nothing as ∅, so a whitespace token is never blank.
+ */
+export function shownToken(text: string): string {
+  if (text === '') return '∅';
+  return text.replace(/ /g, '␣').replace(/\t/g, '⇥').replace(/\r?\n/g, '↵').replace(/\r/g, '␍');
 }
 
 export interface HeatStats {
@@ -71,46 +58,53 @@ export function heatStats(tokens: readonly TokenRecord[], topN = 5): HeatStats {
   };
 }
 
-export function scaleFor(tokens: readonly TokenRecord[], mode: HeatMode): number {
-  const pol = tokens.filter((t) => t.policy);
-  return robustMax(pol.map((t) => (mode === 'kl' ? t.kl : t.teacherLogp - t.studentLogp)));
-}
-
 function tokenTitle(t: TokenRecord): string {
   if (!t.policy) return 'tool/prompt token: masked (no loss, no KL)';
   return `KL ${fmtNum(t.kl)} · log p_S ${fmtNum(t.studentLogp)} · log p_T ${fmtNum(t.teacherLogp)}`;
 }
 
-/** The token strip. `focusIndex` gets the roving tab stop (defaults to the first policy token). */
-export function renderTokens(tokens: readonly TokenRecord[], mode: HeatMode, max: number, focusIndex?: number): Html {
+/** The token strip, coloured on the shared absolute scale. `focusIndex` gets the roving tab stop (defaults to the first policy token). */
+export function renderTokens(tokens: readonly TokenRecord[], mode: HeatMode, focusIndex?: number): Html {
   const stop = focusIndex ?? Math.max(0, tokens.findIndex((t) => t.policy === 1));
   return html`${tokens.map((t, i) => {
-    const bg = t.policy ? (mode === 'kl' ? klColor(t.kl, max) : diffColor(t.teacherLogp - t.studentLogp, max)) : '';
+    const bg = t.policy ? (mode === 'kl' ? klColor(t.kl) : diffColor(t.teacherLogp - t.studentLogp)) : '';
     return html`<span class="${cls('tok', t.policy ? 'policy' : 'masked', t.text === '' && 'empty')}" data-i="${i}" tabindex="${i === stop ? 0 : -1}"${
       bg ? html` style="background:${bg}"` : ''
     } title="${tokenTitle(t)}">${visibleText(t.text)}</span>`;
   })}`;
 }
 
-export function renderLegend(mode: HeatMode, max: number): Html {
+export function renderLegend(mode: HeatMode): Html {
+  const masked = html`<span class="swatch masked" aria-hidden="true"></span><span class="legend-note">tool tokens (masked)</span>`;
   if (mode === 'kl') {
-    return html`<div class="legend" aria-label="colour scale">
-      <span>0</span><span class="ramp kl" aria-hidden="true"></span><span>≥ ${fmtNum(max)}</span>
-      <span class="legend-note">per-token top-K KL between student and teacher: the darker, the more the privileged teacher disagrees</span>
-      <span class="swatch masked" aria-hidden="true"></span><span class="legend-note">tool tokens (masked)</span></div>`;
+    return html`<div class="legend" aria-label="colour scale">${renderScaleLegend('kl')}
+      <span class="legend-note">the darker, the more the privileged teacher disagrees</span>${masked}</div>`;
   }
-  return html`<div class="legend" aria-label="colour scale">
-    <span>−${fmtNum(max)}</span><span class="ramp diff" aria-hidden="true"></span><span>+${fmtNum(max)}</span>
-    <span class="legend-note"><span class="neg">red</span>: the teacher finds the sampled token less likely than the student did (it is pushed down); <span class="pos">blue</span>: more likely (pushed up)</span>
-    <span class="swatch masked" aria-hidden="true"></span><span class="legend-note">tool tokens (masked)</span></div>`;
+  return html`<div class="legend" aria-label="colour scale">${renderScaleLegend('diff')}
+    <span class="legend-note"><span class="down">red</span>: the teacher finds the sampled token less likely than the student did (it is pushed down); <span class="up">blue</span>: more likely (pushed up)</span>
+    ${masked}</div>`;
 }
 
 const prob = (lp: number) => Math.exp(lp);
 
-/** The student's top-K next-token list with the teacher's log-probs of the same tokens. */
-export function renderTokenDetail(t: TokenRecord | undefined, index: number): Html {
-  if (!t) return html`<p class="muted">Hover or focus a token (Tab into the text, then arrow keys) to see both top-K lists.</p>`;
-  const head = html`<p class="detail-head">token ${index}: <code class="tokname">${visibleText(t.text)}</code> <span class="muted">id ${t.id}</span></p>`;
+/** A probability as a bar on a 0..1 track, with its value. */
+function probBar(p: number, who: 's' | 't'): Html {
+  return html`<span class="pbar" aria-hidden="true"><span class="pfill ${who}" style="width:${(Math.min(1, p) * 100).toFixed(1)}%"></span></span><span class="pval">${fmtNum(p)}</span>`;
+}
+
+const SAMPLED = html`<span class="sampled-mark" title="the token the student sampled">◀ sampled</span>`;
+
+/**
+ * Both top-K distributions of a token as bars: the student's top-K with the teacher's probabilities of the same
+ * tokens, the sampled token marked (and added below the K when it is outside them); then the teacher's own
+ * favourites among the K. `pinned` says whether a click pinned it (a live run then keeps it in view).
+ */
+export function renderTokenDetail(t: TokenRecord | undefined, index: number, pinned = false): Html {
+  if (!t) return html`<p class="muted">Hover or focus a token (Tab into the text, then arrow keys) to see both top-K distributions; click one (or press Enter) to pin it.</p>`;
+  const pin = pinned
+    ? html`<p class="pin-note pinned">Pinned: a live run keeps this token here. Click it again or press Esc to unpin.</p>`
+    : html`<p class="pin-note muted">click the token (or press Enter) to pin it</p>`;
+  const head = html`${pin}<p class="detail-head">token ${index}: <code class="tokname">${shownToken(t.text)}</code> <span class="muted">id ${t.id}</span></p>`;
   if (!t.policy) {
     return html`${head}<p class="masked-note">Masked: this token came from the search tool (or the prompt), not from the student. It gets no policy loss and no distillation term.</p>`;
   }
@@ -118,26 +112,31 @@ export function renderTokenDetail(t: TokenRecord | undefined, index: number): Ht
   const summary = html`<dl class="detail-nums">
     <div><dt>p<sub>S</sub>(token)</dt><dd>${fmtNum(prob(t.studentLogp))}</dd></div>
     <div><dt>p<sub>T</sub>(token)</dt><dd>${fmtNum(prob(t.teacherLogp))}</dd></div>
-    <div><dt>log p<sub>T</sub> − log p<sub>S</sub></dt><dd class="${d >= 0 ? 'pos' : 'neg'}">${fmtSigned(d, 3)}</dd></div>
+    <div><dt>log p<sub>T</sub> − log p<sub>S</sub></dt><dd class="${d >= 0 ? 'up' : 'down'}">${fmtSigned(d, 3)}</dd></div>
     <div><dt>top-K KL</dt><dd>${fmtNum(t.kl)}</dd></div></dl>`;
   if (!t.topk || t.topk.ids.length === 0) return html`${head}${summary}<p class="muted">No top-K lists were recorded for this token.</p>`;
   const tk = t.topk;
-  const rows = tk.ids.map((id, j) => {
-    const ps = prob(tk.studentLogp[j]!);
-    const pt = prob(tk.teacherLogp[j]!);
-    return html`<tr class="${cls(id === t.id && 'sampled')}">
-      <td class="rank">${j + 1}</td><td><code>${visibleText(tk.texts[j] ?? '')}</code></td>
-      <td class="num">${fmtNum(ps)}<span class="bar s" style="width:${(ps * 100).toFixed(1)}%"></span></td>
-      <td class="num">${fmtNum(pt)}<span class="bar t" style="width:${(pt * 100).toFixed(1)}%"></span></td></tr>`;
-  });
+  const row = (j: number) => {
+    const sampled = tk.ids[j] === t.id;
+    return html`<tr class="${cls(sampled && 'sampled')}">
+      <td class="rank">${j + 1}</td><td><code>${shownToken(tk.texts[j] ?? '')}</code>${sampled ? html` ${SAMPLED}` : ''}</td>
+      <td class="pcell">${probBar(prob(tk.studentLogp[j]!), 's')}</td><td class="pcell">${probBar(prob(tk.teacherLogp[j]!), 't')}</td></tr>`;
+  };
+  const inside = tk.ids.includes(t.id);
+  const outsideRow = inside
+    ? ''
+    : html`<tr class="sampled outside"><td class="rank">–</td><td><code>${shownToken(t.text)}</code> ${SAMPLED}</td>
+      <td class="pcell">${probBar(prob(t.studentLogp), 's')}</td><td class="pcell">${probBar(prob(t.teacherLogp), 't')}</td></tr>`;
+  const outside = inside ? '' : html`<p class="muted">The sampled token is outside the student's top-${tk.ids.length} (it was sampled at temperature > 0); its KL term still covers the top-K plus the tail.</p>`;
   // The teacher's own favourites among the K (the student's list re-ranked by the teacher).
   const byTeacher = tk.ids.map((_, j) => j).sort((a, b) => tk.teacherLogp[b]! - tk.teacherLogp[a]!);
-  const tTop = byTeacher.slice(0, 5).map((j) => html`<li><code>${visibleText(tk.texts[j] ?? '')}</code> ${fmtNum(prob(tk.teacherLogp[j]!))}</li>`);
-  const outside = tk.ids.includes(t.id) ? '' : html`<p class="muted">The sampled token is outside the student's top-${tk.ids.length} (it was sampled at temperature > 0); its KL term still covers the top-K plus the tail.</p>`;
+  const tTop = byTeacher.slice(0, 5).map(
+    (j) => html`<li class="${cls(tk.ids[j] === t.id && 'sampled')}"><code>${shownToken(tk.texts[j] ?? '')}</code>${tk.ids[j] === t.id ? html` ${SAMPLED}` : ''} ${probBar(prob(tk.teacherLogp[j]!), 't')}</li>`,
+  );
   return html`${head}${summary}${outside}
-    <p class="muted">teacher's top choices among these: </p><ol class="teacher-top">${tTop}</ol>
-    <div class="topk-scroll"><table class="topk"><caption>student's top-${tk.ids.length} (sampled token highlighted)</caption>
-    <thead><tr><th>#</th><th>token</th><th>p<sub>S</sub> student</th><th>p<sub>T</sub> teacher</th></tr></thead><tbody>${rows}</tbody></table></div>`;
+    <div class="topk-scroll"><table class="topk"><caption>student's top-${tk.ids.length}: <span class="key s">student p<sub>S</sub></span> beside <span class="key t">teacher p<sub>T</sub></span></caption>
+    <thead><tr><th>#</th><th>token</th><th>p<sub>S</sub> student</th><th>p<sub>T</sub> teacher</th></tr></thead><tbody>${tk.ids.map((_, j) => row(j))}${outsideRow}</tbody></table></div>
+    <p class="muted teacher-top-head">the teacher's top choices among these:</p><ol class="teacher-top">${tTop}</ol>`;
 }
 
 export type { PrivilegedMode };
@@ -165,8 +164,8 @@ export function renderPrivileged(q: QuestionRecord | undefined, mode: Privileged
 
 /** The whole view for one rollout. */
 export function renderHeatmapView(r: RolloutRecord, mode: HeatMode, q: QuestionRecord | undefined, privileged: PrivilegedMode): Html {
-  const max = scaleFor(r.tokens, mode);
   const st = heatStats(r.tokens);
+  const kls = r.tokens.filter((t) => t.policy).map((t) => t.kl);
   return html`<div class="heat-top">
     <div class="heat-q"><span class="badge hops">${r.hops}-hop</span> <span class="q-text">${r.question}</span>
       <span class="${cls('verdict', r.reward > 0 ? 'good' : 'bad')}">${r.reward > 0 ? '✓' : '✗'} ${r.answer || '(no answer)'}</span></div>
@@ -176,26 +175,34 @@ export function renderHeatmapView(r: RolloutRecord, mode: HeatMode, q: QuestionR
     mean log p<sub>T</sub>−log p<sub>S</sub> ${fmtSigned(st.meanDiff, 3)}</p>
   ${
     st.top.length
-      ? html`<p class="summary">largest disagreements: ${st.top.map(
-          (i) => html`<button type="button" class="jump" data-i="${i}">${visibleText(r.tokens[i]!.text)} <small>${fmtNum(r.tokens[i]!.kl)}</small></button> `,
+      ? html`<p class="summary top-kl">largest disagreements, ranked by KL: ${st.top.map(
+          (i, rank) => html`<button type="button" class="jump" data-i="${i}" data-rank="${rank + 1}"><span class="rank">${rank + 1}</span> <span class="chip-text">${shownToken(r.tokens[i]!.text)}</span> <small>${fmtNum(r.tokens[i]!.kl)}</small></button> `,
         )}</p>`
       : ''
   }
-  ${renderLegend(mode, max)}
+  <div class="scale-row">${renderLegend(mode)}${renderHistogram(kls)}</div>
   <div class="heat-body">
-    <div class="tokens" role="group" aria-label="rollout tokens: Tab to enter, arrow keys to move between tokens">${renderTokens(r.tokens, mode, max)}</div>
+    <div class="tokens" role="group" aria-label="rollout tokens: Tab to enter, arrow keys to move between tokens">${renderTokens(r.tokens, mode)}</div>
     <aside class="token-detail" aria-live="polite">${renderTokenDetail(undefined, -1)}</aside>
   </div>`;
 }
 
-/** Rollout picker, mode switch, and the hover/focus/keyboard behaviour of the token strip. */
+/**
+ * Rollout picker, mode switch, and the hover/focus/keyboard behaviour of the token strip. A click (or Enter) pins
+ * a token: its rollout stays shown and its detail stays put while a live run adds rollouts and the pointer moves
+ * elsewhere; arrow keys move the pin; a second click or Esc unpins.
+ */
 export class HeatmapPanel {
   private mode: HeatMode = 'kl';
   private select: HTMLSelectElement;
   private body: HTMLElement;
   private rollouts: readonly RolloutRecord[] = [];
   private questions: readonly QuestionRecord[] = [];
-  private follow = true;
+  /** The rollout picked in the list; undefined: follow the newest. */
+  private selected: RolloutRecord | undefined;
+  private pinned: { rollout: RolloutRecord; i: number } | null = null;
+  /** What the body shows now (to redraw only on a change). */
+  private drawn: { rollout: RolloutRecord | undefined; questions: number } = { rollout: undefined, questions: -1 };
   privileged: PrivilegedMode = 'full';
 
   constructor(root: HTMLElement) {
@@ -208,7 +215,8 @@ export class HeatmapPanel {
     this.select = root.querySelector('.rollout-select')!;
     this.body = root.querySelector('.heat')!;
     this.select.addEventListener('change', () => {
-      this.follow = this.select.selectedIndex === 0;
+      this.selected = this.select.selectedIndex <= 0 ? undefined : this.rollouts[Number(this.select.value)];
+      if (this.pinned && this.pinned.rollout !== this.current()) this.pinned = null;
       this.draw();
     });
     for (const r of root.querySelectorAll<HTMLInputElement>('input[name=heat-mode]')) {
@@ -217,37 +225,42 @@ export class HeatmapPanel {
         this.draw();
       });
     }
-    this.body.addEventListener('mouseover', (e) => this.show(e.target as HTMLElement, false));
-    this.body.addEventListener('focusin', (e) => this.show(e.target as HTMLElement, false));
+    this.body.addEventListener('mouseover', (e) => this.show(e.target as HTMLElement));
+    this.body.addEventListener('focusin', (e) => this.show(e.target as HTMLElement));
     this.body.addEventListener('click', (e) => {
-      const b = (e.target as HTMLElement).closest<HTMLElement>('button.jump');
-      if (b) this.focusToken(Number(b.dataset.i));
+      const target = e.target as HTMLElement;
+      const b = target.closest<HTMLElement>('button.jump');
+      if (b) return this.focusToken(Number(b.dataset.i));
+      const tok = target.closest<HTMLElement>('.tok');
+      if (tok) this.togglePin(Number(tok.dataset.i));
     });
     this.body.addEventListener('keydown', (e) => this.key(e));
   }
 
   private current(): RolloutRecord | undefined {
-    const i = Number(this.select.value);
-    return Number.isFinite(i) ? this.rollouts[i] : undefined;
+    return this.pinned?.rollout ?? this.selected ?? this.rollouts.at(-1);
   }
 
   render(rollouts: readonly RolloutRecord[], questions: readonly QuestionRecord[]): void {
-    const before = this.select.value;
     this.rollouts = rollouts;
     this.questions = questions;
+    // A rollout that left the page's bounded list can no longer be shown.
+    if (this.pinned && !rollouts.includes(this.pinned.rollout)) this.pinned = null;
+    if (this.selected && !rollouts.includes(this.selected)) this.selected = undefined;
     const opts: string[] = [];
     for (let i = rollouts.length - 1; i >= 0; i--) {
       const r = rollouts[i]!;
       opts.push(html`<option value="${i}">${fmtIteration(r.iteration)} · ${fmtStep(r.step)} · ${r.reward > 0 ? '✓' : '✗'} · ${r.question.slice(0, 60)}</option>`.text);
     }
     this.select.innerHTML = opts.join('');
-    if (!this.follow && before) this.select.value = before;
-    if (this.select.selectedIndex < 0) this.select.selectedIndex = 0;
-    if (this.follow || before !== this.select.value) this.draw();
+    const r = this.current();
+    if (r) this.select.value = String(rollouts.indexOf(r));
+    if (r !== this.drawn.rollout || questions.length !== this.drawn.questions) this.draw();
   }
 
   private draw(): void {
     const r = this.current();
+    this.drawn = { rollout: r, questions: this.questions.length };
     if (!r) {
       this.body.innerHTML = html`<p class="empty">No rollouts yet. Once the student has answered a question, its tokens appear here, coloured by how much the privileged teacher disagrees with each.</p>`.text;
       return;
@@ -255,18 +268,37 @@ export class HeatmapPanel {
     let q: QuestionRecord | undefined;
     for (let i = this.questions.length - 1; i >= 0 && !q; i--) if (this.questions[i]!.question === r.question) q = this.questions[i];
     this.body.innerHTML = renderHeatmapView(r, this.mode, q, this.privileged).text;
+    if (this.pinned) this.detail(this.pinned.i);
   }
 
-  private show(target: HTMLElement, move: boolean): void {
-    const tok = target.closest<HTMLElement>('.tok');
+  /** Shows token i in the detail (and marks it active, or pinned). */
+  private detail(i: number): void {
     const r = this.current();
-    if (!tok || !r) return;
-    const i = Number(tok.dataset.i);
-    for (const el of this.body.querySelectorAll('.tok.active')) el.classList.remove('active');
-    tok.classList.add('active');
-    const detail = this.body.querySelector('.token-detail');
-    if (detail) detail.innerHTML = renderTokenDetail(r.tokens[i], i).text;
-    if (move) tok.focus();
+    if (!r) return;
+    const pinned = this.pinned !== null && this.pinned.i === i;
+    for (const el of this.body.querySelectorAll('.tok.active, .tok.pinned')) el.classList.remove('active', 'pinned');
+    const tok = this.body.querySelector<HTMLElement>(`.tok[data-i="${i}"]`);
+    tok?.classList.add('active');
+    if (pinned) tok?.classList.add('pinned');
+    tok?.setAttribute('aria-pressed', String(pinned));
+    const el = this.body.querySelector('.token-detail');
+    if (el) el.innerHTML = renderTokenDetail(r.tokens[i], i, pinned).text;
+  }
+
+  private show(target: HTMLElement): void {
+    const tok = target.closest<HTMLElement>('.tok');
+    // A pinned token keeps the detail until it is unpinned (or the keyboard moves the pin).
+    if (!tok || this.pinned) return;
+    this.detail(Number(tok.dataset.i));
+  }
+
+  private togglePin(i: number): void {
+    const r = this.current();
+    if (!r) return;
+    this.pinned = this.pinned?.i === i ? null : { rollout: r, i };
+    // A pin holds its rollout: the list stops following the newest.
+    if (this.pinned) this.selected = r;
+    this.detail(i);
   }
 
   focusToken(i: number): void {
@@ -274,8 +306,9 @@ export class HeatmapPanel {
     if (!tok) return;
     for (const el of this.body.querySelectorAll<HTMLElement>('.tok[tabindex="0"]')) el.tabIndex = -1;
     tok.tabIndex = 0;
+    if (this.pinned) this.pinned = { ...this.pinned, i };
     tok.focus();
-    this.show(tok, false);
+    this.detail(i);
   }
 
   private key(e: KeyboardEvent): void {
@@ -283,6 +316,17 @@ export class HeatmapPanel {
     const r = this.current();
     if (!tok || !r) return;
     const i = Number(tok.dataset.i);
+    if (e.key === 'Enter' || e.key === ' ') {
+      e.preventDefault();
+      this.togglePin(i);
+      return;
+    }
+    if (e.key === 'Escape' && this.pinned) {
+      e.preventDefault();
+      this.pinned = null;
+      this.detail(i);
+      return;
+    }
     const last = r.tokens.length - 1;
     const next: Record<string, number> = { ArrowRight: i + 1, ArrowDown: i + 1, ArrowLeft: i - 1, ArrowUp: i - 1, Home: 0, End: last };
     if (!(e.key in next)) return;

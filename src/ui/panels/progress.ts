@@ -28,7 +28,8 @@ export function renderProgress(p: ProgressState | null, phase: RunPhase, iterati
       finished: 'Finished.',
       failed: 'Failed.',
     };
-    return html`<div class="progress-line"><span class="phase ${phase}">${text[phase]}</span></div>`;
+    // The bar's place is kept, so nothing below moves when a run starts.
+    return html`<div class="progress-line"><span class="phase ${phase}">${text[phase]}</span></div><div class="bar-space" aria-hidden="true"></div>`;
   }
   const frac = p.total > 0 ? Math.min(1, p.done / p.total) : 0;
   const eta = phase === 'running' ? etaSeconds(p, now) : undefined;

@@ -8,6 +8,7 @@ import type { CorpusReport, DownloadProgress, JobKind, ModelReport, ModelSource,
 import { fmtBytes, fmtCount } from '../format.ts';
 import { cls, html, type Html } from '../html.ts';
 import { clearFieldErrors, showFieldErrors } from '../field-errors.ts';
+import { settingsFromQuery, settingsToQuery } from '../url-settings.ts';
 
 type Key = keyof SelfPlayConfig;
 
@@ -186,6 +187,21 @@ export function controlState(phase: RunPhase, job: JobKind = 'selfplay'): Record
   };
 }
 
+/** Which model a source names (equal keys: the same model), for matching a memory report to the form. */
+export function modelKey(m: ModelSource): string {
+  switch (m.kind) {
+    case 'embedded':
+    case 'checkpoint':
+      return `${m.kind}:${m.name}`;
+    case 'hub':
+      return `hub:${m.id.trim()}${m.revision ? `@${m.revision}` : ''}`;
+    case 'files':
+      return `files:${m.files.map((f) => `${f.webkitRelativePath || f.name}/${f.size}/${f.lastModified}`).join('|')}`;
+    case 'random-tiny':
+      return m.kind;
+  }
+}
+
 export class SetupPanel {
   private form: HTMLFormElement;
   private preset: PresetName = 'demo';
@@ -193,7 +209,10 @@ export class SetupPanel {
   private corpus: { kind: 'world' } | { kind: 'jsonl'; name: string; text: string } = { kind: 'world' };
   private corpusOk = true;
   private report: ModelReport | null = null;
+  /** The model the report is about (modelKey), so Start never trusts a report of another model. */
+  private reportKey = '';
   private inspectSeq = 0;
+  private typing: ReturnType<typeof setTimeout> | undefined;
   private phase: RunPhase = 'idle';
 
   private controls: HTMLElement;
@@ -207,7 +226,17 @@ export class SetupPanel {
     const c = PRESETS[this.preset];
     const group = (keys: Key[]) => keys.map((k) => renderField(k, c[k]));
     const hubExamples = ['HuggingFaceTB/SmolLM2-135M-Instruct', 'Qwen/Qwen2.5-0.5B-Instruct', 'Qwen/Qwen3-0.6B'];
+    // The preset and Start come first (in the first screen on a phone); the details follow, the rarely changed folded.
     root.innerHTML = html`<form class="setup" id="setup-form" novalidate>
+  <fieldset class="quick-start">
+    <legend>Run</legend>
+    <div class="field"><label for="preset">preset</label><select id="preset" class="preset" aria-describedby="preset-help">${(Object.keys(PRESETS) as PresetName[]).map(
+      (p) => html`<option value="${p}"${p === this.preset ? html` selected` : ''}>${p}</option>`,
+    )}</select><small id="preset-help" class="help">smoke: one step of everything (seconds on a CPU driver) · demo: browser scale · paper: the paper’s values</small></div>
+    <div class="start-row"><button type="submit" class="primary start-top">Start</button>
+      <small class="muted">with the model, corpus and settings below</small></div>
+    <p class="form-error" aria-live="assertive"></p>
+  </fieldset>
   <fieldset class="model-source">
     <legend>Model</legend>
     ${embedded.length ? html`<div class="choice"><input type="radio" id="mk-embedded" name="model-kind" value="embedded" checked><label for="mk-embedded">embedded default</label>
@@ -231,18 +260,13 @@ export class SetupPanel {
     <div class="choice"><input type="radio" id="ck-jsonl" name="corpus-kind" value="jsonl"><label for="ck-jsonl">upload JSONL</label>
       <input type="file" class="corpus-file" accept=".jsonl,.json,.txt,application/jsonl" aria-label="corpus JSONL file"></div>
     <div class="corpus-status" aria-live="polite"></div>
-    <div class="fields">${group(CORPUS_FIELDS)}</div>
+    <details class="corpus-fields"><summary>world and evaluation settings</summary><div class="fields">${group(CORPUS_FIELDS)}</div></details>
   </fieldset>
   <fieldset class="algorithm">
     <legend>π-Play settings</legend>
-    <div class="field"><label for="preset">preset</label><select id="preset" class="preset">${(Object.keys(PRESETS) as PresetName[]).map(
-      (p) => html`<option value="${p}"${p === this.preset ? html` selected` : ''}>${p}</option>`,
-    )}</select><small class="help">smoke: one step of everything (seconds on a CPU driver) · demo: browser scale · paper: the paper’s values</small></div>
     <div class="fields">${group(MAIN_FIELDS)}</div>
     <details><summary>advanced settings</summary><div class="fields">${group(ADVANCED_FIELDS)}</div></details>
   </fieldset>
-  <p class="form-error" aria-live="assertive"></p>
-  <button type="submit" class="primary start-bottom">Start</button>
 </form>`.text;
     // Run controls live beside the progress bar (always in view); Start submits the setup form.
     controls.innerHTML = html`<div class="controls" role="group" aria-label="run controls">
@@ -257,7 +281,34 @@ export class SetupPanel {
     if (embedded.length) this.model = { kind: 'embedded', name: embedded[0]! };
     this.bind();
     this.setPhase('idle');
+    this.fromAddress();
     void this.inspect();
+  }
+
+  /** A link's setup (?preset=...&flag=value): applied to the form; what cannot be used is said beside Start. */
+  private fromAddress(): void {
+    if (typeof location === 'undefined' || !location.search) return;
+    const q = settingsFromQuery(location.search);
+    if (q.preset) {
+      this.preset = q.preset;
+      this.$<HTMLSelectElement>('.preset').value = q.preset;
+      this.fill(PRESETS[q.preset]);
+    }
+    for (const [key, v] of Object.entries(q.values) as [Key, string][]) {
+      const el = this.form.elements.namedItem(key) as HTMLInputElement | HTMLSelectElement | null;
+      if (!el) continue;
+      if (el instanceof HTMLInputElement && el.type === 'checkbox') el.checked = v === 'on';
+      else el.value = v;
+    }
+    if (q.problems.length) this.formError(`Not taken from the page's address: ${q.problems.join('; ')}`);
+  }
+
+  /** Keeps the address in step with the form, so a copied link reproduces this setup. */
+  private toAddress(): void {
+    if (typeof history === 'undefined') return;
+    const config = this.currentConfig();
+    if (!config) return;
+    history.replaceState(history.state, '', `${location.pathname}?${settingsToQuery(this.preset, config)}${location.hash}`);
   }
 
   private $<T extends Element = HTMLElement>(sel: string): T {
@@ -279,6 +330,7 @@ export class SetupPanel {
       b.addEventListener('click', () => {
         this.$<HTMLInputElement>('[name=lambda]').value = b.dataset.value!;
         if (b.dataset.value === '0') this.$<HTMLSelectElement>('[name=privileged]').value = 'none';
+        this.toAddress();
       });
     }
     for (const r of this.root.querySelectorAll<HTMLInputElement>('input[name=model-kind]')) r.addEventListener('change', () => this.onModelKind());
@@ -299,15 +351,22 @@ export class SetupPanel {
       }
     });
     this.$<HTMLInputElement>('.hub-id').addEventListener('focus', () => this.check('hub'));
+    // A typed id is the model (no "check" needed); it is inspected once the typing pauses.
+    this.$<HTMLInputElement>('.hub-id').addEventListener('input', () => {
+      this.check('hub');
+      clearTimeout(this.typing);
+      this.typing = setTimeout(() => this.onModelKind(), 600);
+    });
     for (const r of this.root.querySelectorAll<HTMLInputElement>('input[name=corpus-kind]')) r.addEventListener('change', () => void this.onCorpus());
     this.$<HTMLInputElement>('.corpus-file').addEventListener('change', () => {
       this.check('jsonl', 'corpus-kind');
       void this.onCorpus();
     });
-    // Settings that change the memory estimate.
+    // Settings that change the memory estimate; every setting goes into the address.
     this.form.addEventListener('change', (e) => {
       const name = (e.target as HTMLInputElement).name;
       if (name && name in SETTINGS && name !== 'model') void this.inspect();
+      this.toAddress();
     });
   }
 
@@ -316,18 +375,30 @@ export class SetupPanel {
     if (r) r.checked = true;
   }
 
-  private onModelKind(): void {
+  /** The model the form's choice names now (a folder choice without files: the problem instead). */
+  private readModel(): ModelSource | ModelReport {
     const kind = this.root.querySelector<HTMLInputElement>('input[name=model-kind]:checked')?.value;
-    if (kind === 'embedded') this.model = { kind: 'embedded', name: this.$<HTMLSelectElement>('.embedded-name').value };
-    else if (kind === 'files') {
+    if (kind === 'embedded') return { kind: 'embedded', name: this.$<HTMLSelectElement>('.embedded-name').value };
+    if (kind === 'files') {
       const files = [...(this.$<HTMLInputElement>('.model-folder').files ?? [])];
       if (files.length === 0) {
-        this.showReport({ ok: false, where: 'the model folder', error: 'Choose a model folder (config.json, model.safetensors, tokenizer.json, tokenizer_config.json).' });
-        return;
+        return { ok: false, where: 'the model folder', error: 'Choose a model folder (config.json, model.safetensors, tokenizer.json, tokenizer_config.json).' };
       }
-      this.model = { kind: 'files', files };
-    } else if (kind === 'hub') this.model = { kind: 'hub', id: this.$<HTMLInputElement>('.hub-id').value.trim() };
-    else this.model = { kind: 'random-tiny' };
+      return { kind: 'files', files };
+    }
+    if (kind === 'hub') return { kind: 'hub', id: this.$<HTMLInputElement>('.hub-id').value.trim() };
+    if (kind === 'checkpoint' && this.model.kind === 'checkpoint') return this.model;
+    return { kind: 'random-tiny' };
+  }
+
+  private onModelKind(): void {
+    clearTimeout(this.typing);
+    const m = this.readModel();
+    if ('ok' in m) {
+      this.showReport(m);
+      return;
+    }
+    this.model = m;
     void this.inspect();
   }
 
@@ -347,18 +418,20 @@ export class SetupPanel {
       return;
     }
     const seq = ++this.inspectSeq;
+    const key = modelKey(this.model);
     const cfg = this.currentConfig() ?? PRESETS[this.preset];
     this.$('.model-estimate').innerHTML = renderEstimate(null, true).text;
     try {
       const r = await this.actions.inspectModel(this.model, cfg);
-      if (seq === this.inspectSeq) this.showReport(r);
+      if (seq === this.inspectSeq) this.showReport(r, key);
     } catch (e) {
-      if (seq === this.inspectSeq) this.showReport({ ok: false, where: '', error: (e as Error).message });
+      if (seq === this.inspectSeq) this.showReport({ ok: false, where: '', error: (e as Error).message }, key);
     }
   }
 
-  private showReport(r: ModelReport | null): void {
+  private showReport(r: ModelReport | null, key = ''): void {
     this.report = r;
+    this.reportKey = key;
     this.$('.model-estimate').innerHTML = renderEstimate(r).text;
   }
 
@@ -390,15 +463,20 @@ export class SetupPanel {
 
   private applyPreset(p: PresetName): void {
     this.preset = p;
-    const c = PRESETS[p];
+    this.fill(PRESETS[p]);
+    this.clearErrors();
+    this.toAddress();
+    void this.inspect();
+  }
+
+  /** Puts every setting of a config in the form. */
+  private fill(c: SelfPlayConfig): void {
     for (const key of Object.keys(SETTINGS) as Key[]) {
       const el = this.form.elements.namedItem(key) as HTMLInputElement | HTMLSelectElement | null;
       if (!el) continue;
       if (el instanceof HTMLInputElement && el.type === 'checkbox') el.checked = Boolean(c[key]);
       else el.value = fieldText(key, c[key]);
     }
-    this.clearErrors();
-    void this.inspect();
   }
 
   private clearErrors(): void {
@@ -409,7 +487,9 @@ export class SetupPanel {
   /** A problem that keeps the run from starting, shown in the form and beside the Start button. */
   private formError(text: string): void {
     this.$('.form-error').textContent = text;
-    this.controls.querySelector('.run-error')!.textContent = text;
+    const line = this.controls.querySelector<HTMLElement>('.run-error')!;
+    line.textContent = text;
+    line.title = text;
   }
 
   private currentConfig(): SelfPlayConfig | null {
@@ -440,6 +520,24 @@ export class SetupPanel {
       this.formError('The corpus file has errors (see the Corpus section); fix it or use the default world.');
       return;
     }
+    // The model the form names now, checked now if the last report was about another one (an id typed or
+    // edited since).
+    const model = this.readModel();
+    if ('ok' in model) {
+      this.showReport(model);
+      this.formError(`The model cannot be used: ${model.error ?? ''}`);
+      return;
+    }
+    if (model.kind === 'hub' && !model.id) {
+      this.formError('Enter a Hugging Face model id such as HuggingFaceTB/SmolLM2-135M-Instruct, or choose another model.');
+      return;
+    }
+    this.model = model;
+    if (modelKey(model) !== this.reportKey) {
+      clearTimeout(this.typing);
+      await this.inspect();
+      if (modelKey(model) !== this.reportKey) return;
+    }
     if (this.report && !this.report.ok) {
       this.formError(`The model cannot be used: ${this.report.error ?? ''}`);
       return;
@@ -455,7 +553,7 @@ export class SetupPanel {
     this.phase = phase;
     const s = controlState(phase, job);
     for (const [k, on] of Object.entries(s)) this.controls.querySelector<HTMLButtonElement>(`.controls .${k}`)!.disabled = !on;
-    this.$<HTMLButtonElement>('.start-bottom').disabled = !s.start;
+    this.$<HTMLButtonElement>('.start-top').disabled = !s.start;
     // Settings are fixed while a run is active.
     const locked = !s.start;
     for (const fs of this.root.querySelectorAll('fieldset')) (fs as HTMLFieldSetElement).disabled = locked;
