@@ -102,6 +102,12 @@ async function main(argv: string[]): Promise<number> {
   } finally {
     interrupt.release();
   }
+  const mem = engine.memory();
+  const gib = (b: number) => `${(b / 2 ** 30).toFixed(2)} GiB`;
+  console.log(
+    `train: GPU memory high-water mark ${gib(mem.peakAllocatedBytes)} allocated by the buffer pool ` +
+      `(${gib(mem.peakLiveBytes)} in use at most)`,
+  );
   if (!run.done) {
     await run.checkpoint();
     console.log(`train: stopped at iteration ${run.cursor.iteration}, ${run.cursor.stage} step ${run.cursor.step}; continue with --resume`);
