@@ -114,7 +114,7 @@ async function main(argv: string[]): Promise<number> {
     return 130;
   }
   // Under LoRA the student is the shared base with the student's adapters: the export merges those in.
-  const files = await exportModel(run.ctx.policies.student, { extraFiles: base.tokenizerFiles });
+  const files = await exportModel(run.ctx.policies.student, { extraFiles: base.tokenizerFiles, config: base.configJson });
   const dir = join(out, 'student');
   mkdirSync(dir, { recursive: true });
   for (const [name, bytes] of files) writeFileSync(join(dir, name), bytes);
