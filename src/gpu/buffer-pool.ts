@@ -5,9 +5,10 @@
 // submission, then in an in-flight list until the GPU reports that submission done. Only then does it
 // go back to the free lists. This is what makes `queue.writeBuffer` into a recycled buffer safe.
 //
-// Free buffers are a cache, bounded two ways: their bytes never exceed `maxFreeBytes` (the least recently
-// freed go first), and an allocation that would take the pool past `budgetBytes` first destroys free
-// buffers. `trim()` empties the cache (the engine's users call it between stages whose shapes differ).
+// Free buffers are a cache, bounded three ways: their bytes never exceed `maxFreeBytes` (the least recently
+// freed go first); a request that no free buffer serves (a new shape: the cached ones are likely of shapes
+// that are done) first cuts them to `freeFraction` of the bytes in use; and an allocation that would take
+// the pool past `budgetBytes` first destroys free buffers. So the device memory stays near what is in use. `trim()` empties the cache (the engine's users call it between stages whose shapes differ).
 // A request may take a free buffer up to two size classes larger than its own, so a new sequence length
 // reuses what the last one freed instead of allocating beside it.
 
@@ -28,6 +29,8 @@ export interface PoolStats {
 export interface PoolOptions {
   /** Most bytes kept in free buffers (default 512 MiB). */
   maxFreeBytes?: number;
+  /** On a request no free buffer serves, free bytes are cut to this share of the live bytes (default 1/8). */
+  freeFraction?: number;
   /** Bytes the pool tries to stay under by destroying free buffers before allocating (default: no limit). */
   budgetBytes?: number;
   /** Largest buffer a request may be handed (the storage-binding limit: a buffer is bound whole). */
@@ -62,6 +65,7 @@ export class BufferPool {
     allocatedBytes: 0, liveBytes: 0, freeBytes: 0, buffers: 0, peakAllocatedBytes: 0, peakLiveBytes: 0,
   };
   readonly maxFreeBytes: number;
+  readonly freeFraction: number;
   budgetBytes: number;
   private readonly maxBufferBytes: number;
 
@@ -70,6 +74,7 @@ export class BufferPool {
     opts: PoolOptions = {},
   ) {
     this.maxFreeBytes = opts.maxFreeBytes ?? 512 * 2 ** 20;
+    this.freeFraction = opts.freeFraction ?? 1 / 8;
     this.budgetBytes = opts.budgetBytes ?? Infinity;
     this.maxBufferBytes = opts.maxBufferBytes ?? Infinity;
   }
@@ -80,6 +85,8 @@ export class BufferPool {
     if (size > this.maxBufferBytes) size = Math.max(16, Math.ceil(bytes / 16) * 16);
     let buf = this.takeFree(usage, size);
     if (!buf) {
+      const keep = this.freeFraction * this.stats.liveBytes;
+      if (this.stats.freeBytes > keep) this.evict(this.stats.freeBytes - keep);
       if (this.stats.allocatedBytes + size > this.budgetBytes) this.evict(this.stats.allocatedBytes + size - this.budgetBytes);
       buf = this.device.createBuffer({ size, usage, label });
       this.sizes.set(buf, size);

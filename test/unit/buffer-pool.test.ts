@@ -24,7 +24,8 @@ function fakePool(opts: PoolOptions = {}) {
     },
   } as unknown as GPUDevice;
   const queue = { onSubmittedWorkDone: () => Promise.resolve() } as unknown as GPUQueue;
-  const pool = new BufferPool(device, opts);
+  // Tests of other rules switch the cut on a miss off unless they ask for it.
+  const pool = new BufferPool(device, { freeFraction: Infinity, ...opts });
   const acquire = (bytes: number) => pool.acquire(bytes, STORAGE) as unknown as FakeBuffer;
   /** Releases buffers and lets the (fake) GPU finish, so they become free. */
   const release = async (...bufs: FakeBuffer[]) => {
@@ -86,6 +87,31 @@ describe('BufferPool', () => {
     expect(c.size).toBe(2 * MiB);
     expect([a.destroyed, b.destroyed]).toEqual([true, false]);
     expect(pool.getStats().allocatedBytes).toBe(3 * MiB);
+  });
+
+  it('a request no free buffer serves first cuts free bytes to a share of the live bytes', async () => {
+    const { pool, acquire, release } = fakePool({ freeFraction: 0.5 });
+    const live = acquire(4 * MiB);
+    const [a, b, c] = [acquire(MiB), acquire(MiB), acquire(MiB)];
+    await release(a, b, c);
+    // A hit takes a cached buffer and destroys nothing.
+    const hit = acquire(MiB);
+    expect(hit).toBe(a);
+    expect(pool.getStats().freeBytes).toBe(2 * MiB);
+    // A miss (8 MiB): free bytes go down to half the 5 MiB live, least recently freed first.
+    acquire(8 * MiB);
+    expect([b.destroyed, c.destroyed]).toEqual([false, false]);
+    await release(hit);
+    acquire(16 * MiB);
+    // live 4 + 8 + 16 = 28 MiB, so 14 MiB may stay cached: nothing is destroyed yet.
+    expect(pool.getStats().freeBytes).toBe(3 * MiB);
+    const tight = fakePool({ freeFraction: 0 });
+    const [x, y] = [tight.acquire(MiB), tight.acquire(2 * MiB)];
+    await tight.release(x);
+    expect(tight.acquire(2 * MiB)).not.toBe(x);
+    expect(x.destroyed).toBe(true);
+    expect(y.destroyed).toBe(false);
+    expect(live.destroyed).toBe(false);
   });
 
   it('trim destroys every free buffer and nothing in use', async () => {
