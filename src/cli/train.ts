@@ -11,12 +11,15 @@ import { latestCheckpoint } from '../selfplay/checkpoint.ts';
 import { ConfigError, makeConfig, optionHelp, PRESETS, type PresetName, type SelfPlayConfig } from '../selfplay/config.ts';
 import { NonFiniteLossError } from '../selfplay/context.ts';
 import { SelfPlayRun } from '../selfplay/loop.ts';
+import { measurePrompts } from '../selfplay/prompt-lengths.ts';
+import { estimateRun } from '../worker/estimate.ts';
 import { parseArgs } from './args.ts';
 import { stopOnInterrupt } from './interrupt.ts';
 import { DirStorage } from './fs-storage.ts';
 import { ConsoleReporter, formatTime } from './progress.ts';
 import { RunFolder } from './run-folder.ts';
-import { buildBase, buildEnvironment } from './setup.ts';
+import { estimateLines, refusal } from './memory.ts';
+import { buildBase, buildEnvironment, previewBase } from './setup.ts';
 
 const USAGE = [
   'usage: npm run train -- --out DIR [--preset smoke|demo|paper] [--resume] [--<setting> value ...]',
@@ -68,6 +71,12 @@ async function main(argv: string[]): Promise<number> {
   }
 
   const engine = await Engine.create(nodeHost());
+  // The estimate, from config.json, the tokenizer and the run's prompts, before any weight is on the GPU.
+  const preview = await previewBase(config, env);
+  const memory = estimateRun(preview.cfg, config, engine.info.limits, measurePrompts(config, preview, env));
+  for (const line of estimateLines(memory)) console.log(line);
+  const refused = refusal(memory);
+  if (refused) throw new ConfigError(refused);
   const base = await buildBase(engine, config, env);
   const reporter = new ConsoleReporter();
   const run = await SelfPlayRun.start({
