@@ -277,7 +277,7 @@ class Experiment {
     }
     if (!error) {
       // Under LoRA the student is the shared base with the student's adapters: the export merges those in.
-      const files = await exportModel(run.ctx.policies.student, { extraFiles: base.tokenizerFiles });
+      const files = await exportModel(run.ctx.policies.student, { extraFiles: base.tokenizerFiles, config: base.configJson });
       mkdirSync(join(dir, 'student'), { recursive: true });
       for (const [name, bytes] of files) writeFileSync(join(dir, 'student', name), bytes);
     }

@@ -4,6 +4,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Engine } from '../gpu/engine.ts';
 import { CausalLM } from '../model/decoder.ts';
+import { readConfig } from '../model/io.ts';
+import { loadTokenizer } from '../model/tokenizer.ts';
 import { parseCorpusJsonl, parseEvalSetJsonl } from '../env/index.ts';
 import { filesFromNodeFolder } from '../gpu/host/node-files.ts';
 import { folderBase, randomTinyBase, type BaseModel } from '../selfplay/base-model.ts';
@@ -39,6 +41,13 @@ export function buildEnvironment(c: SelfPlayConfig): Environment {
 /** The base model: 'random-tiny', or an HF model folder on disk. */
 export async function buildBase(e: Engine, c: SelfPlayConfig, env: Environment): Promise<BaseModel> {
   if (c.model === 'random-tiny') return randomTinyBase(c, env.passages);
+  const dir = modelDir(c);
+  const base = await folderBase(e, filesFromNodeFolder(dir), c.model);
+  checkContext(c, base.cfg.maxPositions, `max_position_embeddings in ${dir}/config.json`);
+  return base;
+}
+
+function modelDir(c: SelfPlayConfig): string {
   const dir = resolve(c.model);
   if (!existsSync(`${dir}/config.json`)) {
     throw new ConfigError(
@@ -46,9 +55,19 @@ export async function buildBase(e: Engine, c: SelfPlayConfig, env: Environment):
         'embedded base with `npm run pretrain` (it writes public/models/piplay-tiny).',
     );
   }
-  const base = await folderBase(e, filesFromNodeFolder(dir), c.model);
-  checkContext(c, base.cfg.maxPositions, `max_position_embeddings in ${dir}/config.json`);
-  return base;
+  return dir;
+}
+
+/**
+ * What the memory estimate needs of the base model, read without touching the GPU: config.json and the
+ * tokenizer of a folder; the whole (host-only) random-tiny base.
+ */
+export async function previewBase(c: SelfPlayConfig, env: Environment): Promise<Pick<BaseModel, 'cfg' | 'tokenizer'>> {
+  if (c.model === 'random-tiny') return randomTinyBase(c, env.passages);
+  const dir = modelDir(c);
+  const files = filesFromNodeFolder(dir);
+  const cfg = await readConfig(files, c.model);
+  return { cfg, tokenizer: await loadTokenizer(files, { where: c.model, eosIds: cfg.eosIds }) };
 }
 
 /** A model folder (or 'random-tiny') as the config names it, with its corpus, on the device. */

@@ -11,14 +11,17 @@ import { latestCheckpoint, NonFiniteCheckpointError } from '../selfplay/checkpoi
 import { ConfigError, makeConfig, optionHelp, PRESETS, type PresetName, type SelfPlayConfig } from '../selfplay/config.ts';
 import { NonFiniteLossError } from '../selfplay/context.ts';
 import { SelfPlayRun } from '../selfplay/loop.ts';
+import { measurePrompts } from '../selfplay/prompt-lengths.ts';
+import { estimateRun } from '../worker/estimate.ts';
 import { parseArgs } from './args.ts';
 import { stopOnInterrupt } from './interrupt.ts';
 import { DirStorage } from './fs-storage.ts';
 import { ConsoleReporter, formatTime } from './progress.ts';
 import { withPath } from './fs-errors.ts';
+import { estimateLines, refusal } from './memory.ts';
 import { checkOutFolder } from './out-folder.ts';
 import { RunFolder, trainOutRule } from './run-folder.ts';
-import { buildBase, buildEnvironment } from './setup.ts';
+import { buildBase, buildEnvironment, previewBase } from './setup.ts';
 
 const USAGE = [
   'usage: npm run train -- --out DIR [--preset smoke|demo|paper] [--resume] [--<setting> value ...]',
@@ -64,6 +67,12 @@ async function main(argv: string[]): Promise<number> {
   // The corpus, the held-out files and the base model are read (and checked) before the folder is touched.
   const env = buildEnvironment(config);
   const engine = await Engine.create(nodeHost());
+  // The estimate, from config.json, the tokenizer and the run's prompts, before any weight is on the GPU.
+  const preview = await previewBase(config, env);
+  const memory = estimateRun(preview.cfg, config, engine.info.limits, measurePrompts(config, preview, env));
+  for (const line of estimateLines(memory)) console.log(line);
+  const refused = refusal(memory);
+  if (refused) throw new ConfigError(refused);
   const base = await buildBase(engine, config, env);
   const folder = new RunFolder(out);
   for (const f of await storage.removeLeftovers()) console.error(`train: removed ${f}, left behind by a run that was killed while saving`);
@@ -105,13 +114,19 @@ async function main(argv: string[]): Promise<number> {
   } finally {
     interrupt.release();
   }
+  const mem = engine.memory();
+  const gib = (b: number) => `${(b / 2 ** 30).toFixed(2)} GiB`;
+  console.log(
+    `train: GPU memory high-water mark ${gib(mem.peakAllocatedBytes)} allocated by the buffer pool ` +
+      `(${gib(mem.peakLiveBytes)} in use at most)`,
+  );
   if (!run.done) {
     await run.checkpoint();
     console.log(`train: stopped at iteration ${run.cursor.iteration}, ${run.cursor.stage} step ${run.cursor.step}; continue with --resume`);
     return 130;
   }
   // Under LoRA the student is the shared base with the student's adapters: the export merges those in.
-  const files = await exportModel(run.ctx.policies.student, { extraFiles: base.tokenizerFiles });
+  const files = await exportModel(run.ctx.policies.student, { extraFiles: base.tokenizerFiles, config: base.configJson });
   const dir = join(out, 'student');
   withPath('create', dir, () => mkdirSync(dir, { recursive: true }));
   for (const [name, bytes] of files) withPath('write', join(dir, name), () => writeFileSync(join(dir, name), bytes));

@@ -1,6 +1,6 @@
 // The engine: one GPU device, its buffer pool and pipeline cache, a batched command stream, tensor
 // creation and read-back, memory scopes, and the autograd tape. Ops (src/gpu/ops/) call `dispatch`.
-import { BufferPool, type PoolStats } from './buffer-pool.ts';
+import { BufferPool, type PoolOptions, type PoolStats } from './buffer-pool.ts';
 import { f16ArrayToF32, f32ArrayToF16 } from './half.ts';
 import type { GpuHost } from './host/types.ts';
 import type { Profile } from './profile.ts';
@@ -74,6 +74,8 @@ export interface EngineOptions {
   allowF16?: boolean;
   /** Dispatches recorded before an automatic submit (default 128). */
   maxDispatchesPerSubmit?: number;
+  /** The buffer pool's cache cap and memory budget (src/gpu/buffer-pool.ts). */
+  pool?: Omit<PoolOptions, 'maxBufferBytes'>;
 }
 
 interface TapeNode {
@@ -124,7 +126,8 @@ export class Engine {
     readonly info: EngineInfo,
     opts: EngineOptions,
   ) {
-    this.pool = new BufferPool(device);
+    const maxBufferBytes = Math.min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize);
+    this.pool = new BufferPool(device, { ...opts.pool, maxBufferBytes });
     this.maxDispatches = opts.maxDispatchesPerSubmit ?? 128;
     this.uniformStride = Math.max(256, device.limits.minUniformBufferOffsetAlignment);
     this.arenaData = new ArrayBuffer(this.uniformStride * this.maxDispatches);

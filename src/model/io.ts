@@ -91,15 +91,19 @@ export async function loadModel(e: Engine, readFile: ReadFile, opts: LoadOptions
 }
 
 export interface ExportOptions {
-  /** Storage dtype of the weights (default F32, which round-trips bit-exactly). */
+  /** Storage dtype of the weights (default: the config's torch_dtype, as HF's save_pretrained does; F32 round-trips bit-exactly). */
   dtype?: Extract<Dtype, 'F32' | 'F16' | 'BF16'>;
+  /** The config.json the model was loaded from: its fields are kept unless piplay's normalised values replace them. */
+  config?: Record<string, unknown>;
   /** Extra files to include as they are (tokenizer.json, tokenizer_config.json, ...). */
   extraFiles?: Record<string, Uint8Array>;
 }
 
+const SAFETENSORS_DTYPE = { float32: 'F32', float16: 'F16', bfloat16: 'BF16' } as const;
+
 /** The files of an HF-format folder for the model's current weights (LoRA adapters merged in). */
 export async function exportModel(model: CausalLM, opts: ExportOptions = {}): Promise<Map<string, Uint8Array>> {
-  const dtype = opts.dtype ?? 'F32';
+  const dtype = opts.dtype ?? SAFETENSORS_DTYPE[model.cfg.torchDtype];
   const host = await model.toHost({ mergeLora: true });
   const tensors = [...host].map(([name, t]) => ({
     name,
@@ -109,7 +113,7 @@ export async function exportModel(model: CausalLM, opts: ExportOptions = {}): Pr
   }));
   const files = new Map<string, Uint8Array>();
   const torchDtype = { F32: 'float32', F16: 'float16', BF16: 'bfloat16' }[dtype];
-  const cfgJson = { ...configToJson(model.cfg), torch_dtype: torchDtype };
+  const cfgJson = { ...configToJson(model.cfg, opts.config), torch_dtype: torchDtype };
   files.set('config.json', new TextEncoder().encode(JSON.stringify(cfgJson, null, 2) + '\n'));
   files.set('model.safetensors', writeSafetensors(tensors, { format: 'pt' }));
   for (const [name, bytes] of Object.entries(opts.extraFiles ?? {})) files.set(name, bytes);

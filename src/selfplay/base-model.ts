@@ -4,7 +4,7 @@
 import type { Engine } from '../gpu/engine.ts';
 import { STUDENT_INSTRUCTIONS, examinerPrompt, type Passage } from '../env/index.ts';
 import type { ModelConfig } from '../model/config.ts';
-import type { ReadFile } from '../model/files.ts';
+import { parseJsonFile, readOptional, type ReadFile } from '../model/files.ts';
 import { initWeights, tinyConfig } from '../model/init.ts';
 import { loadModel } from '../model/io.ts';
 import { checkTokenizerFitsModel, loadTokenizer, tokenizerFromJson, type Tokenizer } from '../model/tokenizer.ts';
@@ -19,8 +19,13 @@ export interface BaseModel {
   cfg: ModelConfig;
   weights: HostWeights;
   tokenizer: Tokenizer;
-  /** tokenizer.json and tokenizer_config.json, to write next to exported weights. */
+  /**
+   * Files written as they are next to exported weights: tokenizer.json and tokenizer_config.json, and the
+   * folder's generation_config.json when it has one.
+   */
   tokenizerFiles: Record<string, Uint8Array>;
+  /** The folder's config.json as read, so an export keeps the fields piplay does not use (absent for random-tiny). */
+  configJson?: Record<string, unknown>;
 }
 
 /** Texts the random-tiny tokenizer learns its merges from: the corpus and the fixed prompt wording. */
@@ -55,7 +60,10 @@ export async function folderBase(e: Engine, readFile: ReadFile, source: string):
     checkTokenizerFitsModel(tokenizer, model.cfg.vocabSize, source);
     const files: Record<string, Uint8Array> = {};
     for (const name of ['tokenizer.json', 'tokenizer_config.json']) files[name] = await readFile(name);
-    return { name: source, cfg: model.cfg, weights: await model.toHost(), tokenizer, tokenizerFiles: files };
+    const generation = await readOptional(readFile, 'generation_config.json');
+    if (generation) files['generation_config.json'] = generation;
+    const configJson = parseJsonFile(await readFile('config.json'), 'config.json') as Record<string, unknown>;
+    return { name: source, cfg: model.cfg, weights: await model.toHost(), tokenizer, tokenizerFiles: files, configJson };
   } finally {
     model.dispose();
   }

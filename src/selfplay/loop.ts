@@ -199,6 +199,9 @@ export class SelfPlayRun {
     const next = nextCursor(c, cfg);
     this.state.cursor = next;
     const stageEnded = next.stage !== c.stage || next.iteration !== c.iteration;
+    // The next stage runs other shapes (generation vs training, other batch sizes): give the cached free
+    // buffers of this one back to the driver rather than keep them beside the next stage's.
+    if (stageEnded) ctx.engine.pool.trim();
     const due = cfg.checkpointEvery > 0 && (c.stage === 'examiner' || c.stage === 'student') && (c.step + 1) % cfg.checkpointEvery === 0;
     if (this.storage && (stageEnded || due)) await this.checkpoint();
   }

@@ -2,13 +2,25 @@
 // BEFORE any weight is downloaded or allocated, and checked against the adapter's limits. WebGPU does not
 // tell a page how much memory the GPU has, so the total is an estimate shown to the user; the hard limit
 // it can check is the largest single buffer (maxStorageBufferBindingSize / maxBufferSize).
+//
+// The total is the high-water mark of the buffer pool (src/gpu/buffer-pool.ts) over the run's stages: what
+// every stage keeps (weights, adapters, AdamW moments) plus the largest stage's transient memory. Inside a
+// forward pass under `tidy` every intermediate of every layer stays alive until the pass ends, and the
+// backward pass keeps all of its gradients until it ends, so a pass costs tokens × layers × the floats one
+// layer makes per token (counted from src/model/decoder.ts below). test/unit/estimate-vs-pool.test.ts holds
+// the total within 20% of a measured run's high-water mark.
 import { memoryEstimate } from '../model/io.ts';
 import { parameterCount, type ModelConfig } from '../model/config.ts';
 import { needsReference, type SelfPlayConfig } from '../selfplay/config.ts';
+import type { PromptLengths } from '../selfplay/prompt-lengths.ts';
+
+export type { PromptLengths };
 
 export interface MemoryLine {
   label: string;
   bytes: number;
+  /** The setting that shrinks this term, for messages ("micro-batch", "LoRA policies", ...). */
+  setting?: string;
 }
 
 export interface MemoryReport {
@@ -25,6 +37,10 @@ export interface MemoryReport {
   /** Sum of the breakdown. */
   totalBytes: number;
   breakdown: MemoryLine[];
+  /** The largest line of the breakdown (what to shrink first). */
+  largestTerm: MemoryLine;
+  /** The prompt lengths the estimate assumed. */
+  prompts: PromptLengths;
   /** min(maxStorageBufferBindingSize, maxBufferSize) of the adapter. */
   maxBinding: number;
   /** False when something certainly cannot be allocated (problems says what). */
@@ -40,9 +56,12 @@ export interface AdapterLimits {
 
 type RunShape = Pick<
   SelfPlayConfig,
-  'policies' | 'loraRank' | 'beta' | 'examinerBeta' | 'privileged' | 'microBatch' | 'studentBatch' | 'rolloutsPerQuestion' | 'miniBatches' | 'maxTurns' | 'turnTokens' | 'toolTokens'
+  | 'policies' | 'loraRank' | 'beta' | 'examinerBeta' | 'privileged' | 'microBatch' | 'studentBatch' | 'rolloutsPerQuestion' | 'miniBatches'
+  | 'maxTurns' | 'turnTokens' | 'toolTokens' | 'examinerBatch' | 'evalBatch'
 >;
 
+/** Guesses for before the tokenizer is known (the page's estimate ahead of a download). */
+export const GUESSED_PROMPTS: PromptLengths = { student: 160, teacher: 512, examiner: 256, guessed: true };
 const MiB = 2 ** 20;
 const mib = (b: number) => `${(b / MiB).toFixed(b < 10 * MiB ? 1 : 0)} MiB`;
 
@@ -63,39 +82,113 @@ export function loraParams(cfg: ModelConfig, rank: number): number {
 }
 
 /**
- * The memory a π-Play run of `cfg` needs: the policies' weights, the two trained policies' gradients and
- * AdamW moments, the KV cache of generation and the logits of one training micro-batch.
+ * f32 values one decoder layer allocates per token in a forward pass (src/model/decoder.ts): the two RMSNorm
+ * outputs, q/k/v, q/k after RoPE (and after the Qwen3 q/k norms), the head-major copies of q/k/v
+ * (swapAxes12), the attention output, its log-sum-exp and its copy back, o_proj, two residual sums, gate, up,
+ * SwiGLU and down_proj. A LoRA projection makes x·A, (x·A)·B, its scaled copy and the sum beside y.
  */
-export function estimateRun(cfg: ModelConfig, run: RunShape, limits: AdapterLimits): MemoryReport {
+export function layerFloatsPerToken(cfg: ModelConfig, lora: { rank: number } | null): number {
+  const D = cfg.hidden;
+  const F = cfg.intermediate;
+  const Q = cfg.heads * cfg.headDim;
+  const K = cfg.kvHeads * cfg.headDim;
+  let n = 6 * D + 5 * Q + 5 * K + cfg.heads + 3 * F + 2;
+  if (cfg.qkNorm) n += Q + K;
+  if (lora) n += 3 * (Q + 2 * K + 2 * D + 2 * F) + 7 * lora.rank;
+  return n;
+}
+
+/**
+ * The backward pass allocates about this many floats per forward float: each op's input gradients, the
+ * attention backward's head-major copies and row statistics, RMSNorm's temporaries, and the sums that
+ * accumulate gradients reaching a tensor twice (the residual stream). Under LoRA the frozen projections'
+ * weight gradients are skipped and the adapters' intermediates are narrow, so the ratio is lower. Measured
+ * on piplay's decoder (peak live bytes of a forward + backward over the forward's own,
+ * test/unit/estimate-vs-pool.test.ts).
+ */
+const BACKWARD_PER_FORWARD = { full: 1.6, lora: 1.15 };
+/** The pool rounds each buffer up to its size class (quarter powers of two): about 10% on average. */
+const POOL_ROUNDING = 1.1;
+
+/**
+ * The memory a π-Play run of `cfg` needs: what every stage keeps (weights, adapters, AdamW moments) and the
+ * largest stage's passes (training forward and backward, the teacher's forward, generation's KV cache).
+ * `prompts` are the longest prompts in the model's tokens (GUESSED_PROMPTS before the tokenizer is known).
+ */
+export function estimateRun(cfg: ModelConfig, run: RunShape, limits: AdapterLimits, prompts: PromptLengths = GUESSED_PROMPTS): MemoryReport {
   const params = parameterCount(cfg);
   const { paramBytes, largestTensorBytes } = memoryEstimate(cfg);
   const teacher = run.privileged !== 'none';
   const reference = needsReference(run);
-  const lines: MemoryLine[] = [];
+  const lora = run.policies === 'lora' ? { rank: run.loraRank } : null;
+  const kept: MemoryLine[] = [];
   let trained: number;
-  if (run.policies === 'separate') {
+  if (!lora) {
     const copies = 2 + (teacher ? 1 : 0) + (reference ? 1 : 0);
-    lines.push({ label: `weights: ${copies} full copies (examiner, student${teacher ? ', teacher' : ''}${reference ? ', reference' : ''})`, bytes: copies * paramBytes });
+    kept.push({
+      label: `weights: ${copies} full copies (examiner, student${teacher ? ', teacher' : ''}${reference ? ', reference' : ''})`,
+      bytes: copies * paramBytes,
+      setting: 'LoRA policies (--policies lora)',
+    });
     trained = params;
   } else {
-    lines.push({ label: 'weights: one shared frozen base', bytes: paramBytes });
-    trained = loraParams(cfg, run.loraRank);
+    kept.push({ label: 'weights: one shared frozen base', bytes: paramBytes, setting: 'a smaller model' });
+    trained = loraParams(cfg, lora.rank);
     const adapters = 2 + (teacher ? 1 : 0);
-    lines.push({ label: `LoRA adapters (rank ${run.loraRank}) ×${adapters}`, bytes: adapters * trained * 4 });
+    kept.push({ label: `LoRA adapters (rank ${lora.rank}) ×${adapters}`, bytes: adapters * trained * 4, setting: 'LoRA rank' });
   }
-  lines.push({ label: 'gradients + AdamW moments (examiner and student)', bytes: 2 * 3 * trained * 4 });
+  kept.push({ label: 'AdamW moments (examiner and student)', bytes: 2 * 2 * trained * 4, setting: lora ? 'LoRA rank' : 'LoRA policies (--policies lora)' });
+  const grads = trained * 4;
+
+  const perToken = layerFloatsPerToken(cfg, lora) * cfg.layers * 4;
+  const backwardPerForward = BACKWARD_PER_FORWARD[lora ? 'lora' : 'full'];
+  const response = run.maxTurns * (run.turnTokens + run.toolTokens);
+  const rollouts = run.studentBatch * run.rolloutsPerQuestion;
   // Rows of one forward/backward: a micro-batch of rollouts (0 = the whole minibatch).
-  const rolloutsPerStep = run.studentBatch * run.rolloutsPerQuestion;
-  const rows = run.microBatch > 0 ? run.microBatch : Math.ceil(rolloutsPerStep / run.miniBatches);
-  const seq = run.maxTurns * (run.turnTokens + run.toolTokens) + 256; // + a prompt of a few hundred tokens
-  const kv = 2 * cfg.layers * cfg.kvHeads * cfg.headDim * seq * rolloutsPerStep * 4;
-  lines.push({ label: `KV cache: ${rolloutsPerStep} rollouts × ${seq} positions`, bytes: kv });
+  const rows = run.microBatch > 0 ? Math.min(run.microBatch, rollouts) : Math.ceil(rollouts / run.miniBatches);
   const policyTokens = rows * run.maxTurns * run.turnTokens;
   const logits = policyTokens * cfg.vocabSize * 4;
-  lines.push({ label: `logits of one micro-batch (${policyTokens} tokens × ${cfg.vocabSize})`, bytes: 2 * logits });
-  const acts = rows * seq * cfg.layers * (4 * cfg.hidden + 2 * cfg.intermediate) * 4;
-  lines.push({ label: 'activations kept for the backward pass', bytes: acts });
-  const totalBytes = lines.reduce((s, l) => s + l.bytes, 0);
+  const studentTokens = rows * (prompts.student + response);
+  const micro = 'micro-batch (--micro-batch)';
+
+  // Each stage's transient memory, as terms; the largest stage counts.
+  const studentFwd = studentTokens * perToken;
+  const studentStage: MemoryLine[] = [
+    { label: `student forward: ${rows} rollouts × ${prompts.student + response} tokens, every layer's intermediates`, bytes: studentFwd, setting: micro },
+    { label: 'student backward: its gradients', bytes: backwardPerForward * studentFwd + grads, setting: micro },
+    // Student logits and log-probs, their gradients (the teacher's are freed before the backward pass).
+    { label: `logits of one micro-batch (${policyTokens} tokens × ${cfg.vocabSize}) and their gradients`, bytes: 3 * logits, setting: micro },
+  ];
+  if (teacher) {
+    // The teacher's forward runs beside the student's, before the backward pass: whichever phase is larger.
+    const teacherFwd = rows * (prompts.teacher + response) * perToken + 2 * logits;
+    const backward = studentStage[1]!.bytes + logits;
+    if (teacherFwd > backward) {
+      studentStage[1] = { label: `teacher forward: ${rows} rollouts × ${prompts.teacher + response} tokens (privileged prompt)`, bytes: teacherFwd, setting: micro };
+    }
+  }
+  const examinerRows = run.microBatch > 0 ? Math.min(run.microBatch, run.examinerBatch) : run.examinerBatch;
+  const examinerFwd = examinerRows * (prompts.examiner + run.turnTokens) * perToken;
+  const examinerStage: MemoryLine[] = [
+    { label: `examiner forward + backward: ${examinerRows} rollouts × ${prompts.examiner + run.turnTokens} tokens`, bytes: (1 + backwardPerForward) * examinerFwd + grads, setting: micro },
+  ];
+  const genRows = Math.max(rollouts, run.evalBatch);
+  const capacity = Math.max(prompts.student, prompts.examiner) + response;
+  const kv = 2 * cfg.layers * cfg.kvHeads * cfg.headDim * capacity * genRows * 4;
+  const generationStage: MemoryLine[] = [
+    { label: `KV cache: ${genRows} rollouts × ${capacity} positions`, bytes: kv, setting: 'student batch or rollouts per question' },
+    { label: `prompt prefill: ${genRows} rollouts × ${capacity - response} tokens`, bytes: genRows * (capacity - response) * perToken, setting: 'student batch or rollouts per question' },
+  ];
+  const sum = (ls: MemoryLine[]) => ls.reduce((t, l) => t + l.bytes, 0);
+  const stages = [studentStage, examinerStage, generationStage];
+  const largest = stages.reduce((a, b) => (sum(b) > sum(a) ? b : a));
+  const lines = [...kept, ...largest];
+  const rounding = (POOL_ROUNDING - 1) * sum(lines);
+  lines.push({ label: 'buffer pool rounding to size classes', bytes: rounding });
+  const totalBytes = sum(lines);
+  // The largest single activation: gate/up of the longest pass, [rows · tokens, intermediate].
+  const longest = rows * ((teacher ? Math.max(prompts.teacher, prompts.student) : prompts.student) + response);
+  const widest = Math.max(cfg.intermediate, cfg.heads * cfg.headDim) * 4;
 
   const maxBinding = Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize);
   const problems: string[] = [];
@@ -112,10 +205,18 @@ export function estimateRun(cfg: ModelConfig, run: RunShape, limits: AdapterLimi
         `the largest buffer (${mib(maxBinding)}). Lower micro-batch, turn tokens or max turns.`,
     );
   }
+  if (longest * widest > maxBinding) {
+    problems.push(
+      `One activation of a training micro-batch (${longest} tokens × ${widest / 4}) takes ${mib(longest * widest)}, more than ` +
+        `the largest buffer (${mib(maxBinding)}). Lower micro-batch, turn tokens or max turns.`,
+    );
+  }
   if (totalBytes > 8 * 2 ** 30) {
-    warnings.push(`About ${(totalBytes / 2 ** 30).toFixed(1)} GiB in all: more than most GPUs give a browser tab. Consider LoRA policies or a smaller model.`);
+    const advice = lora ? 'Consider a smaller micro-batch or a smaller model.' : 'Consider LoRA policies or a smaller model.';
+    warnings.push(`About ${(totalBytes / 2 ** 30).toFixed(1)} GiB in all: more than most GPUs give a browser tab. ${advice}`);
   } else if (totalBytes > 3 * 2 ** 30) {
-    warnings.push(`About ${(totalBytes / 2 ** 30).toFixed(1)} GiB in all: needs a GPU with plenty of free memory; LoRA policies need far less.`);
+    const advice = lora ? 'a smaller micro-batch needs less' : 'LoRA policies need far less';
+    warnings.push(`About ${(totalBytes / 2 ** 30).toFixed(1)} GiB in all: needs a GPU with plenty of free memory; ${advice}.`);
   }
   return {
     arch: cfg.arch,
@@ -129,6 +230,8 @@ export function estimateRun(cfg: ModelConfig, run: RunShape, limits: AdapterLimi
     largestTensorBytes,
     totalBytes,
     breakdown: lines,
+    largestTerm: lines.reduce((a, b) => (b.bytes > a.bytes ? b : a)),
+    prompts,
     maxBinding,
     fits: problems.length === 0,
     problems,

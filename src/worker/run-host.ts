@@ -51,7 +51,7 @@ function storableSource(model: ModelSource): Record<string, unknown> {
 
 /** Records the base model's config and tokenizer, its source and an uploaded corpus in the run's storage. */
 export async function recordBase(storage: BrowserRunStorage, base: BaseModel, model: ModelSource, corpus: CorpusSource): Promise<void> {
-  await storage.put('base/config.json', enc.encode(JSON.stringify(configToJson(base.cfg), null, 2) + '\n'));
+  await storage.put('base/config.json', enc.encode(JSON.stringify(configToJson(base.cfg, base.configJson), null, 2) + '\n'));
   for (const [name, bytes] of Object.entries(base.tokenizerFiles)) await storage.put(`base/${name}`, bytes);
   await storage.put('base/source.json', enc.encode(JSON.stringify({ model: storableSource(model), name: base.name })));
   if (corpus.kind === 'jsonl') await storage.put('base/corpus.jsonl', enc.encode(corpus.text));
@@ -88,7 +88,7 @@ export async function storedBase(
     const cfg = parseConfig(parseJsonFile(await need('base/config.json'), 'config.json') as object);
     const files: Record<string, Uint8Array> = {};
     for (const f of await storage.list()) {
-      if (f.startsWith('base/tokenizer')) files[f.slice(5)] = (await storage.get(f))!;
+      if (f.startsWith('base/tokenizer') || f === 'base/generation_config.json') files[f.slice(5)] = (await storage.get(f))!;
     }
     const tj = files['tokenizer.json'];
     const tc = files['tokenizer_config.json'];

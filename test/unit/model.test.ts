@@ -98,7 +98,8 @@ describe.each(MODELS)('%s', (name) => {
     const r = rng(3);
     for (const { B } of model.lora.adapters.values()) e.write(B, Float32Array.from({ length: B.size }, () => 0.2 * (r() - 0.5)));
     const adapted = await fullLogprobs(model, ids);
-    const exported = await exportModel(model);
+    // F32: this checks the merge itself, not the rounding of a BF16/F16 export (the checkpoint's dtype by default).
+    const exported = await exportModel(model, { dtype: 'F32' });
     model.lora.dispose();
     model.lora = null;
     const merged = await loadModel(e, filesFromMap(exported));

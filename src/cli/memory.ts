@@ -1,0 +1,28 @@
+// The memory estimate on the command line: printed before anything is allocated on the GPU, and a run that
+// cannot fit the adapter's limits refused with what to change.
+import type { MemoryReport } from '../worker/estimate.ts';
+
+const size = (b: number) => (b >= 2 ** 30 ? `${(b / 2 ** 30).toFixed(2)} GiB` : `${(b / 2 ** 20).toFixed(1)} MiB`);
+
+/** The estimate as lines: the total, each term, the prompt lengths it assumed, and any warnings. */
+export function estimateLines(m: MemoryReport): string[] {
+  const p = m.prompts;
+  const out = [
+    `memory estimate: about ${size(m.totalBytes)} of GPU memory (largest buffer ${size(m.largestTensorBytes)} of ` +
+      `${size(m.maxBinding)} allowed); prompts up to ${p.student} tokens (student), ${p.teacher} (teacher), ` +
+      `${p.examiner} (examiner)${p.guessed ? ', guessed' : ''}`,
+  ];
+  for (const l of m.breakdown) out.push(`  ${size(l.bytes).padStart(10)}  ${l.label}`);
+  for (const w of m.warnings) out.push(`  warning: ${w}`);
+  return out;
+}
+
+/** Null when the run fits; else the refusal: the problems, the largest term and the setting that shrinks it. */
+export function refusal(m: MemoryReport): string | null {
+  if (m.fits) return null;
+  const t = m.largestTerm;
+  return (
+    `this run cannot fit this GPU: ${m.problems.join(' ')} The estimate's largest term is ${t.label} ` +
+    `(${size(t.bytes)})${t.setting ? `; lower it with ${t.setting}` : ''}.`
+  );
+}
