@@ -74,12 +74,18 @@ function settingsText(settings: Partial<SelfPlayConfig>): string[] {
 
 /** The experiment folder: its results, the base-model probes and runs/ (one folder per arm and seed). */
 function experimentOutRule(resume: boolean): OutRule {
-  const names = ['results.md', 'results.json', 'em_by_iteration.svg', 'drift.svg', 'probe.json', 'examiner-probe.json', 'runs'];
+  const names = ['results.md', 'results.json', 'em_by_iteration.svg', 'drift.svg', 'probe.json', 'examiner-probe.json'];
+  names.push('runs');
   return { flag: '--out', command: 'npm run experiment', own: 'an experiment (to --resume)', names, resume };
 }
 
 /** A run of the experiment: what `npm run train` writes, plus the run's result.json and drift.jsonl. */
-const JOB_RULE: OutRule = { flag: '--out', command: 'npm run experiment', own: 'a run of an experiment', names: [...RUN_NAMES, 'result.json', 'drift.jsonl'] };
+const JOB_RULE: OutRule = {
+  flag: '--out',
+  command: 'npm run experiment',
+  own: 'a run of an experiment',
+  names: [...RUN_NAMES, 'result.json', 'drift.jsonl'],
+};
 
 class Experiment {
   private envs = new Map<string, Environment>();
@@ -376,7 +382,9 @@ async function main(argv: string[]): Promise<number> {
   const resume = args.own['resume'] === 'true';
   const jobs = planExperiment({ preset, arms, seeds, settings: args.settings });
   if (checkOutFolder(out, experimentOutRule(resume)) === 'own' && !resume) {
-    throw new ConfigError(`--out: ${out} already holds a run; pass --resume to keep finished runs and continue the others, or choose another --out`);
+    throw new ConfigError(
+      `--out: ${out} already holds a run; pass --resume to keep finished runs and continue the others, or choose another --out`,
+    );
   }
   mkdirSync(out, { recursive: true });
 

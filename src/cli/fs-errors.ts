@@ -12,15 +12,17 @@ const CAUSES: Record<string, string> = {
   EMFILE: 'too many open files',
 };
 
+export type Action = 'read' | 'write' | 'list' | 'create';
+
 /** An Error naming what was being done to which path and why it failed; `err` is kept as the cause. */
-export function fsError(action: 'read' | 'write' | 'list' | 'create', path: string, err: unknown): Error {
+export function fsError(action: Action, path: string, err: unknown): Error {
   const code = (err as { code?: string } | null)?.code;
   const cause = (code && CAUSES[code]) ?? (err as Error)?.message ?? String(err);
   return new Error(`piplay: could not ${action} ${path}: ${cause}${code ? ` (${code})` : ''}`, { cause: err });
 }
 
 /** Runs `fn`, rethrowing a file error as fsError(action, path). */
-export function withPath<T>(action: 'read' | 'write' | 'list' | 'create', path: string, fn: () => T): T {
+export function withPath<T>(action: Action, path: string, fn: () => T): T {
   try {
     return fn();
   } catch (e) {
@@ -29,7 +31,7 @@ export function withPath<T>(action: 'read' | 'write' | 'list' | 'create', path: 
 }
 
 /** The async form of withPath. */
-export async function withPathAsync<T>(action: 'read' | 'write' | 'list' | 'create', path: string, fn: () => Promise<T>): Promise<T> {
+export async function withPathAsync<T>(action: Action, path: string, fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (e) {

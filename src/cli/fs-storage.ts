@@ -50,17 +50,21 @@ export class DirStorage implements RunStorage {
 
   async list(): Promise<string[]> {
     if (!existsSync(this.root)) return [];
-    const entries = await withPathAsync('list', this.root, () => readdir(this.root, { recursive: true, withFileTypes: true }));
+    const entries = await this.entries();
     return entries
       .filter((d) => d.isFile() && !TMP.test(d.name))
       .map((d) => relative(this.root, join(d.parentPath, d.name)).split(sep).join('/'))
       .sort();
   }
 
+  private entries() {
+    return withPathAsync('list', this.root, () => readdir(this.root, { recursive: true, withFileTypes: true }));
+  }
+
   /** Removes the temporary files a killed writer left behind (any `.tmp-PID` but this process's own). */
   async removeLeftovers(): Promise<string[]> {
     if (!existsSync(this.root)) return [];
-    const entries = await withPathAsync('list', this.root, () => readdir(this.root, { recursive: true, withFileTypes: true }));
+    const entries = await this.entries();
     const left = entries.filter((d) => {
       const pid = TMP.exec(d.name)?.[1];
       return d.isFile() && pid !== undefined && pid !== String(process.pid);

@@ -28,10 +28,14 @@ export type OutKind = 'new' | 'empty' | 'own';
 export function checkOutFolder(dir: string, rule: OutRule): OutKind {
   const resumeHint = `drop --resume to start there, or give the folder of the run to continue`;
   if (!existsSync(dir)) {
-    if (rule.resume) throw new ConfigError(`--resume: ${dir} does not exist, so there is nothing to resume; ${resumeHint}`);
+    if (rule.resume) {
+      throw new ConfigError(`--resume: ${dir} does not exist, so there is nothing to resume; ${resumeHint}`);
+    }
     return 'new';
   }
-  if (!statSync(dir).isDirectory()) throw new ConfigError(`${rule.flag}: ${dir} is a file, not a folder; give a new or empty folder`);
+  if (!statSync(dir).isDirectory()) {
+    throw new ConfigError(`${rule.flag}: ${dir} is a file, not a folder; give a new or empty folder`);
+  }
   const entries = readdirSync(dir).sort();
   if (entries.length === 0) {
     if (rule.resume) throw new ConfigError(`--resume: ${dir} is empty, so there is nothing to resume; ${resumeHint}`);

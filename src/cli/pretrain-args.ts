@@ -94,7 +94,10 @@ export const PRETRAIN_OUT_RULE: OutRule = {
   command: 'npm run pretrain',
   own: 'a model folder that npm run pretrain made (it is replaced)',
   names: ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json', 'TRAINING.md'],
-  marker: (dir) => existsSync(join(dir, 'TRAINING.md')) && readFileSync(join(dir, 'TRAINING.md'), 'utf8').includes('`npm run pretrain`'),
+  marker: (dir) => {
+    const md = join(dir, 'TRAINING.md');
+    return existsSync(md) && readFileSync(md, 'utf8').includes('`npm run pretrain`');
+  },
 };
 export const WORLD_OUT_RULE: OutRule = {
   flag: '--world-out',

@@ -17,12 +17,14 @@ export const RUN_NAMES = ['config.json', ...Object.values(LOGS), 'checkpoints', 
 /** A folder of RUN_NAMES is a run when its config.json holds a run's settings or it has a checkpoint. */
 export function isRunFolder(dir: string): boolean {
   const c = readJson(join(dir, 'config.json'));
-  return (c !== null && 'examinerSteps' in c && 'studentSteps' in c) || existsSync(join(dir, 'checkpoints', 'latest.json'));
+  const settings = c !== null && 'examinerSteps' in c && 'studentSteps' in c;
+  return settings || existsSync(join(dir, 'checkpoints', 'latest.json'));
 }
 
 /** The --out rule of `npm run train` (see checkOutFolder). */
 export function trainOutRule(resume: boolean): OutRule {
-  return { flag: '--out', command: 'npm run train', own: 'a run of npm run train (to --resume)', names: RUN_NAMES, marker: isRunFolder, resume };
+  const own = 'a run of npm run train (to --resume)';
+  return { flag: '--out', command: 'npm run train', own, names: RUN_NAMES, marker: isRunFolder, resume };
 }
 
 export class RunFolder {
@@ -48,7 +50,8 @@ export class RunFolder {
   truncateLogs(records: RunState['records']): void {
     for (const [name, file] of Object.entries(LOGS) as [LogName, string][]) {
       const p = this.path(file);
-      const lines = existsSync(p) ? withPath('read', p, () => readFileSync(p, 'utf8')).split('\n').filter((l) => l !== '') : [];
+      const text = existsSync(p) ? withPath('read', p, () => readFileSync(p, 'utf8')) : '';
+      const lines = text.split('\n').filter((l) => l !== '');
       const keep = lines.slice(0, records[name]);
       withPath('write', p, () => writeFileSync(p, keep.map((l) => l + '\n').join('')));
     }

@@ -75,7 +75,9 @@ async function main(argv: string[]): Promise<number> {
   if (refused) throw new ConfigError(refused);
   const base = await buildBase(engine, config, env);
   const folder = new RunFolder(out);
-  for (const f of await storage.removeLeftovers()) console.error(`train: removed ${f}, left behind by a run that was killed while saving`);
+  for (const f of await storage.removeLeftovers()) {
+    console.error(`train: removed ${f}, left behind by a run that was killed while saving`);
+  }
   if (cp && resume) folder.truncateLogs(cp.state.records);
   else {
     folder.resetLogs();

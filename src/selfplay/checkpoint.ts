@@ -64,7 +64,12 @@ async function readPointer(storage: RunStorage): Promise<Pointer | null> {
  * is checked on the host copy being written: a NaN or infinity is never saved (NonFiniteCheckpointError,
  * with the previous checkpoint left as it was). Returns the slot.
  */
-export async function saveCheckpoint(storage: RunStorage, policies: Policies, state: RunState, keep?: string): Promise<string> {
+export async function saveCheckpoint(
+  storage: RunStorage,
+  policies: Policies,
+  state: RunState,
+  keep?: string,
+): Promise<string> {
   const prev = keep ?? (await readPointer(storage))?.slot;
   const slot = prev === 'a' ? 'b' : 'a';
   const at = (name: string) => `${DIR}/${slot}/${name}`;

@@ -320,7 +320,9 @@ export function validateConfig(c: SelfPlayConfig): SelfPlayConfig {
 export const TINY_MAX_PARAMS = 100_000_000;
 
 /** Parameters of one random-tiny policy (src/model/init.ts tinyConfig: tied embeddings, SwiGLU). */
-export function tinyParams(c: Pick<SelfPlayConfig, 'tinyHidden' | 'tinyLayers' | 'tinyHeads' | 'tinyKvHeads' | 'tinyVocab'>): number {
+export function tinyParams(
+  c: Pick<SelfPlayConfig, 'tinyHidden' | 'tinyLayers' | 'tinyHeads' | 'tinyKvHeads' | 'tinyVocab'>,
+): number {
   const h = c.tinyHidden;
   const inter = Math.max(16, Math.round((h * 8) / 3 / 16) * 16);
   const kv = (h / c.tinyHeads) * c.tinyKvHeads;

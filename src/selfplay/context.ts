@@ -46,9 +46,11 @@ export class NonFiniteLossError extends Error {
     /** The value was found after the optimizer step (the weights' norm): the step's weights are not saved. */
     readonly afterStep = false,
   ) {
+    const when = afterStep ? 'after the optimizer step at' : 'at';
+    const stopped = afterStep ? 'The run stopped before saving that step' : 'The run stopped before the optimizer step';
     super(
-      `piplay: the ${policyOf(stage)}'s ${what} is ${value} ${afterStep ? 'after the optimizer step at' : 'at'} the ${stage} stage, iteration ${iteration}, ` +
-        `step ${step}: training diverged. ${afterStep ? 'The run stopped before saving that step' : 'The run stopped before the optimizer step'}, ` +
+      `piplay: the ${policyOf(stage)}'s ${what} is ${value} ${when} the ${stage} stage, iteration ${iteration}, ` +
+        `step ${step}: training diverged. ${stopped}, ` +
         `so the last checkpoint is intact; resume from it (--resume), or start again with a lower learning rate (${lrFlagOf(stage)}) ` +
         'or a tighter --grad-clip',
     );

@@ -70,6 +70,8 @@ export async function gradientStep(e: Engine, opt: AdamW, micros: readonly Micro
   const w = gradNorm(opt.params);
   const weightNorm = await e.item(w);
   w.dispose();
-  if (!Number.isFinite(weightNorm)) throw new NonFiniteLossError(where.stage, where.iteration, where.step, 'weight norm', weightNorm, true);
+  if (!Number.isFinite(weightNorm)) {
+    throw new NonFiniteLossError(where.stage, where.iteration, where.step, 'weight norm', weightNorm, true);
+  }
   return { metrics: sums, gradNorm: normValue };
 }
