@@ -264,6 +264,13 @@ describe.skipIf(!hasChromium)('teaching demo (headless Chromium, SwiftShader)', 
     await page.check('input[name="heat-mode"][value="kl"]');
     await page.locator('#panel-heatmap .tok.policy').first().hover();
     await page.locator('#work').screenshot({ path: `${SHOTS}teaching-scale.png` });
+    // The rollout as a PNG (kept beside the screenshots to look at).
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#panel-heatmap button.heat-png')]);
+    expect(download.suggestedFilename()).toMatch(/^heatmap-iteration\d+-step\d+-kl\.png$/);
+    const png = readFileSync((await download.path())!);
+    expect([...png.subarray(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+    expect(png.length).toBeGreaterThan(1000);
+    await download.saveAs(`${SHOTS}heatmap-export.png`);
   });
 
   it('keeps the tab bar still under the resume banner after a reload', async () => {
