@@ -4,8 +4,9 @@
 // replace; then its views are read: iteration numbers that agree, charts whose legends show the latest values, the
 // EM axis by iteration, the heatmap's legend colours, visible whitespace tokens, its absolute log colour scale with
 // the range, a KL histogram and the ranked disagreements. At a phone's width, the preset and Start come first and the
-// run controls stay in view; a link carries the setup. Screenshots land in test/screenshots/.
-import { mkdirSync } from 'node:fs';
+// run controls stay in view; a link carries the setup; the metrics download as JSONL and CSV. Screenshots land in
+// test/screenshots/.
+import { mkdirSync, readFileSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasChromium, startBrowserSession, type BrowserSession } from '../helpers/browser.ts';
@@ -189,6 +190,17 @@ describe.skipIf(!hasChromium)('teaching demo (headless Chromium, SwiftShader)', 
     expect.soft(emX).toMatch(/iteration 2 \(latest\)/);
     expect.soft(emX).not.toMatch(/evaluation/);
     await page.locator('#work').screenshot({ path: `${SHOTS}teaching-charts.png` });
+    // Every point as JSONL and CSV.
+    for (const kind of ['jsonl', 'csv']) {
+      const [download] = await Promise.all([page.waitForEvent('download'), page.click(`#panel-charts button[data-export="${kind}"]`)]);
+      expect(download.suggestedFilename()).toBe(`metrics.${kind}`);
+      const text = readFileSync((await download.path())!, 'utf8');
+      if (kind === 'jsonl') {
+        const rows = text.trim().split('\n').map((l) => JSON.parse(l) as { series: string; iteration: number });
+        expect(rows.some((r) => r.series === 'eval/em' && r.iteration === -1)).toBe(true);
+        expect(rows.some((r) => r.series === 'student/lambda')).toBe(true);
+      } else expect(text.split('\n')[0]).toBe('series,x,iteration,step,value');
+    }
   });
 
   it('shows the heatmap: legend words in the colours they name, whitespace tokens visible', async () => {
@@ -252,6 +264,13 @@ describe.skipIf(!hasChromium)('teaching demo (headless Chromium, SwiftShader)', 
     await page.check('input[name="heat-mode"][value="kl"]');
     await page.locator('#panel-heatmap .tok.policy').first().hover();
     await page.locator('#work').screenshot({ path: `${SHOTS}teaching-scale.png` });
+    // The rollout as a PNG (kept beside the screenshots to look at).
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#panel-heatmap button.heat-png')]);
+    expect(download.suggestedFilename()).toMatch(/^heatmap-iteration\d+-step\d+-kl\.png$/);
+    const png = readFileSync((await download.path())!);
+    expect([...png.subarray(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+    expect(png.length).toBeGreaterThan(1000);
+    await download.saveAs(`${SHOTS}heatmap-export.png`);
   });
 
   it('keeps the tab bar still under the resume banner after a reload', async () => {

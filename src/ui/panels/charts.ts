@@ -7,6 +7,7 @@ import 'uplot/dist/uPlot.min.css';
 import { fmtNum } from '../format.ts';
 import { html } from '../html.ts';
 import type { Series } from '../state.ts';
+import { metricsCsv, metricsJsonl } from '../metrics-export.ts';
 
 /** TensorBoard's smoothing: an EMA with weight w, debiased at the start; non-finite values are passed over. */
 export function smooth(values: readonly (number | null)[], w: number): (number | null)[] {
@@ -277,6 +278,8 @@ export class ChartsPanel {
       <input id="smoothing" type="range" min="0" max="0.99" step="0.01" value="${this.weight}" aria-describedby="smoothing-note">
       <output for="smoothing" id="smoothing-value">${this.weight.toFixed(2)}</output>
       <span class="muted" id="smoothing-note">bold: smoothed (debiased moving average) · faint: raw · hover a chart for values</span>
+      <span class="export" role="group" aria-label="download the metrics">download metrics
+        <button type="button" class="small" data-export="jsonl">JSONL</button><button type="button" class="small" data-export="csv">CSV</button></span>
     </div><div class="chart-grid main-charts"></div>
     <details class="other-charts"><summary>every other metric the run reports</summary><div class="chart-grid"></div></details>`.text;
     this.main = root.querySelector('.main-charts')!;
@@ -289,6 +292,7 @@ export class ChartsPanel {
       out.value = this.weight.toFixed(2);
       this.render(this.last);
     });
+    for (const b of root.querySelectorAll<HTMLButtonElement>('button[data-export]')) b.addEventListener('click', () => this.download(b.dataset.export as 'jsonl' | 'csv'));
     if (typeof ResizeObserver !== 'undefined') {
       const ro = new ResizeObserver(() => {
         for (const l of this.live.values()) if (l.el.clientWidth) l.chart.setSize(this.size(l.el));
@@ -296,6 +300,18 @@ export class ChartsPanel {
       ro.observe(this.main);
       ro.observe(this.other);
     }
+  }
+
+  /** Saves every point of every series shown (raw values) as metrics.jsonl or metrics.csv. */
+  private download(kind: 'jsonl' | 'csv'): void {
+    const text = kind === 'jsonl' ? metricsJsonl(this.last) : metricsCsv(this.last);
+    const a = document.createElement('a');
+    a.href = URL.createObjectURL(new Blob([text], { type: kind === 'jsonl' ? 'application/jsonl' : 'text/csv' }));
+    a.download = `metrics.${kind}`;
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(a.href), 60_000);
   }
 
   private size(el: HTMLElement): { width: number; height: number } {

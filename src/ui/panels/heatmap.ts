@@ -6,7 +6,8 @@ import type { QuestionRecord, RolloutRecord, TokenRecord } from '../../selfplay/
 import { fmtIteration, fmtNum, fmtSigned, fmtStep } from '../format.ts';
 import { cls, html, type Html } from '../html.ts';
 import type { PrivilegedMode } from '../../env/prompts.ts';
-import { diffColor, klColor, renderHistogram, renderScaleLegend } from './heat-scale.ts';
+import { DIFF_SCALE, KL_SCALE, diffColor, klColor, renderHistogram, renderScaleLegend } from './heat-scale.ts';
+import { heatmapPng } from '../heatmap-png.ts';
 
 export type HeatMode = 'kl' | 'diff';
 
@@ -211,7 +212,7 @@ export class HeatmapPanel {
       <div class="seg-switch" role="radiogroup" aria-label="colour by">
         <label><input type="radio" name="heat-mode" value="kl" checked> top-K KL</label>
         <label><input type="radio" name="heat-mode" value="diff"> log p<sub>T</sub> − log p<sub>S</sub></label>
-      </div></div><div class="heat"></div>`.text;
+      </div><button type="button" class="small heat-png">Download PNG</button></div><div class="heat"></div>`.text;
     this.select = root.querySelector('.rollout-select')!;
     this.body = root.querySelector('.heat')!;
     this.select.addEventListener('change', () => {
@@ -235,6 +236,29 @@ export class HeatmapPanel {
       if (tok) this.togglePin(Number(tok.dataset.i));
     });
     this.body.addEventListener('keydown', (e) => this.key(e));
+    root.querySelector('.heat-png')!.addEventListener('click', () => void this.downloadPng());
+  }
+
+  /** The rollout shown, in the colours shown, as a PNG file. */
+  private async downloadPng(): Promise<void> {
+    const r = this.current();
+    if (!r) return;
+    const tokens = r.tokens.map((t) => ({
+      text: t.text,
+      background: t.policy ? (this.mode === 'kl' ? klColor(t.kl) : diffColor(t.teacherLogp - t.studentLogp)) : null,
+    }));
+    const note =
+      this.mode === 'kl'
+        ? `per-token top-K KL, log scale ${KL_SCALE.lo} to ${KL_SCALE.hi} nat (the same for every rollout and run); grey: tool tokens (masked)`
+        : `log p_T − log p_S, log scale by size ${DIFF_SCALE.lo} to ${DIFF_SCALE.hi} nats; blue: pushed up, red: pushed down; grey: tool tokens`;
+    const blob = await heatmapPng(`${fmtIteration(r.iteration)} · ${fmtStep(r.step)} · ${r.hops}-hop · ${r.question}`, tokens, note);
+    const a = document.createElement('a');
+    a.href = URL.createObjectURL(blob);
+    a.download = `heatmap-iteration${r.iteration + 1}-step${r.step + 1}-${this.mode}.png`;
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(a.href), 60_000);
   }
 
   private current(): RolloutRecord | undefined {
