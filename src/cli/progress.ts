@@ -22,7 +22,7 @@ export function metricsLine(m: StepMetrics): string {
 
 export function evalLine(m: EvalMetrics, label?: string): string {
   const hops = Object.entries(m.emByHop).map(([h, v]) => `${h}-hop ${(100 * v).toFixed(1)}%`).join(' ');
-  const when = label ?? (m.iteration < 0 ? 'before training' : `after iteration ${m.iteration}`);
+  const when = label ?? (m.iteration < 0 ? 'before training' : `after iteration ${m.iteration + 1}`);
   return `eval ${when} | EM ${(100 * m.em).toFixed(1)}% (${hops}) n ${m.n} searches/rollout ${num(m.searchesPerRollout)} redundancy ${num(m.redundancy)}`;
 }
 

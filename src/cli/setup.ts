@@ -102,5 +102,5 @@ export async function openRun(e: Engine, dir: string, flag = 'run'): Promise<Ope
   const policies = Policies.create(e, base, config);
   await restorePolicies(storage, cp.slot, policies);
   const { iteration, stage, step } = cp.state.cursor;
-  return { config, env, base, policies, iteration, at: `iteration ${iteration}, ${stage} step ${step}` };
+  return { config, env, base, policies, iteration, at: `iteration ${iteration + 1}, ${stage} step ${step}` };
 }

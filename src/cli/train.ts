@@ -58,7 +58,7 @@ async function main(argv: string[]): Promise<number> {
   } else {
     if (cp) {
       throw new ConfigError(
-        `--out: ${out} already holds a run (checkpoint at iteration ${cp.state.cursor.iteration}, ${cp.state.cursor.stage} step ` +
+        `--out: ${out} already holds a run (checkpoint at iteration ${cp.state.cursor.iteration + 1}, ${cp.state.cursor.stage} step ` +
           `${cp.state.cursor.step}); pass --resume to continue it, or choose another folder`,
       );
     }
@@ -124,7 +124,7 @@ async function main(argv: string[]): Promise<number> {
   );
   if (!run.done) {
     await run.checkpoint();
-    console.log(`train: stopped at iteration ${run.cursor.iteration}, ${run.cursor.stage} step ${run.cursor.step}; continue with --resume`);
+    console.log(`train: stopped at iteration ${run.cursor.iteration + 1}, ${run.cursor.stage} step ${run.cursor.step}; continue with --resume`);
     return 130;
   }
   // Under LoRA the student is the shared base with the student's adapters: the export merges those in.

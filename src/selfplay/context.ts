@@ -49,7 +49,7 @@ export class NonFiniteLossError extends Error {
     const when = afterStep ? 'after the optimizer step at' : 'at';
     const stopped = afterStep ? 'The run stopped before saving that step' : 'The run stopped before the optimizer step';
     super(
-      `piplay: the ${policyOf(stage)}'s ${what} is ${value} ${when} the ${stage} stage, iteration ${iteration}, ` +
+      `piplay: the ${policyOf(stage)}'s ${what} is ${value} ${when} the ${stage} stage, iteration ${iteration + 1}, ` +
         `step ${step}: training diverged. ${stopped}, ` +
         `so the last checkpoint is intact; resume from it (--resume), or start again with a lower learning rate (${lrFlagOf(stage)}) ` +
         'or a tighter --grad-clip',

@@ -66,11 +66,11 @@ export async function generateTrainingSet(ctx: RunContext, iteration: number): P
       ctx.emit({
         type: 'log',
         level: 'warn',
-        message: `iteration ${iteration}: the examiner wrote ${fromExaminer} valid questions of ${target} needed; ${out.length - fromExaminer} world-generated questions fill the rest`,
+        message: `iteration ${iteration + 1}: the examiner wrote ${fromExaminer} valid questions of ${target} needed; ${out.length - fromExaminer} world-generated questions fill the rest`,
       });
     }
   } else if (out.length < target) {
-    ctx.emit({ type: 'log', level: 'warn', message: `iteration ${iteration}: the examiner wrote ${out.length} valid questions of ${target} wanted` });
+    ctx.emit({ type: 'log', level: 'warn', message: `iteration ${iteration + 1}: the examiner wrote ${out.length} valid questions of ${target} wanted` });
   }
   ctx.emit({ type: 'progress', stage: 'generate', iteration, done: out.length, total: target });
   const seconds = (now() - t0) / 1000;

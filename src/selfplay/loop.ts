@@ -119,7 +119,7 @@ export class SelfPlayRun {
         run.slot = cp.slot;
         state = cp.state;
         Object.assign(run.state, state);
-        run.emit({ type: 'log', level: 'info', message: `resumed at iteration ${state.cursor.iteration}, ${state.cursor.stage} step ${state.cursor.step}` }, listeners);
+        run.emit({ type: 'log', level: 'info', message: `resumed at iteration ${state.cursor.iteration + 1}, ${state.cursor.stage} step ${state.cursor.step}` }, listeners);
       }
     }
     return run;

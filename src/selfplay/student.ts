@@ -82,7 +82,7 @@ export async function studentStep(ctx: RunContext, iteration: number, step: numb
   const t0 = now();
   const qs = questionsOfStep(set, step, c.studentBatch);
   if (qs.length === 0) {
-    ctx.emit({ type: 'log', level: 'warn', message: `student step ${step} of iteration ${iteration}: no training questions; skipped` });
+    ctx.emit({ type: 'log', level: 'warn', message: `student step ${step} of iteration ${iteration + 1}: no training questions; skipped` });
     return { metrics: { stage: 'student', iteration, step, skipped: 1 }, records: [] };
   }
   const rng = rngFor(c.seed, 'student', iteration, step);

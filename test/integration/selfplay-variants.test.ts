@@ -128,7 +128,7 @@ describe('loop variants on the smoke preset', () => {
     e.write(t, new Float32Array(t.size).fill(NaN));
     const err = await run.step().catch((x: unknown) => x);
     expect(err).toBeInstanceOf(NonFiniteLossError);
-    expect((err as NonFiniteLossError).message).toMatch(/student stage, iteration 0, step 0/);
+    expect((err as NonFiniteLossError).message).toMatch(/student stage, iteration 1, step 0/);
     expect(events.some((ev) => ev.type === 'log' && ev.level === 'error')).toBe(true);
     const after = await latestCheckpoint(storage);
     expect(after).toEqual(before);

@@ -119,7 +119,7 @@ describe('a diverging run (--lr 1e30)', () => {
     const args = ['--out', out, '--preset', 'smoke', '--lr', '1e30', '--examiner-lr', '1e30', '--examiner-steps', '2'];
     const r = await train(args);
     expect(r.code, r.stderr).toBe(2);
-    const message = /the examiner's weight norm is Infinity after the optimizer step at the examiner stage, iteration 0, step 0: training diverged.*--examiner-lr/;
+    const message = /the examiner's weight norm is Infinity after the optimizer step at the examiner stage, iteration 1, step 0: training diverged.*--examiner-lr/;
     expect(r.stderr).toMatch(message);
     const storage = new DirStorage(out);
     const cp = await latestCheckpoint(storage);
@@ -130,7 +130,7 @@ describe('a diverging run (--lr 1e30)', () => {
     }
     const again = await train(['--out', out, '--resume']);
     expect(again.code, again.stderr).toBe(2);
-    expect(again.stderr).toContain('resumed at iteration 0, examiner step 0');
+    expect(again.stderr).toContain('resumed at iteration 1, examiner step 0');
     expect(again.stderr).toMatch(message);
   }, 120_000);
 });

@@ -54,10 +54,10 @@ describe('npm run train --policies lora (smoke preset)', () => {
   it('npm run eval and npm run probe open the run at its latest checkpoint', async () => {
     const ev = await cli('eval', ['--run', out]);
     expect(ev.code, ev.stderr).toBe(0);
-    expect(ev.stdout).toMatch(/eval: the student of .* at iteration 0, done step 0/);
+    expect(ev.stdout).toMatch(/eval: the student of .* at iteration 1, done step 0/);
     const probe = await cli('probe', ['--run', out, '--questions', '2', '--modes', 'full,gt', '--examiner-questions', '2']);
     expect(probe.code, probe.stderr).toBe(0);
-    expect(probe.stdout).toMatch(/probe: the student, teacher and examiner of .* at iteration 0/);
+    expect(probe.stdout).toMatch(/probe: the student, teacher and examiner of .* at iteration 1/);
     expect(probe.stdout).toMatch(/^\| full \|/m);
     expect(probe.stdout).toContain('The examiner probe');
     expect(probe.stdout).toMatch(/^\| all \| 2 \|/m);

@@ -40,7 +40,7 @@ async function interrupted(command: string, args: string[], againMs?: number): P
 
 /** The run stopped after a step of the examiner stage and its stop checkpoint is there. */
 async function expectStopCheckpoint(out: string, stdout: string, stderr: string): Promise<void> {
-  expect(stdout, stderr).toMatch(/train: stopped at iteration 0, examiner step (\d+); continue with --resume/);
+  expect(stdout, stderr).toMatch(/train: stopped at iteration 1, examiner step (\d+); continue with --resume/);
   const step = Number(/examiner step (\d+); continue/.exec(stdout)![1]);
   expect(step).toBeGreaterThan(0);
   expect(step).toBeLessThan(40);

@@ -38,7 +38,7 @@ describe('checkpoints', () => {
     expect(await saveCheckpoint(s, fakePolicies(0.5), state(1))).toBe('a');
     const err = await saveCheckpoint(s, fakePolicies(Infinity), state(2)).catch((x: unknown) => x);
     expect(err).toBeInstanceOf(NonFiniteCheckpointError);
-    expect((err as Error).message).toMatch(/the examiner's weight 'w' holds 1 of 3 values that are NaN or infinite.*iteration 0, examiner step 2 was not saved/);
+    expect((err as Error).message).toMatch(/the examiner's weight 'w' holds 1 of 3 values that are NaN or infinite.*iteration 1, examiner step 2 was not saved/);
     const m = await saveCheckpoint(s, fakePolicies(0.5, NaN), state(2)).catch((x: unknown) => x);
     expect((m as Error).message).toMatch(/the examiner's optimizer first moment of parameter 0 'w' holds 1 of 3/);
     const latest = await latestCheckpoint(s);
@@ -60,7 +60,7 @@ describe('checkpoints', () => {
     const cp = await latestCheckpoint(s);
     expect(cp?.slot).toBe('a');
     expect(cp?.state.cursor.step).toBe(1);
-    expect(cp?.warning).toMatch(/^checkpoints\/b\/state.json is not valid JSON .*; using the other checkpoint, checkpoints\/a \(iteration 0, examiner step 1\)/);
+    expect(cp?.warning).toMatch(/^checkpoints\/b\/state.json is not valid JSON .*; using the other checkpoint, checkpoints\/a \(iteration 1, examiner step 1\)/);
     // A run resumed from slot a keeps it: the next save goes to b.
     expect(await saveCheckpoint(s, fakePolicies(0.5), state(2), cp!.slot)).toBe('b');
     expect((await latestCheckpoint(s))?.warning).toBeUndefined();
