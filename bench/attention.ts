@@ -3,18 +3,26 @@ import type { Engine } from '../src/gpu/engine.ts';
 import { attention } from '../src/gpu/ops/attention.ts';
 import { timeGpu, fmt } from './timing.ts';
 
-const SIZES: { B: number; Hq: number; Hkv: number; T: number; Dh: number }[] = [
+export interface AttentionSize {
+  B: number;
+  Hq: number;
+  Hkv: number;
+  T: number;
+  Dh: number;
+}
+
+const SIZES: AttentionSize[] = [
   { B: 1, Hq: 4, Hkv: 2, T: 128, Dh: 32 },
   { B: 1, Hq: 4, Hkv: 2, T: 512, Dh: 32 },
   { B: 2, Hq: 8, Hkv: 2, T: 256, Dh: 64 },
   { B: 1, Hq: 8, Hkv: 4, T: 1024, Dh: 64 },
 ];
 
-export async function benchAttention(e: Engine): Promise<Record<string, unknown>[]> {
+export async function benchAttention(e: Engine, sizes: readonly AttentionSize[] = SIZES): Promise<Record<string, unknown>[]> {
   console.log('\nattention (causal, GQA), f32; FLOPs count the causal half of QKᵀ and PV');
   console.log('   B  Hq Hkv     T  Dh |  fwd ms  GFLOP/s | fwd+bwd ms  GFLOP/s');
   const rows: Record<string, unknown>[] = [];
-  for (const { B, Hq, Hkv, T, Dh } of SIZES) {
+  for (const { B, Hq, Hkv, T, Dh } of sizes) {
     const flops = 2 * 2 * B * Hq * ((T * (T + 1)) / 2) * Dh; // QKᵀ and PV, causal
     const mk = (H: number, seed: number) =>
       e.tensor(Float32Array.from({ length: B * H * T * Dh }, (_, i) => Math.sin(i * 0.37 + seed) * 0.5), [B, H, T, Dh]);

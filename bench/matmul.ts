@@ -1,6 +1,6 @@
 // Matmul GFLOP/s: piplay's kernel vs tfjs-backend-webgpu on the same adapter.
 import type { Engine } from '../src/gpu/engine.ts';
-import { matmul } from '../src/gpu/ops/matmul.ts';
+import { matmul, setMatmulVariant, type MatmulVariant } from '../src/gpu/ops/matmul.ts';
 import { timeGpu, fmt } from './timing.ts';
 
 export const MATMUL_SIZES: [number, number, number][] = [
@@ -46,19 +46,37 @@ async function timeTf(tf: TF, M: number, N: number, K: number, minMs = 400): Pro
   return ms;
 }
 
-export async function benchMatmul(e: Engine): Promise<Record<string, unknown>[]> {
+/** piplay's kernel (the device's default, or `variants` one after another) beside tfjs-backend-webgpu. */
+export async function benchMatmul(
+  e: Engine,
+  sizes: readonly [number, number, number][] = MATMUL_SIZES,
+  variants: readonly (MatmulVariant | null)[] = [null],
+): Promise<Record<string, unknown>[]> {
+  const rows: Record<string, unknown>[] = [];
+  for (const v of variants) {
+    setMatmulVariant(v);
+    try {
+      rows.push(...(await benchVariant(e, sizes, v)));
+    } finally {
+      setMatmulVariant(null);
+    }
+  }
+  return rows;
+}
+
+async function benchVariant(e: Engine, sizes: readonly [number, number, number][], variant: MatmulVariant | null): Promise<Record<string, unknown>[]> {
   const tf = await loadTfjs(e);
-  console.log('\nmatmul C[M,N] = A[M,K] B[K,N], f32');
+  console.log(`\nmatmul C[M,N] = A[M,K] B[K,N], f32, piplay kernel: ${variant ?? 'the default'}`);
   console.log(`      M     N     K |  piplay ms  GFLOP/s | tfjs ms  GFLOP/s | piplay/tfjs`);
   const rows: Record<string, unknown>[] = [];
-  for (const [M, N, K] of MATMUL_SIZES) {
+  for (const [M, N, K] of sizes) {
     const flops = 2 * M * N * K;
     const a = e.tensor(Float32Array.from({ length: M * K }, (_, i) => Math.sin(i)), [M, K]);
     const b = e.tensor(Float32Array.from({ length: K * N }, (_, i) => Math.cos(i)), [K, N]);
     const ours = await timeGpu(e, () => e.noGrad(() => matmul(a, b).dispose()));
     const gOurs = flops / ours.msPerCall / 1e6;
     let line = `  ${String(M).padStart(5)} ${String(N).padStart(5)} ${String(K).padStart(5)} | ${fmt(ours.msPerCall, 3)} ${fmt(gOurs)} |`;
-    const row: Record<string, unknown> = { op: 'matmul', M, N, K, ms: ours.msPerCall, gflops: gOurs };
+    const row: Record<string, unknown> = { op: 'matmul', variant: variant ?? 'default', M, N, K, ms: ours.msPerCall, gflops: gOurs };
     if (tf) {
       const tfMs = await timeTf(tf, M, N, K);
       const gTf = flops / tfMs / 1e6;

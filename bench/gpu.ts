@@ -1,0 +1,122 @@
+// The GPU benchmark (scripts/gpu-bench/run.sh runs it): on the adapter Dawn picks (a hardware GPU through
+// Vulkan where there is one), matmul with piplay's `tiled` and `regs` kernels beside tfjs-backend-webgpu,
+// fused attention forward and backward, and decode and training tokens/s of the SmolLM2-135M and
+// Qwen3-0.6B shapes with random weights. Prints the tables and writes OUT/gpu-bench.json.
+//   npx tsx bench/gpu.ts OUT [--small]    (--small: tiny sizes, for a dry run on a CPU driver)
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Engine } from '../src/gpu/engine.ts';
+import { nodeHost } from '../src/gpu/host/node.ts';
+import { crossEntropy } from '../src/gpu/ops/log_softmax.ts';
+import { AdamW } from '../src/gpu/optim/adamw.ts';
+import { parseConfig, expectedTensors } from '../src/model/config.ts';
+import { CausalLM } from '../src/model/decoder.ts';
+import { generate } from '../src/model/generate.ts';
+import { benchAttention, type AttentionSize } from './attention.ts';
+import { benchMatmul } from './matmul.ts';
+import { fmt } from './timing.ts';
+
+const SMOLLM2_135M = {
+  architectures: ['LlamaForCausalLM'], model_type: 'llama', vocab_size: 49152, hidden_size: 576, intermediate_size: 1536,
+  num_hidden_layers: 30, num_attention_heads: 9, num_key_value_heads: 3, max_position_embeddings: 8192, rms_norm_eps: 1e-5,
+  rope_theta: 100000, tie_word_embeddings: true, hidden_act: 'silu',
+};
+const QWEN3_06B = {
+  architectures: ['Qwen3ForCausalLM'], model_type: 'qwen3', vocab_size: 151936, hidden_size: 1024, intermediate_size: 3072,
+  num_hidden_layers: 28, num_attention_heads: 16, num_key_value_heads: 8, head_dim: 128, max_position_embeddings: 40960,
+  rms_norm_eps: 1e-6, rope_theta: 1000000, tie_word_embeddings: true, hidden_act: 'silu', attention_bias: false,
+};
+const TINY = { ...SMOLLM2_135M, vocab_size: 512, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2 };
+
+/** A model of `config`'s shapes with seeded random weights (N(0, 0.02), norms 1). */
+function randomModel(e: Engine, config: object): CausalLM {
+  const cfg = parseConfig(config);
+  let seed = 1;
+  const rand = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32 - 0.5) * 0.07;
+  const specs = new Map(expectedTensors(cfg).map((s) => [s.name, s.shape]));
+  return CausalLM.fromHost(e, cfg, (name) => {
+    const shape = specs.get(name);
+    if (!shape) return undefined;
+    const n = shape.reduce((a, b) => a * b, 1);
+    const data = new Float32Array(n);
+    if (name.endsWith('norm.weight')) data.fill(1);
+    else for (let i = 0; i < n; i++) data[i] = rand();
+    return { data, shape: [...shape] };
+  });
+}
+
+async function benchModel(e: Engine, name: string, config: object, small: boolean): Promise<Record<string, unknown>> {
+  const t0 = performance.now();
+  const model = randomModel(e, config);
+  const V = model.cfg.vocabSize;
+  const decode = async (B: number) => {
+    const prompts = Array.from({ length: B }, (_, b) => Array.from({ length: 16 }, (_, t) => (b * 31 + t * 7 + 1) % V));
+    const newTokens = small ? 8 : 32;
+    await generate(model, prompts, { maxNewTokens: 2, temperature: 0, random: () => 0.5 });
+    const s = performance.now();
+    await generate(model, prompts, { maxNewTokens: newTokens, temperature: 0, random: () => 0.5 });
+    return (B * newTokens) / ((performance.now() - s) / 1000);
+  };
+  const d1 = await decode(1);
+  const d8 = await decode(8);
+  const [B, T] = small ? [2, 32] : [4, 256];
+  const ids = Int32Array.from({ length: B * T }, (_, i) => (i * 7 + 3) % V);
+  const targets = Int32Array.from({ length: B * T }, (_, i) => (i * 7 + 10) % V);
+  model.setTrainable(true);
+  const opt = new AdamW(model.trainable(), { lr: 1e-5, maxGradNorm: 1 });
+  const step = () =>
+    e.tidy(() => {
+      const logits = model.forward({ ids, batch: B, time: T });
+      const loss = crossEntropy(logits.reshape([B * T, V]), e.tensor(targets, [B * T], 'i32'), e.tensor(new Float32Array(B * T).fill(1), [B * T]));
+      e.backward(loss);
+      opt.step().dispose();
+      opt.zeroGrad();
+    });
+  step();
+  await e.sync();
+  const steps = small ? 2 : 3;
+  const s = performance.now();
+  for (let k = 0; k < steps; k++) step();
+  await e.sync();
+  const train = (steps * B * T) / ((performance.now() - s) / 1000);
+  console.log(`  ${name.padEnd(14)} ${String(model.numParameters()).padStart(10)} | ${fmt(d1, 1)} ${fmt(d8, 1)} | ${fmt(train, 1)} (batch ${B} x ${T})`);
+  const params = model.numParameters();
+  opt.dispose();
+  model.dispose();
+  return { op: 'model', model: name, params, decodeTokPerSecB1: d1, decodeTokPerSecB8: d8, trainTokPerSec: train, trainBatch: [B, T], seconds: (performance.now() - t0) / 1000 };
+}
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const out = args.find((a) => !a.startsWith('-'));
+  if (!out) throw new Error('usage: bench/gpu.ts OUT_DIR [--small]  (OUT_DIR: where gpu-bench.json goes)');
+  const small = args.includes('--small');
+  const e = await Engine.create(nodeHost());
+  const i = e.info;
+  console.log(`device: ${i.description || i.vendor} (${i.vendor} ${i.architecture}; ${i.isCpu ? 'a CPU driver' : 'hardware'}${i.f16 ? ', shader-f16' : ''})`);
+  if (i.isCpu && !small) console.log('  (a CPU driver: the full sizes take long here; --small is the dry run)');
+  const results: Record<string, unknown> = { device: i, date: new Date().toISOString(), small };
+  const t0 = performance.now();
+  const sizes: [number, number, number][] = small ? [[64, 64, 64], [128, 96, 160]] : [[1024, 1024, 1024], [2048, 2048, 2048], [4096, 4096, 4096]];
+  results['matmul'] = await benchMatmul(e, sizes, i.isCpu ? ['subgroup', 'regs', 'tiled'] : ['tiled', 'regs']);
+  const att: AttentionSize[] = small
+    ? [{ B: 1, Hq: 4, Hkv: 2, T: 64, Dh: 32 }]
+    : [{ B: 1, Hq: 9, Hkv: 3, T: 1024, Dh: 64 }, { B: 1, Hq: 16, Hkv: 8, T: 2048, Dh: 128 }];
+  results['attention'] = await benchAttention(e, att);
+  console.log('\nrandom-weight models: decode (KV cache, greedy) and training (forward + backward + AdamW), f32');
+  console.log('  model              params |  b=1 tok/s  b=8 tok/s | train tok/s');
+  const models: [string, object][] = small ? [['tiny', TINY]] : [['SmolLM2-135M', SMOLLM2_135M], ['Qwen3-0.6B', QWEN3_06B]];
+  const rows = [];
+  for (const [name, cfg] of models) rows.push(await benchModel(e, name, cfg, small));
+  results['model'] = rows;
+  results['seconds'] = (performance.now() - t0) / 1000;
+  mkdirSync(out, { recursive: true });
+  writeFileSync(join(out, 'gpu-bench.json'), JSON.stringify(results, null, 2));
+  console.log(`\n${(results['seconds'] as number).toFixed(0)} s; wrote ${join(out, 'gpu-bench.json')}`);
+  process.exit(0);
+}
+
+main().catch((err) => {
+  console.error((err as Error).message);
+  process.exit(1);
+});
