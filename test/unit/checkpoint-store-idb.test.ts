@@ -131,8 +131,11 @@ const WHY: Record<Fault, string> = {
   close: 'the IndexedDB transaction was aborted \\(AbortError\\)',
 };
 
-/** The number of IndexedDB puts one save makes (5 slot files + state.json + pointer and manifest). */
-const PUTS_PER_SAVE = 8;
+/**
+ * The number of IndexedDB puts one save makes: the slot's state.json emptied first (so a half-written slot is
+ * never taken for a whole one), 5 slot files, state.json, then the pointer and the manifest.
+ */
+const PUTS_PER_SAVE = 9;
 
 describe('saveCheckpoint into IndexedDB under injected failures', () => {
   it('a save makes the puts counted here, and a saved checkpoint loads after a reload', async () => {
