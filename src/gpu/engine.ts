@@ -97,7 +97,6 @@ export class Engine {
   private dispatches = 0;
   private readonly maxDispatches: number;
   private readonly uniformStride: number;
-  private submitted: Promise<void>[] = [];
 
   private errors: string[] = [];
   private lostReason: string | null = null;
@@ -305,7 +304,7 @@ export class Engine {
     const copy = staging.getMappedRange(0, bytes).slice(0);
     staging.unmap();
     this.pool.release(staging);
-    void this.pool.afterSubmit(this.device.queue);
+    this.pool.afterSubmit();
     this.throwIfFailed();
     switch (t.dtype) {
       case 'f32':
@@ -386,17 +385,13 @@ export class Engine {
       this.dispatches = 0;
       this.counters.submits++;
     }
-    const done = this.pool.afterSubmit(this.device.queue);
-    this.submitted.push(done);
-    if (this.submitted.length > 64) this.submitted = this.submitted.slice(-8);
+    this.pool.afterSubmit();
   }
 
   /** Waits until the GPU has finished everything submitted so far. */
   async sync(): Promise<void> {
     this.flush();
     await this.device.queue.onSubmittedWorkDone();
-    await Promise.all(this.submitted);
-    this.submitted = [];
     this.throwIfFailed();
   }
 
