@@ -1,9 +1,11 @@
 // A pool of GPU buffers, bucketed by rounded size and usage, that gives memory back.
 //
-// A released buffer may still be read or written by commands that were encoded but not yet finished
-// (or not yet submitted), so it is not reusable at once: it waits in `pending` until the engine's next
-// submission, then in an in-flight list until the GPU reports that submission done. Only then does it
-// go back to the free lists. This is what makes `queue.writeBuffer` into a recycled buffer safe.
+// A released buffer may still be read or written by commands that were encoded but not yet submitted, so
+// it is not reusable at once: it waits in `pending` until the engine's next submission. After that it is
+// free: the queue runs its operations in order, so a later `queue.writeBuffer` into the recycled buffer, or
+// a later submission using it, happens after the submitted work that last used it. (Waiting for the GPU to
+// report the work done instead would keep every buffer a synchronous forward pass frees out of reach until
+// the pass awaits something, so the pass could never reuse its own freed memory.)
 //
 // Free buffers are a cache, bounded three ways: their bytes never exceed `maxFreeBytes` (the least recently
 // freed go first); a request that no free buffer serves (a new shape: the cached ones are likely of shapes
@@ -121,17 +123,14 @@ export class BufferPool {
   }
 
   /**
-   * Called right after a queue submission: everything released before it becomes free once that
-   * submission (and so every earlier use of the buffers) has completed.
+   * Called right after a queue submission: everything released before it is free, since whatever uses a
+   * buffer next is queued after that submission.
    */
-  afterSubmit(queue: GPUQueue): Promise<void> {
-    if (this.pending.length === 0) return Promise.resolve();
+  afterSubmit(): void {
     const batch = this.pending;
     this.pending = [];
-    return queue.onSubmittedWorkDone().then(() => {
-      for (const buf of batch) this.putFree(buf);
-      if (this.stats.freeBytes > this.maxFreeBytes) this.evict(this.stats.freeBytes - this.maxFreeBytes);
-    });
+    for (const buf of batch) this.putFree(buf);
+    if (this.stats.freeBytes > this.maxFreeBytes) this.evict(this.stats.freeBytes - this.maxFreeBytes);
   }
 
   private putFree(buf: GPUBuffer): void {

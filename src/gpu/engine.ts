@@ -101,7 +101,6 @@ export class Engine {
   private dispatches = 0;
   private readonly maxDispatches: number;
   private readonly uniformStride: number;
-  private submitted: Promise<void>[] = [];
 
   private errors: string[] = [];
   private lostReason: string | null = null;
@@ -329,7 +328,7 @@ export class Engine {
     const copy = staging.getMappedRange(0, bytes).slice(0);
     staging.unmap();
     this.pool.release(staging);
-    void this.pool.afterSubmit(this.device.queue);
+    this.pool.afterSubmit();
     this.throwIfFailed();
     return ts.map((t, k) => hostArray(t, copy, offsets[k]!));
   }
@@ -419,9 +418,7 @@ export class Engine {
       this.device.queue.submit([enc.finish()]);
       if (this.profile) this.timeSubmission(this.profile.phase);
     }
-    const done = this.pool.afterSubmit(this.device.queue);
-    this.submitted.push(done);
-    if (this.submitted.length > 64) this.submitted = this.submitted.slice(-8);
+    this.pool.afterSubmit();
   }
 
   /** Charges the GPU time of the submission just made to `phase`. */
@@ -435,8 +432,6 @@ export class Engine {
   async sync(): Promise<void> {
     this.flush();
     await this.device.queue.onSubmittedWorkDone();
-    await Promise.all(this.submitted);
-    this.submitted = [];
     this.throwIfFailed();
   }
 

@@ -127,8 +127,22 @@ export class CausalLM {
     const keyStart = input.keyStart ? e.tensor(input.keyStart, [B], 'i32') : null;
     const idsT = e.tensor(input.ids, [B, T], 'i32');
     let x = embedding(this.param('model.embed_tokens.weight'), idsT, input.ids);
-    const Dh = c.headDim;
+    // Without a tape (a teacher or reference pass, generation) nothing needs a layer's intermediates once
+    // the layer is done: each layer runs in its own tidy, so a pass holds one layer's at a time, not all.
+    const tidyLayers = !e.recording;
     for (let l = 0; l < c.layers; l++) {
+      const layer = (x: Tensor): Tensor => this.layer(l, x, positions, keyStart, B, T, cache);
+      x = tidyLayers ? e.tidy(() => layer(x)) : layer(x);
+    }
+    if (cache) cache.length += T;
+    return rmsnorm(x, this.param('model.norm.weight'), c.rmsEps);
+  }
+
+  /** One decoder block over x [B, T, hidden]. */
+  private layer(l: number, x: Tensor, positions: Tensor, keyStart: Tensor | null, B: number, T: number, cache?: KVCache): Tensor {
+    const c = this.cfg;
+    const Dh = c.headDim;
+    {
       const pre = `model.layers.${l}`;
       const h = rmsnorm(x, this.param(`${pre}.input_layernorm.weight`), c.rmsEps);
       let q = this.proj(h, `${pre}.self_attn.q_proj`, c.attentionBias).reshape([B, T, c.heads, Dh]);
@@ -157,10 +171,8 @@ export class CausalLM {
       const h2 = rmsnorm(x, this.param(`${pre}.post_attention_layernorm.weight`), c.rmsEps);
       const gate = this.proj(h2, `${pre}.mlp.gate_proj`);
       const up = this.proj(h2, `${pre}.mlp.up_proj`);
-      x = add(x, this.proj(swiglu(gate, up), `${pre}.mlp.down_proj`));
+      return add(x, this.proj(swiglu(gate, up), `${pre}.mlp.down_proj`));
     }
-    if (cache) cache.length += T;
-    return rmsnorm(x, this.param('model.norm.weight'), c.rmsEps);
   }
 
   /** Vocabulary logits of hidden rows: [..., hidden] -> [..., vocab]. */

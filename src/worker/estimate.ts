@@ -5,9 +5,10 @@
 //
 // The total is the high-water mark of the buffer pool (src/gpu/buffer-pool.ts) over the run's stages: what
 // every stage keeps (weights, adapters, AdamW moments) plus the largest stage's transient memory. Inside a
-// forward pass under `tidy` every intermediate of every layer stays alive until the pass ends, and the
+// training forward pass every intermediate of every layer stays alive until the pass ends, and the
 // backward pass keeps all of its gradients until it ends, so a pass costs tokens × layers × the floats one
-// layer makes per token (counted from src/model/decoder.ts below). test/unit/estimate-vs-pool.test.ts holds
+// layer makes per token (counted from src/model/decoder.ts below); a pass without a tape (the teacher's,
+// prefill) frees each layer's intermediates as it goes. test/unit/estimate-vs-pool.test.ts holds
 // the total within 20% of a measured run's high-water mark.
 import { memoryEstimate } from '../model/io.ts';
 import { parameterCount, type ModelConfig } from '../model/config.ts';
@@ -141,6 +142,9 @@ export function estimateRun(cfg: ModelConfig, run: RunShape, limits: AdapterLimi
   const grads = trained * 4;
 
   const perToken = layerFloatsPerToken(cfg, lora) * cfg.layers * 4;
+  // A pass without a tape (teacher, prefill) frees each layer's intermediates when the layer ends: it holds
+  // one layer's and the residual stream of each layer.
+  const perTokenNoGrad = (layerFloatsPerToken(cfg, lora) + cfg.layers * cfg.hidden) * 4;
   const backwardPerForward = BACKWARD_PER_FORWARD[lora ? 'lora' : 'full'];
   const response = run.maxTurns * (run.turnTokens + run.toolTokens);
   const rollouts = run.studentBatch * run.rolloutsPerQuestion;
@@ -161,10 +165,10 @@ export function estimateRun(cfg: ModelConfig, run: RunShape, limits: AdapterLimi
   ];
   if (teacher) {
     // The teacher's forward runs beside the student's, before the backward pass: whichever phase is larger.
-    const teacherFwd = rows * (prompts.teacher + response) * perToken + 2 * logits;
+    const teacherFwd = rows * (prompts.teacher + response) * perTokenNoGrad + 2 * logits;
     const backward = studentStage[1]!.bytes + logits;
     if (teacherFwd > backward) {
-      studentStage[1] = { label: `teacher forward: ${rows} rollouts × ${prompts.teacher + response} tokens (privileged prompt)`, bytes: teacherFwd, setting: micro };
+      studentStage[1] = { label: `teacher forward: ${rows} rollouts × ${prompts.teacher + response} tokens (privileged prompt), a layer at a time`, bytes: teacherFwd, setting: micro };
     }
   }
   const examinerRows = run.microBatch > 0 ? Math.min(run.microBatch, run.examinerBatch) : run.examinerBatch;
@@ -177,7 +181,7 @@ export function estimateRun(cfg: ModelConfig, run: RunShape, limits: AdapterLimi
   const kv = 2 * cfg.layers * cfg.kvHeads * cfg.headDim * capacity * genRows * 4;
   const generationStage: MemoryLine[] = [
     { label: `KV cache: ${genRows} rollouts × ${capacity} positions`, bytes: kv, setting: 'student batch or rollouts per question' },
-    { label: `prompt prefill: ${genRows} rollouts × ${capacity - response} tokens`, bytes: genRows * (capacity - response) * perToken, setting: 'student batch or rollouts per question' },
+    { label: `prompt prefill: ${genRows} rollouts × ${capacity - response} tokens`, bytes: genRows * (capacity - response) * perTokenNoGrad, setting: 'student batch or rollouts per question' },
   ];
   const sum = (ls: MemoryLine[]) => ls.reduce((t, l) => t + l.bytes, 0);
   const stages = [studentStage, examinerStage, generationStage];

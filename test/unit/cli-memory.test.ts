@@ -17,7 +17,7 @@ describe('npm run train memory check', () => {
     const lines = estimateLines(m);
     expect(lines[0]).toMatch(/^memory estimate: about [\d.]+ GiB .*prompts up to 130 tokens \(student\), 900 \(teacher\)/);
     expect(lines.length).toBeGreaterThanOrEqual(1 + m.breakdown.length);
-    expect(lines.join('\n')).toMatch(/teacher forward: 4 rollouts × 980 tokens/);
+    expect(lines.join('\n')).toMatch(/student forward: 4 rollouts × 210 tokens/);
     expect(refusal(m)).toBeNull();
   });
 
