@@ -8,7 +8,7 @@
 // transaction writes the pointer and the manifest entry together; an import writes its files under a fresh
 // id, then flips the manifest. A crash or a full quota mid-save leaves the previous checkpoint as it was,
 // and the error says so. The key-value backend is an interface; Node tests run idbBackend itself on
-// fake-indexeddb under injected failures (test/unit/checkpoint-store-idb.test.ts).
+// fake-indexeddb under injected failures (test/unit/worker/checkpoint-store-idb.test.ts).
 import { createStore, del, get, keys, promisifyRequest, set, update, type UseStore } from 'idb-keyval';
 import { mergeLoraHost, type HostTensor } from '../model/lora.ts';
 import { parseSafetensors, toFloat32, writeSafetensors } from '../model/safetensors.ts';

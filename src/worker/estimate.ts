@@ -8,7 +8,7 @@
 // training forward pass every intermediate of every layer stays alive until the pass ends, and the
 // backward pass keeps all of its gradients until it ends, so a pass costs tokens × layers × the floats one
 // layer makes per token (counted from src/model/decoder.ts below); a pass without a tape (the teacher's,
-// prefill) frees each layer's intermediates as it goes. test/unit/estimate-vs-pool.test.ts holds
+// prefill) frees each layer's intermediates as it goes. test/unit/worker/estimate-vs-pool.test.ts holds
 // the total within 20% of a measured run's high-water mark.
 import { memoryEstimate } from '../model/io.ts';
 import { parameterCount, type ModelConfig } from '../model/config.ts';
@@ -105,7 +105,7 @@ export function layerFloatsPerToken(cfg: ModelConfig, lora: { rank: number } | n
  * accumulate gradients reaching a tensor twice (the residual stream). Under LoRA the frozen projections'
  * weight gradients are skipped and the adapters' intermediates are narrow, so the ratio is lower. Measured
  * on piplay's decoder (peak live bytes of a forward + backward over the forward's own,
- * test/unit/estimate-vs-pool.test.ts).
+ * test/unit/worker/estimate-vs-pool.test.ts).
  */
 const BACKWARD_PER_FORWARD = { full: 1.6, lora: 1.15 };
 /** The pool rounds each buffer up to its size class (quarter powers of two): about 10% on average. */

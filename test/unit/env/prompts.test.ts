@@ -1,0 +1,172 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { Bm25Index } from '../../../src/env/bm25.ts';
+import { Rng } from '../../../src/env/random.ts';
+import { generateQuestion, generateWorld, WorldIndex, worldQcp } from '../../../src/env/world.ts';
+import { tokenizerFromJson } from '../../../src/model/tokenizer.ts';
+import {
+  PRIVILEGED_MODES,
+  STUDENT_INSTRUCTIONS,
+  examinerPrompt,
+  partialQcp,
+  privilegedBlock,
+  qcpFromExaminer,
+  studentPrompt,
+  teacherPrompt,
+  type Qcp,
+} from '../../../src/env/prompts.ts';
+import { parseExaminerOutput } from '../../../src/env/tags.ts';
+
+const qcp: Qcp = {
+  source: { title: 'Beyond Thefyn', text: 'Beyond Thefyn is a poetry collection by Noraexel Moufeirani.' },
+  hops: 3,
+  searches: [
+    { query: 'Noraexel Moufeirani', information: 'Doc 1 (Title: Noraexel Moufeirani) Noraexel Moufeirani was a poet born in Poupol.' },
+    { query: 'Poupol', information: 'Doc 1 (Title: Poupol) Poupol is a city located in Soudrovia.' },
+  ],
+  question: 'Which country contains the birthplace of the author of Beyond Thefyn?',
+  answer: 'Soudrovia',
+};
+const question = qcp.question;
+
+describe('student prompt', () => {
+  it('holds the tool instructions and the question', () => {
+    const p = studentPrompt({ question });
+    expect(p).toBe(`${STUDENT_INSTRUCTIONS}\nQuestion: ${question}\n`);
+    for (const tag of ['<think>', '<search>', '</search>', '<information>', '<answer>', '</answer>']) expect(p).toContain(tag);
+  });
+});
+
+describe('teacher prompt', () => {
+  it('is the student prompt with the privileged block before the question', () => {
+    const student = studentPrompt({ question });
+    for (const mode of PRIVILEGED_MODES) {
+      const options = { seed: 1 };
+      const block = privilegedBlock(qcp, mode, options);
+      const teacher = teacherPrompt({ question, qcp, mode, options });
+      expect(teacher).toBe(`${STUDENT_INSTRUCTIONS}\n${block}Question: ${question}\n`);
+      expect(teacher.replace(block, '')).toBe(student);
+      if (mode === 'none') expect(teacher).toBe(student);
+      else expect(block.endsWith('\n')).toBe(true);
+    }
+  });
+
+  it('full QCP holds the source, every query with its results, the question and the answer', () => {
+    const b = privilegedBlock(qcp, 'full');
+    expect(b).toContain('Source document: (Title: Beyond Thefyn) Beyond Thefyn is a poetry collection');
+    expect(b).toContain('Search 1: Noraexel Moufeirani\n<information>Doc 1 (Title: Noraexel Moufeirani)');
+    expect(b).toContain('Search 2: Poupol\n<information>Doc 1 (Title: Poupol)');
+    expect(b).toContain(`Question: ${question}\nAnswer: Soudrovia\n`);
+  });
+
+  it('partial QCP removes a seeded half of the path\'s words and keeps question and answer', () => {
+    const words = (t: string) => t.split(/\s+/).filter(Boolean).length;
+    const content = (p: { source: { text: string } | null; searches: { information: string }[] }) =>
+      (p.source ? words(p.source.text) : 0) + p.searches.reduce((n, s) => n + words(s.information), 0);
+    const full = content(qcp);
+    for (let seed = 0; seed < 10; seed++) expect(content(partialQcp(qcp, { seed }))).toBe(full - Math.round(0.5 * full));
+    // A 1-hop path keeps the first half of its source passage.
+    const one = { ...qcp, hops: 1, searches: [] };
+    expect(partialQcp(one, { seed: 3 }).source!.text).toBe('Beyond Thefyn is a'); // 9 words, round(4.5) = 5 removed
+    expect(privilegedBlock(one, 'partial', { seed: 3 })).not.toBe(privilegedBlock(one, 'full'));
+    expect(privilegedBlock(qcp, 'partial', { seed: 7 })).toBe(privilegedBlock(qcp, 'partial', { seed: 7 }));
+    const variants = new Set(Array.from({ length: 20 }, (_, s) => privilegedBlock(qcp, 'partial', { seed: s })));
+    expect(variants.size).toBeGreaterThan(2);
+    for (const v of variants) {
+      expect(v).toContain(`Question: ${question}\nAnswer: Soudrovia\n`);
+      expect(v.length).toBeLessThan(privilegedBlock(qcp, 'full').length);
+      // Every kept tool reply is a closed block; a removed search loses its query line too.
+      expect(v.split('<information>').length).toBe(v.split('</information>').length);
+      expect(v.split('Search ').length).toBe(v.split('<information>').length);
+    }
+    expect(partialQcp(qcp, { seed: 1, dropFraction: 0 })).toEqual({ source: qcp.source, searches: qcp.searches.map((x, j) => ({ number: j + 1, ...x })) });
+    expect(partialQcp(qcp, { seed: 1, dropFraction: 1 })).toEqual({ source: null, searches: [] });
+    expect(() => privilegedBlock(qcp, 'partial')).toThrow(/seed/);
+  });
+
+  it('GT and GT+hop give the answer (and the hop count) only', () => {
+    const gt = privilegedBlock(qcp, 'gt');
+    expect(gt).toContain('Soudrovia');
+    expect(gt).not.toContain('Poupol');
+    expect(gt).not.toContain('hop');
+    const gh = privilegedBlock(qcp, 'gt-hop');
+    expect(gh).toContain('Soudrovia');
+    expect(gh).toContain('3 hops');
+    expect(privilegedBlock({ ...qcp, hops: 1 }, 'gt-hop')).toContain('1 hop.');
+  });
+
+  it('builds a QCP from an examiner rollout: the searches the tool answered, with their replies', () => {
+    const t =
+      '<think>a</think><search>Noraexel Moufeirani</search><information>R1</information>' +
+      '<think>b</think><search></search>' +
+      '<think>b</think><search>Poupol</search><information>R2</information>' +
+      '<think>c</think><question>Q?</question><answer>Soudrovia</answer>';
+    // The empty search got no reply; the QCP pairs queries and replies as the rollout recorded them.
+    const searches = [{ query: 'Noraexel Moufeirani', information: 'R1' }, { query: 'Poupol', information: 'R2' }];
+    const q = qcpFromExaminer(qcp.source, 3, parseExaminerOutput(t), searches);
+    expect(q.searches).toEqual([{ query: 'Noraexel Moufeirani', information: 'R1' }, { query: 'Poupol', information: 'R2' }]);
+    expect(q.question).toBe('Q?');
+    expect(q.answer).toBe('Soudrovia');
+  });
+});
+
+describe('examiner prompt', () => {
+  it('asks for h-1 searches from the source document', () => {
+    const p1 = examinerPrompt({ source: qcp.source, hops: 1 });
+    expect(p1).toContain('Do not search');
+    expect(p1).toContain('Hops: 1\nSource document: (Title: Beyond Thefyn) Beyond Thefyn is a poetry collection');
+    const p3 = examinerPrompt({ source: qcp.source, hops: 3 });
+    expect(p3).toContain('exactly 3 hops');
+    expect(p3).toContain('exactly 2 times');
+    expect(examinerPrompt({ source: qcp.source, hops: 2 })).toContain('exactly 1 time ');
+    for (const tag of ['<question>', '</question>', '<answer>', '</answer>', '<think>']) expect(p3).toContain(tag);
+    expect(() => examinerPrompt({ source: qcp.source, hops: 0 })).toThrow(RangeError);
+  });
+
+  it('stays short', () => {
+    expect(examinerPrompt({ source: { title: '', text: '' }, hops: 4 }).split(/\s+/).length).toBeLessThan(130);
+    expect(STUDENT_INSTRUCTIONS.split(/\s+/).length).toBeLessThan(80);
+  });
+});
+
+describe('partial QCP on world questions', () => {
+  // The share of the privileged block's content tokens that 'partial' keeps, per hop count, with the shipped
+  // tokenizer: about half for every hop count, and partial differs from full on every question.
+  it('keeps about half of the content tokens for every hop count', async () => {
+    const dir = new URL('../../../public/models/piplay-tiny/', import.meta.url);
+    const tok = await tokenizerFromJson(JSON.parse(readFileSync(new URL('tokenizer.json', dir), 'utf8')), JSON.parse(readFileSync(new URL('tokenizer_config.json', dir), 'utf8')));
+    const world = generateWorld({ seed: 'partial-test', size: 60 });
+    const ix = new WorldIndex(world);
+    const bm25 = new Bm25Index(world.passages);
+    const search = (query: string) => bm25.search(query, 3).map((h) => h.passage);
+    const rng = new Rng(11);
+    const count = (t: string) => tok.encode(t, { addSpecialTokens: false }).length;
+    // Content tokens: those of the source passage's text and of the search results (the frame, titles,
+    // queries, question and answer, is kept whole); the whole block's share is reported beside them.
+    const content = (p: { source: { text: string } | null; searches: { information: string }[] }) =>
+      (p.source ? count(p.source.text) : 0) + p.searches.reduce((n, x) => n + count(x.information), 0);
+    const shares: Record<number, number[]> = {};
+    const blocks: Record<number, number[]> = {};
+    for (let i = 0; i < 80; i++) {
+      const hops = 1 + (i % 4);
+      const q = generateQuestion(ix, rng, hops);
+      if (!q) continue;
+      const qcp = worldQcp(ix, q, search);
+      const options = { seed: `s/${i}` };
+      const full = privilegedBlock(qcp, 'full');
+      const partial = privilegedBlock(qcp, 'partial', options);
+      expect(partial, `question ${i} (${hops} hops)`).not.toBe(full);
+      (shares[hops] ??= []).push(content(partialQcp(qcp, options)) / content(qcp));
+      (blocks[hops] ??= []).push(count(partial) / count(full));
+    }
+    const avg = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+    const table = Object.entries(shares).map(([h, xs]) => `${h} hops: ${xs.length} questions, ${pct(avg(xs))} of content tokens, ${pct(avg(blocks[+h]!))} of the block`);
+    console.log(`partial QCP, share of privileged content tokens kept:\n  ${table.join('\n  ')}`);
+    for (const [h, xs] of Object.entries(shares)) {
+      expect(xs.length, `${h} hops`).toBeGreaterThan(5);
+      expect(avg(xs), `${h} hops`).toBeGreaterThan(0.4);
+      expect(avg(xs), `${h} hops`).toBeLessThan(0.6);
+    }
+  });
+});

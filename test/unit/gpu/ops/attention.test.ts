@@ -1,0 +1,302 @@
+// Every case runs for both kernel variants ('rows' and 'tiled'). The tiled variant uses its CPU-driver
+// pipelines on lavapipe by default; ATTENTION_FIXED=1 runs it with the GPU pipelines instead
+// (compile-time layouts; lavapipe takes many minutes to JIT them).
+import { describe, it, beforeAll, beforeEach, afterEach, afterAll, expect } from 'vitest';
+import { readFileSync } from 'node:fs';
+import type { Engine } from '../../../../src/gpu/engine.ts';
+import type { Tensor } from '../../../../src/gpu/tensor.ts';
+import {
+  attention,
+  setAttentionFixedLayout,
+  setAttentionVariant,
+  type AttentionOptions,
+  type AttentionVariant,
+} from '../../../../src/gpu/ops/attention.ts';
+import { mul, sum } from '../../../../src/gpu/ops/elementwise.ts';
+import { loadFixture, runFixture } from '../../../../src/fixtures/runner.ts';
+import { gradCheck } from '../../../helpers/gradcheck.ts';
+import { testEngine } from '../../../helpers/engine.ts';
+import { randn } from '../../../helpers/random.ts';
+import { expectClose } from '../../../helpers/compare.ts';
+
+interface Case {
+  B: number;
+  Hq: number;
+  Hkv: number;
+  Tq: number;
+  Dh: number;
+  /** Allocated k/v time steps (default Tk). */
+  cap?: number;
+  /** Valid keys (default Tq). */
+  Tk?: number;
+  off?: number;
+  keyStart?: number[];
+  scale?: number;
+}
+
+/** float64 reference: o, and (given dO) dq, dk, dv, straight from the definition with explicit probabilities. */
+function reference(c: Case, q: Float32Array, k: Float32Array, v: Float32Array, dO?: Float32Array) {
+  const { B, Hq, Hkv, Tq, Dh } = c;
+  const Tk = c.Tk ?? Tq;
+  const cap = c.cap ?? Tk;
+  const off = c.off ?? Tk - Tq;
+  const scale = c.scale ?? 1 / Math.sqrt(Dh);
+  const G = Hq / Hkv;
+  const o = new Float64Array(B * Hq * Tq * Dh);
+  const dq = new Float64Array(o.length);
+  const dk = new Float64Array(B * Hkv * cap * Dh);
+  const dv = new Float64Array(dk.length);
+  for (let b = 0; b < B; b++)
+    for (let h = 0; h < Hq; h++) {
+      const kvh = Math.floor(h / G);
+      const ks = Math.max(0, c.keyStart?.[b] ?? 0);
+      for (let i = 0; i < Tq; i++) {
+        const qb = ((b * Hq + h) * Tq + i) * Dh;
+        const end = Math.min(off + i, Tk - 1);
+        const keys: number[] = [];
+        for (let j = ks; j <= end; j++) keys.push(j);
+        if (keys.length === 0) continue; // a row that sees nothing: o = 0, no gradient
+        const kb = (j: number) => ((b * Hkv + kvh) * cap + j) * Dh;
+        const s = keys.map((j) => {
+          let t = 0;
+          for (let d = 0; d < Dh; d++) t += q[qb + d]! * k[kb(j) + d]!;
+          return scale * t;
+        });
+        const mx = Math.max(...s);
+        const e = s.map((x) => Math.exp(x - mx));
+        const z = e.reduce((a, x) => a + x, 0);
+        const P = e.map((x) => x / z);
+        keys.forEach((j, n) => {
+          for (let d = 0; d < Dh; d++) o[qb + d] += P[n]! * v[kb(j) + d]!;
+        });
+        if (!dO) continue;
+        const dP = keys.map((j) => {
+          let t = 0;
+          for (let d = 0; d < Dh; d++) t += dO[qb + d]! * v[kb(j) + d]!;
+          return t;
+        });
+        const D = P.reduce((a, p, n) => a + p * dP[n]!, 0);
+        keys.forEach((j, n) => {
+          const dS = P[n]! * (dP[n]! - D);
+          for (let d = 0; d < Dh; d++) {
+            dq[qb + d] += scale * dS * k[kb(j) + d]!;
+            dk[kb(j) + d] += scale * dS * q[qb + d]!;
+            dv[kb(j) + d] += P[n]! * dO[qb + d]!;
+          }
+        });
+      }
+    }
+  return { o, dq, dk, dv };
+}
+
+let e: Engine;
+beforeAll(async () => {
+  e = await testEngine();
+  if (process.env['ATTENTION_FIXED'] === '1') setAttentionFixedLayout(true);
+});
+afterAll(() => {
+  setAttentionFixedLayout(null);
+  setAttentionVariant(null);
+});
+
+function inputs(c: Case, seed: number) {
+  const Tk = c.Tk ?? c.Tq;
+  const cap = c.cap ?? Tk;
+  return {
+    q: randn(c.B * c.Hq * c.Tq * c.Dh, seed),
+    k: randn(c.B * c.Hkv * cap * c.Dh, seed + 1),
+    v: randn(c.B * c.Hkv * cap * c.Dh, seed + 2),
+    dO: randn(c.B * c.Hq * c.Tq * c.Dh, seed + 3),
+    kShape: [c.B, c.Hkv, cap, c.Dh],
+  };
+}
+
+function options(c: Case, keyStart: Tensor | null): AttentionOptions {
+  return {
+    scale: c.scale,
+    kvLength: c.Tk,
+    kvCapacity: c.cap,
+    queryOffset: c.off,
+    keyStart,
+  };
+}
+
+/** Runs forward and (with grad) backward of L = sum(o * dO) on the GPU, compares everything with float64. */
+async function check(c: Case, seed: number, grad: boolean) {
+  const x = inputs(c, seed);
+  const got = e.tidy(() => {
+    const q = e.tensor(x.q, [c.B, c.Hq, c.Tq, c.Dh]);
+    const k = e.tensor(x.k, x.kShape);
+    const v = e.tensor(x.v, x.kShape);
+    for (const t of [q, k, v]) t.requiresGrad = grad;
+    const ks = c.keyStart ? e.tensor(Int32Array.from(c.keyStart), [c.B], 'i32') : null;
+    const o = attention(q, k, v, options(c, ks));
+    if (!grad) return { o: e.keep(o), grads: [] as Tensor[] };
+    e.backward(sum(mul(o, e.tensor(x.dO, o.shape))));
+    // Take the gradients off the leaves, which the scope disposes (and with them their .grad).
+    const grads = [q, k, v].map((t) => {
+      const g = e.keep(t.grad!);
+      t.grad = null;
+      return g;
+    });
+    return { o: e.keep(o), grads };
+  });
+  const want = reference(c, x.q, x.k, x.v, grad ? x.dO : undefined);
+  expectClose(await got.o.read(), want.o, 1e-4, 1e-5, 'o');
+  if (grad) {
+    const [dq, dk, dv] = got.grads as [Tensor, Tensor, Tensor];
+    expectClose(await dq.read(), want.dq, 1e-4, 1e-4, 'dq');
+    expectClose(await dk.read(), want.dk, 1e-4, 1e-4, 'dk');
+    expectClose(await dv.read(), want.dv, 1e-4, 1e-4, 'dv');
+  }
+  got.o.dispose();
+  for (const g of got.grads) g.dispose();
+}
+
+const name = (c: Case) => JSON.stringify(c).replace(/"/g, '');
+
+describe.each<AttentionVariant>(['rows', 'tiled'])('attention (%s)', (variant) => {
+  beforeEach(() => setAttentionVariant(variant));
+  afterEach(() => setAttentionVariant(null));
+
+  describe('training shapes (forward and backward vs float64)', () => {
+    const cases: Case[] = [
+      { B: 1, Hq: 1, Hkv: 1, Tq: 1, Dh: 8 },
+      { B: 2, Hq: 2, Hkv: 2, Tq: 7, Dh: 17 },
+      { B: 1, Hq: 4, Hkv: 2, Tq: 19, Dh: 32 },
+      { B: 2, Hq: 3, Hkv: 1, Tq: 33, Dh: 8 },
+      { B: 1, Hq: 2, Hkv: 1, Tq: 33, Dh: 64 }, // tiled: 2 threads per row
+      { B: 1, Hq: 2, Hkv: 2, Tq: 70, Dh: 40 }, // tiled: 2 threads per row, odd chunk
+      { B: 1, Hq: 4, Hkv: 1, Tq: 21, Dh: 128 }, // tiled: 4 threads per row, several key blocks
+      { B: 1, Hq: 1, Hkv: 1, Tq: 9, Dh: 256 }, // tiled: 8 threads per row, blocks of 6-7; rows: 2 column passes
+      { B: 1, Hq: 2, Hkv: 1, Tq: 5, Dh: 3, scale: 0.3 },
+      { B: 1, Hq: 3, Hkv: 3, Tq: 10, Dh: 1 }, // the smallest head dim
+      { B: 1, Hq: 2, Hkv: 1, Tq: 11, Dh: 512 }, // the largest: tiled 16 threads per row, rows 4 column passes
+      { B: 1, Hq: 2, Hkv: 1, Tq: 300, Dh: 48 }, // a longer sequence: many key and query blocks
+    ];
+    for (const c of cases) it(name(c), () => check(c, c.Tq * 31 + c.Dh, true));
+  });
+
+  describe('KV-cache decoding (forward vs float64)', () => {
+    const cases: Case[] = [
+      { B: 1, Hq: 2, Hkv: 2, Tq: 1, Tk: 13, cap: 32, Dh: 16 }, // one new token, cache larger than Tk
+      { B: 2, Hq: 8, Hkv: 2, Tq: 1, Tk: 40, cap: 48, Dh: 64 }, // GQA decode: a workgroup holds the group's heads
+      { B: 1, Hq: 4, Hkv: 2, Tq: 5, Tk: 19, cap: 24, Dh: 32 }, // a chunk of 5 at offset 14
+      { B: 1, Hq: 2, Hkv: 1, Tq: 6, Tk: 30, cap: 30, Dh: 17, off: 10 }, // explicit offset: keys past a query are masked
+      { B: 1, Hq: 1, Hkv: 1, Tq: 1, Tk: 70, cap: 80, Dh: 128 },
+      { B: 1, Hq: 4, Hkv: 2, Tq: 1, Tk: 2000, cap: 2048, Dh: 128 }, // a long cache
+    ];
+    for (const c of cases) it(name(c), () => check(c, c.Tk! + c.Dh, false));
+
+    it('a chunk at an offset matches the same queries of the full causal sequence', async () => {
+      const [B, H, T, Dh, n] = [1, 2, 12, 8, 4];
+      const q = randn(B * H * T * Dh, 5);
+      const k = randn(B * H * T * Dh, 6);
+      const v = randn(B * H * T * Dh, 7);
+      const got = e.tidy(() => {
+        const full = attention(e.tensor(q, [B, H, T, Dh]), e.tensor(k, [B, H, T, Dh]), e.tensor(v, [B, H, T, Dh]));
+        // The last n queries against a cache of capacity 16 holding the T keys.
+        const cap = 16;
+        const kc = new Float32Array(B * H * cap * Dh);
+        const vc = new Float32Array(kc.length);
+        const qc = new Float32Array(B * H * n * Dh);
+        for (let h = 0; h < H; h++) {
+          kc.set(k.subarray(h * T * Dh, (h + 1) * T * Dh), h * cap * Dh);
+          vc.set(v.subarray(h * T * Dh, (h + 1) * T * Dh), h * cap * Dh);
+          qc.set(q.subarray((h * T + T - n) * Dh, (h + 1) * T * Dh), h * n * Dh);
+        }
+        const part = attention(e.tensor(qc, [B, H, n, Dh]), e.tensor(kc, [B, H, cap, Dh]), e.tensor(vc, [B, H, cap, Dh]), {
+          kvLength: T,
+          kvCapacity: cap,
+        });
+        return [e.keep(full), e.keep(part)];
+      });
+      const [full, part] = [await got[0]!.read(), await got[1]!.read()];
+      for (let h = 0; h < H; h++) {
+        expectClose(part.subarray(h * n * Dh, (h + 1) * n * Dh), full.subarray((h * T + T - n) * Dh, (h + 1) * T * Dh), 1e-5, 1e-6);
+      }
+      got.forEach((t) => t.dispose());
+    });
+  });
+
+  describe('keyStart (left padding)', () => {
+    const cases: Case[] = [
+      // Batch 0 unpadded, batch 1 padded by 3 (its first 3 queries see nothing: zeros), batch 2 fully masked.
+      { B: 3, Hq: 2, Hkv: 1, Tq: 9, Dh: 16, keyStart: [0, 3, 20] },
+      { B: 2, Hq: 4, Hkv: 2, Tq: 37, Dh: 64, keyStart: [5, 33] }, // padding across key blocks
+      { B: 2, Hq: 2, Hkv: 2, Tq: 11, Dh: 130, keyStart: [-2, 4] }, // a negative start means no padding
+      { B: 2, Hq: 6, Hkv: 2, Tq: 13, Dh: 136, keyStart: [1, 6] }, // GQA, padding and a head dim in two passes (rows)
+    ];
+    for (const c of cases) it(`${name(c)} (forward and backward)`, () => check(c, c.Tq + c.Dh, true));
+
+    it('decode with padding: a fully masked row gives zeros, not NaN', async () => {
+      await check({ B: 2, Hq: 4, Hkv: 1, Tq: 2, Tk: 10, cap: 16, Dh: 12, keyStart: [3, 10] }, 11, false);
+      const o = e.tidy(() => {
+        const ks = e.tensor(Int32Array.from([0, 99]), [2], 'i32');
+        return e.keep(attention(e.tensor(randn(2 * 4, 1), [2, 1, 1, 4]), e.tensor(randn(2 * 12, 2), [2, 1, 3, 4]), e.tensor(randn(2 * 12, 3), [2, 1, 3, 4]), { keyStart: ks }));
+      });
+      const got = await o.read();
+      expect(Array.from(got.subarray(4))).toEqual([0, 0, 0, 0]);
+      expect(got.every((x) => Number.isFinite(x))).toBe(true);
+      o.dispose();
+    });
+  });
+
+  describe('backward with a cache (general masking)', () => {
+    // Not needed for training, but the kernels implement the same masking: zero gradient past Tk.
+    const cases: Case[] = [
+      { B: 1, Hq: 4, Hkv: 2, Tq: 3, Tk: 9, cap: 12, Dh: 20, keyStart: [2] },
+      // An explicit offset, a ragged capacity (key rows past Tk get zero gradients) and GQA with 3 heads.
+      { B: 2, Hq: 3, Hkv: 1, Tq: 5, Tk: 11, cap: 14, Dh: 9, off: 3, keyStart: [0, 4] },
+    ];
+    for (const c of cases) it(name(c), () => check(c, c.cap! + c.Dh, true));
+  });
+
+  describe('gradients through the tape (finite differences)', () => {
+    it('MHA', async () => {
+      const [B, H, T, Dh] = [1, 2, 5, 4];
+      await gradCheck(
+        e,
+        ['q', 'k', 'v'].map((n, s) => ({ name: n, data: randn(B * H * T * Dh, 40 + s), shape: [B, H, T, Dh] })),
+        ([q, k, v]) => attention(q!, k!, v!),
+      );
+    });
+    it('GQA with keyStart', async () => {
+      const [B, Hq, Hkv, T, Dh] = [2, 4, 2, 6, 3];
+      await gradCheck(
+        e,
+        [
+          { name: 'q', data: randn(B * Hq * T * Dh, 50), shape: [B, Hq, T, Dh] },
+          { name: 'k', data: randn(B * Hkv * T * Dh, 51), shape: [B, Hkv, T, Dh] },
+          { name: 'v', data: randn(B * Hkv * T * Dh, 52), shape: [B, Hkv, T, Dh] },
+          { name: 'keyStart', data: Int32Array.from([0, 2]), shape: [B], dtype: 'i32' },
+        ],
+        ([q, k, v, ks]) => attention(q!, k!, v!, { keyStart: ks! }),
+      );
+    });
+  });
+
+  describe('argument checks', () => {
+    it('rejects mismatched heads and out-of-range offsets', () => {
+      e.tidy(() => {
+        const q = e.zeros([1, 3, 2, 4]);
+        const k = e.zeros([1, 2, 2, 4]);
+        expect(() => attention(q, k, k)).toThrow(/multiple/);
+        const q2 = e.zeros([1, 2, 3, 4]);
+        expect(() => attention(q2, k, k)).toThrow(/within/);
+        expect(() => attention(e.zeros([1, 2, 1, 4]), k, k, { kvCapacity: 5 })).toThrow(/kvCapacity/);
+      });
+    });
+  });
+
+  describe('shared fixtures', () => {
+    const dir = new URL('../../../../../shared/fixtures/', import.meta.url);
+    for (const file of ['attention_mha.json', 'attention_gqa.json']) {
+      it(file, async () => {
+        const fx = await loadFixture(readFileSync(new URL(file, dir), 'utf8'), file);
+        const r = await runFixture(e, fx, file, dir.pathname);
+        expect(r.ok, r.detail).toBe(true);
+      });
+    }
+  });
+});

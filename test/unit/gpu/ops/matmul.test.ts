@@ -1,0 +1,102 @@
+import { describe, it, beforeAll } from 'vitest';
+import type { Engine } from '../../../../src/gpu/engine.ts';
+import { matmul, linear, setMatmulVariant, type MatmulVariant } from '../../../../src/gpu/ops/matmul.ts';
+import { gradCheck } from '../../../helpers/gradcheck.ts';
+import { testEngine } from '../../../helpers/engine.ts';
+import { randn } from '../../../helpers/random.ts';
+import { expectClose } from '../../../helpers/compare.ts';
+
+/** float64 reference of alpha * op(A) @ op(B). */
+function refMatmul(a: Float32Array, b: Float32Array, M: number, N: number, K: number, tA: boolean, tB: boolean, alpha = 1) {
+  const c = new Float64Array(M * N);
+  for (let i = 0; i < M; i++)
+    for (let j = 0; j < N; j++) {
+      let s = 0;
+      for (let k = 0; k < K; k++) s += (tA ? a[k * M + i]! : a[i * K + k]!) * (tB ? b[j * K + k]! : b[k * N + j]!);
+      c[i * N + j] = alpha * s;
+    }
+  return c;
+}
+
+let e: Engine;
+beforeAll(async () => {
+  e = await testEngine();
+});
+
+describe.each<MatmulVariant>(['regs', 'tiled', 'subgroup'])('matmul (%s)', (variant) => {
+  const shapes: [number, number, number][] = [
+    [1, 1, 1],
+    [3, 5, 7],
+    [33, 17, 70],
+    [64, 64, 64],
+    [65, 31, 129],
+    [130, 67, 5],
+  ];
+  for (const [M, N, K] of shapes) {
+    for (const [tA, tB] of [
+      [false, false],
+      [true, false],
+      [false, true],
+      [true, true],
+    ] as const) {
+      it(`M=${M} N=${N} K=${K} transA=${tA} transB=${tB}`, async () => {
+        setMatmulVariant(variant);
+        const a = randn(M * K, M * 7 + K);
+        const b = randn(K * N, N * 13 + K);
+        const out = e.tidy(() =>
+          e.keep(matmul(e.tensor(a, tA ? [K, M] : [M, K]), e.tensor(b, tB ? [N, K] : [K, N]), { transA: tA, transB: tB, alpha: 0.5 })),
+        );
+        expectClose(await out.read(), refMatmul(a, b, M, N, K, tA, tB, 0.5), 1e-4, 1e-4);
+        out.dispose();
+        setMatmulVariant(null);
+      });
+    }
+  }
+
+  it('batched', async () => {
+    setMatmulVariant(variant);
+    const [B, M, N, K] = [3, 9, 11, 13];
+    const a = randn(B * M * K, 1);
+    const b = randn(B * K * N, 2);
+    const got = await e.tidy(() => e.keep(matmul(e.tensor(a, [B, M, K]), e.tensor(b, [B, K, N])))).read();
+    for (let z = 0; z < B; z++) {
+      const want = refMatmul(a.subarray(z * M * K), b.subarray(z * K * N), M, N, K, false, false);
+      expectClose(got.subarray(z * M * N, (z + 1) * M * N), want, 1e-4, 1e-4, `batch ${z}`);
+    }
+    setMatmulVariant(null);
+  });
+});
+
+describe('gradients through the tape', () => {
+  it('linear with bias matches finite differences', async () => {
+    const [M, N, K] = [5, 4, 6];
+    await gradCheck(
+      e,
+      [
+        { name: 'x', data: randn(M * K, 3), shape: [M, K] },
+        { name: 'w', data: randn(N * K, 4), shape: [N, K] },
+        { name: 'b', data: randn(N, 5), shape: [N] },
+      ],
+      ([x, w, b]) => linear(x!, w!, b!),
+    );
+  });
+
+  for (const [tA, tB] of [
+    [false, false],
+    [true, false],
+    [false, true],
+    [true, true],
+  ] as const) {
+    it(`matmul transA=${tA} transB=${tB} matches finite differences`, async () => {
+      const [M, N, K] = [3, 5, 4];
+      await gradCheck(
+        e,
+        [
+          { name: 'a', data: randn(M * K, 7), shape: tA ? [K, M] : [M, K] },
+          { name: 'b', data: randn(K * N, 8), shape: tB ? [N, K] : [K, N] },
+        ],
+        ([a, b]) => matmul(a!, b!, { transA: tA, transB: tB, alpha: 0.7 }),
+      );
+    });
+  }
+});

@@ -1,0 +1,124 @@
+// Batched generation drops finished rows from the batch (the KV cache keeps only the live rows) without
+// changing any row's ids or log-probs: a tiny random model, prompts of different lengths, rows that stop at
+// different steps, compared with the whole batch decoded to the end, with each row decoded alone, and
+// across tool replies appended between runs.
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Engine } from '../../../src/gpu/engine.ts';
+import type { CausalLM } from '../../../src/model/decoder.ts';
+import { GenerationSession, generate, type GenerateOptions, type Sequence } from '../../../src/model/generate.ts';
+import { initModel, tinyConfig } from '../../../src/model/init.ts';
+import { testEngine } from '../../helpers/engine.ts';
+import { randint, rng } from '../../helpers/random.ts';
+
+const V = 48;
+const NEW = 10;
+const PROMPTS = [1, 7, 3, 5, 2, 6].map((n, i) => Array.from(randint(n, V, 100 + i)));
+
+let e: Engine;
+let model: CausalLM;
+/** Rows in each decoding step's batch (time = 1 calls of `hidden`), since the last reset. */
+let stepRows: number[] = [];
+
+beforeAll(async () => {
+  e = await testEngine();
+  // A wide initialisation, so that greedy continuations vary from step to step and row to row.
+  model = initModel(e, tinyConfig({ vocabSize: V, hidden: 32, layers: 2, heads: 4, kvHeads: 2 }), { seed: 3, initializerRange: 0.5 });
+  const hidden = model.hidden.bind(model);
+  model.hidden = (input, cache) => {
+    if (input.time === 1) stepRows.push(input.batch);
+    return hidden(input, cache);
+  };
+});
+
+/** The step (1-based) at which each row's continuation first holds one of `stop`, or NEW. */
+function stopSteps(seqs: Sequence[], stop: number[]): number[] {
+  return seqs.map((s, i) => {
+    const cont = s.ids.slice(PROMPTS[i]!.length);
+    const at = cont.findIndex((id) => stop.includes(id));
+    return at < 0 ? NEW : at + 1;
+  });
+}
+
+/** Two stop ids under which the rows of `seqs` stop at as many different steps as possible (then earliest). */
+function pickStopIds(seqs: Sequence[]): number[] {
+  let best: number[] = [];
+  let bestScore = -Infinity;
+  for (let a = 0; a < V; a++) {
+    for (let b = a + 1; b < V; b++) {
+      const steps = stopSteps(seqs, [a, b]);
+      const score = new Set(steps).size * 100 - steps.reduce((x, y) => x + y, 0);
+      if (score > bestScore) [best, bestScore] = [[a, b], score];
+    }
+  }
+  return best;
+}
+
+function expectPrefix(got: Sequence, want: Sequence, n: number, what: string): void {
+  expect(got.ids, `${what} ids`).toEqual(want.ids.slice(0, n));
+  expect(got.sampled, `${what} mask`).toEqual(want.sampled.slice(0, n));
+  expect(got.logprobs, `${what} log-probs`).toEqual(want.logprobs.slice(0, n));
+}
+
+describe.each([0, 1])('generation at temperature %s', (temperature) => {
+  const opts = (stopIds: number[] = []): GenerateOptions => ({ maxNewTokens: NEW, temperature, stopIds, random: rng(5) });
+
+  it('finished rows leave the batch; every row is bit-identical to the whole batch decoded to the end', async () => {
+    const full = await generate(model, PROMPTS, opts());
+    const stop = pickStopIds(full);
+    const steps = stopSteps(full, stop);
+    expect(new Set(steps).size, `stop steps ${steps}`).toBeGreaterThanOrEqual(3);
+
+    stepRows = [];
+    const got = await generate(model, PROMPTS, opts(stop));
+    got.forEach((s, i) => {
+      expectPrefix(s, full[i]!, PROMPTS[i]!.length + steps[i]!, `row ${i}`);
+      expect(s.stop).toBe(steps[i]! < NEW || stop.includes(s.ids.at(-1)!) ? 'stop-id' : 'length');
+    });
+    // Decoding step t runs the rows that have not finished by step t, or more while over half are live.
+    const last = Math.max(...steps);
+    expect(stepRows.length).toBe(last - 1);
+    stepRows.forEach((n, t) => {
+      const live = steps.filter((s) => s > t + 1).length;
+      expect(n).toBeGreaterThanOrEqual(live);
+      expect(live).toBeGreaterThan(n / 2);
+    });
+    const decoded = stepRows.reduce((a, b) => a + b, 0);
+    expect(decoded).toBeLessThan(PROMPTS.length * (last - 1));
+    console.log(`temperature ${temperature}: stop steps ${steps}; rows per decoding step ${stepRows} (${decoded} row-steps, ${PROMPTS.length * (last - 1)} without dropping)`);
+  });
+
+  // Alone, a row draws its own uniforms; greedy decoding does not use them.
+  it.skipIf(temperature !== 0)('every row equals that row generated alone', async () => {
+    const full = await generate(model, PROMPTS, opts());
+    const stop = pickStopIds(full);
+    const got = await generate(model, PROMPTS, opts(stop));
+    for (const [i, p] of PROMPTS.entries()) {
+      const [alone] = await generate(model, [p], opts(stop));
+      expectPrefix(got[i]!, alone!, alone!.ids.length, `row ${i} alone`);
+      expect(got[i]!.ids.length).toBe(alone!.ids.length);
+    }
+  });
+
+  it.skipIf(temperature !== 0)('tool replies appended between runs: batched turns equal each row on its own', async () => {
+    const full = await generate(model, PROMPTS, opts());
+    const stop = pickStopIds(full);
+    const replies = PROMPTS.map((_, i) => Array.from(randint(i % 3, V, 200 + i)));
+    const turns = async (prompts: number[][], rows: number[]) => {
+      const session = new GenerationSession(model, prompts);
+      const r = rng(9);
+      const o: GenerateOptions = { maxNewTokens: 4, temperature, stopIds: stop, random: r };
+      await session.run(o);
+      rows.forEach((row, k) => session.append(k, replies[row]!));
+      // Only the rows that made a tool call (a reply) go on, as in a rollout.
+      const which = rows.flatMap((row, k) => (replies[row]!.length > 0 ? [k] : []));
+      await session.run(o, which);
+      return session.sequences;
+    };
+    const batched = await turns(PROMPTS, PROMPTS.map((_, i) => i));
+    for (const [i, p] of PROMPTS.entries()) {
+      const [alone] = await turns([p], [i]);
+      expectPrefix(batched[i]!, alone!, alone!.ids.length, `row ${i} across turns`);
+      expect(batched[i]!.ids.length).toBe(alone!.ids.length);
+    }
+  });
+});

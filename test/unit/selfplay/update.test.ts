@@ -1,0 +1,61 @@
+// gradientStep: a non-finite loss or gradient norm stops the step before the optimizer touches the weights
+// or the moments, naming the value, the policy, the stage, the iteration and the step; weights that a
+// finite step blows up are caught before they can be checkpointed.
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Engine } from '../../../src/gpu/engine.ts';
+import { mul, sum } from '../../../src/gpu/ops/elementwise.ts';
+import { AdamW } from '../../../src/gpu/optim/adamw.ts';
+import { NonFiniteLossError } from '../../../src/selfplay/context.ts';
+import { gradientStep, type MicroStep } from '../../../src/selfplay/update.ts';
+import { testEngine } from '../../helpers/engine.ts';
+
+let e: Engine;
+beforeAll(async () => {
+  e = await testEngine();
+});
+
+/** loss = sum(p * c): its gradient is c. */
+function linear(pValues: number[], c: number, lr = 1e-3) {
+  const p = e.keep(e.tensor(pValues, [pValues.length]));
+  p.requiresGrad = true;
+  const coef = e.keep(e.tensor(pValues.map(() => c), [pValues.length]));
+  const opt = new AdamW([p], { lr, weightDecay: 0 });
+  const micro: MicroStep = { weight: 1, run: () => ({ loss: sum(mul(p, coef)), metrics: {} }) };
+  return { p, opt, micro, dispose: () => (p.dispose(), coef.dispose(), opt.dispose()) };
+}
+
+describe('gradientStep', () => {
+  it('applies a finite step and returns the gradient norm', async () => {
+    const t = linear([1, 2, 3, 4], 0.5);
+    const r = await gradientStep(e, t.opt, [t.micro], { stage: 'student', iteration: 0, step: 0 });
+    expect(r.gradNorm).toBeCloseTo(1, 5);
+    expect(Array.from((await t.p.read()) as Float32Array)).not.toEqual([1, 2, 3, 4]);
+    t.dispose();
+  });
+
+  it('an overflowing gradient norm (finite loss) is refused before the step', async () => {
+    // Each gradient is 1e38: finite, but the sum of squares overflows f32; the loss is 4e28.
+    const t = linear([1e-10, 1e-10, 1e-10, 1e-10], 1e38);
+    const before = await t.opt.state();
+    const err = await gradientStep(e, t.opt, [t.micro], { stage: 'examiner', iteration: 3, step: 2 }).catch((x: unknown) => x);
+    expect(err).toBeInstanceOf(NonFiniteLossError);
+    expect((err as Error).message).toMatch(
+      /the examiner's gradient norm is Infinity at the examiner stage, iteration 4, step 2: training diverged.*before the optimizer step.*--examiner-lr/,
+    );
+    expect(Array.from((await t.p.read()) as Float32Array)).toEqual(Array.from(new Float32Array(4).fill(1e-10)));
+    const after = await t.opt.state();
+    expect(after.step).toBe(before.step);
+    expect(Array.from(after.params[0]!.m)).toEqual([0, 0, 0, 0]);
+    expect(t.p.grad).toBeNull();
+    t.dispose();
+  });
+
+  it('weights that a finite step makes non-finite stop the run, naming the step', async () => {
+    const t = linear([1, 1], 1, 1e38);
+    const err = await gradientStep(e, t.opt, [t.micro, t.micro], { stage: 'student', iteration: 1, step: 4 }).catch((x: unknown) => x);
+    // p - 1e38 * ~1 twice (two micro-batches accumulate the same gradient): |p| ~ 1e38, its square overflows.
+    expect(err).toBeInstanceOf(NonFiniteLossError);
+    expect((err as Error).message).toMatch(/the student's weight norm is Infinity after the optimizer step at the student stage, iteration 2, step 4.*--lr/);
+    t.dispose();
+  });
+});
