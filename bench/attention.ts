@@ -18,14 +18,20 @@ const SIZES: AttentionSize[] = [
   { B: 1, Hq: 8, Hkv: 4, T: 1024, Dh: 64 },
 ];
 
-export async function benchAttention(e: Engine, sizes: readonly AttentionSize[] = SIZES): Promise<Record<string, unknown>[]> {
+export async function benchAttention(
+  e: Engine,
+  sizes: readonly AttentionSize[] = SIZES,
+): Promise<Record<string, unknown>[]> {
   console.log('\nattention (causal, GQA), f32; FLOPs count the causal half of QKᵀ and PV');
   console.log('   B  Hq Hkv     T  Dh |  fwd ms  GFLOP/s | fwd+bwd ms  GFLOP/s');
   const rows: Record<string, unknown>[] = [];
   for (const { B, Hq, Hkv, T, Dh } of sizes) {
     const flops = 2 * 2 * B * Hq * ((T * (T + 1)) / 2) * Dh; // QKᵀ and PV, causal
     const mk = (H: number, seed: number) =>
-      e.tensor(Float32Array.from({ length: B * H * T * Dh }, (_, i) => Math.sin(i * 0.37 + seed) * 0.5), [B, H, T, Dh]);
+      e.tensor(
+        Float32Array.from({ length: B * H * T * Dh }, (_, i) => Math.sin(i * 0.37 + seed) * 0.5),
+        [B, H, T, Dh],
+      );
     const q = mk(Hq, 1);
     const k = mk(Hkv, 2);
     const v = mk(Hkv, 3);
@@ -47,7 +53,18 @@ export async function benchAttention(e: Engine, sizes: readonly AttentionSize[] 
     console.log(
       `  ${String(B).padStart(2)} ${String(Hq).padStart(3)} ${String(Hkv).padStart(3)} ${String(T).padStart(5)} ${String(Dh).padStart(3)} | ${fmt(fwd.msPerCall, 2)} ${fmt(gF)} | ${fmt(both.msPerCall, 2)}   ${fmt(gB)}`,
     );
-    rows.push({ op: 'attention', B, Hq, Hkv, T, Dh, fwdMs: fwd.msPerCall, fwdGflops: gF, fwdBwdMs: both.msPerCall, fwdBwdGflops: gB });
+    rows.push({
+      op: 'attention',
+      B,
+      Hq,
+      Hkv,
+      T,
+      Dh,
+      fwdMs: fwd.msPerCall,
+      fwdGflops: gF,
+      fwdBwdMs: both.msPerCall,
+      fwdBwdGflops: gB,
+    });
     for (const t of [q, k, v]) t.dispose();
   }
   return rows;

@@ -17,16 +17,46 @@ import { benchMatmul } from './matmul.ts';
 import { fmt } from './timing.ts';
 
 const SMOLLM2_135M = {
-  architectures: ['LlamaForCausalLM'], model_type: 'llama', vocab_size: 49152, hidden_size: 576, intermediate_size: 1536,
-  num_hidden_layers: 30, num_attention_heads: 9, num_key_value_heads: 3, max_position_embeddings: 8192, rms_norm_eps: 1e-5,
-  rope_theta: 100000, tie_word_embeddings: true, hidden_act: 'silu',
+  architectures: ['LlamaForCausalLM'],
+  model_type: 'llama',
+  vocab_size: 49152,
+  hidden_size: 576,
+  intermediate_size: 1536,
+  num_hidden_layers: 30,
+  num_attention_heads: 9,
+  num_key_value_heads: 3,
+  max_position_embeddings: 8192,
+  rms_norm_eps: 1e-5,
+  rope_theta: 100000,
+  tie_word_embeddings: true,
+  hidden_act: 'silu',
 };
 const QWEN3_06B = {
-  architectures: ['Qwen3ForCausalLM'], model_type: 'qwen3', vocab_size: 151936, hidden_size: 1024, intermediate_size: 3072,
-  num_hidden_layers: 28, num_attention_heads: 16, num_key_value_heads: 8, head_dim: 128, max_position_embeddings: 40960,
-  rms_norm_eps: 1e-6, rope_theta: 1000000, tie_word_embeddings: true, hidden_act: 'silu', attention_bias: false,
+  architectures: ['Qwen3ForCausalLM'],
+  model_type: 'qwen3',
+  vocab_size: 151936,
+  hidden_size: 1024,
+  intermediate_size: 3072,
+  num_hidden_layers: 28,
+  num_attention_heads: 16,
+  num_key_value_heads: 8,
+  head_dim: 128,
+  max_position_embeddings: 40960,
+  rms_norm_eps: 1e-6,
+  rope_theta: 1000000,
+  tie_word_embeddings: true,
+  hidden_act: 'silu',
+  attention_bias: false,
 };
-const TINY = { ...SMOLLM2_135M, vocab_size: 512, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2 };
+const TINY = {
+  ...SMOLLM2_135M,
+  vocab_size: 512,
+  hidden_size: 64,
+  intermediate_size: 128,
+  num_hidden_layers: 2,
+  num_attention_heads: 4,
+  num_key_value_heads: 2,
+};
 
 /** A model of `config`'s shapes with seeded random weights (N(0, 0.02), norms 1). */
 function randomModel(e: Engine, config: object): CausalLM {
@@ -67,7 +97,11 @@ async function benchModel(e: Engine, name: string, config: object, small: boolea
   const step = () =>
     e.tidy(() => {
       const logits = model.forward({ ids, batch: B, time: T });
-      const loss = crossEntropy(logits.reshape([B * T, V]), e.tensor(targets, [B * T], 'i32'), e.tensor(new Float32Array(B * T).fill(1), [B * T]));
+      const loss = crossEntropy(
+        logits.reshape([B * T, V]),
+        e.tensor(targets, [B * T], 'i32'),
+        e.tensor(new Float32Array(B * T).fill(1), [B * T]),
+      );
       e.backward(loss);
       opt.step().dispose();
       opt.zeroGrad();
@@ -79,11 +113,22 @@ async function benchModel(e: Engine, name: string, config: object, small: boolea
   for (let k = 0; k < steps; k++) step();
   await e.sync();
   const train = (steps * B * T) / ((performance.now() - s) / 1000);
-  console.log(`  ${name.padEnd(14)} ${String(model.numParameters()).padStart(10)} | ${fmt(d1, 1)} ${fmt(d8, 1)} | ${fmt(train, 1)} (batch ${B} x ${T})`);
+  console.log(
+    `  ${name.padEnd(14)} ${String(model.numParameters()).padStart(10)} | ${fmt(d1, 1)} ${fmt(d8, 1)} | ${fmt(train, 1)} (batch ${B} x ${T})`,
+  );
   const params = model.numParameters();
   opt.dispose();
   model.dispose();
-  return { op: 'model', model: name, params, decodeTokPerSecB1: d1, decodeTokPerSecB8: d8, trainTokPerSec: train, trainBatch: [B, T], seconds: (performance.now() - t0) / 1000 };
+  return {
+    op: 'model',
+    model: name,
+    params,
+    decodeTokPerSecB1: d1,
+    decodeTokPerSecB8: d8,
+    trainTokPerSec: train,
+    trainBatch: [B, T],
+    seconds: (performance.now() - t0) / 1000,
+  };
 }
 
 async function main(): Promise<void> {
@@ -93,19 +138,38 @@ async function main(): Promise<void> {
   const small = args.includes('--small');
   const e = await Engine.create(nodeHost());
   const i = e.info;
-  console.log(`device: ${i.description || i.vendor} (${i.vendor} ${i.architecture}; ${i.isCpu ? 'a CPU driver' : 'hardware'}${i.f16 ? ', shader-f16' : ''})`);
+  console.log(
+    `device: ${i.description || i.vendor} (${i.vendor} ${i.architecture}; ${i.isCpu ? 'a CPU driver' : 'hardware'}${i.f16 ? ', shader-f16' : ''})`,
+  );
   if (i.isCpu && !small) console.log('  (a CPU driver: the full sizes take long here; --small is the dry run)');
   const results: Record<string, unknown> = { device: i, date: new Date().toISOString(), small };
   const t0 = performance.now();
-  const sizes: [number, number, number][] = small ? [[64, 64, 64], [128, 96, 160]] : [[1024, 1024, 1024], [2048, 2048, 2048], [4096, 4096, 4096]];
+  const sizes: [number, number, number][] = small
+    ? [
+        [64, 64, 64],
+        [128, 96, 160],
+      ]
+    : [
+        [1024, 1024, 1024],
+        [2048, 2048, 2048],
+        [4096, 4096, 4096],
+      ];
   results['matmul'] = await benchMatmul(e, sizes, i.isCpu ? ['subgroup', 'regs', 'tiled'] : ['tiled', 'regs']);
   const att: AttentionSize[] = small
     ? [{ B: 1, Hq: 4, Hkv: 2, T: 64, Dh: 32 }]
-    : [{ B: 1, Hq: 9, Hkv: 3, T: 1024, Dh: 64 }, { B: 1, Hq: 16, Hkv: 8, T: 2048, Dh: 128 }];
+    : [
+        { B: 1, Hq: 9, Hkv: 3, T: 1024, Dh: 64 },
+        { B: 1, Hq: 16, Hkv: 8, T: 2048, Dh: 128 },
+      ];
   results['attention'] = await benchAttention(e, att);
   console.log('\nrandom-weight models: decode (KV cache, greedy) and training (forward + backward + AdamW), f32');
   console.log('  model              params |  b=1 tok/s  b=8 tok/s | train tok/s');
-  const models: [string, object][] = small ? [['tiny', TINY]] : [['SmolLM2-135M', SMOLLM2_135M], ['Qwen3-0.6B', QWEN3_06B]];
+  const models: [string, object][] = small
+    ? [['tiny', TINY]]
+    : [
+        ['SmolLM2-135M', SMOLLM2_135M],
+        ['Qwen3-0.6B', QWEN3_06B],
+      ];
   const rows = [];
   for (const [name, cfg] of models) rows.push(await benchModel(e, name, cfg, small));
   results['model'] = rows;

@@ -15,7 +15,8 @@ function intFlag(name: string): number | undefined {
   const arg = process.argv.find((a) => a.startsWith(`--${name}=`));
   if (!arg) return undefined;
   const v = Number(arg.slice(name.length + 3));
-  if (!Number.isInteger(v) || v < 0) throw new Error(`piplay bench: --${name} must be a whole number >= 0, got '${arg}'`);
+  if (!Number.isInteger(v) || v < 0)
+    throw new Error(`piplay bench: --${name} must be a whole number >= 0, got '${arg}'`);
   return v;
 }
 
@@ -25,7 +26,8 @@ function category(phase: string): string {
   const label = rest.replace(/ \[.*\]$/, '');
   if (stage === 'eval') return 'evaluation';
   if (label === 'generate examiner') return 'examiner generation';
-  if (label === 'generate student') return stage === 'student' ? 'student rollouts' : 'student rollouts (examiner reward)';
+  if (label === 'generate student')
+    return stage === 'student' ? 'student rollouts' : 'student rollouts (examiner reward)';
   if (label === 'forward teacher') return 'teacher forward';
   if (label === 'backward') return `${stage} forward+backward`;
   if (label.startsWith('forward')) return `${label.slice('forward '.length)} forward+backward`;
@@ -76,7 +78,8 @@ export async function benchIteration(e: Engine): Promise<Record<string, unknown>
   run.dispose();
 
   const rows: Record<string, unknown>[] = [];
-  const header = '  phase                                      wall s   GPU s  tokens   tok/s  dispatches  submits  reads';
+  const header =
+    '  phase                                      wall s   GPU s  tokens   tok/s  dispatches  submits  reads';
   const line = (name: string, t: PhaseTotals) =>
     `  ${name.padEnd(40)} ${fmt(t.wallSeconds)}${fmt(t.gpuSeconds)}${String(t.tokens).padStart(8)}` +
     `${t.tokens ? fmt(t.tokens / Math.max(t.wallSeconds, t.gpuSeconds, 1e-9), 0) : '       -'}` +
@@ -91,7 +94,8 @@ export async function benchIteration(e: Engine): Promise<Record<string, unknown>
   });
   const zero: PhaseTotals = { wallSeconds: 0, gpuSeconds: 0, dispatches: 0, submits: 0, reads: 0, tokens: 0 };
   const byCategory = new Map<string, PhaseTotals>();
-  for (const [phase, t] of profile.phases) byCategory.set(category(phase), add(byCategory.get(category(phase)) ?? zero, t));
+  for (const [phase, t] of profile.phases)
+    byCategory.set(category(phase), add(byCategory.get(category(phase)) ?? zero, t));
   console.log(header);
   const sorted = [...byCategory].sort((a, b) => b[1].wallSeconds - a[1].wallSeconds);
   for (const [name, t] of sorted) {
@@ -108,6 +112,13 @@ export async function benchIteration(e: Engine): Promise<Record<string, unknown>
     `  total ${total.toFixed(1)} s; ${counts['dispatches']} dispatches, ${counts['submits']} submissions, ${counts['reads']} read-backs, ` +
       `${counts['uploads']} uploads (the profile adds a submission at each phase change)`,
   );
-  rows.push({ op: 'iteration-total', seconds: total, steps: config.examinerSteps, evalPerHop: config.evalPerHop, stageSeconds: Object.fromEntries(stageSeconds), ...counts });
+  rows.push({
+    op: 'iteration-total',
+    seconds: total,
+    steps: config.examinerSteps,
+    evalPerHop: config.evalPerHop,
+    stageSeconds: Object.fromEntries(stageSeconds),
+    ...counts,
+  });
   return rows;
 }

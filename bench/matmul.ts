@@ -64,19 +64,37 @@ export async function benchMatmul(
   return rows;
 }
 
-async function benchVariant(e: Engine, sizes: readonly [number, number, number][], variant: MatmulVariant | null): Promise<Record<string, unknown>[]> {
+async function benchVariant(
+  e: Engine,
+  sizes: readonly [number, number, number][],
+  variant: MatmulVariant | null,
+): Promise<Record<string, unknown>[]> {
   const tf = await loadTfjs(e);
   console.log(`\nmatmul C[M,N] = A[M,K] B[K,N], f32, piplay kernel: ${variant ?? 'the default'}`);
   console.log(`      M     N     K |  piplay ms  GFLOP/s | tfjs ms  GFLOP/s | piplay/tfjs`);
   const rows: Record<string, unknown>[] = [];
   for (const [M, N, K] of sizes) {
     const flops = 2 * M * N * K;
-    const a = e.tensor(Float32Array.from({ length: M * K }, (_, i) => Math.sin(i)), [M, K]);
-    const b = e.tensor(Float32Array.from({ length: K * N }, (_, i) => Math.cos(i)), [K, N]);
+    const a = e.tensor(
+      Float32Array.from({ length: M * K }, (_, i) => Math.sin(i)),
+      [M, K],
+    );
+    const b = e.tensor(
+      Float32Array.from({ length: K * N }, (_, i) => Math.cos(i)),
+      [K, N],
+    );
     const ours = await timeGpu(e, () => e.noGrad(() => matmul(a, b).dispose()));
     const gOurs = flops / ours.msPerCall / 1e6;
     let line = `  ${String(M).padStart(5)} ${String(N).padStart(5)} ${String(K).padStart(5)} | ${fmt(ours.msPerCall, 3)} ${fmt(gOurs)} |`;
-    const row: Record<string, unknown> = { op: 'matmul', variant: variant ?? 'default', M, N, K, ms: ours.msPerCall, gflops: gOurs };
+    const row: Record<string, unknown> = {
+      op: 'matmul',
+      variant: variant ?? 'default',
+      M,
+      N,
+      K,
+      ms: ours.msPerCall,
+      gflops: gOurs,
+    };
     if (tf) {
       const tfMs = await timeTf(tf, M, N, K);
       const gTf = flops / tfMs / 1e6;

@@ -38,7 +38,11 @@ export async function benchModel(e: Engine): Promise<Record<string, unknown>[]> 
     const step = () =>
       e.tidy(() => {
         const logits = model.forward({ ids, batch: B, time: T });
-        const loss = crossEntropy(logits.reshape([B * T, V]), e.tensor(targets, [B * T], 'i32'), e.tensor(new Float32Array(B * T).fill(1), [B * T]));
+        const loss = crossEntropy(
+          logits.reshape([B * T, V]),
+          e.tensor(targets, [B * T], 'i32'),
+          e.tensor(new Float32Array(B * T).fill(1), [B * T]),
+        );
         e.backward(loss);
         opt.step().dispose();
         opt.zeroGrad();
@@ -51,8 +55,17 @@ export async function benchModel(e: Engine): Promise<Record<string, unknown>[]> 
     await e.sync();
     const train = (steps * B * T) / ((performance.now() - t0) / 1000);
     model.setTrainable(false);
-    console.log(`  ${name.padEnd(17)} ${String(model.numParameters()).padStart(7)} |   ${fmt(d1, 1)}   ${fmt(d8, 1)} |   ${fmt(train, 1)}`);
-    rows.push({ op: 'model', model: name, params: model.numParameters(), decodeTokPerSecB1: d1, decodeTokPerSecB8: d8, trainTokPerSec: train });
+    console.log(
+      `  ${name.padEnd(17)} ${String(model.numParameters()).padStart(7)} |   ${fmt(d1, 1)}   ${fmt(d8, 1)} |   ${fmt(train, 1)}`,
+    );
+    rows.push({
+      op: 'model',
+      model: name,
+      params: model.numParameters(),
+      decodeTokPerSecB1: d1,
+      decodeTokPerSecB8: d8,
+      trainTokPerSec: train,
+    });
     model.dispose();
   }
   return rows;

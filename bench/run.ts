@@ -29,10 +29,19 @@ async function main(): Promise<void> {
   const only = process.argv.slice(2).filter((a) => !a.startsWith('-'));
   const e = await Engine.create(nodeHost());
   const i = e.info;
-  console.log(`device: ${i.description || i.vendor} (${i.host}${i.isCpu ? ', software' : ''}${i.f16 ? ', shader-f16' : ''})`);
-  const results: Record<string, unknown> = { device: i.description || i.vendor, isCpu: i.isCpu, date: new Date().toISOString() };
+  console.log(
+    `device: ${i.description || i.vendor} (${i.host}${i.isCpu ? ', software' : ''}${i.f16 ? ', shader-f16' : ''})`,
+  );
+  const results: Record<string, unknown> = {
+    device: i.description || i.vendor,
+    isCpu: i.isCpu,
+    date: new Date().toISOString(),
+  };
   const unknown = only.filter((n) => !(n in suites) && !(n in onRequest));
-  if (unknown.length) throw new Error(`bench: no suite ${unknown.join(', ')}; choose from ${[...Object.keys(suites), ...Object.keys(onRequest)].join(', ')}`);
+  if (unknown.length)
+    throw new Error(
+      `bench: no suite ${unknown.join(', ')}; choose from ${[...Object.keys(suites), ...Object.keys(onRequest)].join(', ')}`,
+    );
   for (const [name, fn] of [...Object.entries(suites), ...Object.entries(onRequest)]) {
     if (only.length ? !only.includes(name) : name in onRequest) continue;
     results[name] = await fn(e);

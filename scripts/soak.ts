@@ -38,7 +38,8 @@ function parse(argv: string[]): Options {
       if (a === '--kills') o.kills = n;
       else o.seed = n;
     } else if (a === '--keep') o.keep = resolve(value());
-    else if (a === '--out' || a === '--resume') throw new Error(`soak: ${a} is the soak's own; use --keep DIR to keep the two run folders`);
+    else if (a === '--out' || a === '--resume')
+      throw new Error(`soak: ${a} is the soak's own; use --keep DIR to keep the two run folders`);
     else o.settings.push(a);
   }
   if (!o.settings.includes('--preset')) o.settings = [...DEFAULT_SETTINGS, ...o.settings];
@@ -49,16 +50,27 @@ function parse(argv: string[]): Options {
 type Kill = { from: 'start' | 'checkpoint'; ms: number };
 
 /** `npm run train` as a child, SIGKILLed as `kill` says. Resolves with its exit code (or 'killed') and when it was ready. */
-function train(args: string[], kill?: Kill, pointer?: string): Promise<{ result: number | 'killed'; readyMs: number | null; stderr: string }> {
+function train(
+  args: string[],
+  kill?: Kill,
+  pointer?: string,
+): Promise<{ result: number | 'killed'; readyMs: number | null; stderr: string }> {
   return new Promise((done) => {
     const started = Date.now();
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/train.ts', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/train.ts', ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     let readyMs: number | null = null;
     let killed = false;
     let timer: NodeJS.Timeout | null = null;
-    const arm = (ms: number) => (timer = setTimeout(() => ((killed = true), child.kill('SIGKILL')), ms));
+    const arm = (ms: number) => {
+      timer = setTimeout(() => {
+        killed = true;
+        child.kill('SIGKILL');
+      }, ms);
+    };
     if (kill?.from === 'start') arm(kill.ms);
     let poll: NodeJS.Timeout | null = null;
     if (kill?.from === 'checkpoint' && pointer) {
@@ -94,7 +106,12 @@ function files(dir: string): string[] {
 /** A JSON value with the timing metrics removed wherever they occur. */
 function untimed(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(untimed);
-  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).filter(([k]) => !TIMING.has(k)).map(([k, x]) => [k, untimed(x)]));
+  if (v && typeof v === 'object')
+    return Object.fromEntries(
+      Object.entries(v)
+        .filter(([k]) => !TIMING.has(k))
+        .map(([k, x]) => [k, untimed(x)]),
+    );
   return v;
 }
 
@@ -102,24 +119,35 @@ function untimed(v: unknown): unknown {
 function compare(straight: string, soaked: string): { compared: string[]; differences: string[] } {
   const compared: string[] = [];
   const differences: string[] = [];
-  const pointer = (dir: string) => (JSON.parse(readFileSync(join(dir, 'checkpoints', 'latest.json'), 'utf8')) as { slot: string }).slot;
+  const pointer = (dir: string) =>
+    (JSON.parse(readFileSync(join(dir, 'checkpoints', 'latest.json'), 'utf8')) as { slot: string }).slot;
   const slots = [pointer(straight), pointer(soaked)] as const;
-  if (slots[0] !== slots[1]) differences.push(`the latest checkpoint is in slot ${slots[0]} of the straight run, ${slots[1]} of the soaked one`);
+  if (slots[0] !== slots[1])
+    differences.push(`the latest checkpoint is in slot ${slots[0]} of the straight run, ${slots[1]} of the soaked one`);
   // Only the latest slot counts: the other may hold an older checkpoint or a save a kill cut short.
   const wanted = (dir: string, slot: string) =>
     files(dir)
-      .filter((f) => f !== 'checkpoints/latest.json' && (!f.startsWith('checkpoints/') || f.startsWith(`checkpoints/${slot}/`)))
+      .filter(
+        (f) =>
+          f !== 'checkpoints/latest.json' && (!f.startsWith('checkpoints/') || f.startsWith(`checkpoints/${slot}/`)),
+      )
       .map((f) => f.replace(`checkpoints/${slot}/`, 'checkpoints/latest/'));
   const a = wanted(straight, slots[0]);
   const b = wanted(soaked, slots[1]);
   for (const f of a.filter((x) => !b.includes(x))) differences.push(`${f}: only in the straight run`);
   for (const f of b.filter((x) => !a.includes(x))) differences.push(`${f}: only in the soaked run`);
-  const read = (dir: string, slot: string, f: string) => readFileSync(join(dir, f.replace('checkpoints/latest/', `checkpoints/${slot}/`)));
+  const read = (dir: string, slot: string, f: string) =>
+    readFileSync(join(dir, f.replace('checkpoints/latest/', `checkpoints/${slot}/`)));
   for (const f of a.filter((x) => b.includes(x))) {
     let x: Buffer | string = read(straight, slots[0], f);
     let y: Buffer | string = read(soaked, slots[1], f);
     if (f.endsWith('.jsonl')) {
-      const lines = (t: Buffer) => t.toString('utf8').split('\n').filter((l) => l !== '').map((l) => JSON.stringify(untimed(JSON.parse(l))));
+      const lines = (t: Buffer) =>
+        t
+          .toString('utf8')
+          .split('\n')
+          .filter((l) => l !== '')
+          .map((l) => JSON.stringify(untimed(JSON.parse(l))));
       x = lines(x).join('\n');
       y = lines(y as Buffer).join('\n');
     } else if (f.endsWith('state.json')) {
@@ -134,7 +162,10 @@ function compare(straight: string, soaked: string): { compared: string[]; differ
 
 /** Units of work of a finished run (steps, data generations, evaluations): one metrics or eval line each. */
 function countUnits(dir: string): number {
-  const lines = (f: string) => readFileSync(join(dir, f), 'utf8').split('\n').filter((l) => l !== '').length;
+  const lines = (f: string) =>
+    readFileSync(join(dir, f), 'utf8')
+      .split('\n')
+      .filter((l) => l !== '').length;
   return lines('metrics.jsonl') + lines('eval.jsonl');
 }
 
@@ -142,7 +173,8 @@ function countUnits(dir: string): number {
 function latest(dir: string): string {
   const p = join(dir, 'checkpoints', 'latest.json');
   if (!existsSync(p)) return 'none yet';
-  const c = (JSON.parse(readFileSync(p, 'utf8')) as { cursor: { iteration: number; stage: string; step: number } }).cursor;
+  const c = (JSON.parse(readFileSync(p, 'utf8')) as { cursor: { iteration: number; stage: string; step: number } })
+    .cursor;
   return `iteration ${c.iteration}, ${c.stage} step ${c.step}`;
 }
 
@@ -159,7 +191,9 @@ async function main(): Promise<number> {
   if (s.result !== 0) throw new Error(`soak: the straight run failed (exit ${s.result}):\n${s.stderr}`);
   const straightMs = Date.now() - t0;
   const readyMs = s.readyMs ?? 0;
-  console.log(`soak: straight run in ${(straightMs / 1000).toFixed(1)} s (set up after ${(readyMs / 1000).toFixed(1)} s)`);
+  console.log(
+    `soak: straight run in ${(straightMs / 1000).toFixed(1)} s (set up after ${(readyMs / 1000).toFixed(1)} s)`,
+  );
 
   // Kill moments: some during set-up (the folder check, log truncation, the restore), the rest after the
   // run's first new checkpoint, within a unit's time of it (the next unit of work, or its save), so every
@@ -176,18 +210,27 @@ async function main(): Promise<number> {
     const args = ['--out', soaked, ...(resume ? ['--resume'] : o.settings)];
     let kill: Kill | undefined;
     if (kills < o.kills) {
-      kill = rng.next() < 0.15 ? { from: 'start', ms: Math.round(200 + rng.next() * readyMs) } : { from: 'checkpoint', ms: Math.round(rng.next() * unitMs) };
+      kill =
+        rng.next() < 0.15
+          ? { from: 'start', ms: Math.round(200 + rng.next() * readyMs) }
+          : { from: 'checkpoint', ms: Math.round(rng.next() * unitMs) };
     }
     starts++;
     const r = await train(args, kill, pointer);
     if (r.result === 'killed') {
       kills++;
       const at = `${(kill!.ms / 1000).toFixed(2)} s after its ${kill!.from === 'start' ? 'start' : 'first new checkpoint'}`;
-      console.log(`soak: kill ${kills}/${o.kills}, ${at} (${resume ? 'a resumed' : 'a new'} run); latest checkpoint: ${latest(soaked)}`);
+      console.log(
+        `soak: kill ${kills}/${o.kills}, ${at} (${resume ? 'a resumed' : 'a new'} run); latest checkpoint: ${latest(soaked)}`,
+      );
     } else if (r.result === 0) finished = true;
-    else throw new Error(`soak: a ${resume ? 'resumed' : 'new'} run failed (exit ${r.result}) after ${kills} kills:\n${r.stderr}`);
+    else
+      throw new Error(
+        `soak: a ${resume ? 'resumed' : 'new'} run failed (exit ${r.result}) after ${kills} kills:\n${r.stderr}`,
+      );
   }
-  const early = kills < o.kills ? ` (it finished before the kill it was given; ${o.kills - kills} kills fewer than asked)` : '';
+  const early =
+    kills < o.kills ? ` (it finished before the kill it was given; ${o.kills - kills} kills fewer than asked)` : '';
   console.log(`soak: the soaked run finished after ${kills} kills and ${starts} starts${early}`);
 
   const { compared, differences } = compare(straight, soaked);

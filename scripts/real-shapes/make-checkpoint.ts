@@ -14,7 +14,16 @@
 // download; without it a stand-in of the right size is written (SmolLM2's 17 special tokens at ids 0-16,
 // then the first 49135 tokens and their merges of the Qwen vocabulary) and the folder's NOTE.md says so.
 import {
-  closeSync, copyFileSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync,
+  closeSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
 } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -29,9 +38,23 @@ interface Recipe {
 }
 
 const SMOL_SPECIALS = [
-  '<|endoftext|>', '<|im_start|>', '<|im_end|>', '<repo_name>', '<reponame>', '<file_sep>', '<filename>',
-  '<gh_stars>', '<issue_start>', '<issue_comment>', '<issue_closed>', '<jupyter_start>', '<jupyter_text>',
-  '<jupyter_code>', '<jupyter_output>', '<jupyter_script>', '<empty_output>',
+  '<|endoftext|>',
+  '<|im_start|>',
+  '<|im_end|>',
+  '<repo_name>',
+  '<reponame>',
+  '<file_sep>',
+  '<filename>',
+  '<gh_stars>',
+  '<issue_start>',
+  '<issue_comment>',
+  '<issue_closed>',
+  '<jupyter_start>',
+  '<jupyter_text>',
+  '<jupyter_code>',
+  '<jupyter_output>',
+  '<jupyter_script>',
+  '<empty_output>',
 ];
 
 const SMOL_TEMPLATE =
@@ -76,7 +99,13 @@ function smolStandIn(out: string): void {
   for (const [tok, id] of Object.entries(model.vocab)) if (id < keep) vocab[tok] = id + SMOL_SPECIALS.length;
   const merges = model.merges.filter(([a, b]) => a! in vocab && b! in vocab && a! + b! in vocab);
   const added = SMOL_SPECIALS.map((content, id) => ({
-    id, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true,
+    id,
+    content,
+    single_word: false,
+    lstrip: false,
+    rstrip: false,
+    normalized: false,
+    special: true,
   }));
   writeJson(join(out, 'tokenizer.json'), { ...json, added_tokens: added, model: { ...model, vocab, merges } });
   writeJson(join(out, 'tokenizer_config.json'), {
@@ -97,37 +126,90 @@ function smolStandIn(out: string): void {
 const RECIPES: Record<string, Recipe> = {
   'smollm2-135m': {
     config: {
-      architectures: ['LlamaForCausalLM'], attention_bias: false, attention_dropout: 0.0, bos_token_id: 1,
-      eos_token_id: 2, head_dim: 64, hidden_act: 'silu', hidden_size: 576, initializer_range: 0.041666666666666664,
-      intermediate_size: 1536, is_llama_config: true, max_position_embeddings: 8192, mlp_bias: false,
-      model_type: 'llama', num_attention_heads: 9, num_hidden_layers: 30, num_key_value_heads: 3, pad_token_id: 2,
-      pretraining_tp: 1, rms_norm_eps: 1e-5, rope_interleaved: false, rope_scaling: null, rope_theta: 100000,
-      tie_word_embeddings: true, torch_dtype: 'bfloat16', transformers_version: '4.42.3', use_cache: true,
+      architectures: ['LlamaForCausalLM'],
+      attention_bias: false,
+      attention_dropout: 0.0,
+      bos_token_id: 1,
+      eos_token_id: 2,
+      head_dim: 64,
+      hidden_act: 'silu',
+      hidden_size: 576,
+      initializer_range: 0.041666666666666664,
+      intermediate_size: 1536,
+      is_llama_config: true,
+      max_position_embeddings: 8192,
+      mlp_bias: false,
+      model_type: 'llama',
+      num_attention_heads: 9,
+      num_hidden_layers: 30,
+      num_key_value_heads: 3,
+      pad_token_id: 2,
+      pretraining_tp: 1,
+      rms_norm_eps: 1e-5,
+      rope_interleaved: false,
+      rope_scaling: null,
+      rope_theta: 100000,
+      tie_word_embeddings: true,
+      torch_dtype: 'bfloat16',
+      transformers_version: '4.42.3',
+      use_cache: true,
       vocab_size: 49152,
     },
-    generation: { _from_model_config: true, bos_token_id: 1, eos_token_id: 2, pad_token_id: 2, transformers_version: '4.42.3' },
+    generation: {
+      _from_model_config: true,
+      bos_token_id: 1,
+      eos_token_id: 2,
+      pad_token_id: 2,
+      transformers_version: '4.42.3',
+    },
     tokenizer: (out, from) => {
       if (from) {
         copyTokenizer(from, out);
         return null;
       }
       smolStandIn(out);
-      return 'tokenizer.json is a stand-in of SmolLM2\'s size and special tokens built from the Qwen vocabulary ' +
-        '(the real one cannot be downloaded here); pass --tokenizer DIR to use a real download.';
+      return (
+        "tokenizer.json is a stand-in of SmolLM2's size and special tokens built from the Qwen vocabulary " +
+        '(the real one cannot be downloaded here); pass --tokenizer DIR to use a real download.'
+      );
     },
   },
   'qwen2.5-0.5b': {
     config: {
-      architectures: ['Qwen2ForCausalLM'], attention_dropout: 0.0, bos_token_id: 151643, eos_token_id: 151645,
-      hidden_act: 'silu', hidden_size: 896, initializer_range: 0.02, intermediate_size: 4864,
-      max_position_embeddings: 32768, max_window_layers: 21, model_type: 'qwen2', num_attention_heads: 14,
-      num_hidden_layers: 24, num_key_value_heads: 2, rms_norm_eps: 1e-6, rope_theta: 1000000.0, sliding_window: 32768,
-      tie_word_embeddings: true, torch_dtype: 'bfloat16', transformers_version: '4.43.1', use_cache: true,
-      use_sliding_window: false, vocab_size: 151936,
+      architectures: ['Qwen2ForCausalLM'],
+      attention_dropout: 0.0,
+      bos_token_id: 151643,
+      eos_token_id: 151645,
+      hidden_act: 'silu',
+      hidden_size: 896,
+      initializer_range: 0.02,
+      intermediate_size: 4864,
+      max_position_embeddings: 32768,
+      max_window_layers: 21,
+      model_type: 'qwen2',
+      num_attention_heads: 14,
+      num_hidden_layers: 24,
+      num_key_value_heads: 2,
+      rms_norm_eps: 1e-6,
+      rope_theta: 1000000.0,
+      sliding_window: 32768,
+      tie_word_embeddings: true,
+      torch_dtype: 'bfloat16',
+      transformers_version: '4.43.1',
+      use_cache: true,
+      use_sliding_window: false,
+      vocab_size: 151936,
     },
     generation: {
-      bos_token_id: 151643, pad_token_id: 151643, do_sample: true, eos_token_id: [151645, 151643],
-      repetition_penalty: 1.1, temperature: 0.7, top_p: 0.8, top_k: 20, transformers_version: '4.37.0',
+      bos_token_id: 151643,
+      pad_token_id: 151643,
+      do_sample: true,
+      eos_token_id: [151645, 151643],
+      repetition_penalty: 1.1,
+      temperature: 0.7,
+      top_p: 0.8,
+      top_k: 20,
+      transformers_version: '4.37.0',
     },
     tokenizer: (out, from) => {
       if (from) {
@@ -144,22 +226,50 @@ const RECIPES: Record<string, Recipe> = {
         chat_template: QWEN25_TEMPLATE,
         model_max_length: 131072,
       });
-      return 'tokenizer.json is Qwen3\'s byte-level BPE (the same vocabulary) with Qwen2.5\'s 22 added tokens; ' +
-        'the chat template is Qwen2.5\'s without its tool-calling branches.';
+      return (
+        "tokenizer.json is Qwen3's byte-level BPE (the same vocabulary) with Qwen2.5's 22 added tokens; " +
+        "the chat template is Qwen2.5's without its tool-calling branches."
+      );
     },
   },
   'qwen3-0.6b': {
     config: {
-      architectures: ['Qwen3ForCausalLM'], attention_bias: false, attention_dropout: 0.0, bos_token_id: 151643,
-      eos_token_id: 151645, head_dim: 128, hidden_act: 'silu', hidden_size: 1024, initializer_range: 0.02,
-      intermediate_size: 3072, max_position_embeddings: 40960, max_window_layers: 28, model_type: 'qwen3',
-      num_attention_heads: 16, num_hidden_layers: 28, num_key_value_heads: 8, rms_norm_eps: 1e-6, rope_scaling: null,
-      rope_theta: 1000000, sliding_window: null, tie_word_embeddings: true, torch_dtype: 'bfloat16',
-      transformers_version: '4.51.0', use_cache: true, use_sliding_window: false, vocab_size: 151936,
+      architectures: ['Qwen3ForCausalLM'],
+      attention_bias: false,
+      attention_dropout: 0.0,
+      bos_token_id: 151643,
+      eos_token_id: 151645,
+      head_dim: 128,
+      hidden_act: 'silu',
+      hidden_size: 1024,
+      initializer_range: 0.02,
+      intermediate_size: 3072,
+      max_position_embeddings: 40960,
+      max_window_layers: 28,
+      model_type: 'qwen3',
+      num_attention_heads: 16,
+      num_hidden_layers: 28,
+      num_key_value_heads: 8,
+      rms_norm_eps: 1e-6,
+      rope_scaling: null,
+      rope_theta: 1000000,
+      sliding_window: null,
+      tie_word_embeddings: true,
+      torch_dtype: 'bfloat16',
+      transformers_version: '4.51.0',
+      use_cache: true,
+      use_sliding_window: false,
+      vocab_size: 151936,
     },
     generation: {
-      bos_token_id: 151643, do_sample: true, eos_token_id: [151645, 151643], pad_token_id: 151643,
-      temperature: 0.6, top_k: 20, top_p: 0.95, transformers_version: '4.51.0',
+      bos_token_id: 151643,
+      do_sample: true,
+      eos_token_id: [151645, 151643],
+      pad_token_id: 151643,
+      temperature: 0.6,
+      top_k: 20,
+      top_p: 0.95,
+      transformers_version: '4.51.0',
     },
     tokenizer: (out, from) => {
       if (from) {
@@ -195,7 +305,11 @@ function tensorPlan(cfg: Json): TensorPlan[] {
     const p = `model.layers.${l}.`;
     out.push({ name: p + 'input_layernorm.weight', shape: [D], init: 'ones' });
     out.push({ name: p + 'post_attention_layernorm.weight', shape: [D], init: 'ones' });
-    for (const [proj, rows] of [['q', heads * hd], ['k', kvHeads * hd], ['v', kvHeads * hd]] as const) {
+    for (const [proj, rows] of [
+      ['q', heads * hd],
+      ['k', kvHeads * hd],
+      ['v', kvHeads * hd],
+    ] as const) {
       out.push({ name: `${p}self_attn.${proj}_proj.weight`, shape: [rows, D], init: 'normal' });
       if (type === 'qwen2') out.push({ name: `${p}self_attn.${proj}_proj.bias`, shape: [rows], init: 'small' });
     }
@@ -285,7 +399,8 @@ function parseArgs(argv: string[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
-    if (!a.startsWith('--') || i + 1 >= argv.length) throw new Error(`unexpected argument ${a}; see the usage at the top of this file`);
+    if (!a.startsWith('--') || i + 1 >= argv.length)
+      throw new Error(`unexpected argument ${a}; see the usage at the top of this file`);
     out[a.slice(2)] = argv[++i]!;
   }
   return out;
@@ -294,7 +409,8 @@ function parseArgs(argv: string[]): Record<string, string> {
 function main(): void {
   const args = parseArgs(process.argv.slice(2));
   const recipe = RECIPES[args['model'] ?? ''];
-  if (!recipe) throw new Error(`--model must be one of ${Object.keys(RECIPES).join(', ')} (got ${args['model'] ?? 'nothing'})`);
+  if (!recipe)
+    throw new Error(`--model must be one of ${Object.keys(RECIPES).join(', ')} (got ${args['model'] ?? 'nothing'})`);
   let out = args['out'];
   if (!out) throw new Error('--out DIR is required (a folder that does not exist yet)');
   if (existsSync(out)) throw new Error(`--out ${out} already exists; give a new folder (nothing is overwritten)`);
@@ -302,9 +418,11 @@ function main(): void {
   const full = config['num_hidden_layers'] as number;
   if (args['layers'] !== undefined) {
     const n = Number(args['layers']);
-    if (!Number.isInteger(n) || n < 1 || n > full) throw new Error(`--layers must be an integer from 1 to ${full} (got ${args['layers']})`);
+    if (!Number.isInteger(n) || n < 1 || n > full)
+      throw new Error(`--layers must be an integer from 1 to ${full} (got ${args['layers']})`);
     config['num_hidden_layers'] = n;
-    if (typeof config['max_window_layers'] === 'number') config['max_window_layers'] = Math.min(n, config['max_window_layers']);
+    if (typeof config['max_window_layers'] === 'number')
+      config['max_window_layers'] = Math.min(n, config['max_window_layers']);
   }
   const seed = Number(args['seed'] ?? 1);
   // Written into a side folder and renamed at the end, so a failed run leaves no half checkpoint at --out.
@@ -320,7 +438,8 @@ function main(): void {
   writeFileSync(
     join(out, 'NOTE.md'),
     `Random weights (seed ${seed}) with ${args['model']}'s config (${config['num_hidden_layers']} of ${full} layers), ` +
-      `written by scripts/real-shapes/make-checkpoint.ts. Not a trained model.\n` + (note ? `\n${note}\n` : ''),
+      `written by scripts/real-shapes/make-checkpoint.ts. Not a trained model.\n` +
+      (note ? `\n${note}\n` : ''),
   );
   renameSync(out, final);
   console.log(`${final}: ${plan.length} tensors, ${(bytes / 2 ** 20).toFixed(1)} MiB BF16`);

@@ -20,10 +20,20 @@ writeFileSync(
   writeSafetensors([...weights].map(([name, t]) => ({ name, dtype: 'F32' as const, shape: t.shape, data: t.data }))),
 );
 const batches = torchRunBatches(spec);
-const cat = (pick: (b: (typeof batches)[number]) => Int32Array | Float32Array) => Buffer.concat(batches.map((b) => Buffer.from(pick(b).buffer)));
-writeFileSync(join(dir, 'ids.bin'), cat((b) => b.ids));
-writeFileSync(join(dir, 'targets.bin'), cat((b) => b.targets));
-writeFileSync(join(dir, 'mask.bin'), cat((b) => b.mask));
+const cat = (pick: (b: (typeof batches)[number]) => Int32Array | Float32Array) =>
+  Buffer.concat(batches.map((b) => Buffer.from(pick(b).buffer)));
+writeFileSync(
+  join(dir, 'ids.bin'),
+  cat((b) => b.ids),
+);
+writeFileSync(
+  join(dir, 'targets.bin'),
+  cat((b) => b.targets),
+);
+writeFileSync(
+  join(dir, 'mask.bin'),
+  cat((b) => b.mask),
+);
 const out = fileURLToPath(new URL('torch.json', TORCH_TRAIN_DIR));
 execFileSync(python, [fileURLToPath(new URL('replay.py', import.meta.url)), dir, out], { stdio: 'inherit' });
 console.log(`wrote ${out}`);

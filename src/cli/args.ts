@@ -23,7 +23,12 @@ export interface ScannedArgs {
  * Reads `--flag value`, `--flag=value` and switches. `own` lists the command's own value options,
  * `switches` its options without a value, `isSetting` says whether a flag names a setting.
  */
-export function scanArgs(argv: readonly string[], own: readonly string[], switches: readonly string[], isSetting: (flag: string) => boolean): ScannedArgs {
+export function scanArgs(
+  argv: readonly string[],
+  own: readonly string[],
+  switches: readonly string[],
+  isSetting: (flag: string) => boolean,
+): ScannedArgs {
   const out: ScannedArgs = { own: {}, given: [] };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -39,7 +44,8 @@ export function scanArgs(argv: readonly string[], own: readonly string[], switch
     if (eq >= 0) value = arg.slice(eq + 1);
     else {
       const next = argv[i + 1];
-      if (next === undefined || (next.startsWith('--') && isNaN(Number(next)))) throw new ConfigError(`--${flag} needs a value`);
+      if (next === undefined || (next.startsWith('--') && Number.isNaN(Number(next))))
+        throw new ConfigError(`--${flag} needs a value`);
       value = next;
       i++;
     }
@@ -51,7 +57,11 @@ export function scanArgs(argv: readonly string[], own: readonly string[], switch
 }
 
 /** scanArgs with the self-play settings: each value parsed and checked for its setting. */
-export function parseArgs(argv: readonly string[], own: readonly string[], switches: readonly string[] = []): ParsedArgs {
+export function parseArgs(
+  argv: readonly string[],
+  own: readonly string[],
+  switches: readonly string[] = [],
+): ParsedArgs {
   const scanned = scanArgs(argv, own, switches, (flag) => keyOfFlag(flag) !== null);
   const settings: Record<string, unknown> = {};
   for (const [flag, value] of scanned.given) {

@@ -12,17 +12,20 @@ import { scanArgs } from './args.ts';
 
 const USAGE = [
   'usage: npm run dataset -- --run DIR --out FILE.jsonl [--privileged MODE]',
-  "  --run DIR          a run folder of npm run train (its questions.jsonl and config.json)",
+  '  --run DIR          a run folder of npm run train (its questions.jsonl and config.json)',
   '  --out FILE         the JSONL file to write (refused if it exists)',
   "  --privileged MODE  the teacher prompt's privileged block: full, partial, gt, gt-hop or none (default: the run's)",
 ].join('\n');
 
 function readJson<T>(path: string, what: string): T {
-  if (!existsSync(path)) throw new ConfigError(`--run: ${path} is missing; give a run folder of npm run train (${what})`);
+  if (!existsSync(path))
+    throw new ConfigError(`--run: ${path} is missing; give a run folder of npm run train (${what})`);
   try {
     return JSON.parse(readFileSync(path, 'utf8')) as T;
   } catch (e) {
-    throw new ConfigError(`--run: ${path} is not valid JSON (${(e as Error).message}); is it a run folder of npm run train?`);
+    throw new ConfigError(
+      `--run: ${path} is not valid JSON (${(e as Error).message}); is it a run folder of npm run train?`,
+    );
   }
 }
 
@@ -52,8 +55,12 @@ function main(argv: string[]): number {
   if (existsSync(out)) throw new ConfigError(`--out: ${out} exists; piplay never overwrites a file: give a new path`);
   const config = readJson<SelfPlayConfig>(join(dir, 'config.json'), 'its settings');
   const mode = (own['privileged'] ?? config.privileged) as PrivilegedMode;
-  if (!PRIVILEGED_MODES.includes(mode)) throw new ConfigError(`--privileged: '${mode}' is not allowed; use one of ${PRIVILEGED_MODES.join(', ')}`);
-  const rows = trlRows(readRecords(join(dir, 'questions.jsonl')), mode, { seed: config.seed, partialDrop: config.partialDrop });
+  if (!PRIVILEGED_MODES.includes(mode))
+    throw new ConfigError(`--privileged: '${mode}' is not allowed; use one of ${PRIVILEGED_MODES.join(', ')}`);
+  const rows = trlRows(readRecords(join(dir, 'questions.jsonl')), mode, {
+    seed: config.seed,
+    partialDrop: config.partialDrop,
+  });
   writeFileSync(out, rows.map((r) => JSON.stringify(r) + '\n').join(''), { flag: 'wx' });
   console.log(`dataset: ${rows.length} questions (privileged ${mode}) in ${out}`);
   return 0;
@@ -62,6 +69,10 @@ function main(argv: string[]): number {
 try {
   process.exitCode = main(process.argv.slice(2));
 } catch (err) {
-  console.error(err instanceof ConfigError ? `${err.message}\n(npm run dataset -- --help lists the options)` : (err as Error).message);
+  console.error(
+    err instanceof ConfigError
+      ? `${err.message}\n(npm run dataset -- --help lists the options)`
+      : (err as Error).message,
+  );
   process.exitCode = 1;
 }

@@ -5,7 +5,7 @@
 import { resolve } from 'node:path';
 import { Engine } from '../gpu/engine.ts';
 import { nodeHost } from '../gpu/host/node.ts';
-import { CausalLM } from '../model/decoder.ts';
+import type { CausalLM } from '../model/decoder.ts';
 import { ConfigError, makeConfig, optionHelp, type PresetName, type SelfPlayConfig } from '../selfplay/config.ts';
 import { evaluate } from '../selfplay/evaluate.ts';
 import type { PolicyName } from '../selfplay/policies.ts';
@@ -16,11 +16,11 @@ import { openModel, openRun } from './setup.ts';
 const USAGE = [
   'usage: npm run eval -- --run DIR [--policy student|teacher|examiner]',
   '       npm run eval -- --model FOLDER [--preset demo] [--<setting> value ...]',
-  '  --run DIR      a run folder of npm run train: its latest checkpoint, with the run\'s settings',
+  "  --run DIR      a run folder of npm run train: its latest checkpoint, with the run's settings",
   '  --policy NAME  which policy of the run (default student)',
   '  --model DIR    an HF model folder (config.json, model.safetensors, tokenizer files)',
   '  --show N       print the first N questions with the answers given (default 0)',
-  '  --transcripts  with --show: print each shown question\'s whole rollout (searches, tool replies, answer)',
+  "  --transcripts  with --show: print each shown question's whole rollout (searches, tool replies, answer)",
   'settings for --model (the held-out set comes from --corpus/--eval-set/--world-* and --eval-per-hop):',
   ...optionHelp(),
 ].join('\n');
@@ -34,7 +34,8 @@ async function main(argv: string[]): Promise<number> {
   const { run: runDir, model: modelDir } = args.own;
   if (Boolean(runDir) === Boolean(modelDir)) throw new ConfigError('give exactly one of --run DIR and --model FOLDER');
   const show = Number(args.own['show'] ?? 0);
-  if (!Number.isInteger(show) || show < 0) throw new ConfigError(`--show: '${args.own['show']}' is not allowed; use an integer >= 0`);
+  if (!Number.isInteger(show) || show < 0)
+    throw new ConfigError(`--show: '${args.own['show']}' is not allowed; use an integer >= 0`);
   const engine = await Engine.create(nodeHost());
   const reporter = new ConsoleReporter();
   const emit = (ev: Parameters<ConsoleReporter['handle']>[0]) => reporter.handle(ev);
@@ -44,9 +45,11 @@ async function main(argv: string[]): Promise<number> {
   let iteration = -1;
   let dispose: () => void;
   if (runDir) {
-    if (Object.keys(args.settings).length) throw new ConfigError('--run evaluates with the run\'s own settings; drop the other settings');
+    if (Object.keys(args.settings).length)
+      throw new ConfigError("--run evaluates with the run's own settings; drop the other settings");
     const policy = (args.own['policy'] ?? 'student') as PolicyName;
-    if (!['student', 'teacher', 'examiner'].includes(policy)) throw new ConfigError(`--policy: '${policy}' is not allowed; use student, teacher or examiner`);
+    if (!['student', 'teacher', 'examiner'].includes(policy))
+      throw new ConfigError(`--policy: '${policy}' is not allowed; use student, teacher or examiner`);
     const { config: runConfig, env, base, policies, iteration: at, at: where } = await openRun(engine, runDir);
     config = runConfig;
     const m = policies.policy(policy);
@@ -84,7 +87,11 @@ function report(r: Awaited<ReturnType<typeof evaluate>>, show: number, label: st
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err) => {
-    console.error(err instanceof ConfigError ? `${err.message}\n(npm run eval -- --help lists the options)` : (err as Error).message);
+    console.error(
+      err instanceof ConfigError
+        ? `${err.message}\n(npm run eval -- --help lists the options)`
+        : (err as Error).message,
+    );
     process.exit(1);
   },
 );

@@ -15,13 +15,34 @@ import { Engine } from '../gpu/engine.ts';
 import { nodeHost } from '../gpu/host/node.ts';
 import { CausalLM } from '../model/decoder.ts';
 import { exportModel } from '../model/io.ts';
-import { aggregate, signalOf, type DriftPoint, type GenerationPoint, type SeedResult } from '../experiment/aggregate.ts';
+import {
+  aggregate,
+  signalOf,
+  type DriftPoint,
+  type GenerationPoint,
+  type SeedResult,
+} from '../experiment/aggregate.ts';
 import { examinerProbeTable, probeTable, renderResults, type ResultsMeta } from '../experiment/markdown.ts';
-import { configDiff, DEFAULT_ARMS, DEFAULT_SEEDS, parseArms, parseSeeds, planExperiment, type ExperimentJob } from '../experiment/plan.ts';
+import {
+  configDiff,
+  DEFAULT_ARMS,
+  DEFAULT_SEEDS,
+  parseArms,
+  parseSeeds,
+  planExperiment,
+  type ExperimentJob,
+} from '../experiment/plan.ts';
 import { driftSvg, emByIterationSvg } from '../experiment/plots.ts';
 import type { BaseModel } from '../selfplay/base-model.ts';
 import { latestCheckpoint, NonFiniteCheckpointError } from '../selfplay/checkpoint.ts';
-import { ConfigError, SETTINGS, optionHelp, PRESETS, type PresetName, type SelfPlayConfig } from '../selfplay/config.ts';
+import {
+  ConfigError,
+  SETTINGS,
+  optionHelp,
+  PRESETS,
+  type PresetName,
+  type SelfPlayConfig,
+} from '../selfplay/config.ts';
 import { NonFiniteLossError } from '../selfplay/context.ts';
 import type { Environment } from '../selfplay/environment.ts';
 import { evaluate } from '../selfplay/evaluate.ts';
@@ -69,7 +90,9 @@ function showValue(v: unknown): string {
 
 /** The settings given on the command line, as `--flag value`. */
 function settingsText(settings: Partial<SelfPlayConfig>): string[] {
-  return (Object.keys(settings) as (keyof SelfPlayConfig)[]).map((k) => `--${SETTINGS[k].flag} ${showValue(settings[k])}`);
+  return (Object.keys(settings) as (keyof SelfPlayConfig)[]).map(
+    (k) => `--${SETTINGS[k].flag} ${showValue(settings[k])}`,
+  );
 }
 
 /** The experiment folder: its results, the base-model probes and runs/ (one folder per arm and seed). */
@@ -97,7 +120,15 @@ class Experiment {
     readonly engine: Engine,
     readonly out: string,
     readonly jobs: ExperimentJob[],
-    readonly opts: { resume: boolean; driftQuestions: number; probeQuestions: number; preset: PresetName; settings: Partial<SelfPlayConfig>; arms: string[]; seeds: number[] },
+    readonly opts: {
+      resume: boolean;
+      driftQuestions: number;
+      probeQuestions: number;
+      preset: PresetName;
+      settings: Partial<SelfPlayConfig>;
+      arms: string[];
+      seeds: number[];
+    },
   ) {}
 
   probe: ProbeResult | undefined;
@@ -121,21 +152,31 @@ class Experiment {
     };
     if (unique.length) {
       // format 2: rows carry the distillation table (D at several K, the full KL, D on answer tokens); an older probe.json is computed again.
-      this.probe = await this.cached('probe.json', { format: 2, questions: this.opts.probeQuestions, seed, modes: unique, model: c.model }, async () => {
-        console.log(`experiment: the teacher probe of the base model (${unique.join(', ')}) on ${this.opts.probeQuestions} training questions`);
-        const { ctx, m } = await opened();
-        const r = await probeTeacher(ctx, m, m, probeQuestions(ctx, this.opts.probeQuestions, seed), unique, seed);
-        console.log(probeTable(r));
-        return r;
-      });
+      this.probe = await this.cached(
+        'probe.json',
+        { format: 2, questions: this.opts.probeQuestions, seed, modes: unique, model: c.model },
+        async () => {
+          console.log(
+            `experiment: the teacher probe of the base model (${unique.join(', ')}) on ${this.opts.probeQuestions} training questions`,
+          );
+          const { ctx, m } = await opened();
+          const r = await probeTeacher(ctx, m, m, probeQuestions(ctx, this.opts.probeQuestions, seed), unique, seed);
+          console.log(probeTable(r));
+          return r;
+        },
+      );
     }
-    this.examinerProbe = await this.cached('examiner-probe.json', { questions: this.opts.probeQuestions, seed, model: c.model, turnTokens: c.turnTokens }, async () => {
-      console.log(`experiment: the examiner probe of the base model: ${this.opts.probeQuestions} questions`);
-      const { ctx, m } = await opened();
-      const r = await probeExaminer(ctx, m, m, this.opts.probeQuestions, seed);
-      console.log(examinerProbeTable(r));
-      return r;
-    });
+    this.examinerProbe = await this.cached(
+      'examiner-probe.json',
+      { questions: this.opts.probeQuestions, seed, model: c.model, turnTokens: c.turnTokens },
+      async () => {
+        console.log(`experiment: the examiner probe of the base model: ${this.opts.probeQuestions} questions`);
+        const { ctx, m } = await opened();
+        const r = await probeExaminer(ctx, m, m, this.opts.probeQuestions, seed);
+        console.log(examinerProbeTable(r));
+        return r;
+      },
+    );
   }
 
   /** A result kept in DIR/`file` with the settings that made it: read back on --resume when they match. */
@@ -151,7 +192,15 @@ class Experiment {
   }
 
   env(c: SelfPlayConfig): Environment {
-    const key = JSON.stringify([c.corpus, c.evalSet, c.worldSeed, c.worldSize, c.retrievalTopK, c.evalPerHop, c.evalHops]);
+    const key = JSON.stringify([
+      c.corpus,
+      c.evalSet,
+      c.worldSeed,
+      c.worldSize,
+      c.retrievalTopK,
+      c.evalPerHop,
+      c.evalHops,
+    ]);
     let env = this.envs.get(key);
     if (!env) {
       env = buildEnvironment(c);
@@ -162,14 +211,29 @@ class Experiment {
 
   /** The base model of a run (random-tiny depends on the seed), and its weights on the device for evaluation. */
   async base(c: SelfPlayConfig): Promise<{ base: BaseModel; model: () => CausalLM }> {
-    const key = c.model === 'random-tiny' ? JSON.stringify([c.model, c.seed, c.tinyHidden, c.tinyLayers, c.tinyHeads, c.tinyKvHeads, c.tinyMaxPositions, c.tinyVocab]) : c.model;
+    const key =
+      c.model === 'random-tiny'
+        ? JSON.stringify([
+            c.model,
+            c.seed,
+            c.tinyHidden,
+            c.tinyLayers,
+            c.tinyHeads,
+            c.tinyKvHeads,
+            c.tinyMaxPositions,
+            c.tinyVocab,
+          ])
+        : c.model;
     let entry = this.bases.get(key);
     if (!entry) {
       entry = { base: await buildBase(this.engine, c, this.env(c)), model: null };
       this.bases.set(key, entry);
     }
     const e = entry;
-    return { base: e.base, model: () => (e.model ??= CausalLM.fromHost(this.engine, e.base.cfg, (name) => e.base.weights.get(name))) };
+    return {
+      base: e.base,
+      model: () => (e.model ??= CausalLM.fromHost(this.engine, e.base.cfg, (name) => e.base.weights.get(name))),
+    };
   }
 
   /** Refuses, before any work, runs that already exist (without --resume) or were made with other settings. */
@@ -180,16 +244,24 @@ class Experiment {
       checkOutFolder(dir, JOB_RULE);
       const hasCheckpoint = existsSync(join(dir, 'checkpoints', 'latest.json'));
       if (!this.opts.resume && (existsSync(stored) || hasCheckpoint || existsSync(join(dir, 'eval.jsonl')))) {
-        throw new ConfigError(`--out: ${dir} already holds a run; pass --resume to keep finished runs and continue the others, or choose another --out`);
+        throw new ConfigError(
+          `--out: ${dir} already holds a run; pass --resume to keep finished runs and continue the others, or choose another --out`,
+        );
       }
       if (this.opts.resume && existsSync(stored)) {
         const r = JSON.parse(readFileSync(stored, 'utf8')) as StoredResult;
         const differs = configDiff(r.config, job.config);
-        if (differs.length) throw new ConfigError(`--resume: ${dir} was run with other settings (${differs.join(', ')}); use the same settings or another --out`);
+        if (differs.length)
+          throw new ConfigError(
+            `--resume: ${dir} was run with other settings (${differs.join(', ')}); use the same settings or another --out`,
+          );
       } else if (this.opts.resume && hasCheckpoint) {
         const cp = await latestCheckpoint(new DirStorage(dir));
         const differs = cp ? configDiff(cp.state.config, job.config) : [];
-        if (differs.length) throw new ConfigError(`--resume: ${dir} was started with other settings (${differs.join(', ')}); use the same settings or another --out`);
+        if (differs.length)
+          throw new ConfigError(
+            `--resume: ${dir} was started with other settings (${differs.join(', ')}); use the same settings or another --out`,
+          );
       }
     }
   }
@@ -203,10 +275,13 @@ class Experiment {
       const dir = join(this.out, job.dir);
       const stored = join(dir, 'result.json');
       if (this.opts.resume && existsSync(stored)) {
-        console.log(`experiment: [${k}/${this.jobs.length}] ${job.arm} seed ${job.seed}: finished before, kept (${dir})`);
+        console.log(
+          `experiment: [${k}/${this.jobs.length}] ${job.arm} seed ${job.seed}: finished before, kept (${dir})`,
+        );
         const kept = JSON.parse(readFileSync(stored, 'utf8')) as StoredResult;
         // result.json of an older version lacks the training signal: its metrics.jsonl has it.
-        if (kept.trained && !kept.signal) kept.signal = signalOf(readJsonl<StepMetrics>(join(dir, LOGS.metrics)), kept.iterations);
+        if (kept.trained && !kept.signal)
+          kept.signal = signalOf(readJsonl<StepMetrics>(join(dir, LOGS.metrics)), kept.iterations);
         this.results.push(kept);
         this.write();
         continue;
@@ -233,7 +308,16 @@ class Experiment {
     const ev: RunEvent = { type: 'eval', metrics: r.metrics };
     folder.log(ev);
     console.log(evalLine(r.metrics, 'of the base model'));
-    return { arm: job.arm, seed: job.seed, trained: false, iterations: c.iterations, evals: [r.metrics], drift: [], generation: [], seconds: (Date.now() - t0) / 1000 };
+    return {
+      arm: job.arm,
+      seed: job.seed,
+      trained: false,
+      iterations: c.iterations,
+      evals: [r.metrics],
+      drift: [],
+      generation: [],
+      seconds: (Date.now() - t0) / 1000,
+    };
   }
 
   /** One self-play run, as `npm run train` makes it; null when stopped by Ctrl-C (checkpointed). */
@@ -246,7 +330,10 @@ class Experiment {
     const env = this.env(c);
     if (cp) {
       const differs = configDiff(cp.state.config, c);
-      if (differs.length) throw new ConfigError(`--resume: ${dir} was started with other settings (${differs.join(', ')}); use the same settings or another --out`);
+      if (differs.length)
+        throw new ConfigError(
+          `--resume: ${dir} was started with other settings (${differs.join(', ')}); use the same settings or another --out`,
+        );
       folder.truncateLogs(cp.state.records);
     } else {
       folder.resetLogs();
@@ -283,7 +370,10 @@ class Experiment {
     }
     if (!error) {
       // Under LoRA the student is the shared base with the student's adapters: the export merges those in.
-      const files = await exportModel(run.ctx.policies.student, { extraFiles: base.tokenizerFiles, config: base.configJson });
+      const files = await exportModel(run.ctx.policies.student, {
+        extraFiles: base.tokenizerFiles,
+        config: base.configJson,
+      });
       mkdirSync(join(dir, 'student'), { recursive: true });
       for (const [name, bytes] of files) writeFileSync(join(dir, 'student', name), bytes);
     }
@@ -291,11 +381,27 @@ class Experiment {
     const metrics = run.state.metrics.slice();
     const generation: GenerationPoint[] = metrics
       .filter((m) => m.stage === 'generate')
-      .map((m) => ({ iteration: m.iteration, questions: Number(m['questions'] ?? 0), validShare: Number(m['valid_share'] ?? 0), fallbackShare: Number(m['fallback_share'] ?? 0) }));
+      .map((m) => ({
+        iteration: m.iteration,
+        questions: Number(m['questions'] ?? 0),
+        validShare: Number(m['valid_share'] ?? 0),
+        fallbackShare: Number(m['fallback_share'] ?? 0),
+      }));
     run.dispose();
     const drift = await this.drift(job, dir, base, model, env);
     const trainingSignal = signalOf(metrics, c.iterations);
-    return { arm: job.arm, seed: job.seed, trained: true, iterations: c.iterations, evals, drift, generation, signal: trainingSignal, seconds: (Date.now() - t0) / 1000, ...(error ? { error } : {}) };
+    return {
+      arm: job.arm,
+      seed: job.seed,
+      trained: true,
+      iterations: c.iterations,
+      evals,
+      drift,
+      generation,
+      signal: trainingSignal,
+      seconds: (Date.now() - t0) / 1000,
+      ...(error ? { error } : {}),
+    };
   }
 
   /**
@@ -303,7 +409,13 @@ class Experiment {
    * run's examiner wrote in data generation after each iteration's examiner stage (questions.jsonl records
    * with step -1), the examiner's answer as gold. Writes the answers to drift.jsonl.
    */
-  private async drift(job: ExperimentJob, dir: string, base: BaseModel, model: () => CausalLM, env: Environment): Promise<DriftPoint[]> {
+  private async drift(
+    job: ExperimentJob,
+    dir: string,
+    base: BaseModel,
+    model: () => CausalLM,
+    env: Environment,
+  ): Promise<DriftPoint[]> {
     const c = job.config;
     const generated = readJsonl<QuestionRecord>(join(dir, 'questions.jsonl')).filter((q) => q.step === -1);
     const lines: string[] = [];
@@ -317,10 +429,17 @@ class Experiment {
         continue;
       }
       const questions = qs.map((q) => ({ question: q.question, answers: [q.answer], hops: q.hops }));
-      const r = await evaluate({ config: c, base, env, emit: (ev) => this.reporter.handle(ev) }, it, model(), questions);
+      const r = await evaluate(
+        { config: c, base, env, emit: (ev) => this.reporter.handle(ev) },
+        it,
+        model(),
+        questions,
+      );
       points.push({ iteration: it, n: r.metrics.n, em: r.metrics.em, emByHop: r.metrics.emByHop });
       lines.push(JSON.stringify({ ...r.metrics, answers: r.answers.map((a, i) => ({ ...a, gold: qs[i]!.answer })) }));
-      console.log(`drift: base model on ${r.metrics.n} examiner questions of iteration ${it + 1}: EM ${(100 * r.metrics.em).toFixed(1)}%`);
+      console.log(
+        `drift: base model on ${r.metrics.n} examiner questions of iteration ${it + 1}: EM ${(100 * r.metrics.em).toFixed(1)}%`,
+      );
     }
     writeFileSync(join(dir, 'drift.jsonl'), lines.map((l) => l + '\n').join(''));
     return points;
@@ -338,8 +457,14 @@ class Experiment {
     const meta: ResultsMeta = {
       preset: this.opts.preset,
       model: c.model,
-      corpus: c.corpus === 'world' ? `the fictional world (seed ${c.worldSeed}, ${env.passages.length} passages, BM25 top ${c.retrievalTopK})` : `${c.corpus} (${env.passages.length} passages)`,
-      heldOut: `${env.evalSet.length} questions (${[...perHop].sort((a, b) => a[0] - b[0]).map(([h, n]) => `${n} × ${h}-hop`).join(', ')})`,
+      corpus:
+        c.corpus === 'world'
+          ? `the fictional world (seed ${c.worldSeed}, ${env.passages.length} passages, BM25 top ${c.retrievalTopK})`
+          : `${c.corpus} (${env.passages.length} passages)`,
+      heldOut: `${env.evalSet.length} questions (${[...perHop]
+        .sort((a, b) => a[0] - b[0])
+        .map(([h, n]) => `${n} × ${h}-hop`)
+        .join(', ')})`,
       iterations,
       examinerSteps: c.examinerSteps,
       studentSteps: c.studentSteps,
@@ -353,7 +478,10 @@ class Experiment {
       ...(this.examinerProbe ? { examinerProbe: this.examinerProbe } : {}),
     };
     writeFileSync(join(this.out, 'results.md'), renderResults(meta, summaries));
-    writeFileSync(join(this.out, 'results.json'), JSON.stringify({ meta, summaries, runs: this.results }, null, 2) + '\n');
+    writeFileSync(
+      join(this.out, 'results.json'),
+      JSON.stringify({ meta, summaries, runs: this.results }, null, 2) + '\n',
+    );
     writeFileSync(join(this.out, 'em_by_iteration.svg'), emByIterationSvg(summaries, iterations));
     writeFileSync(join(this.out, 'drift.svg'), driftSvg(summaries, iterations));
   }
@@ -364,7 +492,11 @@ class Experiment {
 }
 
 async function main(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, ['out', 'seeds', 'arms', 'preset', 'drift-questions', 'probe-questions'], ['resume', 'help']);
+  const args = parseArgs(
+    argv,
+    ['out', 'seeds', 'arms', 'preset', 'drift-questions', 'probe-questions'],
+    ['resume', 'help'],
+  );
   if (args.own['help']) {
     console.log(USAGE);
     return 0;
@@ -375,10 +507,12 @@ async function main(argv: string[]): Promise<number> {
   const seeds = args.own['seeds'] !== undefined ? parseSeeds(args.own['seeds']) : DEFAULT_SEEDS;
   const driftText = args.own['drift-questions'] ?? '0';
   const driftQuestions = Number(driftText);
-  if (!Number.isInteger(driftQuestions) || driftQuestions < 0) throw new ConfigError(`--drift-questions: '${driftText}' is not allowed; use an integer >= 0`);
+  if (!Number.isInteger(driftQuestions) || driftQuestions < 0)
+    throw new ConfigError(`--drift-questions: '${driftText}' is not allowed; use an integer >= 0`);
   const probeText = args.own['probe-questions'] ?? '40';
   const probeQuestionCount = Number(probeText);
-  if (!Number.isInteger(probeQuestionCount) || probeQuestionCount < 0) throw new ConfigError(`--probe-questions: '${probeText}' is not allowed; use an integer >= 0`);
+  if (!Number.isInteger(probeQuestionCount) || probeQuestionCount < 0)
+    throw new ConfigError(`--probe-questions: '${probeText}' is not allowed; use an integer >= 0`);
   const resume = args.own['resume'] === 'true';
   const jobs = planExperiment({ preset, arms, seeds, settings: args.settings });
   if (checkOutFolder(out, experimentOutRule(resume)) === 'own' && !resume) {
@@ -389,7 +523,15 @@ async function main(argv: string[]): Promise<number> {
   mkdirSync(out, { recursive: true });
 
   const engine = await Engine.create(nodeHost());
-  const exp = new Experiment(engine, out, jobs, { resume, driftQuestions, probeQuestions: probeQuestionCount, preset, settings: args.settings, arms, seeds });
+  const exp = new Experiment(engine, out, jobs, {
+    resume,
+    driftQuestions,
+    probeQuestions: probeQuestionCount,
+    preset,
+    settings: args.settings,
+    arms,
+    seeds,
+  });
   await exp.check();
   const c = jobs.find((j) => j.train)?.config ?? jobs[0]!.config;
   const env = exp.env(c);
@@ -411,18 +553,26 @@ async function main(argv: string[]): Promise<number> {
   }
   engine.destroy();
   if (!finished) {
-    console.log(`experiment: stopped; ${exp.results.length} of ${jobs.length} runs finished (results.md has them); continue with --resume`);
+    console.log(
+      `experiment: stopped; ${exp.results.length} of ${jobs.length} runs finished (results.md has them); continue with --resume`,
+    );
     return 130;
   }
   console.log(`\n${readFileSync(join(out, 'results.md'), 'utf8')}`);
-  console.log(`experiment: done in ${formatTime((Date.now() - t0) / 1000)}; ${join(out, 'results.md')}, em_by_iteration.svg, drift.svg`);
+  console.log(
+    `experiment: done in ${formatTime((Date.now() - t0) / 1000)}; ${join(out, 'results.md')}, em_by_iteration.svg, drift.svg`,
+  );
   return 0;
 }
 
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err) => {
-    console.error(err instanceof ConfigError ? `${err.message}\n(npm run experiment -- --help lists the options)` : (err as Error).message);
+    console.error(
+      err instanceof ConfigError
+        ? `${err.message}\n(npm run experiment -- --help lists the options)`
+        : (err as Error).message,
+    );
     process.exit(1);
   },
 );

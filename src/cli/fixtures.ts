@@ -10,7 +10,9 @@ async function main(): Promise<number> {
   const dir = resolve(process.argv[2] ?? '../shared/fixtures');
   let files: string[];
   try {
-    files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+    files = readdirSync(dir)
+      .filter((f) => f.endsWith('.json'))
+      .sort();
   } catch {
     console.error(`fixtures: cannot read folder '${dir}'. Usage: npm run -s fixtures -- <folder of *.json cases>`);
     return 2;

@@ -3,7 +3,7 @@
 // a reader never sees half a file, and since saveCheckpoint writes the pointer last, a power loss cannot
 // leave a pointer to a slot whose files are not on the disk. Errors name the file and the cause.
 import { existsSync } from 'node:fs';
-import { mkdir, open, readFile, readdir, rename, rm } from 'node:fs/promises';
+import { type FileHandle, mkdir, open, readFile, readdir, rename, rm } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import type { RunStorage } from '../selfplay/storage.ts';
 import { withPathAsync } from './fs-errors.ts';
@@ -81,7 +81,7 @@ export class DirStorage implements RunStorage {
 
 /** fsync of a folder, so a rename in it is on the disk; skipped where folders cannot be opened (Windows). */
 async function syncFolder(dir: string): Promise<void> {
-  let f;
+  let f: FileHandle;
   try {
     f = await open(dir, 'r');
   } catch {

@@ -7,7 +7,14 @@ import { join } from 'node:path';
 import type { PretrainOptions } from '../pretrain/run.ts';
 import { scanArgs } from './args.ts';
 import type { OutRule } from './out-folder.ts';
-import { PRETRAIN_DEFAULTS, PRETRAIN_FIELDS, pretrainProblems, settingsToOptions, type PretrainKey, type PretrainSettings } from '../pretrain/settings.ts';
+import {
+  PRETRAIN_DEFAULTS,
+  PRETRAIN_FIELDS,
+  pretrainProblems,
+  settingsToOptions,
+  type PretrainKey,
+  type PretrainSettings,
+} from '../pretrain/settings.ts';
 
 const KEYS = Object.keys(PRETRAIN_FIELDS) as PretrainKey[];
 const d = PRETRAIN_DEFAULTS;
@@ -15,8 +22,14 @@ const d = PRETRAIN_DEFAULTS;
 /** The CLI's own options, [flag and argument, help]. */
 const OWN_LINES: [string, string][] = [
   ['--out DIR', 'model folder to write (default public/models/piplay-tiny)'],
-  ['--from DIR', 'continue training this model folder (weights and tokenizer; --size and --vocab are\nthen ignored); give another --seed so it reads text it has not seen'],
-  ['--world-out DIR', "where the default world's corpus.jsonl and eval.jsonl go (default public/worlds/default; '' to skip)"],
+  [
+    '--from DIR',
+    'continue training this model folder (weights and tokenizer; --size and --vocab are\nthen ignored); give another --seed so it reads text it has not seen',
+  ],
+  [
+    '--world-out DIR',
+    "where the default world's corpus.jsonl and eval.jsonl go (default public/worlds/default; '' to skip)",
+  ],
   ['--check N', 'greedy rollouts on N 1-hop eval questions of the default world afterwards (default 25; 0 skips)'],
 ];
 
@@ -26,7 +39,8 @@ function settingLines(): [string, string][] {
   for (const k of KEYS) {
     const f = PRETRAIN_FIELDS[k];
     if (k === 'hidden') lines.push(['--size HxL', `hidden width x layers (default ${d.hidden}x${d.layers})`]);
-    else if (f.flag && f.flag !== 'size') lines.push([`--${f.flag} ${f.integer ? 'N' : 'X'}`, `${f.cliHelp ?? f.help} (default ${d[k]})`]);
+    else if (f.flag && f.flag !== 'size')
+      lines.push([`--${f.flag} ${f.integer ? 'N' : 'X'}`, `${f.cliHelp ?? f.help} (default ${d[k]})`]);
   }
   return lines;
 }
@@ -34,7 +48,8 @@ function settingLines(): [string, string][] {
 function usage(): string {
   const lines = [...settingLines(), ...OWN_LINES];
   const width = Math.max(...lines.map(([flag]) => flag.length)) + 2;
-  const line = ([flag, help]: [string, string]) => `  ${flag.padEnd(width)}${help.replaceAll('\n', `\n  ${' '.repeat(width)}`)}`;
+  const line = ([flag, help]: [string, string]) =>
+    `  ${flag.padEnd(width)}${help.replaceAll('\n', `\n  ${' '.repeat(width)}`)}`;
   return ['usage: npm run pretrain -- [options]', ...lines.map(line)].join('\n');
 }
 
@@ -75,7 +90,10 @@ export function parsePretrainArgs(argv: string[]): PretrainArgs | 'help' {
     [s.hidden, s.layers] = size.map(number) as [number, number];
   }
   const problems = pretrainProblems(s);
-  if (problems.size) throw new Error([...[...problems].map(([k, why]) => `--${PRETRAIN_FIELDS[k].flag}: ${why}`), PRETRAIN_USAGE].join('\n'));
+  if (problems.size)
+    throw new Error(
+      [...[...problems].map(([k, why]) => `--${PRETRAIN_FIELDS[k].flag}: ${why}`), PRETRAIN_USAGE].join('\n'),
+    );
 
   const from = value('from');
   const check = value('check');

@@ -27,7 +27,6 @@ function bar(log: StepLog): string {
   );
 }
 
-
 /** Adds the model to public/models/index.json, the list of embedded models the page offers. */
 function listEmbedded(out: string): void {
   if (basename(dirname(out)) !== 'models') return;
@@ -38,7 +37,10 @@ function listEmbedded(out: string): void {
   const name = basename(out);
   if (names.some((x) => x === name || (x as { name?: string } | null)?.name === name)) return;
   names.push(name);
-  writeFileSync(index, JSON.stringify(Array.isArray(list) ? names : { ...(list as object), models: names }, null, 2) + '\n');
+  writeFileSync(
+    index,
+    JSON.stringify(Array.isArray(list) ? names : { ...(list as object), models: names }, null, 2) + '\n',
+  );
 }
 
 async function main(): Promise<number> {
@@ -56,7 +58,10 @@ async function main(): Promise<number> {
   // Both folders are checked before hours of training, and before a byte is written.
   checkOutFolder(out, PRETRAIN_OUT_RULE);
   if (worldOut) checkOutFolder(resolve(worldOut), WORLD_OUT_RULE);
-  const command = `npm run pretrain -- ${process.argv.slice(2).map((a) => (/^[\w./=:-]+$/.test(a) ? a : `'${a}'`)).join(' ')}`.trim();
+  const command = `npm run pretrain -- ${process.argv
+    .slice(2)
+    .map((a) => (/^[\w./=:-]+$/.test(a) ? a : `'${a}'`))
+    .join(' ')}`.trim();
 
   const e = await Engine.create(nodeHost());
   console.log(`pretrain: ${e.info.description} (${e.info.host}); ${JSON.stringify(opts)}`);
@@ -79,7 +84,9 @@ async function main(): Promise<number> {
   const last = result.logs[result.logs.length - 1]!;
   const tail = result.logs.slice(-5);
   const tailLoss = tail.reduce((a, l) => a + l.loss, 0) / tail.length;
-  console.log(`pretrain: ${result.params} parameters, ${result.stats.tokens} tokens (${result.stats.targets} targets), ${formatTime(wall)}; final loss ${last.loss.toFixed(3)} (mean of the last ${tail.length} logs ${tailLoss.toFixed(3)}); wrote ${out}`);
+  console.log(
+    `pretrain: ${result.params} parameters, ${result.stats.tokens} tokens (${result.stats.targets} targets), ${formatTime(wall)}; final loss ${last.loss.toFixed(3)} (mean of the last ${tail.length} logs ${tailLoss.toFixed(3)}); wrote ${out}`,
+  );
 
   let check: CheckSummary | null = null;
   let copy: CopyCheck | null = null;
@@ -87,7 +94,9 @@ async function main(): Promise<number> {
   if (checkN > 0) {
     const t = Date.now();
     const world = generateWorld({ seed: DEFAULT_WORLD_SEED });
-    const questions = makeEvalSet(world).filter((q) => q.hops === 1).slice(0, checkN);
+    const questions = makeEvalSet(world)
+      .filter((q) => q.hops === 1)
+      .slice(0, checkN);
     const results = await checkStudent(result.model, result.tokenizer, world.passages, questions);
     check = summarise(results);
     copy = await checkCopying(result.model, result.tokenizer, world, questions);
@@ -109,7 +118,9 @@ async function main(): Promise<number> {
     '|---|---|',
     `| command | \`${command}\` |`,
     `| seed | ${opts.seed} |`,
-    ...(args.from ? [`| started from | the weights and tokenizer of \`${args.from}\` (TRAINING.md there says how it was made) |`] : []),
+    ...(args.from
+      ? [`| started from | the weights and tokenizer of \`${args.from}\` (TRAINING.md there says how it was made) |`]
+      : []),
     `| steps | ${opts.steps} (batch ${opts.batch} x seq ${opts.seq}, peak lr ${opts.lr}, warm-up + cosine) |`,
     `| model | hidden ${result.cfg.hidden}, layers ${result.cfg.layers}, heads ${result.cfg.heads}/${result.cfg.kvHeads} kv, MLP ${result.cfg.intermediate}, vocab ${result.cfg.vocabSize}, tied embeddings |`,
     `| parameters | ${result.params} |`,
@@ -133,7 +144,9 @@ async function main(): Promise<number> {
     '',
     '| step | loss | lr |',
     '|---|---|---|',
-    ...result.logs.filter((_, i, a) => i % Math.max(1, Math.floor(a.length / 20)) === 0 || i === a.length - 1).map((l) => `| ${l.step} | ${l.loss.toFixed(3)} | ${l.lr.toExponential(2)} |`),
+    ...result.logs
+      .filter((_, i, a) => i % Math.max(1, Math.floor(a.length / 20)) === 0 || i === a.length - 1)
+      .map((l) => `| ${l.step} | ${l.loss.toFixed(3)} | ${l.lr.toExponential(2)} |`),
     '',
   ].join('\n');
   writeFileSync(join(out, 'TRAINING.md'), md);

@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path';
 import { PRIVILEGED_MODES, type PrivilegedMode } from '../env/prompts.ts';
 import { Engine } from '../gpu/engine.ts';
 import { nodeHost } from '../gpu/host/node.ts';
-import { CausalLM } from '../model/decoder.ts';
+import type { CausalLM } from '../model/decoder.ts';
 import { ConfigError, makeConfig, optionHelp, type PresetName, type SelfPlayConfig } from '../selfplay/config.ts';
 import { examinerProbeTable, probeTable } from '../experiment/markdown.ts';
 import type { BaseModel } from '../selfplay/base-model.ts';
@@ -24,18 +24,22 @@ const USAGE = [
   'usage: npm run probe -- --model FOLDER [--preset demo] [--questions N] [--modes full,partial,gt] [--examiner-questions N] [--<setting> value ...]',
   '       npm run probe -- --run DIR [--questions N] [--modes ...] [--examiner-questions N]',
   '  --model DIR      an HF model folder: student, teacher and examiner are its weights (as at the start of training)',
-  "  --run DIR        a run folder of npm run train: its latest student, teacher and examiner",
+  '  --run DIR        a run folder of npm run train: its latest student, teacher and examiner',
   '  --questions N    world-generated training questions for the teacher probe (default 40; never the held-out set; 0: skip it)',
   `  --modes LIST     privileged modes to compare with the student's prompt (default full,partial,gt; any of ${PRIVILEGED_MODES.filter((m) => m !== 'none').join(', ')})`,
   '  --examiner-questions N  questions the examiner writes for the examiner probe (default 40; 0: skip it)',
-  '  --probe-seed N   seed of the questions and the student\'s sampled rollouts (default 7)',
+  "  --probe-seed N   seed of the questions and the student's sampled rollouts (default 7)",
   '  --json           print the result as JSON as well',
   'settings for --model:',
   ...optionHelp(),
 ].join('\n');
 
 async function main(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, ['run', 'model', 'preset', 'questions', 'modes', 'probe-seed', 'examiner-questions'], ['help', 'json']);
+  const args = parseArgs(
+    argv,
+    ['run', 'model', 'preset', 'questions', 'modes', 'probe-seed', 'examiner-questions'],
+    ['help', 'json'],
+  );
   if (args.own['help']) {
     console.log(USAGE);
     return 0;
@@ -43,14 +47,22 @@ async function main(argv: string[]): Promise<number> {
   const { run: runDir, model: modelDir } = args.own;
   if (Boolean(runDir) === Boolean(modelDir)) throw new ConfigError('give exactly one of --run DIR and --model FOLDER');
   const count = Number(args.own['questions'] ?? 40);
-  if (!Number.isInteger(count) || count < 0) throw new ConfigError(`--questions: '${args.own['questions']}' is not allowed; use an integer >= 0`);
+  if (!Number.isInteger(count) || count < 0)
+    throw new ConfigError(`--questions: '${args.own['questions']}' is not allowed; use an integer >= 0`);
   const examinerCount = Number(args.own['examiner-questions'] ?? 40);
-  if (!Number.isInteger(examinerCount) || examinerCount < 0) throw new ConfigError(`--examiner-questions: '${args.own['examiner-questions']}' is not allowed; use an integer >= 0`);
+  if (!Number.isInteger(examinerCount) || examinerCount < 0)
+    throw new ConfigError(
+      `--examiner-questions: '${args.own['examiner-questions']}' is not allowed; use an integer >= 0`,
+    );
   const seed = Number(args.own['probe-seed'] ?? 7);
-  if (!Number.isInteger(seed) || seed < 0) throw new ConfigError(`--probe-seed: '${args.own['probe-seed']}' is not allowed; use an integer >= 0`);
+  if (!Number.isInteger(seed) || seed < 0)
+    throw new ConfigError(`--probe-seed: '${args.own['probe-seed']}' is not allowed; use an integer >= 0`);
   const modes = (args.own['modes'] ?? 'full,partial,gt').split(',').map((m) => m.trim()) as PrivilegedMode[];
   for (const m of modes) {
-    if (!PRIVILEGED_MODES.includes(m) || m === 'none') throw new ConfigError(`--modes: '${m}' is not allowed; use a list of ${PRIVILEGED_MODES.filter((x) => x !== 'none').join(', ')}`);
+    if (!PRIVILEGED_MODES.includes(m) || m === 'none')
+      throw new ConfigError(
+        `--modes: '${m}' is not allowed; use a list of ${PRIVILEGED_MODES.filter((x) => x !== 'none').join(', ')}`,
+      );
   }
 
   const engine = await Engine.create(nodeHost());
@@ -62,11 +74,15 @@ async function main(argv: string[]): Promise<number> {
   let base: BaseModel;
   let env: Environment;
   if (runDir) {
-    if (Object.keys(args.settings).length) throw new ConfigError("--run probes with the run's own settings; drop the other settings");
+    if (Object.keys(args.settings).length)
+      throw new ConfigError("--run probes with the run's own settings; drop the other settings");
     const run = await openRun(engine, runDir);
     ({ config, env, base } = run);
     const policies = run.policies;
-    if (!policies.teacher && count > 0) throw new ConfigError(`--run: ${resolve(runDir)} has no teacher (privileged 'none'); probe its exported student with --model ${join(resolve(runDir), 'student')}, or only its examiner with --questions 0`);
+    if (!policies.teacher && count > 0)
+      throw new ConfigError(
+        `--run: ${resolve(runDir)} has no teacher (privileged 'none'); probe its exported student with --model ${join(resolve(runDir), 'student')}, or only its examiner with --questions 0`,
+      );
     student = policies.student;
     teacher = policies.teacher;
     examiner = policies.examiner;
@@ -102,7 +118,9 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err) => {
-    console.error(err instanceof ConfigError ? `${err.message}\n(npm run probe -- --help lists the options)` : (err as Error).stack);
+    console.error(
+      err instanceof ConfigError ? `${err.message}\n(npm run probe -- --help lists the options)` : (err as Error).stack,
+    );
     process.exit(1);
   },
 );

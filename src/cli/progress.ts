@@ -3,7 +3,11 @@ import type { EvalMetrics, RunEvent, StepMetrics } from '../selfplay/events.ts';
 
 export function formatTime(s: number): string {
   if (!Number.isFinite(s)) return '?';
-  return s >= 3600 ? `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m` : s >= 60 ? `${Math.floor(s / 60)}m${String(Math.round(s % 60)).padStart(2, '0')}s` : `${s.toFixed(0)}s`;
+  return s >= 3600
+    ? `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`
+    : s >= 60
+      ? `${Math.floor(s / 60)}m${String(Math.round(s % 60)).padStart(2, '0')}s`
+      : `${s.toFixed(0)}s`;
 }
 
 function num(v: number): string {
@@ -21,7 +25,9 @@ export function metricsLine(m: StepMetrics): string {
 }
 
 export function evalLine(m: EvalMetrics, label?: string): string {
-  const hops = Object.entries(m.emByHop).map(([h, v]) => `${h}-hop ${(100 * v).toFixed(1)}%`).join(' ');
+  const hops = Object.entries(m.emByHop)
+    .map(([h, v]) => `${h}-hop ${(100 * v).toFixed(1)}%`)
+    .join(' ');
   const when = label ?? (m.iteration < 0 ? 'before training' : `after iteration ${m.iteration + 1}`);
   return `eval ${when} | EM ${(100 * m.em).toFixed(1)}% (${hops}) n ${m.n} searches/rollout ${num(m.searchesPerRollout)} redundancy ${num(m.redundancy)}`;
 }

@@ -8,7 +8,12 @@ import type { RunEvent } from '../selfplay/events.ts';
 import { withPath } from './fs-errors.ts';
 import { readJson, type OutRule } from './out-folder.ts';
 
-export const LOGS = { metrics: 'metrics.jsonl', questions: 'questions.jsonl', rollouts: 'rollouts.jsonl', eval: 'eval.jsonl' } as const;
+export const LOGS = {
+  metrics: 'metrics.jsonl',
+  questions: 'questions.jsonl',
+  rollouts: 'rollouts.jsonl',
+  eval: 'eval.jsonl',
+} as const;
 export type LogName = keyof typeof LOGS;
 
 /** Everything `npm run train` writes at the top of its run folder. */

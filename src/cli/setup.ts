@@ -26,7 +26,12 @@ function readText(path: string, flag: string): string {
 /** The corpus ('world' or a JSONL file; errors name the file and line) and the held-out questions. */
 export function buildEnvironment(c: SelfPlayConfig): Environment {
   let evalSet: EvalQuestion[] | null = null;
-  if (c.evalSet) evalSet = parseEvalSetJsonl(readText(c.evalSet, 'eval-set'), c.evalSet).map((q) => ({ question: q.question, answers: q.answers, hops: q.hops }));
+  if (c.evalSet)
+    evalSet = parseEvalSetJsonl(readText(c.evalSet, 'eval-set'), c.evalSet).map((q) => ({
+      question: q.question,
+      answers: q.answers,
+      hops: q.hops,
+    }));
   if (c.corpus === 'world') {
     const env = Environment.fromWorld(c);
     return evalSet ? new Environment(env.passages, evalSet, c.retrievalTopK, env.world) : env;
@@ -73,7 +78,10 @@ export async function previewBase(c: SelfPlayConfig, env: Environment): Promise<
 }
 
 /** A model folder (or 'random-tiny') as the config names it, with its corpus, on the device. */
-export async function openModel(e: Engine, config: SelfPlayConfig): Promise<{ env: Environment; base: BaseModel; model: CausalLM }> {
+export async function openModel(
+  e: Engine,
+  config: SelfPlayConfig,
+): Promise<{ env: Environment; base: BaseModel; model: CausalLM }> {
   const env = buildEnvironment(config);
   const base = await buildBase(e, config, env);
   return { env, base, model: CausalLM.fromHost(e, base.cfg, (name) => base.weights.get(name)) };

@@ -8,7 +8,14 @@ import { Engine } from '../gpu/engine.ts';
 import { nodeHost } from '../gpu/host/node.ts';
 import { exportModel } from '../model/io.ts';
 import { latestCheckpoint, NonFiniteCheckpointError } from '../selfplay/checkpoint.ts';
-import { ConfigError, makeConfig, optionHelp, PRESETS, type PresetName, type SelfPlayConfig } from '../selfplay/config.ts';
+import {
+  ConfigError,
+  makeConfig,
+  optionHelp,
+  PRESETS,
+  type PresetName,
+  type SelfPlayConfig,
+} from '../selfplay/config.ts';
 import { NonFiniteLossError } from '../selfplay/context.ts';
 import { SelfPlayRun } from '../selfplay/loop.ts';
 import { measurePrompts } from '../selfplay/prompt-lengths.ts';
@@ -52,7 +59,9 @@ async function main(argv: string[]): Promise<number> {
     if (!cp) throw new ConfigError(`--resume: ${out} holds no checkpoint to resume`);
     const given = Object.keys(args.settings);
     if (given.length || args.own['preset']) {
-      throw new ConfigError(`--resume continues with the settings stored in the checkpoint; drop ${given.length ? given.join(', ') : '--preset'}`);
+      throw new ConfigError(
+        `--resume continues with the settings stored in the checkpoint; drop ${given.length ? given.join(', ') : '--preset'}`,
+      );
     }
     config = cp.state.config;
   } else {
@@ -124,11 +133,16 @@ async function main(argv: string[]): Promise<number> {
   );
   if (!run.done) {
     await run.checkpoint();
-    console.log(`train: stopped at iteration ${run.cursor.iteration + 1}, ${run.cursor.stage} step ${run.cursor.step}; continue with --resume`);
+    console.log(
+      `train: stopped at iteration ${run.cursor.iteration + 1}, ${run.cursor.stage} step ${run.cursor.step}; continue with --resume`,
+    );
     return 130;
   }
   // Under LoRA the student is the shared base with the student's adapters: the export merges those in.
-  const files = await exportModel(run.ctx.policies.student, { extraFiles: base.tokenizerFiles, config: base.configJson });
+  const files = await exportModel(run.ctx.policies.student, {
+    extraFiles: base.tokenizerFiles,
+    config: base.configJson,
+  });
   const dir = join(out, 'student');
   withPath('create', dir, () => mkdirSync(dir, { recursive: true }));
   for (const [name, bytes] of files) withPath('write', join(dir, name), () => writeFileSync(join(dir, name), bytes));
@@ -144,7 +158,11 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err) => {
-    console.error(err instanceof ConfigError ? `${err.message}\n(npm run train -- --help lists the options)` : (err as Error).message);
+    console.error(
+      err instanceof ConfigError
+        ? `${err.message}\n(npm run train -- --help lists the options)`
+        : (err as Error).message,
+    );
     process.exit(1);
   },
 );

@@ -24,7 +24,10 @@ export class JsonlParseError extends Error {
  * Splits JSONL text into (1-based line number, parsed object) pairs, skipping blank lines; tolerates a
  * BOM and CRLF line ends. Throws JsonlParseError for a line that is not a JSON object.
  */
-export function parseJsonlObjects(text: string, sourceName: string): { line: number; value: Record<string, unknown> }[] {
+export function parseJsonlObjects(
+  text: string,
+  sourceName: string,
+): { line: number; value: Record<string, unknown> }[] {
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   const lines = body.split('\n');
   const out: { line: number; value: Record<string, unknown> }[] = [];
@@ -67,7 +70,8 @@ export function parseCorpusJsonl(text: string, sourceName: string): Passage[] {
     const title = requireString(value, 'title', sourceName, line);
     const body = requireString(value, 'text', sourceName, line);
     const first = seen.get(id);
-    if (first !== undefined) throw new JsonlParseError(sourceName, line, `duplicate id "${id}" (first on line ${first})`);
+    if (first !== undefined)
+      throw new JsonlParseError(sourceName, line, `duplicate id "${id}" (first on line ${first})`);
     seen.set(id, line);
     passages.push({ id, title, text: body });
   }
@@ -76,7 +80,10 @@ export function parseCorpusJsonl(text: string, sourceName: string): Passage[] {
 
 /** The corpus as JSONL: one `{"id","title","text"}` object per line, with a final newline. */
 export function corpusToJsonl(passages: readonly Passage[]): string {
-  return passages.map((p) => JSON.stringify({ id: p.id, title: p.title, text: p.text })).join('\n') + (passages.length ? '\n' : '');
+  return (
+    passages.map((p) => JSON.stringify({ id: p.id, title: p.title, text: p.text })).join('\n') +
+    (passages.length ? '\n' : '')
+  );
 }
 
 /** id -> passage. */

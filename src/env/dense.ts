@@ -32,12 +32,14 @@ export class DenseIndex {
     for (let i = 0; i < passages.length; i += batch) {
       const texts = passages.slice(i, i + batch).map(passageText);
       const got = await embed(texts);
-      if (got.length !== texts.length) throw new Error(`dense retrieval: the embedder returned ${got.length} vectors for ${texts.length} passages`);
+      if (got.length !== texts.length)
+        throw new Error(`dense retrieval: the embedder returned ${got.length} vectors for ${texts.length} passages`);
       vectors.push(...got);
       opts.onProgress?.(vectors.length, passages.length);
     }
     const dim = vectors[0]?.length ?? 0;
-    if (vectors.some((v) => v.length !== dim)) throw new Error('dense retrieval: the embedder returned vectors of different sizes');
+    if (vectors.some((v) => v.length !== dim))
+      throw new Error('dense retrieval: the embedder returned vectors of different sizes');
     return new DenseIndex(passages, vectors, embed);
   }
 
@@ -49,7 +51,11 @@ export class DenseIndex {
 }
 
 /** Indices and dot products of the k vectors most similar to `q`, best first, ties by index. */
-export function topByDot(q: Float32Array, vectors: readonly Float32Array[], k: number): { index: number; score: number }[] {
+export function topByDot(
+  q: Float32Array,
+  vectors: readonly Float32Array[],
+  k: number,
+): { index: number; score: number }[] {
   const scored = vectors.map((v, index) => {
     let s = 0;
     for (let d = 0; d < q.length; d++) s += q[d]! * v[d]!;
@@ -67,7 +73,10 @@ export function transformersEmbedder(modelId: string): Embedder {
   let extractor: Promise<(texts: string[], o: object) => Promise<{ tolist(): number[][] }>> | null = null;
   return async (texts) => {
     extractor ??= import('@huggingface/transformers').then(
-      (t) => t.pipeline('feature-extraction', modelId) as unknown as Promise<(texts: string[], o: object) => Promise<{ tolist(): number[][] }>>,
+      (t) =>
+        t.pipeline('feature-extraction', modelId) as unknown as Promise<
+          (texts: string[], o: object) => Promise<{ tolist(): number[][] }>
+        >,
     );
     let run: Awaited<typeof extractor>;
     try {

@@ -100,8 +100,19 @@ export interface Qcp {
 }
 
 /** The QCP of a parsed examiner rollout: its source, the searches the tool answered (query and reply), question and answer. */
-export function qcpFromExaminer(source: Doc, hops: number, parsed: Pick<ExaminerOutput, 'question' | 'answer'>, searches: readonly { query: string; information: string }[]): Qcp {
-  return { source, hops, searches: searches.map((s) => ({ query: s.query, information: s.information })), question: parsed.question, answer: parsed.answer };
+export function qcpFromExaminer(
+  source: Doc,
+  hops: number,
+  parsed: Pick<ExaminerOutput, 'question' | 'answer'>,
+  searches: readonly { query: string; information: string }[],
+): Qcp {
+  return {
+    source,
+    hops,
+    searches: searches.map((s) => ({ query: s.query, information: s.information })),
+    question: parsed.question,
+    answer: parsed.answer,
+  };
 }
 
 /** ALGORITHM.md section 6: full QCP (default), partial QCP, answer only, answer + hop count, none. */
@@ -157,7 +168,9 @@ export function partialQcp(qcp: Qcp, options: PrivilegedOptions): PartialQcp {
   const cut = (i: number) => firstWords(texts[i]!, kept[i]!);
   return {
     source: kept[0]! > 0 ? { title: qcp.source.title, text: cut(0) } : null,
-    searches: qcp.searches.flatMap((s, j) => (kept[j + 1]! > 0 ? [{ number: j + 1, query: s.query, information: cut(j + 1) }] : [])),
+    searches: qcp.searches.flatMap((s, j) =>
+      kept[j + 1]! > 0 ? [{ number: j + 1, query: s.query, information: cut(j + 1) }] : [],
+    ),
   };
 }
 
@@ -173,10 +186,16 @@ export function privilegedBlock(qcp: Qcp, mode: PrivilegedMode, options: Privile
     case 'full':
     case 'partial': {
       const path: PartialQcp =
-        mode === 'full' ? { source: qcp.source, searches: qcp.searches.map((s, j) => ({ number: j + 1, ...s })) } : partialQcp(qcp, options);
+        mode === 'full'
+          ? { source: qcp.source, searches: qcp.searches.map((s, j) => ({ number: j + 1, ...s })) }
+          : partialQcp(qcp, options);
       const lines = [PRIVILEGED_HEADER];
       if (path.source) lines.push(`Source document: ${formatSource(path.source)}`);
-      for (const s of path.searches) lines.push(`Search ${s.number}: ${oneLine(s.query)}`, `${INFORMATION_OPEN}${s.information}${INFORMATION_CLOSE}`);
+      for (const s of path.searches)
+        lines.push(
+          `Search ${s.number}: ${oneLine(s.query)}`,
+          `${INFORMATION_OPEN}${s.information}${INFORMATION_CLOSE}`,
+        );
       lines.push(`Question: ${oneLine(qcp.question)}`, `Answer: ${oneLine(qcp.answer)}`);
       return lines.join('\n') + '\n';
     }

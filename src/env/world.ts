@@ -6,7 +6,14 @@ export { WorldIndex } from './world/index.ts';
 export { entityCounts, OCCUPATIONS, ORG_KINDS } from './world/entities.ts';
 export { shortName } from './world/render.ts';
 export { worldQcp } from './world/qcp.ts';
-export { auditQuestion, readQuestion, QUESTION_VERDICTS, type QuestionAudit, type QuestionReading, type QuestionVerdict } from './world/audit.ts';
+export {
+  auditQuestion,
+  readQuestion,
+  QUESTION_VERDICTS,
+  type QuestionAudit,
+  type QuestionReading,
+  type QuestionVerdict,
+} from './world/audit.ts';
 export {
   STEPS,
   stepDef,

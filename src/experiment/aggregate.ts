@@ -61,7 +61,9 @@ export interface SignalPoint {
 export function signalOf(metrics: readonly StepMetrics[], iterations: number): SignalPoint[] {
   /** The metric's mean over the iteration's steps of the stage; undefined when it was not logged. */
   const meanOf = (stage: string, it: number, key: string) => {
-    const xs = metrics.filter((m) => m.stage === stage && m.iteration === it && typeof m[key] === 'number').map((m) => m[key] as number);
+    const xs = metrics
+      .filter((m) => m.stage === stage && m.iteration === it && typeof m[key] === 'number')
+      .map((m) => m[key] as number);
     return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : undefined;
   };
   const avg = (stage: string, it: number, key: string) => meanOf(stage, it, key) ?? 0;
@@ -123,7 +125,13 @@ export interface ArmSummary {
   fallback: (Stat | null)[];
   validShare: (Stat | null)[];
   /** Index i: iteration i + 1's training signal over seeds (null for the base arm). */
-  signal: { rightShare: Stat | null; solvableShare: Stat | null; learnableShare: Stat | null; studentReward: Stat | null; distill: Stat | null }[];
+  signal: {
+    rightShare: Stat | null;
+    solvableShare: Stat | null;
+    learnableShare: Stat | null;
+    studentReward: Stat | null;
+    distill: Stat | null;
+  }[];
   /** Seeds whose run stopped with an error, and the message. */
   errors: { seed: number; error: string }[];
   seconds: Stat | null;
@@ -136,10 +144,12 @@ function summarise(evals: readonly (EvalMetrics | undefined)[], hops: readonly s
   return {
     em: stat(got.map((e) => e.em)),
     byHop,
-    multiHop: stat(got.flatMap((e) => {
-      const m = multiHopEm(e);
-      return m === null ? [] : [m];
-    })),
+    multiHop: stat(
+      got.flatMap((e) => {
+        const m = multiHopEm(e);
+        return m === null ? [] : [m];
+      }),
+    ),
     searches: stat(got.map((e) => e.searchesPerRollout)),
     redundancy: stat(got.map((e) => e.redundancy)),
   };
@@ -164,27 +174,44 @@ export function aggregate(results: readonly SeedResult[], arms: readonly string[
     if (rs.length === 0) continue;
     const trained = rs[0]!.trained;
     const at = (r: SeedResult, it: number) => r.evals.find((e) => e.iteration === it);
-    const start = summarise(rs.map((r) => at(r, -1)), hops);
+    const start = summarise(
+      rs.map((r) => at(r, -1)),
+      hops,
+    );
     const iters = Array.from({ length: iterations }, (_, i) => i);
-    const byIteration = iters.map((i) => (trained ? summarise(rs.map((r) => at(r, i)), hops) : start));
+    const byIteration = iters.map((i) =>
+      trained
+        ? summarise(
+            rs.map((r) => at(r, i)),
+            hops,
+          )
+        : start,
+    );
     const drift = iters.map((i) => {
       const pts = rs.flatMap((r) => r.drift.filter((d) => d.iteration === i));
       return { em: stat(pts.filter((d) => d.n > 0).map((d) => d.em)), questions: pts.reduce((s, d) => s + d.n, 0) };
     });
-    const gen = (f: (g: GenerationPoint) => number) => iters.map((i) => stat(rs.flatMap((r) => r.generation.filter((g) => g.iteration === i).map(f))));
+    const gen = (f: (g: GenerationPoint) => number) =>
+      iters.map((i) => stat(rs.flatMap((r) => r.generation.filter((g) => g.iteration === i).map(f))));
     out.push({
       arm,
       trained,
       seeds: rs.map((r) => r.seed),
       start,
-      final: trained ? summarise(rs.map((r) => at(r, iterations - 1)), hops) : start,
+      final: trained
+        ? summarise(
+            rs.map((r) => at(r, iterations - 1)),
+            hops,
+          )
+        : start,
       byIteration,
       drift: trained ? drift : iters.map(() => ({ em: null, questions: 0 })),
       fallback: trained ? gen((g) => g.fallbackShare) : iters.map(() => null),
       validShare: trained ? gen((g) => g.validShare) : iters.map(() => null),
       signal: iters.map((i) => {
         const pts = trained ? rs.flatMap((r) => (r.signal ?? []).filter((p) => p.iteration === i)) : [];
-        const present = (key: 'rightShare' | 'solvableShare' | 'learnableShare') => stat(pts.flatMap((p) => (p[key] === undefined ? [] : [p[key]])));
+        const present = (key: 'rightShare' | 'solvableShare' | 'learnableShare') =>
+          stat(pts.flatMap((p) => (p[key] === undefined ? [] : [p[key]])));
         return {
           rightShare: present('rightShare'),
           solvableShare: present('solvableShare'),
@@ -202,7 +229,9 @@ export function aggregate(results: readonly SeedResult[], arms: readonly string[
 
 /** "Multi-hop" EM of one run's evaluation: the mean of its per-hop EMs for hops >= 2 (null without any). */
 export function multiHopEm(e: EvalMetrics): number | null {
-  const v = Object.entries(e.emByHop).filter(([h]) => Number(h) >= 2).map(([, x]) => x);
+  const v = Object.entries(e.emByHop)
+    .filter(([h]) => Number(h) >= 2)
+    .map(([, x]) => x);
   return v.length ? v.reduce((a, b) => a + b, 0) / v.length : null;
 }
 
@@ -216,7 +245,13 @@ export interface Claim {
   verdict: string;
 }
 
-export type Verdict = 'holds' | 'holds on the means, within seed noise' | 'no difference' | 'does not hold, within seed noise' | 'does not hold' | 'n/a';
+export type Verdict =
+  | 'holds'
+  | 'holds on the means, within seed noise'
+  | 'no difference'
+  | 'does not hold, within seed noise'
+  | 'does not hold'
+  | 'n/a';
 
 /**
  * Whether `a` > `b`. The difference counts as more than noise when it exceeds the larger of the two
@@ -255,16 +290,35 @@ export function claims(summaries: readonly ArmSummary[]): Claim[] {
   const gt = by('gt');
   const vs = (a: string, x: Stat | null, b: string, y: Stat | null, f = pct) => `${a} ${f(x)} vs ${b} ${f(y)}`;
   if (pi && dz) {
-    out.push({ claim: 'π-Play > Dr. Zero at equal steps (held-out EM)', numbers: vs('π-Play', pi.final.em, 'Dr. Zero', dz.final.em), verdict: greater(pi.final.em, dz.final.em) });
+    out.push({
+      claim: 'π-Play > Dr. Zero at equal steps (held-out EM)',
+      numbers: vs('π-Play', pi.final.em, 'Dr. Zero', dz.final.em),
+      verdict: greater(pi.final.em, dz.final.em),
+    });
     out.push({
       claim: 'π-Play > Dr. Zero on multi-hop questions (hops ≥ 2)',
       numbers: vs('π-Play', pi.final.multiHop, 'Dr. Zero', dz.final.multiHop),
       verdict: greater(pi.final.multiHop, dz.final.multiHop),
     });
   }
-  if (pi && partial) out.push({ claim: 'full QCP > partial QCP', numbers: vs('full', pi.final.em, 'partial', partial.final.em), verdict: greater(pi.final.em, partial.final.em) });
-  if (partial && gt) out.push({ claim: 'partial QCP > GT', numbers: vs('partial', partial.final.em, 'GT', gt.final.em), verdict: greater(partial.final.em, gt.final.em) });
-  if (gt && dz) out.push({ claim: 'GT ≈ none (Dr. Zero)', numbers: vs('GT', gt.final.em, 'none', dz.final.em), verdict: similar(gt.final.em, dz.final.em) });
+  if (pi && partial)
+    out.push({
+      claim: 'full QCP > partial QCP',
+      numbers: vs('full', pi.final.em, 'partial', partial.final.em),
+      verdict: greater(pi.final.em, partial.final.em),
+    });
+  if (partial && gt)
+    out.push({
+      claim: 'partial QCP > GT',
+      numbers: vs('partial', partial.final.em, 'GT', gt.final.em),
+      verdict: greater(partial.final.em, gt.final.em),
+    });
+  if (gt && dz)
+    out.push({
+      claim: 'GT ≈ none (Dr. Zero)',
+      numbers: vs('GT', gt.final.em, 'none', dz.final.em),
+      verdict: similar(gt.final.em, dz.final.em),
+    });
   for (const arm of [pi, dz]) {
     if (!arm || arm.drift.length < 2) continue;
     const first = arm.drift[0]!.em;
@@ -276,7 +330,11 @@ export function claims(summaries: readonly ArmSummary[]): Claim[] {
     });
   }
   if (pi && dz) {
-    out.push({ claim: 'π-Play searches less than Dr. Zero (searches per rollout)', numbers: vs('π-Play', pi.final.searches, 'Dr. Zero', dz.final.searches, plain), verdict: greater(dz.final.searches, pi.final.searches) });
+    out.push({
+      claim: 'π-Play searches less than Dr. Zero (searches per rollout)',
+      numbers: vs('π-Play', pi.final.searches, 'Dr. Zero', dz.final.searches, plain),
+      verdict: greater(dz.final.searches, pi.final.searches),
+    });
     out.push({
       claim: 'π-Play repeats fewer queries than Dr. Zero (redundancy)',
       numbers: vs('π-Play', pi.final.redundancy, 'Dr. Zero', dz.final.redundancy, plain),

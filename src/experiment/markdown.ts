@@ -63,7 +63,18 @@ export function probeTable(r: ProbeResult): string {
     `${r.questions} training questions; the student's sampled rollouts: EM ${pct1(r.studentEm)} (${r.rightAnswers} right), ${r.studentSearches.toFixed(2)} searches each.`,
     '',
     table(
-      ['prompt', 'greedy EM', 'searches', 'answered', 'P(search) at decision', 'P(answer) at decision', 'D per token', 'D at decision', 'answer gain, right', 'answer gain, wrong'],
+      [
+        'prompt',
+        'greedy EM',
+        'searches',
+        'answered',
+        'P(search) at decision',
+        'P(answer) at decision',
+        'D per token',
+        'D at decision',
+        'answer gain, right',
+        'answer gain, wrong',
+      ],
       r.rows.map((x) => [
         x.prompt,
         pct1(x.em),
@@ -81,27 +92,39 @@ export function probeTable(r: ProbeResult): string {
     'The distillation term of the teacher prompts: how much of the full-vocabulary KL the top-K term keeps (mean per token), and how much of it falls on the answer tokens:',
     '',
     table(
-      ['prompt', ...r.coverageKs.map((k) => `D at K = ${k}`), 'full-vocabulary KL', 'D per answer token', "answer tokens' share of D"],
+      [
+        'prompt',
+        ...r.coverageKs.map((k) => `D at K = ${k}`),
+        'full-vocabulary KL',
+        'D per answer token',
+        "answer tokens' share of D",
+      ],
       r.rows
         .filter((x) => x.prompt !== 'student')
-        .map((x) => [x.prompt, ...x.distillAtK.map(num3), num3(x.klFull), num3(x.distillAnswer), x.distillAnswerShare === null ? '—' : pct1(x.distillAnswerShare)]),
+        .map((x) => [
+          x.prompt,
+          ...x.distillAtK.map(num3),
+          num3(x.klFull),
+          num3(x.distillAnswer),
+          x.distillAnswerShare === null ? '—' : pct1(x.distillAnswerShare),
+        ]),
     ),
   ].join('\n');
 }
 
 /** What the probe's columns mean (for results.md and the README). */
 export const PROBE_EXPLAINED =
-  "World-generated training questions (never held-out ones), the base model as student and as teacher, as at the start of " +
+  'World-generated training questions (never held-out ones), the base model as student and as teacher, as at the start of ' +
   "training. Rows: the student's prompt, then the teacher's prompt with each privileged context. Greedy EM, searches and " +
   "answered: the prompt's own greedy rollouts (what the teacher would do itself). The other columns score the student's " +
-  "sampled rollouts (what distillation trains on): the probability of `<search>` and `<answer>` at the first decision (the " +
-  "first tag after the first `</think>`), the top-K distillation term D per token and at that decision, and the answer gain: " +
+  'sampled rollouts (what distillation trains on): the probability of `<search>` and `<answer>` at the first decision (the ' +
+  'first tag after the first `</think>`), the top-K distillation term D per token and at that decision, and the answer gain: ' +
   "the mean of log p(prompt) − log p(student) over the tokens of the student's `<answer>` span, for right and for wrong answers. " +
-  "A teacher that uses its context has a positive gain on right answers and a negative one on wrong answers, and searches as " +
-  "the student does; a teacher with a lower P(search) at the decision teaches the student to stop searching. " +
-  "The second table gives D at a few K beside the exact KL over the whole vocabulary (float64, on the host): the K buckets and " +
-  "the tail are a coarser split of the vocabulary, so D grows with K up to the full KL; where D at the configured K is close " +
-  "to the full KL, a larger K cannot change what the student learns. Its last columns give D over the tokens of the " +
+  'A teacher that uses its context has a positive gain on right answers and a negative one on wrong answers, and searches as ' +
+  'the student does; a teacher with a lower P(search) at the decision teaches the student to stop searching. ' +
+  'The second table gives D at a few K beside the exact KL over the whole vocabulary (float64, on the host): the K buckets and ' +
+  'the tail are a coarser split of the vocabulary, so D grows with K up to the full KL; where D at the configured K is close ' +
+  'to the full KL, a larger K cannot change what the student learns. Its last columns give D over the tokens of the ' +
   "student's `<answer>` spans (where the notes should matter) and their share of all of D.";
 
 /** The examiner probe's table (per hop count asked for, then all), and up to `examples` of its questions. */
@@ -109,7 +132,17 @@ export function examinerProbeTable(r: ExaminerProbeResult, examples = 6): string
   const shown = r.examples.slice(0, examples);
   return [
     table(
-      ['hops', 'questions', 'valid format', 'true', 'wrong answer', 'no single answer', 'unreadable', 'solvable (0<k<n)', 'student accuracy'],
+      [
+        'hops',
+        'questions',
+        'valid format',
+        'true',
+        'wrong answer',
+        'no single answer',
+        'unreadable',
+        'solvable (0<k<n)',
+        'student accuracy',
+      ],
       r.rows.map((x) => [
         String(x.hops),
         String(x.questions),
@@ -123,18 +156,21 @@ export function examinerProbeTable(r: ExaminerProbeResult, examples = 6): string
       ]),
     ),
     '',
-    ...shown.map((x) => `- ${x.hops}-hop, ${x.verdict}${x.n ? `, student ${x.k}/${x.n}` : ', not valid'}: ${JSON.stringify(x.question)} → ${JSON.stringify(x.answer)}`),
+    ...shown.map(
+      (x) =>
+        `- ${x.hops}-hop, ${x.verdict}${x.n ? `, student ${x.k}/${x.n}` : ', not valid'}: ${JSON.stringify(x.question)} → ${JSON.stringify(x.answer)}`,
+    ),
   ].join('\n');
 }
 
 /** What the examiner probe's columns mean (for results.md and the README). */
 export const EXAMINER_PROBE_EXPLAINED =
-  "The examiner writes questions from sampled source documents of the world, as in self-play (sampled, hop counts 4:3:2:1). " +
+  'The examiner writes questions from sampled source documents of the world, as in self-play (sampled, hop counts 4:3:2:1). ' +
   "Valid format: f > 0, what self-play keeps. True: the question reads as a chain of the world's relations by its question " +
   "templates and the examiner's answer is the chain's answer (src/env/world/audit.ts); wrong answer: it reads, but the answer " +
   "is not the chain's; no single answer: the chain has none or several; unreadable: no template reads it. Solvable: some but " +
   "not all of the student's n sampled rollouts answered it (where the difficulty reward and GRPO have a signal); student " +
-  "accuracy: their mean k/n on the valid questions.";
+  'accuracy: their mean k/n on the valid questions.';
 
 function iterationHeads(n: number): string[] {
   return Array.from({ length: n }, (_, i) => `it ${i + 1}`);
@@ -155,7 +191,8 @@ export function renderResults(meta: ResultsMeta, summaries: readonly ArmSummary[
     'Each cell is the mean ± standard deviation over seeds (sample std, n − 1) in percent unless said otherwise; a single seed shows ' +
       'the mean alone; "—" is no value. Written by `npm run experiment`; the settings were not tuned on the held-out set.',
   );
-  if (meta.finished < meta.planned) out.push('', `**Partial results: ${meta.finished} of ${meta.planned} runs finished.**`);
+  if (meta.finished < meta.planned)
+    out.push('', `**Partial results: ${meta.finished} of ${meta.planned} runs finished.**`);
   out.push('');
 
   out.push(`## Held-out exact match after iteration ${its}`, '');
@@ -214,7 +251,10 @@ export function renderResults(meta: ResultsMeta, summaries: readonly ArmSummary[
     out.push(
       table(
         ['arm', ...iterationHeads(its)],
-        trained.map((s) => [armLabel(s.arm), ...s.drift.map((d) => (d.em ? `${formatPct(d.em)} (${d.questions} q)` : `— (${d.questions} q)`))]),
+        trained.map((s) => [
+          armLabel(s.arm),
+          ...s.drift.map((d) => (d.em ? `${formatPct(d.em)} (${d.questions} q)` : `— (${d.questions} q)`)),
+        ]),
       ),
     );
     out.push('');
@@ -229,7 +269,10 @@ export function renderResults(meta: ResultsMeta, summaries: readonly ArmSummary[
     out.push(
       table(
         ['arm', ...iterationHeads(its)],
-        trained.map((s) => [armLabel(s.arm), ...s.validShare.map((v, i) => `valid ${formatPct(v)} · fallback ${formatPct(s.fallback[i] ?? null)}`)]),
+        trained.map((s) => [
+          armLabel(s.arm),
+          ...s.validShare.map((v, i) => `valid ${formatPct(v)} · fallback ${formatPct(s.fallback[i] ?? null)}`),
+        ]),
       ),
     );
     out.push('');
@@ -274,9 +317,17 @@ export function renderResults(meta: ResultsMeta, summaries: readonly ArmSummary[
     );
     out.push('');
     if (summaries.every((s) => !s.final.em || s.final.em.mean === 0)) {
-      out.push('**Every arm\'s held-out EM is 0: no arm answers a held-out question at this scale, so these comparisons cannot separate the methods.**', '');
+      out.push(
+        "**Every arm's held-out EM is 0: no arm answers a held-out question at this scale, so these comparisons cannot separate the methods.**",
+        '',
+      );
     }
-    out.push(table(['claim', 'numbers', 'verdict'], cs.map((c) => [c.claim, c.numbers, c.verdict])));
+    out.push(
+      table(
+        ['claim', 'numbers', 'verdict'],
+        cs.map((c) => [c.claim, c.numbers, c.verdict]),
+      ),
+    );
     out.push('');
   }
 
@@ -284,18 +335,36 @@ export function renderResults(meta: ResultsMeta, summaries: readonly ArmSummary[
     out.push('## The teacher probe (base model, before training)', '', PROBE_EXPLAINED, '', probeTable(meta.probe), '');
   }
   if (meta.examinerProbe) {
-    out.push('## The examiner probe (base model, before training)', '', EXAMINER_PROBE_EXPLAINED, '', examinerProbeTable(meta.examinerProbe), '');
+    out.push(
+      '## The examiner probe (base model, before training)',
+      '',
+      EXAMINER_PROBE_EXPLAINED,
+      '',
+      examinerProbeTable(meta.examinerProbe),
+      '',
+    );
   }
 
   out.push('## Runs', '');
   out.push(
     table(
       ['arm', 'seeds', 'run folders', 'wall time per run (s)'],
-      summaries.map((s) => [armLabel(s.arm), s.seeds.join(', '), s.seeds.map((k) => runDir(s.arm, k)).join(', '), formatNum(s.seconds, 0)]),
+      summaries.map((s) => [
+        armLabel(s.arm),
+        s.seeds.join(', '),
+        s.seeds.map((k) => runDir(s.arm, k)).join(', '),
+        formatNum(s.seconds, 0),
+      ]),
     ),
   );
   const errors = summaries.flatMap((s) => s.errors.map((e) => `- ${armLabel(s.arm)}, seed ${e.seed}: ${e.error}`));
-  if (errors.length) out.push('', 'Runs that stopped with an error (their later evaluations are missing from the tables):', '', ...errors);
+  if (errors.length)
+    out.push(
+      '',
+      'Runs that stopped with an error (their later evaluations are missing from the tables):',
+      '',
+      ...errors,
+    );
   out.push('');
   return out.join('\n');
 }

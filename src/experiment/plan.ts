@@ -4,7 +4,14 @@
 // the settings given on the command line; an arm sets only `privileged` (and λ = 0 for Dr. Zero), a seed
 // only `seed`.
 import type { PrivilegedMode } from '../env/prompts.ts';
-import { ConfigError, makeConfig, SETTINGS, PRESETS, type PresetName, type SelfPlayConfig } from '../selfplay/config.ts';
+import {
+  ConfigError,
+  makeConfig,
+  SETTINGS,
+  PRESETS,
+  type PresetName,
+  type SelfPlayConfig,
+} from '../selfplay/config.ts';
 
 export interface ArmSpec {
   /** How the arm appears in tables and plots. */
@@ -28,7 +35,7 @@ export const DEFAULT_ARMS: ArmName[] = ['base', 'drzero', 'piplay', 'partial', '
 export const DEFAULT_SEEDS = [1, 2, 3];
 
 export function isArm(name: string): name is ArmName {
-  return Object.prototype.hasOwnProperty.call(ARMS, name);
+  return Object.hasOwn(ARMS, name);
 }
 
 export function armLabel(name: string): string {
@@ -37,9 +44,13 @@ export function armLabel(name: string): string {
 
 /** `--arms base,drzero,piplay`: known names, no repeats, at least one. */
 export function parseArms(text: string): ArmName[] {
-  const names = text.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const names = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   if (names.length === 0) throw new ConfigError(`--arms: '${text}' names no arm; use some of ${ARM_NAMES.join(', ')}`);
-  for (const n of names) if (!isArm(n)) throw new ConfigError(`--arms: '${n}' is not an arm; use some of ${ARM_NAMES.join(', ')}`);
+  for (const n of names)
+    if (!isArm(n)) throw new ConfigError(`--arms: '${n}' is not an arm; use some of ${ARM_NAMES.join(', ')}`);
   const dup = names.find((n, i) => names.indexOf(n) !== i);
   if (dup) throw new ConfigError(`--arms: '${dup}' is given twice`);
   return names as ArmName[];
@@ -86,9 +97,14 @@ export function runDir(arm: string, seed: number): string {
  * evaluation unless --eval-at-start is given.
  */
 export function planExperiment(o: PlanOptions): ExperimentJob[] {
-  if (!(o.preset in PRESETS)) throw new ConfigError(`--preset: '${String(o.preset)}' is not allowed; use one of ${Object.keys(PRESETS).join(', ')}`);
-  if (o.settings.seed !== undefined) throw new ConfigError('--seed: the experiment sets each run\'s seed; use --seeds 1,2,3');
-  if (o.settings.privileged !== undefined) throw new ConfigError('--privileged: each arm sets its own privileged context; choose arms with --arms');
+  if (!(o.preset in PRESETS))
+    throw new ConfigError(
+      `--preset: '${String(o.preset)}' is not allowed; use one of ${Object.keys(PRESETS).join(', ')}`,
+    );
+  if (o.settings.seed !== undefined)
+    throw new ConfigError("--seed: the experiment sets each run's seed; use --seeds 1,2,3");
+  if (o.settings.privileged !== undefined)
+    throw new ConfigError('--privileged: each arm sets its own privileged context; choose arms with --arms');
   if (o.arms.length === 0) throw new ConfigError('--arms: no arm given');
   if (o.seeds.length === 0) throw new ConfigError('--seeds: no seed given');
   const skipStartEval = o.arms.includes('base') && o.settings.evalAtStart === undefined;
@@ -102,7 +118,13 @@ export function planExperiment(o: PlanOptions): ExperimentJob[] {
         if (spec.privileged === 'none') overrides.lambda = 0;
         if (skipStartEval) overrides.evalAtStart = false;
       }
-      jobs.push({ arm, seed, dir: runDir(arm, seed), train: spec.privileged !== null, config: makeConfig(o.preset, overrides) });
+      jobs.push({
+        arm,
+        seed,
+        dir: runDir(arm, seed),
+        train: spec.privileged !== null,
+        config: makeConfig(o.preset, overrides),
+      });
     }
   }
   return jobs;

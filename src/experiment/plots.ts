@@ -42,10 +42,16 @@ export function emByIterationSvg(summaries: readonly ArmSummary[], iterations: n
 export function driftSvg(summaries: readonly ArmSummary[], iterations: number): string {
   const series: Series[] = summaries
     .filter((s) => s.trained)
-    .map((s, i) => ({ id: s.arm, color: armColor(s.arm, i), name: armLabel(s.arm), ys: s.drift.map((d) => pctOf(d.em)), err: s.drift.map((d) => errOf(d.em)) }));
+    .map((s, i) => ({
+      id: s.arm,
+      color: armColor(s.arm, i),
+      name: armLabel(s.arm),
+      ys: s.drift.map((d) => pctOf(d.em)),
+      err: s.drift.map((d) => errOf(d.em)),
+    }));
   return linePlot({
-    title: "Examiner difficulty drift (a fixed student: the base model)",
-    xLabel: "iteration whose examiner wrote the questions",
+    title: 'Examiner difficulty drift (a fixed student: the base model)',
+    xLabel: 'iteration whose examiner wrote the questions',
     yLabel: "base model's EM on them (%)",
     xs: iterationsAxis(iterations),
     series,

@@ -38,7 +38,12 @@ export const PALETTE = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '
 
 /** Escapes text for XML content and attribute values. */
 export function xmlEscape(s: string): string {
-  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;');
+  return s
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&apos;');
 }
 
 /** A round step (1, 2 or 5 x 10^k) that cuts `span` into about `parts` parts. */
@@ -101,10 +106,14 @@ export function linePlot(p: PlotSpec): string {
   const Y = (y: number) => m.top + ph - ((Math.min(Math.max(y, yMin), yMax) - yMin) / (yMax - yMin || 1)) * ph;
 
   const out: string[] = [];
-  out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">`);
+  out.push(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">`,
+  );
   out.push(`<title>${xmlEscape(p.title)}</title>`);
   out.push(`<rect x="0" y="0" width="${W}" height="${H}" fill="#ffffff"/>`);
-  out.push(`<text x="${coord(m.left + pw / 2)}" y="22" text-anchor="middle" font-size="14" font-weight="bold">${xmlEscape(p.title)}</text>`);
+  out.push(
+    `<text x="${coord(m.left + pw / 2)}" y="22" text-anchor="middle" font-size="14" font-weight="bold">${xmlEscape(p.title)}</text>`,
+  );
 
   // Grid and y ticks.
   out.push('<g class="y-axis" stroke="#dddddd">');
@@ -119,12 +128,20 @@ export function linePlot(p: PlotSpec): string {
   }
   out.push('</g>');
   // Axes and x ticks.
-  out.push(`<g class="axes" stroke="#333333"><line x1="${m.left}" y1="${m.top + ph}" x2="${m.left + pw}" y2="${m.top + ph}"/><line x1="${m.left}" y1="${m.top}" x2="${m.left}" y2="${m.top + ph}"/></g>`);
+  out.push(
+    `<g class="axes" stroke="#333333"><line x1="${m.left}" y1="${m.top + ph}" x2="${m.left + pw}" y2="${m.top + ph}"/><line x1="${m.left}" y1="${m.top}" x2="${m.left}" y2="${m.top + ph}"/></g>`,
+  );
   out.push('<g class="x-ticks" text-anchor="middle" fill="#333333">');
-  p.xs.forEach((x, i) => out.push(`<text x="${coord(X(x))}" y="${m.top + ph + 18}">${xmlEscape(p.xTicks?.[i] ?? fmt(x))}</text>`));
+  p.xs.forEach((x, i) =>
+    out.push(`<text x="${coord(X(x))}" y="${m.top + ph + 18}">${xmlEscape(p.xTicks?.[i] ?? fmt(x))}</text>`),
+  );
   out.push('</g>');
-  out.push(`<text x="${coord(m.left + pw / 2)}" y="${m.top + ph + 38}" text-anchor="middle">${xmlEscape(p.xLabel)}</text>`);
-  out.push(`<text x="16" y="${coord(m.top + ph / 2)}" text-anchor="middle" transform="rotate(-90 16 ${coord(m.top + ph / 2)})">${xmlEscape(p.yLabel)}</text>`);
+  out.push(
+    `<text x="${coord(m.left + pw / 2)}" y="${m.top + ph + 38}" text-anchor="middle">${xmlEscape(p.xLabel)}</text>`,
+  );
+  out.push(
+    `<text x="16" y="${coord(m.top + ph / 2)}" text-anchor="middle" transform="rotate(-90 16 ${coord(m.top + ph / 2)})">${xmlEscape(p.yLabel)}</text>`,
+  );
 
   // Series.
   p.series.forEach((s, si) => {
@@ -133,21 +150,27 @@ export function linePlot(p: PlotSpec): string {
     out.push(`<g class="series" data-series="${id}">`);
     for (const run of runsOf(s.ys)) {
       const pts = run.map((i) => `${coord(X(p.xs[i]!))},${coord(Y(s.ys[i]!))}`).join(' ');
-      out.push(`<polyline data-series="${id}" points="${pts}" fill="none" stroke="${color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="6 4"' : ''}/>`);
+      out.push(
+        `<polyline data-series="${id}" points="${pts}" fill="none" stroke="${color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="6 4"' : ''}/>`,
+      );
     }
     s.ys.forEach((y, i) => {
       if (y === null || !Number.isFinite(y)) return;
       const e = s.err?.[i];
       if (e && Number.isFinite(e) && e > 0) {
         const x = coord(X(p.xs[i]!));
-        out.push(`<line x1="${x}" y1="${coord(Y(y - e))}" x2="${x}" y2="${coord(Y(y + e))}" stroke="${color}" stroke-width="1"/>`);
+        out.push(
+          `<line x1="${x}" y1="${coord(Y(y - e))}" x2="${x}" y2="${coord(Y(y + e))}" stroke="${color}" stroke-width="1"/>`,
+        );
       }
       out.push(`<circle cx="${coord(X(p.xs[i]!))}" cy="${coord(Y(y))}" r="3" fill="${color}"/>`);
     });
     out.push('</g>');
   });
   if (p.series.every((s) => runsOf(s.ys).length === 0)) {
-    out.push(`<text x="${coord(m.left + pw / 2)}" y="${coord(m.top + ph / 2)}" text-anchor="middle" fill="#888888">no data</text>`);
+    out.push(
+      `<text x="${coord(m.left + pw / 2)}" y="${coord(m.top + ph / 2)}" text-anchor="middle" fill="#888888">no data</text>`,
+    );
   }
 
   // Legend.
@@ -156,7 +179,9 @@ export function linePlot(p: PlotSpec): string {
     const color = s.color ?? PALETTE[si % PALETTE.length]!;
     const y = m.top + 10 + si * 20;
     const x = W - legendW;
-    out.push(`<line x1="${x}" y1="${y}" x2="${x + 24}" y2="${y}" stroke="${color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="6 4"' : ''}/>`);
+    out.push(
+      `<line x1="${x}" y1="${y}" x2="${x + 24}" y2="${y}" stroke="${color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="6 4"' : ''}/>`,
+    );
     out.push(`<text x="${x + 30}" y="${y + 4}">${xmlEscape(s.name)}</text>`);
   });
   out.push('</g>');

@@ -64,7 +64,12 @@ export class BufferPool {
   private pending: GPUBuffer[] = [];
   private sizes = new WeakMap<GPUBuffer, number>();
   private stats: PoolStats = {
-    allocatedBytes: 0, liveBytes: 0, freeBytes: 0, buffers: 0, peakAllocatedBytes: 0, peakLiveBytes: 0,
+    allocatedBytes: 0,
+    liveBytes: 0,
+    freeBytes: 0,
+    buffers: 0,
+    peakAllocatedBytes: 0,
+    peakLiveBytes: 0,
   };
   readonly maxFreeBytes: number;
   readonly freeFraction: number;
@@ -89,7 +94,8 @@ export class BufferPool {
     if (!buf) {
       const keep = this.freeFraction * this.stats.liveBytes;
       if (this.stats.freeBytes > keep) this.evict(this.stats.freeBytes - keep);
-      if (this.stats.allocatedBytes + size > this.budgetBytes) this.evict(this.stats.allocatedBytes + size - this.budgetBytes);
+      if (this.stats.allocatedBytes + size > this.budgetBytes)
+        this.evict(this.stats.allocatedBytes + size - this.budgetBytes);
       buf = this.device.createBuffer({ size, usage, label });
       this.sizes.set(buf, size);
       this.stats.allocatedBytes += size;

@@ -143,7 +143,8 @@ export class Engine {
 
   /** Acquires an adapter and a device with the limits piplay needs, or throws a clear error. */
   static async create(host: GpuHost, opts: EngineOptions = {}): Promise<Engine> {
-    if (!host.gpu) throw new GpuUnavailableError(`piplay: WebGPU is not available (${host.name}). ${host.missingGpuHelp}`);
+    if (!host.gpu)
+      throw new GpuUnavailableError(`piplay: WebGPU is not available (${host.name}). ${host.missingGpuHelp}`);
     const adapter = await host.gpu.requestAdapter({ powerPreference: opts.powerPreference ?? 'high-performance' });
     if (!adapter) throw new GpuUnavailableError(`piplay: no WebGPU adapter (${host.name}). ${host.missingGpuHelp}`);
     const al = adapter.limits;
@@ -352,7 +353,9 @@ export class Engine {
   /** Records one compute dispatch into the open batch; submits automatically when the batch is full. */
   dispatch(spec: DispatchSpec): void {
     if (this.lostReason) {
-      throw new GpuRuntimeError(`piplay: the GPU device was lost (${this.lostReason}); reload or resume from a checkpoint.`);
+      throw new GpuRuntimeError(
+        `piplay: the GPU device was lost (${this.lostReason}); reload or resume from a checkpoint.`,
+      );
     }
     if (this.dispatches >= this.maxDispatches) this.flush();
     const profile = this.profile;
@@ -439,7 +442,9 @@ export class Engine {
     if (this.lostReason) throw new GpuRuntimeError(`piplay: the GPU device was lost (${this.lostReason}).`);
     if (this.errors.length > 0) {
       const errs = this.errors.splice(0);
-      throw new GpuRuntimeError(`piplay: GPU error: ${errs[0]}${errs.length > 1 ? ` (and ${errs.length - 1} more)` : ''}`);
+      throw new GpuRuntimeError(
+        `piplay: GPU error: ${errs[0]}${errs.length > 1 ? ` (and ${errs.length - 1} more)` : ''}`,
+      );
     }
   }
 

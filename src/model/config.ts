@@ -50,7 +50,11 @@ const ARCHITECTURES: Record<string, Arch> = {
   Qwen2ForCausalLM: 'qwen2',
   Qwen3ForCausalLM: 'qwen3',
 };
-const CLASS_OF: Record<Arch, string> = { llama: 'LlamaForCausalLM', qwen2: 'Qwen2ForCausalLM', qwen3: 'Qwen3ForCausalLM' };
+const CLASS_OF: Record<Arch, string> = {
+  llama: 'LlamaForCausalLM',
+  qwen2: 'Qwen2ForCausalLM',
+  qwen3: 'Qwen3ForCausalLM',
+};
 const SUPPORTED = 'piplay supports LlamaForCausalLM, Qwen2ForCausalLM and Qwen3ForCausalLM';
 
 // HF's defaults for fields a config.json may leave out (transformers' LlamaConfig / Qwen2Config / Qwen3Config).
@@ -132,9 +136,16 @@ function archOf(raw: Record<string, unknown>): Arch {
 function ropeThetaOf(raw: Record<string, unknown>): number {
   const scaling = raw['rope_scaling'];
   if (scaling !== undefined && scaling !== null) {
-    const kind = typeof scaling === 'object' ? ((scaling as Record<string, unknown>)['rope_type'] ?? (scaling as Record<string, unknown>)['type']) : scaling;
+    const kind =
+      typeof scaling === 'object'
+        ? ((scaling as Record<string, unknown>)['rope_type'] ?? (scaling as Record<string, unknown>)['type'])
+        : scaling;
     if (kind !== 'default') {
-      fail('rope_scaling', scaling, `RoPE scaling (${show(kind)}) is not implemented; piplay supports plain RoPE (rope_scaling null)`);
+      fail(
+        'rope_scaling',
+        scaling,
+        `RoPE scaling (${show(kind)}) is not implemented; piplay supports plain RoPE (rope_scaling null)`,
+      );
     }
   }
   const params = raw['rope_parameters'];
@@ -146,7 +157,8 @@ function ropeThetaOf(raw: Record<string, unknown>): number {
       fail('rope_parameters.rope_type', kind, "piplay supports plain RoPE (rope_type 'default') only");
     }
     // transformers v5 keeps the base here; it takes precedence over a top-level rope_theta.
-    if (p['rope_theta'] !== undefined && p['rope_theta'] !== null) return positiveNumber(p, 'rope_theta', DEFAULT_ROPE_THETA);
+    if (p['rope_theta'] !== undefined && p['rope_theta'] !== null)
+      return positiveNumber(p, 'rope_theta', DEFAULT_ROPE_THETA);
   }
   return positiveNumber(raw, 'rope_theta', DEFAULT_ROPE_THETA);
 }
@@ -186,10 +198,15 @@ export function parseConfig(json: string | object): ModelConfig {
   }
 
   const act = r['hidden_act'] ?? 'silu';
-  if (act !== 'silu' && act !== 'swish') fail('hidden_act', act, 'piplay supports the SwiGLU MLP with hidden_act "silu" only');
+  if (act !== 'silu' && act !== 'swish')
+    fail('hidden_act', act, 'piplay supports the SwiGLU MLP with hidden_act "silu" only');
 
   if (r['use_sliding_window'] === true) {
-    fail('use_sliding_window', true, 'sliding-window attention is not implemented; piplay supports full causal attention');
+    fail(
+      'use_sliding_window',
+      true,
+      'sliding-window attention is not implemented; piplay supports full causal attention',
+    );
   }
   const layerTypes = r['layer_types'];
   if (Array.isArray(layerTypes) && layerTypes.some((t) => t !== 'full_attention')) {
@@ -206,7 +223,11 @@ export function parseConfig(json: string | object): ModelConfig {
   } else {
     const ab = bool(r, 'attention_bias', false);
     if (ab) {
-      fail('attention_bias', true, `in ${CLASS_OF[arch]} it adds an o_proj bias, which piplay does not implement; piplay supports attention_bias false (or Qwen2's q/k/v biases)`);
+      fail(
+        'attention_bias',
+        true,
+        `in ${CLASS_OF[arch]} it adds an o_proj bias, which piplay does not implement; piplay supports attention_bias false (or Qwen2's q/k/v biases)`,
+      );
     }
     attentionBias = false;
   }

@@ -11,7 +11,7 @@ import { rope } from '../gpu/ops/rope.ts';
 import { swiglu } from '../gpu/ops/swiglu.ts';
 import { attention } from '../gpu/ops/attention.ts';
 import { expectedTensors, type ModelConfig } from './config.ts';
-import { LoraSet } from './lora.ts';
+import type { LoraSet } from './lora.ts';
 
 /** A batch of token sequences, all of length `time` (padding is the caller's business). */
 export interface TokenBatch {
@@ -55,7 +55,11 @@ export class CausalLM {
   ) {}
 
   /** Builds the model from host float data by HF name; throws naming any missing tensor or wrong shape. */
-  static fromHost(engine: Engine, cfg: ModelConfig, get: (name: string) => { data: Float32Array; shape: number[] } | undefined): CausalLM {
+  static fromHost(
+    engine: Engine,
+    cfg: ModelConfig,
+    get: (name: string) => { data: Float32Array; shape: number[] } | undefined,
+  ): CausalLM {
     const m = new CausalLM(engine, cfg);
     for (const spec of expectedTensors(cfg)) {
       const t = get(spec.name);
@@ -118,9 +122,11 @@ export class CausalLM {
     const e = this.engine;
     const c = this.cfg;
     const { batch: B, time: T } = input;
-    if (input.ids.length !== B * T) throw new Error(`piplay: ${input.ids.length} token ids do not fill a ${B}x${T} batch`);
+    if (input.ids.length !== B * T)
+      throw new Error(`piplay: ${input.ids.length} token ids do not fill a ${B}x${T} batch`);
     for (const id of input.ids) {
-      if (id < 0 || id >= c.vocabSize) throw new Error(`piplay: token id ${id} is outside the vocabulary (size ${c.vocabSize})`);
+      if (id < 0 || id >= c.vocabSize)
+        throw new Error(`piplay: token id ${id} is outside the vocabulary (size ${c.vocabSize})`);
     }
     const posHost = input.positions ?? defaultPositions(B, T, cache?.length ?? 0);
     const positions = e.tensor(posHost, [B, T], 'i32');
@@ -139,7 +145,15 @@ export class CausalLM {
   }
 
   /** One decoder block over x [B, T, hidden]. */
-  private layer(l: number, x: Tensor, positions: Tensor, keyStart: Tensor | null, B: number, T: number, cache?: KVCache): Tensor {
+  private layer(
+    l: number,
+    x: Tensor,
+    positions: Tensor,
+    keyStart: Tensor | null,
+    B: number,
+    T: number,
+    cache?: KVCache,
+  ): Tensor {
     const c = this.cfg;
     const Dh = c.headDim;
     {
@@ -217,7 +231,9 @@ export class CausalLM {
         const idx = Int32Array.from(rows);
         const take = (t: Tensor): Tensor => {
           const [B, ...rest] = t.shape;
-          const kept = e.noGrad(() => e.tidy(() => e.keep(gatherRows(t.reshape([B!, t.size / B!]), idx).reshape([idx.length, ...rest]))));
+          const kept = e.noGrad(() =>
+            e.tidy(() => e.keep(gatherRows(t.reshape([B!, t.size / B!]), idx).reshape([idx.length, ...rest]))),
+          );
           t.dispose();
           return kept;
         };

@@ -36,7 +36,10 @@ export async function contentBytes(c: FileContent): Promise<Uint8Array> {
 }
 
 /** A ReadFile over in-memory files (e.g. the File objects of a dropped folder, keyed by their names). */
-export function filesFromMap(files: Record<string, FileContent> | Map<string, FileContent>, where = 'the given files'): ReadFile {
+export function filesFromMap(
+  files: Record<string, FileContent> | Map<string, FileContent>,
+  where = 'the given files',
+): ReadFile {
   const map = files instanceof Map ? files : new Map(Object.entries(files));
   return async (name) => {
     const c = map.get(name);

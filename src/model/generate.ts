@@ -112,7 +112,10 @@ export class GenerationSession {
       let next = await this.step(
         () => {
           const h = model.hidden({ ids, batch: B, time: L, positions, keyStart }, cache);
-          return model.logitsAt(h, Int32Array.from({ length: B }, (_, b) => b * L + L - 1));
+          return model.logitsAt(
+            h,
+            Int32Array.from({ length: B }, (_, b) => b * L + L - 1),
+          );
         },
         opts,
         B,
@@ -156,7 +159,12 @@ export class GenerationSession {
         const stepKeyStart = Int32Array.from(slots, (b) => keyStart[b]!);
         const n = slots.length;
         next = await this.step(
-          () => model.logits(model.hidden({ ids: stepIds, batch: n, time: 1, positions: stepPos, keyStart: stepKeyStart }, cache)).reshape([n, -1]),
+          () =>
+            model
+              .logits(
+                model.hidden({ ids: stepIds, batch: n, time: 1, positions: stepPos, keyStart: stepKeyStart }, cache),
+              )
+              .reshape([n, -1]),
           opts,
           B,
           slots,

@@ -25,7 +25,9 @@ export interface HubOptions {
 const REPO_ID = /^[A-Za-z0-9][A-Za-z0-9._-]*\/[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
 export function hubUrl(modelId: string, file: string, revision = 'main'): string {
-  const path = env.remotePathTemplate.replaceAll('{model}', modelId).replaceAll('{revision}', encodeURIComponent(revision));
+  const path = env.remotePathTemplate
+    .replaceAll('{model}', modelId)
+    .replaceAll('{revision}', encodeURIComponent(revision));
   const host = env.remoteHost.endsWith('/') ? env.remoteHost : `${env.remoteHost}/`;
   return host + path + file.split('/').map(encodeURIComponent).join('/');
 }
@@ -59,24 +61,33 @@ export function filesFromHub(modelId: string, opts: HubOptions = {}): ReadFile {
     try {
       res = await fetchFn(url);
     } catch (e) {
-      throw new Error(`could not download ${file} of ${modelId} (${(e as Error).message}); check the network connection`);
+      throw new Error(
+        `could not download ${file} of ${modelId} (${(e as Error).message}); check the network connection`,
+      );
     }
     if (res.status === 404) {
       // A missing model and a missing file both answer 404; tell them apart by what was asked for.
       if (file === 'config.json') {
-        throw new Error(`the Hugging Face model '${modelId}' was not found (no config.json): check the id's spelling and owner`);
+        throw new Error(
+          `the Hugging Face model '${modelId}' was not found (no config.json): check the id's spelling and owner`,
+        );
       }
       throw new MissingFileError(file, `hub model ${modelId}`);
     }
     if (res.status === 401 || res.status === 403) {
-      throw new Error(`the Hugging Face model '${modelId}' is gated or private (HTTP ${res.status}): piplay can only download public models`);
+      throw new Error(
+        `the Hugging Face model '${modelId}' is gated or private (HTTP ${res.status}): piplay can only download public models`,
+      );
     }
     if (!res.ok) throw new Error(`downloading ${file} of ${modelId} failed: HTTP ${res.status} ${res.statusText}`);
     const total = Number(res.headers.get('content-length') ?? 0);
     const bytes = await readWithProgress(res, (loaded) => opts.onProgress?.({ file, loaded, total, cached: false }));
     if (cache) {
       try {
-        await cache.put(url, new Response(bytes.slice().buffer, { headers: { 'content-length': String(bytes.length) } }));
+        await cache.put(
+          url,
+          new Response(bytes.slice().buffer, { headers: { 'content-length': String(bytes.length) } }),
+        );
       } catch {
         // A full quota only costs the cache, not the download.
       }

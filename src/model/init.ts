@@ -83,7 +83,10 @@ function normals(seed: number): () => number {
 }
 
 /** Freshly initialised host weights by HF name (norms = 1, biases = 0, everything else N(0, std)). */
-export function initWeights(cfg: ModelConfig, opts: InitOptions = {}): Map<string, { data: Float32Array; shape: number[] }> {
+export function initWeights(
+  cfg: ModelConfig,
+  opts: InitOptions = {},
+): Map<string, { data: Float32Array; shape: number[] }> {
   const std = opts.initializerRange ?? 0.02;
   const out = new Map<string, { data: Float32Array; shape: number[] }>();
   let k = 0;

@@ -4,7 +4,14 @@ import type { Engine } from '../gpu/engine.ts';
 import { configToJson, expectedTensors, parameterCount, parseConfig, type ModelConfig } from './config.ts';
 import { CausalLM } from './decoder.ts';
 import { parseJsonFile, type ReadFile } from './files.ts';
-import { assertMatchesConfig, fromFloat32, loadSafetensorsWeights, toFloat32, writeSafetensors, type Dtype } from './safetensors.ts';
+import {
+  assertMatchesConfig,
+  fromFloat32,
+  loadSafetensorsWeights,
+  toFloat32,
+  writeSafetensors,
+  type Dtype,
+} from './safetensors.ts';
 import { FLOAT_DTYPES, nonFiniteValues, notFloatMessage, type LoadedCheckpoint } from './safetensors.ts';
 
 export interface LoadOptions {
@@ -19,7 +26,9 @@ export async function readConfig(readFile: ReadFile, source = 'the model folder'
   try {
     bytes = await readFile('config.json');
   } catch (e) {
-    throw new Error(`${source}: cannot read config.json (${(e as Error).message}). A model folder needs config.json and model.safetensors.`);
+    throw new Error(
+      `${source}: cannot read config.json (${(e as Error).message}). A model folder needs config.json and model.safetensors.`,
+    );
   }
   try {
     return parseConfig(parseJsonFile(bytes, 'config.json') as object);
@@ -109,7 +118,10 @@ export async function exportModel(model: CausalLM, opts: ExportOptions = {}): Pr
     name,
     dtype,
     shape: t.shape,
-    data: dtype === 'F32' ? new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength) : fromFloat32(t.data, dtype),
+    data:
+      dtype === 'F32'
+        ? new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength)
+        : fromFloat32(t.data, dtype),
   }));
   const files = new Map<string, Uint8Array>();
   const torchDtype = { F32: 'float32', F16: 'float16', BF16: 'bfloat16' }[dtype];

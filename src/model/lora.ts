@@ -51,7 +51,8 @@ export class LoraSet {
         const shape = shapes[kind];
         if (!shape) throw new Error(`piplay: unknown LoRA target '${kind}' (use ${LORA_TARGETS.join(', ')})`);
         const [out, inp] = shape;
-        const group = kind.endsWith('_proj') && ['gate_proj', 'up_proj', 'down_proj'].includes(kind) ? 'mlp' : 'self_attn';
+        const group =
+          kind.endsWith('_proj') && ['gate_proj', 'up_proj', 'down_proj'].includes(kind) ? 'mlp' : 'self_attn';
         const name = `model.layers.${l}.${group}.${kind}`;
         // Kaiming-uniform bound 1/sqrt(in) for A, as PEFT does; B = 0.
         const bound = 1 / Math.sqrt(inp);
@@ -110,14 +111,20 @@ export function mergeLoraHost(
   const r = opts.rank;
   for (const name of adapters.keys()) {
     const [, proj, half] = /^(.*)\.lora_([AB])\.weight$/.exec(name) ?? [];
-    if (!proj) throw new Error(`piplay: ${opts.what}: '${name}' is not a LoRA adapter tensor (<projection>.lora_A.weight or .lora_B.weight)`);
+    if (!proj)
+      throw new Error(
+        `piplay: ${opts.what}: '${name}' is not a LoRA adapter tensor (<projection>.lora_A.weight or .lora_B.weight)`,
+      );
     const other = `${proj}.lora_${half === 'A' ? 'B' : 'A'}.weight`;
     if (!adapters.has(other)) throw new Error(`piplay: ${opts.what} has '${name}' but not its pair '${other}'`);
     if (half === 'B') continue;
     const A = adapters.get(name)!;
     const B = adapters.get(other)!;
     const W = base.get(`${proj}.weight`);
-    if (!W) throw new Error(`piplay: ${opts.what} adapts '${proj}', which the base model does not have; was the run started from another base?`);
+    if (!W)
+      throw new Error(
+        `piplay: ${opts.what} adapts '${proj}', which the base model does not have; was the run started from another base?`,
+      );
     const [rows, cols] = W.shape as [number, number];
     if (A.shape[0] !== r || A.shape[1] !== cols || B.shape[0] !== rows || B.shape[1] !== r) {
       throw new Error(

@@ -45,7 +45,7 @@ export interface Safetensors {
 const MAX_HEADER = 100_000_000;
 
 function isDtype(d: unknown): d is Dtype {
-  return typeof d === 'string' && Object.prototype.hasOwnProperty.call(DTYPE_BYTES, d);
+  return typeof d === 'string' && Object.hasOwn(DTYPE_BYTES, d);
 }
 
 function numel(shape: readonly number[]): number {
@@ -64,7 +64,9 @@ const fmtShape = (s: readonly number[]) => `[${s.join(', ')}]`;
 export function parseSafetensors(bytes: Uint8Array, name: string): Safetensors {
   const where = `${name}: `;
   if (bytes.byteLength < 8) {
-    throw new Error(`${where}truncated safetensors file: ${bytes.byteLength} bytes, shorter than the 8-byte header length`);
+    throw new Error(
+      `${where}truncated safetensors file: ${bytes.byteLength} bytes, shorter than the 8-byte header length`,
+    );
   }
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const n64 = dv.getBigUint64(0, true);
@@ -157,10 +159,14 @@ export function parseSafetensors(bytes: Uint8Array, name: string): Safetensors {
   let prev = '(start of data)';
   for (const s of spans) {
     if (s.begin < pos) {
-      throw new Error(`${where}tensor "${s.name}" at bytes [${s.begin}, ${s.end}] overlaps "${prev}", which ends at ${pos}`);
+      throw new Error(
+        `${where}tensor "${s.name}" at bytes [${s.begin}, ${s.end}] overlaps "${prev}", which ends at ${pos}`,
+      );
     }
     if (s.begin > pos) {
-      throw new Error(`${where}gap in the data section: "${s.name}" begins at byte ${s.begin} but "${prev}" ends at ${pos}`);
+      throw new Error(
+        `${where}gap in the data section: "${s.name}" begins at byte ${s.begin} but "${prev}" ends at ${pos}`,
+      );
     }
     pos = s.end;
     prev = s.name;
@@ -204,7 +210,10 @@ export function toFloat32(entry: TensorEntry, what = 'toFloat32'): Float32Array 
       return out;
     }
     case 'F64': {
-      const f64 = src.byteOffset % 8 === 0 ? new Float64Array(src.buffer, src.byteOffset, n) : new Float64Array(src.slice().buffer);
+      const f64 =
+        src.byteOffset % 8 === 0
+          ? new Float64Array(src.buffer, src.byteOffset, n)
+          : new Float64Array(src.slice().buffer);
       out.set(f64);
       return out;
     }
@@ -254,7 +263,9 @@ export function nonFiniteValues(entry: TensorEntry): { count: number; first: num
 }
 
 function u16Of(src: Uint8Array, n: number): Uint16Array {
-  return src.byteOffset % 2 === 0 ? new Uint16Array(src.buffer, src.byteOffset, n) : new Uint16Array(src.slice().buffer);
+  return src.byteOffset % 2 === 0
+    ? new Uint16Array(src.buffer, src.byteOffset, n)
+    : new Uint16Array(src.slice().buffer);
 }
 
 /** Encodes float values as F32, F16 or BF16 bytes (round to nearest even), for writeSafetensors. */
@@ -431,7 +442,8 @@ export async function loadSafetensorsWeights(
     }
   }
   for (const [name, file] of index.weightMap) {
-    if (!tensors.has(name)) throw new Error(`tensor "${name}" is listed in ${indexName} for ${file} but ${file} does not hold it`);
+    if (!tensors.has(name))
+      throw new Error(`tensor "${name}" is listed in ${indexName} for ${file} but ${file} does not hold it`);
   }
   return { metadata, tensors, files: index.files, fileOf: new Map(index.weightMap) };
 }
@@ -492,13 +504,19 @@ export function validateAgainstConfig(
   }
   const errors: string[] = [];
   for (const m of missing) errors.push(`missing tensor ${m.name} ${fmtShape(m.shape)}`);
-  for (const m of mismatched) errors.push(`tensor ${m.name} has shape ${fmtShape(m.got)} but the config implies ${fmtShape(m.expected)}`);
-  for (const u of unexpected) errors.push(`unexpected tensor ${u.name} ${fmtShape(u.shape)} (not part of a ${cfg.arch} model with this config)`);
+  for (const m of mismatched)
+    errors.push(`tensor ${m.name} has shape ${fmtShape(m.got)} but the config implies ${fmtShape(m.expected)}`);
+  for (const u of unexpected)
+    errors.push(`unexpected tensor ${u.name} ${fmtShape(u.shape)} (not part of a ${cfg.arch} model with this config)`);
   return { ok: errors.length === 0, missing, unexpected, mismatched, ignored, errors };
 }
 
 /** validateAgainstConfig, throwing one Error listing every problem (the first 20) when there is any. */
-export function assertMatchesConfig(tensors: Map<string, { shape: readonly number[] }>, cfg: ModelConfig, where = 'checkpoint'): void {
+export function assertMatchesConfig(
+  tensors: Map<string, { shape: readonly number[] }>,
+  cfg: ModelConfig,
+  where = 'checkpoint',
+): void {
   const r = validateAgainstConfig(tensors, cfg);
   if (r.ok) return;
   const shown = r.errors.slice(0, 20);

@@ -97,13 +97,19 @@ export function* preTokenize(text: string, addedTokens: readonly string[]): Gene
  * Learns byte-level BPE merges from `texts`. Word counts first (unique pieces are few in templated text),
  * then the classic loop: merge the most frequent adjacent pair, update the counts of the words it touched.
  */
-export function trainBpe(texts: Iterable<string>, opts: BpeTrainOptions = {}): { vocab: string[]; merges: [string, string][] } {
+export function trainBpe(
+  texts: Iterable<string>,
+  opts: BpeTrainOptions = {},
+): { vocab: string[]; merges: [string, string][] } {
   const controls = opts.controlTokens ?? CONTROL_TOKENS;
   const added = opts.addedTokens ?? [];
   const vocabSize = opts.vocabSize ?? 1024;
   const minFrequency = opts.minFrequency ?? 2;
   const budget = vocabSize - 256 - controls.length - added.length;
-  if (budget < 0) throw new Error(`tokenizer: vocabSize ${vocabSize} is below the 256 bytes + ${controls.length + added.length} added tokens`);
+  if (budget < 0)
+    throw new Error(
+      `tokenizer: vocabSize ${vocabSize} is below the 256 bytes + ${controls.length + added.length} added tokens`,
+    );
 
   const byteChar = bytesToUnicode();
   const enc = new TextEncoder();
@@ -184,15 +190,17 @@ export function trainTokenizer(texts: Iterable<string>, opts: BpeTrainOptions = 
   const { vocab, merges } = trainBpe(texts, opts);
   const vocabObj: Record<string, number> = {};
   vocab.forEach((t, id) => (vocabObj[t] = id));
-  const addedTokens = [...controls.map((c) => [c, true] as const), ...added.map((c) => [c, false] as const)].map(([content, special], k) => ({
-    id: vocab.length + k,
-    content,
-    single_word: false,
-    lstrip: false,
-    rstrip: false,
-    normalized: false,
-    special,
-  }));
+  const addedTokens = [...controls.map((c) => [c, true] as const), ...added.map((c) => [c, false] as const)].map(
+    ([content, special], k) => ({
+      id: vocab.length + k,
+      content,
+      single_word: false,
+      lstrip: false,
+      rstrip: false,
+      normalized: false,
+      special,
+    }),
+  );
   const byteLevel = { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false };
   const tokenizerJson: Record<string, unknown> = {
     version: '1.0',
@@ -202,7 +210,10 @@ export function trainTokenizer(texts: Iterable<string>, opts: BpeTrainOptions = 
     normalizer: null,
     pre_tokenizer: {
       type: 'Sequence',
-      pretokenizers: [{ type: 'Split', pattern: { Regex: SPLIT_PATTERN }, behavior: 'Isolated', invert: false }, byteLevel],
+      pretokenizers: [
+        { type: 'Split', pattern: { Regex: SPLIT_PATTERN }, behavior: 'Isolated', invert: false },
+        byteLevel,
+      ],
     },
     post_processor: byteLevel,
     decoder: byteLevel,
@@ -227,10 +238,20 @@ export function trainTokenizer(texts: Iterable<string>, opts: BpeTrainOptions = 
  * tokenizer_config.json: ChatML template, eos = <|im_end|> (the end of an assistant turn), pad =
  * <|endoftext|> (also the separator of packed documents), no BOS.
  */
-function tokenizerConfig(controls: readonly string[], addedTokens: { id: number; content: string; special: boolean }[]): Record<string, unknown> {
+function tokenizerConfig(
+  controls: readonly string[],
+  addedTokens: { id: number; content: string; special: boolean }[],
+): Record<string, unknown> {
   const decoder: Record<string, unknown> = {};
   for (const t of addedTokens) {
-    decoder[String(t.id)] = { content: t.content, lstrip: false, normalized: false, rstrip: false, single_word: false, special: t.special };
+    decoder[String(t.id)] = {
+      content: t.content,
+      lstrip: false,
+      normalized: false,
+      rstrip: false,
+      single_word: false,
+      special: t.special,
+    };
   }
   const pad = controls.includes(ENDOFTEXT) ? ENDOFTEXT : (controls[0] ?? null);
   const eos = controls.includes(IM_END) ? IM_END : (controls[controls.length - 1] ?? null);

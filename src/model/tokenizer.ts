@@ -113,17 +113,23 @@ export async function tokenizerFromJson(
   }
   const lib = await library();
   // The class tokenizer_config.json names (as AutoTokenizer picks it), else the base class.
-  const clsName = typeof tokenizerConfig['tokenizer_class'] === 'string' ? tokenizerConfig['tokenizer_class'].replace(/Fast$/, '') : '';
+  const clsName =
+    typeof tokenizerConfig['tokenizer_class'] === 'string'
+      ? tokenizerConfig['tokenizer_class'].replace(/Fast$/, '')
+      : '';
   const candidate = (lib as unknown as Record<string, unknown>)[clsName];
   const Cls =
-    typeof candidate === 'function' && (candidate === lib.PreTrainedTokenizer || candidate.prototype instanceof lib.PreTrainedTokenizer)
+    typeof candidate === 'function' &&
+    (candidate === lib.PreTrainedTokenizer || candidate.prototype instanceof lib.PreTrainedTokenizer)
       ? (candidate as typeof lib.PreTrainedTokenizer)
       : lib.PreTrainedTokenizer;
   let tok: PreTrainedTokenizer;
   try {
     tok = new Cls(tokenizerJson, tokenizerConfig);
   } catch (e) {
-    throw new Error(`could not build the tokenizer from tokenizer.json/tokenizer_config.json${where}: ${(e as Error).message}`);
+    throw new Error(
+      `could not build the tokenizer from tokenizer.json/tokenizer_config.json${where}: ${(e as Error).message}`,
+    );
   }
   return new HfTokenizer(tok, opts.eosIds ?? []);
 }
@@ -227,14 +233,17 @@ class HfTokenizer implements Tokenizer {
     if (!this.hasChatTemplate) {
       throw new Error(
         'this tokenizer has no chat template: tokenizer_config.json has no "chat_template" and there is no ' +
-          'chat_template.jinja; use an instruct model\'s tokenizer files, or format the prompt without a template',
+          "chat_template.jinja; use an instruct model's tokenizer files, or format the prompt without a template",
       );
     }
-    return this.tok.apply_chat_template(messages.map((m) => ({ role: m.role, content: m.content })), {
-      ...opts.templateVars,
-      tokenize: false,
-      add_generation_prompt: opts.addGenerationPrompt ?? false,
-    });
+    return this.tok.apply_chat_template(
+      messages.map((m) => ({ role: m.role, content: m.content })),
+      {
+        ...opts.templateVars,
+        tokenize: false,
+        add_generation_prompt: opts.addGenerationPrompt ?? false,
+      },
+    );
   }
 
   encodeChat(messages: readonly ChatMessage[], opts: ChatTemplateOptions = {}): number[] {

@@ -57,7 +57,9 @@ export async function checkStudent(
   const batch = o.batch ?? 8;
   for (let at = 0; at < questions.length; at += batch) {
     const qs = questions.slice(at, at + batch);
-    const prompts = qs.map((q) => tok.encode(chatPrompt(studentPrompt({ question: q.question })), { addSpecialTokens: false }));
+    const prompts = qs.map((q) =>
+      tok.encode(chatPrompt(studentPrompt({ question: q.question })), { addSpecialTokens: false }),
+    );
     const rollouts = await runRollouts(model, tok, prompts, {
       role: 'student',
       search: (query) => bm25.search(query, TOP_K).map((h) => h.passage),
@@ -115,7 +117,12 @@ export interface CopyCheck {
   tokens: number;
 }
 
-export async function checkCopying(model: CausalLM, tok: Tokenizer, world: World, questions: readonly WorldQuestion[]): Promise<CopyCheck> {
+export async function checkCopying(
+  model: CausalLM,
+  tok: Tokenizer,
+  world: World,
+  questions: readonly WorldQuestion[],
+): Promise<CopyCheck> {
   const ix = new WorldIndex(world);
   const e = model.engine;
   const enc = (text: string) => tok.encode(text, { addSpecialTokens: false });
@@ -125,7 +132,13 @@ export async function checkCopying(model: CausalLM, tok: Tokenizer, world: World
     const name = ` ${ix.entity(q.path[0]!.from).name}`;
     // Split where the pre-tokenizer splits anyway (before a space, at punctuation), so the pieces'
     // ids are the ids of the whole text.
-    const pieces = [chatPrompt(studentPrompt({ question: q.question })) + `${THINK_OPEN} I need to search for`, name, `. ${THINK_CLOSE}\n${SEARCH_OPEN}`, name, ` ${SEARCH_CLOSE}`];
+    const pieces = [
+      chatPrompt(studentPrompt({ question: q.question })) + `${THINK_OPEN} I need to search for`,
+      name,
+      `. ${THINK_CLOSE}\n${SEARCH_OPEN}`,
+      name,
+      ` ${SEARCH_CLOSE}`,
+    ];
     const ids: number[] = [];
     const spans: [number, number][] = [];
     pieces.forEach((text, i) => {
@@ -135,7 +148,11 @@ export async function checkCopying(model: CausalLM, tok: Tokenizer, world: World
     });
     // Position t predicts ids[t + 1].
     const rows = spans.flatMap(([a, b]) => Array.from({ length: b - a }, (_, k) => a + k - 1));
-    const logits = e.noGrad(() => e.tidy(() => model.logitsAt(model.hidden({ ids: Int32Array.from(ids), batch: 1, time: ids.length }), Int32Array.from(rows))));
+    const logits = e.noGrad(() =>
+      e.tidy(() =>
+        model.logitsAt(model.hidden({ ids: Int32Array.from(ids), batch: 1, time: ids.length }), Int32Array.from(rows)),
+      ),
+    );
     const host = (await logits.read()) as Float32Array;
     logits.dispose();
     const V = host.length / rows.length;

@@ -8,7 +8,15 @@
 import { Rng, seedToInt, type Seed } from '../env/random.ts';
 import { generateQuestion, generateWorld, WorldIndex } from '../env/world.ts';
 import type { PrivilegedMode } from '../env/prompts.ts';
-import { copyDrill, examinerTranscript, passageDoc, scriptWorld, studentTranscript, teacherTranscript, type Doc } from './transcripts.ts';
+import {
+  copyDrill,
+  examinerTranscript,
+  passageDoc,
+  scriptWorld,
+  studentTranscript,
+  teacherTranscript,
+  type Doc,
+} from './transcripts.ts';
 
 /** The seed of the default (shipped, evaluated) world; pretraining never uses it. */
 export const DEFAULT_WORLD_SEED = 1;

@@ -37,7 +37,15 @@ export interface PackStats {
 }
 
 export class Packer {
-  readonly stats: PackStats = { rows: 0, tokens: 0, targets: 0, passageTokens: 0, transcriptTokens: 0, dropped: 0, docs: 0 };
+  readonly stats: PackStats = {
+    rows: 0,
+    tokens: 0,
+    targets: 0,
+    passageTokens: 0,
+    transcriptTokens: 0,
+    dropped: 0,
+    docs: 0,
+  };
   private readonly transcripts: Encoded[] = [];
   private readonly passages: Encoded[] = [];
   /** How much of the head passage was already used. */
@@ -52,7 +60,8 @@ export class Packer {
     separatorId?: number,
   ) {
     const sep = separatorId ?? tok.padId ?? tok.eosIds[0];
-    if (sep === undefined || sep === null) throw new Error('pretrain: the tokenizer has no pad or eos token to separate documents');
+    if (sep === undefined || sep === null)
+      throw new Error('pretrain: the tokenizer has no pad or eos token to separate documents');
     this.separator = sep;
   }
 
@@ -82,7 +91,8 @@ export class Packer {
       if (next.value.kind === 'passage') this.passages.push(enc);
       else if (enc.ids.length > this.seq + 1) {
         this.stats.dropped++;
-        if (++droppedInARow >= 200) throw new Error(`pretrain: transcripts do not fit in rows of ${this.seq} tokens; use a longer --seq`);
+        if (++droppedInARow >= 200)
+          throw new Error(`pretrain: transcripts do not fit in rows of ${this.seq} tokens; use a longer --seq`);
       } else this.transcripts.push(enc);
     }
   }

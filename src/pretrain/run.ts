@@ -71,14 +71,22 @@ export interface PretrainResult {
 }
 
 /** Runs the recipe; the caller disposes `result.model`. */
-export async function pretrain(engine: Engine, o: PretrainOptions, onLog?: (log: StepLog) => void): Promise<PretrainResult> {
+export async function pretrain(
+  engine: Engine,
+  o: PretrainOptions,
+  onLog?: (log: StepLog) => void,
+): Promise<PretrainResult> {
   const data: DataSettings = { ...o.data, seed: o.seed };
   const start = o.from ? await continued(engine, o.from) : await fresh(engine, o, data);
   const { model, tokenizer, tokenizerFiles: tokFiles } = start;
   const cfg = model.cfg;
   try {
     const packer = new Packer(tokenizer, docStream(data), o.seq, o.passageShare ?? 0.3);
-    const copy = { rng: new Rng(`copy-task-${o.seed}`), ids: ordinaryIds(tokenizer), rows: o.copyRows ?? ([16, 32] as const) };
+    const copy = {
+      rng: new Rng(`copy-task-${o.seed}`),
+      ids: ordinaryIds(tokenizer),
+      rows: o.copyRows ?? ([16, 32] as const),
+    };
     let step = 0;
     let copyTokens = 0;
     let copyTargets = 0;
@@ -155,7 +163,10 @@ async function continued(engine: Engine, from: { files: ReadFile; source: string
   try {
     const tokenizer = await loadTokenizer(from.files, { eosIds: model.cfg.eosIds, where: from.source });
     checkTokenizerFitsModel(tokenizer, model.cfg.vocabSize, from.source);
-    if (tokenizer.tokenToId(IM_END) === undefined) throw new Error(`${from.source}: its tokenizer has no ${IM_END} token, so it cannot be trained on piplay's chat transcripts`);
+    if (tokenizer.tokenToId(IM_END) === undefined)
+      throw new Error(
+        `${from.source}: its tokenizer has no ${IM_END} token, so it cannot be trained on piplay's chat transcripts`,
+      );
     const tokenizerFiles: Record<string, Uint8Array> = {};
     for (const name of ['tokenizer.json', 'tokenizer_config.json']) tokenizerFiles[name] = await from.files(name);
     return { model, tokenizer, tokenizerFiles };

@@ -62,7 +62,13 @@ function duration(s: number): string {
 }
 
 /** TRAINING.md: the settings, the model, the data and the loss curve (at most ~20 logged steps). */
-export function trainingMarkdown(sum: PretrainSummary, s: PretrainSettings, cfg: ModelConfig, stats: PretrainStats, logs: readonly StepLog[]): string {
+export function trainingMarkdown(
+  sum: PretrainSummary,
+  s: PretrainSettings,
+  cfg: ModelConfig,
+  stats: PretrainStats,
+  logs: readonly StepLog[],
+): string {
   const every = Math.max(1, Math.floor(logs.length / 20));
   return [
     `# ${sum.name}: a base model pretrained in the browser`,
@@ -74,7 +80,9 @@ export function trainingMarkdown(sum: PretrainSummary, s: PretrainSettings, cfg:
     '| | |',
     '|---|---|',
     `| seed | ${s.seed} |`,
-    ...(sum.from ? [`| started from | the weights and tokenizer of ${sum.from} |`] : [`| tokenizer | byte-level BPE trained on the text of ${s.tokenizerWorlds} generated worlds |`]),
+    ...(sum.from
+      ? [`| started from | the weights and tokenizer of ${sum.from} |`]
+      : [`| tokenizer | byte-level BPE trained on the text of ${s.tokenizerWorlds} generated worlds |`]),
     `| steps | ${sum.steps} (batch ${s.batch} x seq ${s.seq}, peak lr ${s.lr}, warm-up + cosine) |`,
     `| data | worlds of ${s.worldSize} entities, passage share ${s.passageShare}, ${s.drills} copying drills per world |`,
     `| model | hidden ${cfg.hidden}, layers ${cfg.layers}, heads ${cfg.heads}/${cfg.kvHeads} kv, MLP ${cfg.intermediate}, vocab ${cfg.vocabSize}, tied embeddings |`,
@@ -87,7 +95,9 @@ export function trainingMarkdown(sum: PretrainSummary, s: PretrainSettings, cfg:
     '',
     '| step | loss | lr |',
     '|---|---|---|',
-    ...logs.filter((_, i, a) => i % every === 0 || i === a.length - 1).map((l) => `| ${l.step} | ${l.loss.toFixed(3)} | ${l.lr.toExponential(2)} |`),
+    ...logs
+      .filter((_, i, a) => i % every === 0 || i === a.length - 1)
+      .map((l) => `| ${l.step} | ${l.loss.toFixed(3)} | ${l.lr.toExponential(2)} |`),
     '',
   ].join('\n');
 }

@@ -83,7 +83,11 @@ export async function pretrainLoop(
       const loss = e.tidy(() => {
         const h = model.hidden({ ids: b.ids, batch: b.rows, time: b.seq });
         const logits = model.logitsAt(h, Int32Array.from(rows));
-        const l = crossEntropy(logits.reshape([rows.length, V]), e.tensor(targets, [rows.length], 'i32'), e.tensor(new Float32Array(rows.length).fill(1), [rows.length]));
+        const l = crossEntropy(
+          logits.reshape([rows.length, V]),
+          e.tensor(targets, [rows.length], 'i32'),
+          e.tensor(new Float32Array(rows.length).fill(1), [rows.length]),
+        );
         e.backward(l);
         opt.step(lr).dispose();
         opt.zeroGrad();
@@ -92,7 +96,14 @@ export async function pretrainLoop(
       tokens += b.ids.length;
       if ((step + 1) % logEvery === 0 || step === s.steps - 1 || step === 0) {
         const value = (await loss.read())[0]!;
-        const log = { step: step + 1, steps: s.steps, loss: value, lr, tokens, seconds: (performance.now() - t0) / 1000 };
+        const log = {
+          step: step + 1,
+          steps: s.steps,
+          loss: value,
+          lr,
+          tokens,
+          seconds: (performance.now() - t0) / 1000,
+        };
         logs.push(log);
         onLog?.(log);
         if (!Number.isFinite(value)) throw new Error(`pretrain: the loss is ${value} at step ${step + 1}; lower --lr`);

@@ -20,7 +20,7 @@ import {
   THINK_OPEN,
   formatInformation,
 } from '../env/tags.ts';
-import { generatePhrasedQuestion, valueText, worldQcp, WorldIndex, type WorldQuestion } from '../env/world.ts';
+import { generatePhrasedQuestion, valueText, worldQcp, type WorldIndex, type WorldQuestion } from '../env/world.ts';
 import { IM_END, IM_START } from '../model/tokenizer-train.ts';
 
 /** A piece of a document; `loss` marks text the model is trained to produce. */
@@ -162,9 +162,21 @@ export function studentTranscript(
  * that the notes agree with what the search finds, so self-play's teacher finds the right queries and the
  * right answer more probable than the student does, and still searches.
  */
-export function teacherTranscript(w: ScriptWorld, q: WorldQuestion, mode: Exclude<PrivilegedMode, 'none'>, seed: string, slip: Rng | null = null): Doc | null {
+export function teacherTranscript(
+  w: ScriptWorld,
+  q: WorldQuestion,
+  mode: Exclude<PrivilegedMode, 'none'>,
+  seed: string,
+  slip: Rng | null = null,
+): Doc | null {
   const qcp = worldQcp(w.ix, q, (query) => w.bm25.search(query, TOP_K).map((h) => h.passage));
-  return studentTranscript(w, q, teacherPrompt({ question: q.question, qcp, mode, options: { seed } }), 'teacher', slip);
+  return studentTranscript(
+    w,
+    q,
+    teacherPrompt({ question: q.question, qcp, mode, options: { seed } }),
+    'teacher',
+    slip,
+  );
 }
 
 /**
@@ -177,7 +189,8 @@ export function teacherTranscript(w: ScriptWorld, q: WorldQuestion, mode: Exclud
 export function slipQuote(passages: readonly Passage[], value: string, rng: Rng): string | null {
   const found: string[] = [];
   passages.forEach((p, k) => {
-    for (const sentence of sentencesOf(p.text)) if (!mentions(sentence, value)) found.push(`Doc ${k + 1} says: ${sentence}`);
+    for (const sentence of sentencesOf(p.text))
+      if (!mentions(sentence, value)) found.push(`Doc ${k + 1} says: ${sentence}`);
   });
   return found.length ? rng.pick(found) : null;
 }
@@ -204,7 +217,10 @@ export function examinerTranscript(w: ScriptWorld, source: Passage, hops: number
     const value = valueText(w.ix, path[h]!.to);
     const quote = `${where} ${factSentence(passage.text, value)}`;
     if (h + 1 === hops) {
-      reply.say(think(`${quote} I ask about ${descriptions[h]}; the answer is ${value}.`) + `${QUESTION_OPEN} ${q.question} ${QUESTION_CLOSE}${answer(value)}`);
+      reply.say(
+        think(`${quote} I ask about ${descriptions[h]}; the answer is ${value}.`) +
+          `${QUESTION_OPEN} ${q.question} ${QUESTION_CLOSE}${answer(value)}`,
+      );
       break;
     }
     reply.say(think(`${quote} So ${descriptions[h + 1]} is ${value}. I need to search for ${value}.`) + search(value));

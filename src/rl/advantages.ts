@@ -6,7 +6,11 @@
  * A_i = (r_i - mean_g) / (std_g + eps), with std_g the unbiased (n-1) standard deviation of the group g that
  * holds i. A group of one gets 0. `groups[i]` is any id (number or string); members need not be adjacent.
  */
-export function groupAdvantages(rewards: readonly number[], groups: readonly (number | string)[], eps = 1e-6): number[] {
+export function groupAdvantages(
+  rewards: readonly number[],
+  groups: readonly (number | string)[],
+  eps = 1e-6,
+): number[] {
   if (rewards.length !== groups.length) {
     throw new Error(`piplay: groupAdvantages: ${rewards.length} rewards but ${groups.length} group ids`);
   }

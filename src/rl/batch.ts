@@ -95,7 +95,9 @@ export function assertAligned(student: PolicyBatch, teacher: PolicyBatch): void 
   }
   for (let i = 0; i < n; i++) {
     if (teacher.targets[i] !== student.targets[i] || teacher.owner[i] !== student.owner[i]) {
-      throw new Error(`piplay: teacher and student policy tokens differ at ${i} (ids ${teacher.targets[i]} vs ${student.targets[i]})`);
+      throw new Error(
+        `piplay: teacher and student policy tokens differ at ${i} (ids ${teacher.targets[i]} vs ${student.targets[i]})`,
+      );
     }
   }
 }

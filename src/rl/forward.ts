@@ -14,7 +14,8 @@ import type { PolicyBatch } from './batch.ts';
 
 /** The temperature of the trained policy for rollouts sampled at `sampling` (greedy, 0: the untempered 1). */
 export function policyTemperature(sampling: number): number {
-  if (!(sampling >= 0) || !Number.isFinite(sampling)) throw new Error(`piplay: the temperature must be a finite number >= 0, got ${sampling}`);
+  if (!(sampling >= 0) || !Number.isFinite(sampling))
+    throw new Error(`piplay: the temperature must be a finite number >= 0, got ${sampling}`);
   return sampling > 0 ? sampling : 1;
 }
 
@@ -38,7 +39,11 @@ export function constantLogits(model: CausalLM, batch: PolicyBatch, temperature:
 export async function policyLogprobs(model: CausalLM, batch: PolicyBatch, temperature: number): Promise<Float32Array> {
   const e = model.engine;
   const lp = e.noGrad(() =>
-    e.tidy(() => e.keep(tokenLogprobs(policyLogits(model, batch, temperature), e.tensor(batch.targets, [batch.targets.length], 'i32')))),
+    e.tidy(() =>
+      e.keep(
+        tokenLogprobs(policyLogits(model, batch, temperature), e.tensor(batch.targets, [batch.targets.length], 'i32')),
+      ),
+    ),
   );
   try {
     return (await lp.read()) as Float32Array;

@@ -19,7 +19,13 @@ export function logSoftmaxRow(logits: ArrayLike<number>, row: number, V: number)
  * KL over the whole vocabulary at row `row` of student and teacher logits [rows, V]: 'reverse' is
  * KL(student || teacher) = sum p_S (log p_S - log p_T), 'forward' is KL(teacher || student).
  */
-export function fullKl(student: ArrayLike<number>, teacher: ArrayLike<number>, row: number, V: number, direction: 'reverse' | 'forward'): number {
+export function fullKl(
+  student: ArrayLike<number>,
+  teacher: ArrayLike<number>,
+  row: number,
+  V: number,
+  direction: 'reverse' | 'forward',
+): number {
   const ls = logSoftmaxRow(student, row, V);
   const lt = logSoftmaxRow(teacher, row, V);
   const [lp, lq] = direction === 'reverse' ? [ls, lt] : [lt, ls];

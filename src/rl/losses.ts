@@ -17,7 +17,8 @@ import { maskedMean } from '../gpu/ops/masked_mean.ts';
 import { topkKl } from '../gpu/ops/topk_kl.ts';
 
 function rowsOf(logits: Tensor, what: string): number {
-  if (logits.rank !== 2) throw new Error(`piplay: ${what} needs logits [M, V] at the policy positions, got ${logits.describe()}`);
+  if (logits.rank !== 2)
+    throw new Error(`piplay: ${what} needs logits [M, V] at the policy positions, got ${logits.describe()}`);
   return logits.shape[0]!;
 }
 
@@ -145,14 +146,26 @@ export interface TokenScores {
 }
 
 /** Per policy token (a record, not a loss: call it under noGrad): log-probs of the sampled token and the top-K term. */
-export function tokenScores(logits: Tensor, teacherLogits: Tensor | null, targets: Int32Array, s: Pick<StudentLossSettings, 'topK' | 'tail' | 'direction'>): TokenScores {
+export function tokenScores(
+  logits: Tensor,
+  teacherLogits: Tensor | null,
+  targets: Int32Array,
+  s: Pick<StudentLossSettings, 'topK' | 'tail' | 'direction'>,
+): TokenScores {
   const e = logits.engine;
   const M = rowsOf(logits, 'tokenScores');
   const { targetsT, maskT } = hostTensors(e, M, targets, undefined);
   const slp = tokenLogprobs(logits, targetsT);
   if (!teacherLogits) return { slp };
   const d = topkKl(logits, teacherLogits, maskT, { k: s.topK, tail: s.tail, direction: s.direction });
-  return { slp, tlp: tokenLogprobs(teacherLogits, targetsT), kl: d.perToken, ids: d.ids, sTop: d.studentLogp, tTop: d.teacherLogp };
+  return {
+    slp,
+    tlp: tokenLogprobs(teacherLogits, targetsT),
+    kl: d.perToken,
+    ids: d.ids,
+    sTop: d.studentLogp,
+    tTop: d.teacherLogp,
+  };
 }
 
 /** L_S = L_GRPO + β·KL_ref + λ·D (ALGORITHM.md section 5, student). */
@@ -181,7 +194,10 @@ export function studentLoss(inp: StudentLossInputs, s: StudentLossSettings): Stu
   if (inp.teacherLogits) {
     const opts = { k: s.topK, tail: s.tail, direction: s.direction } as const;
     // With λ = 0 the term is only a metric: no tape, no gradient.
-    const d = s.lambda > 0 ? topkKl(inp.logits, inp.teacherLogits, maskT, opts) : e.noGrad(() => topkKl(inp.logits, inp.teacherLogits!, maskT, opts));
+    const d =
+      s.lambda > 0
+        ? topkKl(inp.logits, inp.teacherLogits, maskT, opts)
+        : e.noGrad(() => topkKl(inp.logits, inp.teacherLogits!, maskT, opts));
     distill = d.loss;
     distillPerToken = d.perToken;
     if (s.lambda > 0) total = add(total, scale(d.loss, s.lambda));

@@ -110,7 +110,8 @@ export function answerScore(answer: string, evidence: string): number {
  */
 export function examinerFormatReward(input: ExaminerFormatInput): ExaminerFormatReward {
   const { question, answer, hops, turns, validSearches, toolReplies } = input;
-  if (!(Number.isInteger(hops) && hops >= 1)) throw new RangeError(`examinerFormatReward: hops must be >= 1 (got ${hops})`);
+  if (!(Number.isInteger(hops) && hops >= 1))
+    throw new RangeError(`examinerFormatReward: hops must be >= 1 (got ${hops})`);
   const think = turns.length ? turns.filter((t) => t.thinks).length / turns.length : 0;
   const tool = toolScore(hops, validSearches, toolReplies);
   const toolsHeld = validSearches === toolReplies && validSearches > 0;
@@ -138,7 +139,11 @@ export function formatInputOf(parsed: ExaminerOutput, hops: number, sourceText: 
 }
 
 /** f of a raw examiner transcript (its generated turns with the tool replies in between). */
-export function examinerFormatRewardOfTranscript(transcript: string, hops: number, sourceText: string): ExaminerFormatReward {
+export function examinerFormatRewardOfTranscript(
+  transcript: string,
+  hops: number,
+  sourceText: string,
+): ExaminerFormatReward {
   return examinerFormatReward(formatInputOf(parseExaminerOutput(transcript), hops, sourceText));
 }
 

@@ -172,12 +172,27 @@ export function turnAction(role: Role, turnText: string, ownText: string, stop: 
  * Runs one rollout per prompt (prompt ids, e.g. a chat-templated student or examiner prompt) as a batch.
  * Rollouts that finish drop out of the batch; the rest continue with their tool replies appended.
  */
-export async function runRollouts(model: CausalLM, tok: Tokenizer, prompts: readonly number[][], opts: RolloutOptions): Promise<Rollout[]> {
+export async function runRollouts(
+  model: CausalLM,
+  tok: Tokenizer,
+  prompts: readonly number[][],
+  opts: RolloutOptions,
+): Promise<Rollout[]> {
   if (!(opts.maxTurns >= 1 && opts.turnTokens >= 1 && opts.toolTokens >= 0)) {
-    throw new Error(`piplay: rollouts need maxTurns >= 1 and turnTokens >= 1 (got ${opts.maxTurns}, ${opts.turnTokens})`);
+    throw new Error(
+      `piplay: rollouts need maxTurns >= 1 and turnTokens >= 1 (got ${opts.maxTurns}, ${opts.turnTokens})`,
+    );
   }
-  const session = new GenerationSession(model, prompts.map((p) => [...p]));
-  const state = prompts.map((p) => ({ promptLength: p.length, turns: 0, searches: [] as SearchRecord[], finish: null as FinishReason | null }));
+  const session = new GenerationSession(
+    model,
+    prompts.map((p) => [...p]),
+  );
+  const state = prompts.map((p) => ({
+    promptLength: p.length,
+    turns: 0,
+    searches: [] as SearchRecord[],
+    finish: null as FinishReason | null,
+  }));
   const stopStrings = [...(opts.role === 'student' ? STUDENT_STOP_STRINGS : EXAMINER_STOP_STRINGS)];
   const decode = (ids: number[]) => tok.decode(ids);
   const maxPos = model.cfg.maxPositions;
@@ -237,7 +252,9 @@ export async function runRollouts(model: CausalLM, tok: Tokenizer, prompts: read
       logprobs: s.logprobs,
       promptLength: st.promptLength,
       text: tok.decode(s.ids.slice(st.promptLength), { skipSpecialTokens: true }),
-      policyTurns: sampledRuns(s.ids, s.sampled, st.promptLength).map((run) => tok.decode(run, { skipSpecialTokens: true })),
+      policyTurns: sampledRuns(s.ids, s.sampled, st.promptLength).map((run) =>
+        tok.decode(run, { skipSpecialTokens: true }),
+      ),
       turns: st.turns,
       searches: st.searches,
       finish: st.finish ?? 'length',

@@ -27,7 +27,11 @@ function encodeBlock(tok: Tokenizer, body: string): number[] {
  * prefix whose block fits, found by bisection), so the closing tag always survives and the parsers of
  * src/env/tags.ts still see a complete block. A budget below the bare tags gives the bare tags.
  */
-export function encodeToolReply(tok: Tokenizer, passages: readonly Pick<Passage, 'title' | 'text'>[], budget: number): ToolReply {
+export function encodeToolReply(
+  tok: Tokenizer,
+  passages: readonly Pick<Passage, 'title' | 'text'>[],
+  budget: number,
+): ToolReply {
   const full = formatInformationBody(passages);
   const ids = encodeBlock(tok, full);
   if (ids.length <= budget) return { ids, body: full, truncated: false };

@@ -49,7 +49,13 @@ export async function randomTinyBase(c: SelfPlayConfig, passages: readonly Passa
     maxPositions: c.tinyMaxPositions,
     eosIds: tokenizer.eosIds,
   });
-  return { name: 'random-tiny', cfg, weights: initWeights(cfg, { seed: c.seed }), tokenizer, tokenizerFiles: tokenizerFiles(trained) };
+  return {
+    name: 'random-tiny',
+    cfg,
+    weights: initWeights(cfg, { seed: c.seed }),
+    tokenizer,
+    tokenizerFiles: tokenizerFiles(trained),
+  };
 }
 
 /** A model folder: weights (read once, kept on the host for the copies) and its tokenizer. */
@@ -63,7 +69,14 @@ export async function folderBase(e: Engine, readFile: ReadFile, source: string):
     const generation = await readOptional(readFile, 'generation_config.json');
     if (generation) files['generation_config.json'] = generation;
     const configJson = parseJsonFile(await readFile('config.json'), 'config.json') as Record<string, unknown>;
-    return { name: source, cfg: model.cfg, weights: await model.toHost(), tokenizer, tokenizerFiles: files, configJson };
+    return {
+      name: source,
+      cfg: model.cfg,
+      weights: await model.toHost(),
+      tokenizer,
+      tokenizerFiles: files,
+      configJson,
+    };
   } finally {
     model.dispose();
   }

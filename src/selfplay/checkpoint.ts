@@ -195,6 +195,9 @@ export async function restorePolicies(storage: RunStorage, slot: string, policie
     if (policies.policy(name)) policies.loadWeights(name, await need(`${name}.safetensors`));
   }
   for (const name of ['examiner', 'student'] as const) {
-    policies.loadOptimizerState(name, optimizerStateFromBytes(await need(`${name}.optim.safetensors`), `${name}.optim.safetensors`));
+    policies.loadOptimizerState(
+      name,
+      optimizerStateFromBytes(await need(`${name}.optim.safetensors`), `${name}.optim.safetensors`),
+    );
   }
 }

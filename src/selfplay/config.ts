@@ -24,7 +24,12 @@ type Kind =
 type KindOf<T> = Kind & { readonly value?: T };
 
 const int = (min: number): KindOf<number> => ({ t: 'int', min });
-const num = (min: number, max?: number, above = false): KindOf<number> => ({ t: 'number', min, ...(max !== undefined ? { max } : {}), above });
+const num = (min: number, max?: number, above = false): KindOf<number> => ({
+  t: 'number',
+  min,
+  ...(max !== undefined ? { max } : {}),
+  above,
+});
 const bool = (): KindOf<boolean> => ({ t: 'bool' });
 const oneOf = <const V extends string>(values: readonly V[]): KindOf<V> => ({ t: 'enum', values });
 const text = (empty = false): KindOf<string> => ({ t: 'string', ...(empty ? { empty } : {}) });
@@ -41,7 +46,13 @@ export interface Setting<T = unknown> {
   demo?: T;
 }
 
-function setting<T>(s: { flag: string; kind: KindOf<T>; help: string; paper: NoInfer<T>; demo?: NoInfer<T> }): Setting<T> {
+function setting<T>(s: {
+  flag: string;
+  kind: KindOf<T>;
+  help: string;
+  paper: NoInfer<T>;
+  demo?: NoInfer<T>;
+}): Setting<T> {
   return s;
 }
 
@@ -53,9 +64,20 @@ export const SETTINGS = {
    *  model folder (HF config.json + safetensors + tokenizer files) that the host resolves. */
   // paper: the papers' Qwen3-4B/8B bases do not fit here (any HF folder can be given); demo: the embedded
   // base model (npm run pretrain) and its held-out default world (seed 1, 400 passages).
-  model: setting({ flag: 'model', kind: text(), help: "'random-tiny' or a model folder", paper: 'random-tiny', demo: 'public/models/piplay-tiny' }),
+  model: setting({
+    flag: 'model',
+    kind: text(),
+    help: "'random-tiny' or a model folder",
+    paper: 'random-tiny',
+    demo: 'public/models/piplay-tiny',
+  }),
   /** Policies: three full copies of the base ('separate') or LoRA adapters on one frozen shared base. */
-  policies: setting({ flag: 'policies', kind: oneOf(['separate', 'lora']), help: 'three full models, or LoRA on one shared base', paper: 'separate' }),
+  policies: setting({
+    flag: 'policies',
+    kind: oneOf(['separate', 'lora']),
+    help: 'three full models, or LoRA on one shared base',
+    paper: 'separate',
+  }),
   loraRank: setting({ flag: 'lora-rank', kind: int(1), help: 'LoRA rank', paper: 16 }),
   loraAlpha: setting({ flag: 'lora-alpha', kind: num(0, undefined, true), help: 'LoRA alpha', paper: 32 }),
   /** random-tiny only: width, blocks, heads, key/value heads, context, tokenizer vocabulary. */
@@ -63,63 +85,161 @@ export const SETTINGS = {
   tinyLayers: setting({ flag: 'tiny-layers', kind: int(1), help: 'random-tiny: decoder blocks', paper: 3 }),
   tinyHeads: setting({ flag: 'tiny-heads', kind: int(1), help: 'random-tiny: query heads', paper: 4 }),
   tinyKvHeads: setting({ flag: 'tiny-kv-heads', kind: int(1), help: 'random-tiny: key/value heads', paper: 2 }),
-  tinyMaxPositions: setting({ flag: 'tiny-max-positions', kind: int(16), help: 'random-tiny: context length', paper: 4096 }),
+  tinyMaxPositions: setting({
+    flag: 'tiny-max-positions',
+    kind: int(16),
+    help: 'random-tiny: context length',
+    paper: 4096,
+  }),
   tinyVocab: setting({ flag: 'tiny-vocab', kind: int(300), help: 'random-tiny: BPE vocabulary size', paper: 1024 }),
 
   // -- corpus and held-out questions
   /** 'world' (the seeded fictional encyclopedia) or a corpus JSONL file the host reads. */
-  corpus: setting({ flag: 'corpus', kind: text(), help: "'world' or a corpus JSONL file ({id,title,text} per line)", paper: 'world' }),
+  corpus: setting({
+    flag: 'corpus',
+    kind: text(),
+    help: "'world' or a corpus JSONL file ({id,title,text} per line)",
+    paper: 'world',
+  }),
   /** A held-out question file (JSONL {question, answers, hops}); '' = the world's own held-out set. */
-  evalSet: setting({ flag: 'eval-set', kind: text(true), help: "held-out questions JSONL ({question,answers,hops}); '' = the world's", paper: '' }),
+  evalSet: setting({
+    flag: 'eval-set',
+    kind: text(true),
+    help: "held-out questions JSONL ({question,answers,hops}); '' = the world's",
+    paper: '',
+  }),
   worldSeed: setting({ flag: 'world-seed', kind: int(0), help: 'seed of the fictional world', paper: 1 }),
   worldSize: setting({ flag: 'world-size', kind: int(20), help: 'entities (= passages) of the world', paper: 400 }),
   /** The search tool: BM25 (no download) or dense E5-style retrieval with `denseModel` from the hub. */
-  retriever: setting({ flag: 'retriever', kind: oneOf(['bm25', 'dense']), help: 'search tool: bm25 (default, no download) or dense (E5, from the hub)', paper: 'bm25' }),
-  denseModel: setting({ flag: 'dense-model', kind: text(), help: 'hub id of the E5-style embedding model for --retriever dense', paper: 'Xenova/e5-base-v2' }),
+  retriever: setting({
+    flag: 'retriever',
+    kind: oneOf(['bm25', 'dense']),
+    help: 'search tool: bm25 (default, no download) or dense (E5, from the hub)',
+    paper: 'bm25',
+  }),
+  denseModel: setting({
+    flag: 'dense-model',
+    kind: text(),
+    help: 'hub id of the E5-style embedding model for --retriever dense',
+    paper: 'Xenova/e5-base-v2',
+  }),
   /** Passages a search returns (top k). */
   retrievalTopK: setting({ flag: 'retrieval-top-k', kind: int(1), help: 'passages per search', paper: 3 }),
   /** Held-out questions per hop count, and the hop counts (world corpus only). */
-  evalPerHop: setting({ flag: 'eval-per-hop', kind: int(0), help: 'held-out questions per hop count', paper: 25, demo: 10 }),
-  evalHops: setting({ flag: 'eval-hops', kind: ints(1), help: 'hop counts of the held-out set, e.g. 1,2,3,4', paper: [1, 2, 3, 4] }),
+  evalPerHop: setting({
+    flag: 'eval-per-hop',
+    kind: int(0),
+    help: 'held-out questions per hop count',
+    paper: 25,
+    demo: 10,
+  }),
+  evalHops: setting({
+    flag: 'eval-hops',
+    kind: ints(1),
+    help: 'hop counts of the held-out set, e.g. 1,2,3,4',
+    paper: [1, 2, 3, 4],
+  }),
 
   // -- the loop
   iterations: setting({ flag: 'iterations', kind: int(1), help: 'π-Play iterations', paper: 3 }),
   /** W: examiner steps and student steps per iteration. */
-  examinerSteps: setting({ flag: 'examiner-steps', kind: int(0), help: 'W: examiner steps per iteration', paper: 50, demo: 8 }),
-  studentSteps: setting({ flag: 'student-steps', kind: int(0), help: 'W: student steps per iteration', paper: 50, demo: 8 }),
+  examinerSteps: setting({
+    flag: 'examiner-steps',
+    kind: int(0),
+    help: 'W: examiner steps per iteration',
+    paper: 50,
+    demo: 8,
+  }),
+  studentSteps: setting({
+    flag: 'student-steps',
+    kind: int(0),
+    help: 'W: student steps per iteration',
+    paper: 50,
+    demo: 8,
+  }),
 
   // -- examiner stage (HRPO)
   /** Source documents (= examiner rollouts) per examiner step. */
-  examinerBatch: setting({ flag: 'examiner-batch', kind: int(1), help: 'source documents per examiner step', paper: 256, demo: 8 }),
+  examinerBatch: setting({
+    flag: 'examiner-batch',
+    kind: int(1),
+    help: 'source documents per examiner step',
+    paper: 256,
+    demo: 8,
+  }),
   /** Relative frequency of hop counts 1, 2, 3, 4, ... (paper 4:3:2:1). */
-  hopWeights: setting({ flag: 'hop-weights', kind: nums(0), help: 'relative frequency of hops 1,2,3,4 (e.g. 4,3,2,1)', paper: [4, 3, 2, 1] }),
+  hopWeights: setting({
+    flag: 'hop-weights',
+    kind: nums(0),
+    help: 'relative frequency of hops 1,2,3,4 (e.g. 4,3,2,1)',
+    paper: [4, 3, 2, 1],
+  }),
   /** n: student rollouts per question (difficulty reward and GRPO group). */
   rolloutsPerQuestion: setting({ flag: 'n', kind: int(2), help: 'student rollouts per question', paper: 5 }),
 
   // -- data generation
   /** Questions to generate for the student stage (0: studentSteps x studentBatch). */
-  trainQuestions: setting({ flag: 'train-questions', kind: int(0), help: 'questions generated for the student stage (0: steps x batch)', paper: 0 }),
+  trainQuestions: setting({
+    flag: 'train-questions',
+    kind: int(0),
+    help: 'questions generated for the student stage (0: steps x batch)',
+    paper: 0,
+  }),
   /** Data generation tries at most this many examiner batches per batch it needs (a model that rarely
    *  writes a valid question would otherwise never finish). */
-  generationRounds: setting({ flag: 'generation-rounds', kind: int(1), help: 'examiner batches per needed batch at most in data generation', paper: 4 }),
+  generationRounds: setting({
+    flag: 'generation-rounds',
+    kind: int(1),
+    help: 'examiner batches per needed batch at most in data generation',
+    paper: 4,
+  }),
   /** Project choice: when the examiner yields too few valid questions, top up with world-generated
    *  ones ('world', reported as fallback_share) or train on what there is ('none'). */
-  fallbackQuestions: setting({ flag: 'fallback-questions', kind: oneOf(['none', 'world']), help: 'top up too few valid questions from the world generator', paper: 'none', demo: 'world' }),
+  fallbackQuestions: setting({
+    flag: 'fallback-questions',
+    kind: oneOf(['none', 'world']),
+    help: 'top up too few valid questions from the world generator',
+    paper: 'none',
+    demo: 'world',
+  }),
   /** Who writes the student's training set: the examiner ('examiner', self-play as ALGORITHM.md 1(b) has
    *  it) or the world generator ('world': an oracle examiner whose questions are all true, with QCPs
    *  shaped like the examiner's). A project ablation for a base model that cannot yet write true
    *  questions: it tests the student's side (GRPO, the teacher's distillation) apart from the examiner's
    *  skill. World corpus only; the examiner stage still runs unless --examiner-steps 0. */
-  studentQuestions: setting({ flag: 'student-questions', kind: oneOf(['examiner', 'world']), help: "who writes the student's questions: the examiner, or the world generator (an oracle examiner; an ablation)", paper: 'examiner' }),
+  studentQuestions: setting({
+    flag: 'student-questions',
+    kind: oneOf(['examiner', 'world']),
+    help: "who writes the student's questions: the examiner, or the world generator (an oracle examiner; an ablation)",
+    paper: 'examiner',
+  }),
 
   // -- student stage (GRPO + λ·D)
   /** Questions per student step (each gets n rollouts). */
-  studentBatch: setting({ flag: 'student-batch', kind: int(1), help: 'questions per student step', paper: 256, demo: 4 }),
+  studentBatch: setting({
+    flag: 'student-batch',
+    kind: int(1),
+    help: 'questions per student step',
+    paper: 256,
+    demo: 4,
+  }),
   /** PPO epochs over a step's rollouts, and optimizer steps (minibatches) per epoch. */
-  ppoEpochs: setting({ flag: 'ppo-epochs', kind: int(1), help: 'passes over each step\'s rollouts', paper: 1 }),
-  miniBatches: setting({ flag: 'mini-batches', kind: int(1), help: 'optimizer steps per PPO epoch', paper: 1, demo: 2 }),
+  ppoEpochs: setting({ flag: 'ppo-epochs', kind: int(1), help: "passes over each step's rollouts", paper: 1 }),
+  miniBatches: setting({
+    flag: 'mini-batches',
+    kind: int(1),
+    help: 'optimizer steps per PPO epoch',
+    paper: 1,
+    demo: 2,
+  }),
   /** Rollouts per forward/backward pass inside a minibatch (0: the whole minibatch); a memory setting. */
-  microBatch: setting({ flag: 'micro-batch', kind: int(0), help: 'rollouts per forward pass (0: whole minibatch)', paper: 0, demo: 10 }),
+  microBatch: setting({
+    flag: 'micro-batch',
+    kind: int(0),
+    help: 'rollouts per forward pass (0: whole minibatch)',
+    paper: 0,
+    demo: 10,
+  }),
 
   // -- losses
   epsLow: setting({ flag: 'eps-low', kind: num(0, 0.999), help: 'clip range below 1', paper: 0.2 }),
@@ -127,48 +247,113 @@ export const SETTINGS = {
   /** Weight of the student's k3 KL to the frozen base. */
   beta: setting({ flag: 'beta', kind: num(0), help: "weight of the student's k3 KL to the frozen base", paper: 0 }),
   /** Weight of the examiner's k3 KL to the frozen base (Dr. Zero's eq. 2). */
-  examinerBeta: setting({ flag: 'examiner-beta', kind: num(0), help: "weight of the examiner's k3 KL to the frozen base (Dr. Zero's eq. 2)", paper: 0 }),
+  examinerBeta: setting({
+    flag: 'examiner-beta',
+    kind: num(0),
+    help: "weight of the examiner's k3 KL to the frozen base (Dr. Zero's eq. 2)",
+    paper: 0,
+  }),
   /** λ per iteration, or one value. */
-  lambda: setting({ flag: 'lambda', kind: lambdas(), help: 'distillation weight per iteration, e.g. 0.1,0.03,0.03 or 0.05', paper: [0.1, 0.03, 0.03] }),
+  lambda: setting({
+    flag: 'lambda',
+    kind: lambdas(),
+    help: 'distillation weight per iteration, e.g. 0.1,0.03,0.03 or 0.05',
+    paper: [0.1, 0.03, 0.03],
+  }),
   topK: setting({ flag: 'topk', kind: int(1), help: 'K of the top-K distillation', paper: 50 }),
   tail: setting({ flag: 'tail', kind: bool(), help: 'tail bucket (on) or renormalised over K (off)', paper: true }),
-  kl: setting({ flag: 'kl', kind: oneOf(['reverse', 'forward']), help: 'direction of the distillation KL', paper: 'reverse' }),
+  kl: setting({
+    flag: 'kl',
+    kind: oneOf(['reverse', 'forward']),
+    help: 'direction of the distillation KL',
+    paper: 'reverse',
+  }),
   /** Teacher EMA rate. */
   tau: setting({ flag: 'tau', kind: num(0, 1), help: 'teacher EMA rate', paper: 0.05 }),
-  privileged: setting({ flag: 'privileged', kind: oneOf(PRIVILEGED_MODES), help: "teacher's privileged context (none = Dr. Zero)", paper: 'full' }),
+  privileged: setting({
+    flag: 'privileged',
+    kind: oneOf(PRIVILEGED_MODES),
+    help: "teacher's privileged context (none = Dr. Zero)",
+    paper: 'full',
+  }),
   /** Share of the QCP's content (words of its source and search results) 'partial' removes. */
-  partialDrop: setting({ flag: 'partial-drop', kind: num(0, 1), help: "share of the construction path's content (words of its source and search results) 'partial' removes", paper: 0.5 }),
+  partialDrop: setting({
+    flag: 'partial-drop',
+    kind: num(0, 1),
+    help: "share of the construction path's content (words of its source and search results) 'partial' removes",
+    paper: 0.5,
+  }),
 
   // -- optimizer (AdamW)
   lr: setting({ flag: 'lr', kind: num(0), help: 'student learning rate', paper: 1e-6, demo: 1e-4 }),
   examinerLr: setting({ flag: 'examiner-lr', kind: num(0), help: 'examiner learning rate', paper: 1e-6, demo: 1e-4 }),
   weightDecay: setting({ flag: 'weight-decay', kind: num(0), help: 'AdamW weight decay', paper: 0.01 }),
-  gradClip: setting({ flag: 'grad-clip', kind: num(0), help: 'global gradient-norm clip (0: off)', paper: 0.1, demo: 1 }),
+  gradClip: setting({
+    flag: 'grad-clip',
+    kind: num(0),
+    help: 'global gradient-norm clip (0: off)',
+    paper: 0.1,
+    demo: 1,
+  }),
   adamBeta1: setting({ flag: 'adam-beta1', kind: num(0, 0.999999), help: 'AdamW beta1', paper: 0.9 }),
   adamBeta2: setting({ flag: 'adam-beta2', kind: num(0, 0.999999), help: 'AdamW beta2', paper: 0.999 }),
 
   // -- rollouts
   // demo 0.6: the paper's 1.0 is for 4B models; sampled at 1.0 the tiny base model answers so few training
   // questions that nearly every GRPO group scores all 0 and has no advantage (README, "Sampling at 0.6").
-  temperature: setting({ flag: 'temperature', kind: num(0, undefined, true), help: 'rollout sampling temperature', paper: 1, demo: 0.6 }),
+  temperature: setting({
+    flag: 'temperature',
+    kind: num(0, undefined, true),
+    help: 'rollout sampling temperature',
+    paper: 1,
+    demo: 0.6,
+  }),
   topP: setting({ flag: 'top-p', kind: num(0, 1, true), help: 'rollout nucleus mass', paper: 1 }),
   maxTurns: setting({ flag: 'max-turns', kind: int(1), help: 'assistant turns per rollout at most', paper: 5 }),
   /** New tokens per assistant turn at most. */
   // demo 128: a student turn that quotes the retrieved fact before answering takes up to ~64 tokens, an examiner's
   // turn (the quoted fact, the chain so far, then a search or the question and its answer) up to ~115;
   // three passages of the default world take 75-300 (so a tool reply is rarely cut).
-  turnTokens: setting({ flag: 'turn-tokens', kind: int(1), help: 'new tokens per turn at most', paper: 500, demo: 128 }),
+  turnTokens: setting({
+    flag: 'turn-tokens',
+    kind: int(1),
+    help: 'new tokens per turn at most',
+    paper: 500,
+    demo: 128,
+  }),
   /** Tokens of one tool reply at most. */
-  toolTokens: setting({ flag: 'tool-tokens', kind: int(8), help: 'tokens per tool reply at most', paper: 500, demo: 320 }),
+  toolTokens: setting({
+    flag: 'tool-tokens',
+    kind: int(8),
+    help: 'tokens per tool reply at most',
+    paper: 500,
+    demo: 320,
+  }),
 
   // -- evaluation and outputs
-  evalAtStart: setting({ flag: 'eval-at-start', kind: bool(), help: 'evaluate before the first iteration', paper: true }),
+  evalAtStart: setting({
+    flag: 'eval-at-start',
+    kind: bool(),
+    help: 'evaluate before the first iteration',
+    paper: true,
+  }),
   /** Greedy eval rollouts per batch. */
   evalBatch: setting({ flag: 'eval-batch', kind: int(1), help: 'greedy eval rollouts per batch', paper: 64, demo: 20 }),
   /** Save a checkpoint every this many steps (and at every stage end); 0: stage ends only. */
-  checkpointEvery: setting({ flag: 'checkpoint-every', kind: int(0), help: 'steps between checkpoints (0: stage ends only)', paper: 10, demo: 4 }),
+  checkpointEvery: setting({
+    flag: 'checkpoint-every',
+    kind: int(0),
+    help: 'steps between checkpoints (0: stage ends only)',
+    paper: 10,
+    demo: 4,
+  }),
   /** Student rollouts per step recorded token by token (rollouts.jsonl, the heatmap). */
-  rolloutSamples: setting({ flag: 'rollout-samples', kind: int(0), help: 'student rollouts per step recorded token by token', paper: 1 }),
+  rolloutSamples: setting({
+    flag: 'rollout-samples',
+    kind: int(0),
+    help: 'student rollouts per step recorded token by token',
+    paper: 1,
+  }),
 } as const;
 
 type ValueOf<S> = S extends Setting<infer T> ? T : never;
@@ -178,7 +363,8 @@ const KEYS = Object.keys(SETTINGS) as SettingKey[];
 
 /** A copy of a setting's value (lists are not shared between presets). */
 const copy = <T>(v: T): T => (Array.isArray(v) ? ([...v] as T) : v);
-const valuesOf = (pick: (s: Setting) => unknown) => Object.fromEntries(KEYS.map((k) => [k, copy(pick(SETTINGS[k]))])) as SelfPlayConfig;
+const valuesOf = (pick: (s: Setting) => unknown) =>
+  Object.fromEntries(KEYS.map((k) => [k, copy(pick(SETTINGS[k]))])) as SelfPlayConfig;
 
 /** The papers' settings (ALGORITHM.md sections 1, 3-5 and 8). Sizes that only fit a GPU cluster. */
 export const PAPER: SelfPlayConfig = valuesOf((s) => s.paper);
@@ -274,7 +460,8 @@ function checkValue(key: keyof SelfPlayConfig, v: unknown): void {
       if (typeof v !== 'string' || (!k.empty && v.trim() === '')) throw bad();
       return;
     case 'ints':
-      if (!Array.isArray(v) || v.length === 0 || !v.every((x) => isNum(x) && Number.isInteger(x) && x >= k.min)) throw bad();
+      if (!Array.isArray(v) || v.length === 0 || !v.every((x) => isNum(x) && Number.isInteger(x) && x >= k.min))
+        throw bad();
       return;
     case 'numbers':
       if (!Array.isArray(v) || v.length === 0 || !v.every((x) => isNum(x) && x >= k.min)) throw bad();
@@ -294,8 +481,10 @@ export function validateConfig(c: SelfPlayConfig): SelfPlayConfig {
   const unknown = Object.keys(c).filter((k) => !(k in SETTINGS));
   if (unknown.length) throw new ConfigError(`unknown setting(s): ${unknown.join(', ')}`);
   if (!c.hopWeights.some((w) => w > 0)) throw new ConfigError('--hop-weights: at least one weight must be > 0');
-  if (c.tinyHidden % c.tinyHeads !== 0) throw new ConfigError(`--tiny-heads: ${c.tinyHeads} must divide --tiny-hidden ${c.tinyHidden}`);
-  if (c.tinyHeads % c.tinyKvHeads !== 0) throw new ConfigError(`--tiny-kv-heads: ${c.tinyKvHeads} must divide --tiny-heads ${c.tinyHeads}`);
+  if (c.tinyHidden % c.tinyHeads !== 0)
+    throw new ConfigError(`--tiny-heads: ${c.tinyHeads} must divide --tiny-hidden ${c.tinyHidden}`);
+  if (c.tinyHeads % c.tinyKvHeads !== 0)
+    throw new ConfigError(`--tiny-kv-heads: ${c.tinyKvHeads} must divide --tiny-heads ${c.tinyHeads}`);
   if ((c.tinyHidden / c.tinyHeads) % 2 !== 0) throw new ConfigError('--tiny-hidden / --tiny-heads must be even (RoPE)');
   if (c.model === 'random-tiny') {
     checkTinySize(c);
@@ -304,14 +493,18 @@ export function validateConfig(c: SelfPlayConfig): SelfPlayConfig {
   if (c.topK > 256) throw new ConfigError(`--topk: ${c.topK} exceeds the kernel's maximum of 256`);
   const rollouts = c.studentBatch * c.rolloutsPerQuestion;
   if (c.miniBatches > rollouts) {
-    throw new ConfigError(`--mini-batches: ${c.miniBatches} is more than the ${rollouts} rollouts of a student step (student-batch x n)`);
+    throw new ConfigError(
+      `--mini-batches: ${c.miniBatches} is more than the ${rollouts} rollouts of a student step (student-batch x n)`,
+    );
   }
   if (c.studentQuestions === 'world' && c.corpus !== 'world') {
-    throw new ConfigError(`--student-questions: 'world' needs the world corpus (--corpus world), not ${c.corpus}: only the world generator knows its questions' answers`);
+    throw new ConfigError(
+      `--student-questions: 'world' needs the world corpus (--corpus world), not ${c.corpus}: only the world generator knows its questions' answers`,
+    );
   }
   if (c.privileged === 'none' && (typeof c.lambda === 'number' ? c.lambda > 0 : c.lambda.some((l) => l > 0))) {
     // Dr. Zero: no teacher, so no distillation term whatever lambda says.
-    throw new ConfigError("--lambda: must be 0 with --privileged none (no teacher, no distillation: Dr. Zero)");
+    throw new ConfigError('--lambda: must be 0 with --privileged none (no teacher, no distillation: Dr. Zero)');
   }
   return c;
 }
@@ -355,7 +548,10 @@ export function checkContext(c: Pick<SelfPlayConfig, 'turnTokens'>, maxPositions
 
 /** A preset, with overrides applied and checked. */
 export function makeConfig(preset: PresetName = 'demo', overrides: Partial<SelfPlayConfig> = {}): SelfPlayConfig {
-  if (!(preset in PRESETS)) throw new ConfigError(`--preset: '${String(preset)}' is not allowed; use one of ${Object.keys(PRESETS).join(', ')}`);
+  if (!(preset in PRESETS))
+    throw new ConfigError(
+      `--preset: '${String(preset)}' is not allowed; use one of ${Object.keys(PRESETS).join(', ')}`,
+    );
   const base = PRESETS[preset];
   const c = { ...base, ...overrides } as SelfPlayConfig;
   // Dr. Zero is "the same loop with λ = 0 and no teacher": --privileged none alone means that.
@@ -410,7 +606,8 @@ export function parseOptionValue<K extends keyof SelfPlayConfig>(key: K, text: s
 
 /** Help lines for the command line: `--flag  help (paper: x, demo: y)`. */
 export function optionHelp(): string[] {
-  const show = (v: unknown) => (Array.isArray(v) ? v.join(',') : typeof v === 'boolean' ? (v ? 'on' : 'off') : v === '' ? "''" : String(v));
+  const show = (v: unknown) =>
+    Array.isArray(v) ? v.join(',') : typeof v === 'boolean' ? (v ? 'on' : 'off') : v === '' ? "''" : String(v);
   return (Object.keys(SETTINGS) as (keyof SelfPlayConfig)[]).map((key) => {
     const s = SETTINGS[key];
     return `  --${s.flag.padEnd(20)} ${s.help} (paper ${show(PAPER[key])}, demo ${show(DEMO[key])})`;

@@ -72,7 +72,12 @@ export function checkFinite(value: number, stage: Stage, iteration: number, step
 }
 
 /** Rollout settings of the config for a role. */
-export function rolloutOptions(ctx: Pick<RunContext, 'config' | 'env' | 'base'>, role: 'student' | 'examiner', random: () => number, greedy = false): RolloutOptions {
+export function rolloutOptions(
+  ctx: Pick<RunContext, 'config' | 'env' | 'base'>,
+  role: 'student' | 'examiner',
+  random: () => number,
+  greedy = false,
+): RolloutOptions {
   const c = ctx.config;
   return {
     role,

@@ -31,14 +31,31 @@ export async function generateTrainingSet(ctx: RunContext, iteration: number): P
   const maxBatches = oracle ? 0 : Math.ceil(target / c.examinerBatch) * c.generationRounds;
   const written: WrittenQuestion[] = [];
   for (let b = 0; b < maxBatches && out.length < target; b++) {
-    ctx.emit({ type: 'progress', stage: 'generate', iteration, done: out.length, total: target, label: `batch ${b + 1}` });
+    ctx.emit({
+      type: 'progress',
+      stage: 'generate',
+      iteration,
+      done: out.length,
+      total: target,
+      label: `batch ${b + 1}`,
+    });
     const pick = rng.fork(`sources-${b}`);
-    const items = Array.from({ length: c.examinerBatch }, () => ({ source: ctx.env.sampleSource(pick), hops: ctx.env.sampleHops(pick, c.hopWeights) }));
+    const items = Array.from({ length: c.examinerBatch }, () => ({
+      source: ctx.env.sampleSource(pick),
+      hops: ctx.env.sampleHops(pick, c.hopWeights),
+    }));
     const batch = await writeQuestions(ctx, ctx.policies.examiner, items, uniform(rng.fork(`sampling-${b}`)));
     written.push(...batch);
     for (const w of batch) {
       if (w.format.f <= 0 || out.length >= target) continue;
-      out.push({ id: `it${iteration}-q${out.length}`, question: w.question, answer: w.answer, hops: w.hops, qcp: w.qcp, origin: 'examiner' });
+      out.push({
+        id: `it${iteration}-q${out.length}`,
+        question: w.question,
+        answer: w.answer,
+        hops: w.hops,
+        qcp: w.qcp,
+        origin: 'examiner',
+      });
       records.push({
         iteration,
         step: -1,
@@ -70,7 +87,11 @@ export async function generateTrainingSet(ctx: RunContext, iteration: number): P
       });
     }
   } else if (out.length < target) {
-    ctx.emit({ type: 'log', level: 'warn', message: `iteration ${iteration + 1}: the examiner wrote ${out.length} valid questions of ${target} wanted` });
+    ctx.emit({
+      type: 'log',
+      level: 'warn',
+      message: `iteration ${iteration + 1}: the examiner wrote ${out.length} valid questions of ${target} wanted`,
+    });
   }
   ctx.emit({ type: 'progress', stage: 'generate', iteration, done: out.length, total: target });
   const seconds = (now() - t0) / 1000;
@@ -96,4 +117,3 @@ export function questionsOfStep(set: readonly TrainQuestion[], step: number, bat
   if (set.length === 0) return [];
   return Array.from({ length: batch }, (_, j) => set[(step * batch + j) % set.length]!);
 }
-

@@ -119,7 +119,14 @@ export class Environment {
     for (let attempt = 0; attempt < 8; attempt++) {
       const q = generateQuestion(ix, rng, hops);
       if (!q || held.has(q.question)) continue;
-      return { id, question: q.question, answer: q.answers[0]!, hops, qcp: worldQcp(ix, q, this.search), origin: 'world' };
+      return {
+        id,
+        question: q.question,
+        answer: q.answers[0]!,
+        hops,
+        qcp: worldQcp(ix, q, this.search),
+        origin: 'world',
+      };
     }
     return null;
   }

@@ -19,7 +19,12 @@ export interface EvalResult {
 /** What evaluation needs of a run: no policies besides the model it is given. */
 export type EvalContext = Pick<RunContext, 'config' | 'base' | 'env' | 'emit'>;
 
-export async function evaluate(ctx: EvalContext, iteration: number, model: CausalLM, questions: readonly EvalQuestion[] = ctx.env.evalSet): Promise<EvalResult> {
+export async function evaluate(
+  ctx: EvalContext,
+  iteration: number,
+  model: CausalLM,
+  questions: readonly EvalQuestion[] = ctx.env.evalSet,
+): Promise<EvalResult> {
   const tok = ctx.base.tokenizer;
   const rollouts: Rollout[] = [];
   const batches = chunks(questions, ctx.config.evalBatch);
@@ -28,13 +33,26 @@ export async function evaluate(ctx: EvalContext, iteration: number, model: Causa
     ctx.emit({ type: 'progress', stage: 'eval', iteration, done, total: questions.length });
     const prompts = batch.map((q) => encodePrompt(tok, studentPrompt({ question: q.question })));
     // Greedy: the random source is never read.
-    rollouts.push(...(await runRollouts(model, tok, prompts, rolloutOptions(ctx, 'student', () => 0.5, true))));
+    rollouts.push(
+      ...(await runRollouts(
+        model,
+        tok,
+        prompts,
+        rolloutOptions(ctx, 'student', () => 0.5, true),
+      )),
+    );
     done += batch.length;
   }
   ctx.emit({ type: 'progress', stage: 'eval', iteration, done, total: questions.length });
   const answers = questions.map((q, i) => {
     const a = rolloutAnswer(rollouts[i]!);
-    return { question: q.question, hops: q.hops, answer: a ?? '', correct: studentReward(a, q.answers) === 1, text: rollouts[i]!.text };
+    return {
+      question: q.question,
+      hops: q.hops,
+      answer: a ?? '',
+      correct: studentReward(a, q.answers) === 1,
+      text: rollouts[i]!.text,
+    };
   });
   const byHop = new Map<number, { n: number; ok: number }>();
   for (const a of answers) {

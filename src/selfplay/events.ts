@@ -80,7 +80,15 @@ export interface EvalMetrics {
 }
 
 export type RunEvent =
-  | { type: 'progress'; stage: Stage; iteration: number; done: number; total: number; etaSeconds?: number; label?: string }
+  | {
+      type: 'progress';
+      stage: Stage;
+      iteration: number;
+      done: number;
+      total: number;
+      etaSeconds?: number;
+      label?: string;
+    }
   | { type: 'metrics'; metrics: StepMetrics }
   | { type: 'question'; record: QuestionRecord }
   | { type: 'rollout'; record: RolloutRecord }

@@ -42,21 +42,39 @@ export interface ExaminerProbeResult {
 }
 
 /** `count` questions by `examiner` on sampled sources of the world, each judged as above; `student` answers them. */
-export async function probeExaminer(ctx: ProbeContext, examiner: CausalLM, student: CausalLM, count: number, seed: number): Promise<ExaminerProbeResult> {
-  if (!ctx.env.canMakeQuestions) throw new Error('piplay: the examiner probe needs the world corpus (--corpus world): it checks each question against the world');
+export async function probeExaminer(
+  ctx: ProbeContext,
+  examiner: CausalLM,
+  student: CausalLM,
+  count: number,
+  seed: number,
+): Promise<ExaminerProbeResult> {
+  if (!ctx.env.canMakeQuestions)
+    throw new Error(
+      'piplay: the examiner probe needs the world corpus (--corpus world): it checks each question against the world',
+    );
   const c = ctx.config;
   const rng = rngFor(seed, 'probe', 'examiner');
   const pick = rng.fork('sources');
-  const items = Array.from({ length: count }, () => ({ source: ctx.env.sampleSource(pick), hops: ctx.env.sampleHops(pick, c.hopWeights) }));
+  const items = Array.from({ length: count }, () => ({
+    source: ctx.env.sampleSource(pick),
+    hops: ctx.env.sampleHops(pick, c.hopWeights),
+  }));
   const written: WrittenQuestion[] = [];
   const sampling = uniform(rng.fork('examiner-sampling'));
-  for (const batch of chunks(items, c.evalBatch)) written.push(...(await writeQuestions(ctx, examiner, batch, sampling)));
+  for (const batch of chunks(items, c.evalBatch))
+    written.push(...(await writeQuestions(ctx, examiner, batch, sampling)));
   const n = c.rolloutsPerQuestion;
   const valid = written.flatMap((w, i) => (w.format.f > 0 ? [i] : []));
   const ks = new Map<number, number>();
   const solving = uniform(rng.fork('student-sampling'));
   for (const idx of chunks(valid, Math.max(1, Math.floor(c.evalBatch / n)))) {
-    const got = await solveCounts(ctx, student, idx.map((i) => written[i]!), solving);
+    const got = await solveCounts(
+      ctx,
+      student,
+      idx.map((i) => written[i]!),
+      solving,
+    );
     idx.forEach((i, j) => ks.set(i, got[j]!));
   }
   const examples: ExaminerProbeExample[] = written.map((w, i) => ({
@@ -74,12 +92,25 @@ export async function probeExaminer(ctx: ProbeContext, examiner: CausalLM, stude
       hops,
       questions: of.length,
       valid: share((i) => written[i]!.format.f > 0),
-      verdicts: Object.fromEntries(QUESTION_VERDICTS.map((v) => [v, share((i) => examples[i]!.verdict === v)])) as Record<QuestionVerdict, number>,
+      verdicts: Object.fromEntries(
+        QUESTION_VERDICTS.map((v) => [v, share((i) => examples[i]!.verdict === v)]),
+      ) as Record<QuestionVerdict, number>,
       solvable: share((i) => ks.has(i) && solvable(ks.get(i)!, n)),
       studentAccuracy: answered.length ? mean(answered.map((i) => ks.get(i)! / n)) : null,
     };
   };
   const all = written.map((_, i) => i);
   const hopCounts = [...new Set(written.map((w) => w.hops))].sort((a, b) => a - b);
-  return { rows: [...hopCounts.map((h) => row(h, all.filter((i) => written[i]!.hops === h))), row('all', all)], examples };
+  return {
+    rows: [
+      ...hopCounts.map((h) =>
+        row(
+          h,
+          all.filter((i) => written[i]!.hops === h),
+        ),
+      ),
+      row('all', all),
+    ],
+    examples,
+  };
 }

@@ -8,7 +8,15 @@ import { groupAdvantages } from '../rl/advantages.ts';
 import { perPolicyToken, policyBatch } from '../rl/batch.ts';
 import { policyLogits, policyLogprobs } from '../rl/forward.ts';
 import { examinerLoss } from '../rl/losses.ts';
-import { difficultyReward, examinerFormatReward, examinerReward, formatInputOf, solvable, studentReward, type ExaminerFormatReward } from '../rl/rewards.ts';
+import {
+  difficultyReward,
+  examinerFormatReward,
+  examinerReward,
+  formatInputOf,
+  solvable,
+  studentReward,
+  type ExaminerFormatReward,
+} from '../rl/rewards.ts';
 import { policyTokens, rolloutAnswer, runRollouts, type Rollout } from '../rl/rollout.ts';
 import { encodePrompt } from './base-model.ts';
 import { chunks, mean, now, rngFor, rolloutOptions, uniform, type RunContext } from './context.ts';
@@ -30,14 +38,22 @@ export interface WrittenQuestion {
 type RolloutContext = Pick<RunContext, 'config' | 'env' | 'base'>;
 
 /** `examiner`'s rollouts from the given sources and hop counts, parsed; used by the stage, data generation and the probe. */
-export async function writeQuestions(ctx: RolloutContext, examiner: CausalLM, items: { source: Passage; hops: number }[], random: () => number): Promise<WrittenQuestion[]> {
+export async function writeQuestions(
+  ctx: RolloutContext,
+  examiner: CausalLM,
+  items: { source: Passage; hops: number }[],
+  random: () => number,
+): Promise<WrittenQuestion[]> {
   const tok = ctx.base.tokenizer;
   const prompts = items.map((it) => encodePrompt(tok, examinerPrompt({ source: it.source, hops: it.hops })));
   const rollouts = await runRollouts(examiner, tok, prompts, rolloutOptions(ctx, 'examiner', random));
   return rollouts.map((rollout, i) => {
     const { source, hops } = items[i]!;
     // The examiner's own turns and the tool replies it got (as it saw them, cut to the budget), from the rollout.
-    const parsed = parseExaminerTurns({ turns: rollout.policyTurns, informations: rollout.searches.map((s) => s.information) });
+    const parsed = parseExaminerTurns({
+      turns: rollout.policyTurns,
+      informations: rollout.searches.map((s) => s.information),
+    });
     const format = examinerFormatReward(formatInputOf(parsed, hops, formatSource(source)));
     const qcp = qcpFromExaminer(source, hops, parsed, rollout.searches);
     return { source, hops, rollout, question: parsed.question, answer: parsed.answer, qcp, format };
@@ -45,11 +61,18 @@ export async function writeQuestions(ctx: RolloutContext, examiner: CausalLM, it
 }
 
 /** k correct out of n rollouts of `student` per question (its sampling policy, no training). */
-export async function solveCounts(ctx: RolloutContext, student: CausalLM, questions: { question: string; answer: string }[], random: () => number): Promise<number[]> {
+export async function solveCounts(
+  ctx: RolloutContext,
+  student: CausalLM,
+  questions: { question: string; answer: string }[],
+  random: () => number,
+): Promise<number[]> {
   const n = ctx.config.rolloutsPerQuestion;
   if (questions.length === 0) return [];
   const tok = ctx.base.tokenizer;
-  const prompts = questions.flatMap((q) => Array.from({ length: n }, () => encodePrompt(tok, studentPrompt({ question: q.question }))));
+  const prompts = questions.flatMap((q) =>
+    Array.from({ length: n }, () => encodePrompt(tok, studentPrompt({ question: q.question }))),
+  );
   const rollouts = await runRollouts(student, tok, prompts, rolloutOptions(ctx, 'student', random));
   return questions.map((q, i) => {
     let k = 0;
@@ -67,7 +90,10 @@ export function qcpSteps(w: Pick<WrittenQuestion, 'source' | 'rollout'>): QcpSte
 }
 
 /** right_share: of the questions written, the share true of the world (none for a corpus without a world). */
-export function rightShareMetric(ctx: Pick<RunContext, 'env'>, written: readonly WrittenQuestion[]): { right_share?: number } {
+export function rightShareMetric(
+  ctx: Pick<RunContext, 'env'>,
+  written: readonly WrittenQuestion[],
+): { right_share?: number } {
   const share = ctx.env.rightShare(written);
   return share === undefined ? {} : { right_share: share };
 }
@@ -83,26 +109,46 @@ export async function examinerStep(ctx: RunContext, iteration: number, step: num
   const t0 = now();
   const rng = rngFor(c.seed, 'examiner', iteration, step);
   const pick = rng.fork('sources');
-  const items = Array.from({ length: c.examinerBatch }, () => ({ source: ctx.env.sampleSource(pick), hops: ctx.env.sampleHops(pick, c.hopWeights) }));
-  const progress = (label: string) => ctx.emit({ type: 'progress', stage: 'examiner', iteration, done: step, total: c.examinerSteps, label });
+  const items = Array.from({ length: c.examinerBatch }, () => ({
+    source: ctx.env.sampleSource(pick),
+    hops: ctx.env.sampleHops(pick, c.hopWeights),
+  }));
+  const progress = (label: string) =>
+    ctx.emit({ type: 'progress', stage: 'examiner', iteration, done: step, total: c.examinerSteps, label });
   progress('examiner rollouts');
   const written = await writeQuestions(ctx, ctx.policies.examiner, items, uniform(rng.fork('examiner-sampling')));
 
   // Difficulty: only questions with f > 0 are put to the student (r_d counts only then).
   const valid = written.flatMap((w, i) => (w.format.f > 0 ? [i] : []));
   progress(`student rollouts on ${valid.length} valid questions`);
-  const ks = await solveCounts(ctx, ctx.policies.student, valid.map((i) => written[i]!), uniform(rng.fork('student-sampling')));
+  const ks = await solveCounts(
+    ctx,
+    ctx.policies.student,
+    valid.map((i) => written[i]!),
+    uniform(rng.fork('student-sampling')),
+  );
   const n = c.rolloutsPerQuestion;
   const kOf = new Map(valid.map((i, j) => [i, ks[j]!]));
   const difficulty = written.map((_, i) => (kOf.has(i) ? difficultyReward(kOf.get(i)!, n) : 0));
   const rewards = written.map((w, i) => examinerReward(w.format.f, difficulty[i]!));
-  const advantages = groupAdvantages(rewards, written.map((w) => w.hops));
+  const advantages = groupAdvantages(
+    rewards,
+    written.map((w) => w.hops),
+  );
 
   // L_E over the examiner's own tokens, token-mean over the batch.
   const totalTokens = written.reduce((s, w) => s + policyTokens(w.rollout), 0);
   const pad = ctx.base.tokenizer.padId ?? 0;
-  const parts = chunks(written.map((_, i) => i), c.microBatch);
-  const batches = parts.map((idx) => policyBatch(idx.map((i) => written[i]!.rollout), pad));
+  const parts = chunks(
+    written.map((_, i) => i),
+    c.microBatch,
+  );
+  const batches = parts.map((idx) =>
+    policyBatch(
+      idx.map((i) => written[i]!.rollout),
+      pad,
+    ),
+  );
   // Dr. Zero's KL to the frozen base (its eq. 2), when examinerBeta > 0.
   const reference = c.examinerBeta > 0 ? ctx.policies.reference : null;
   const refLogps: (Float32Array | null)[] = [];
@@ -115,7 +161,14 @@ export async function examinerStep(ctx: RunContext, iteration: number, step: num
       run: () => {
         const logits = policyLogits(ctx.policies.examiner, batch, c.temperature);
         const adv = perPolicyToken(batch, (b) => advantages[idx[b]!]!);
-        const r = examinerLoss({ logits, targets: batch.targets, advantages: adv, weight, refLogp: refLogps[k]!, beta: c.examinerBeta });
+        const r = examinerLoss({
+          logits,
+          targets: batch.targets,
+          advantages: adv,
+          weight,
+          refLogp: refLogps[k]!,
+          beta: c.examinerBeta,
+        });
         return { loss: r.loss, metrics: { loss: r.policyLoss, kl_ref: r.klRef } };
       },
     };

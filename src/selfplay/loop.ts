@@ -53,7 +53,10 @@ export function nextCursor(c: Cursor, cfg: SelfPlayConfig): Cursor {
       n = c.step + 1 < cfg.studentSteps ? { ...c, step: c.step + 1 } : { ...c, stage: 'eval', step: 0 };
       break;
     case 'eval':
-      n = c.iteration + 1 < cfg.iterations ? { iteration: c.iteration + 1, stage: 'examiner', step: 0 } : { ...c, stage: 'done', step: 0 };
+      n =
+        c.iteration + 1 < cfg.iterations
+          ? { iteration: c.iteration + 1, stage: 'examiner', step: 0 }
+          : { ...c, stage: 'done', step: 0 };
       break;
     case 'done':
       return c;
@@ -63,12 +66,15 @@ export function nextCursor(c: Cursor, cfg: SelfPlayConfig): Cursor {
 
 function normalise(c: Cursor, cfg: SelfPlayConfig): Cursor {
   if (c.stage === 'examiner' && cfg.examinerSteps === 0) return normalise({ ...c, stage: 'generate', step: 0 }, cfg);
-  if ((c.stage === 'generate' || c.stage === 'student') && cfg.studentSteps === 0) return { ...c, stage: 'eval', step: 0 };
+  if ((c.stage === 'generate' || c.stage === 'student') && cfg.studentSteps === 0)
+    return { ...c, stage: 'eval', step: 0 };
   return c;
 }
 
 export function firstCursor(cfg: SelfPlayConfig): Cursor {
-  return cfg.evalAtStart ? { iteration: 0, stage: 'eval-start', step: 0 } : normalise({ iteration: 0, stage: 'examiner', step: 0 }, cfg);
+  return cfg.evalAtStart
+    ? { iteration: 0, stage: 'eval-start', step: 0 }
+    : normalise({ iteration: 0, stage: 'examiner', step: 0 }, cfg);
 }
 
 export class SelfPlayRun {
@@ -98,7 +104,14 @@ export class SelfPlayRun {
       base: setup.base.name,
     };
     const run = new SelfPlayRun(
-      { engine: setup.engine, config: setup.config, base: setup.base, env: setup.env, policies, emit: (ev) => run.emit(ev, listeners) },
+      {
+        engine: setup.engine,
+        config: setup.config,
+        base: setup.base,
+        env: setup.env,
+        policies,
+        emit: (ev) => run.emit(ev, listeners),
+      },
       state,
       setup.storage ?? null,
     );
@@ -119,7 +132,14 @@ export class SelfPlayRun {
         run.slot = cp.slot;
         state = cp.state;
         Object.assign(run.state, state);
-        run.emit({ type: 'log', level: 'info', message: `resumed at iteration ${state.cursor.iteration + 1}, ${state.cursor.stage} step ${state.cursor.step}` }, listeners);
+        run.emit(
+          {
+            type: 'log',
+            level: 'info',
+            message: `resumed at iteration ${state.cursor.iteration + 1}, ${state.cursor.stage} step ${state.cursor.step}`,
+          },
+          listeners,
+        );
       }
     }
     return run;
@@ -202,7 +222,10 @@ export class SelfPlayRun {
     // The next stage runs other shapes (generation vs training, other batch sizes): give the cached free
     // buffers of this one back to the driver rather than keep them beside the next stage's.
     if (stageEnded) ctx.engine.pool.trim();
-    const due = cfg.checkpointEvery > 0 && (c.stage === 'examiner' || c.stage === 'student') && (c.step + 1) % cfg.checkpointEvery === 0;
+    const due =
+      cfg.checkpointEvery > 0 &&
+      (c.stage === 'examiner' || c.stage === 'student') &&
+      (c.step + 1) % cfg.checkpointEvery === 0;
     if (this.storage && (stageEnded || due)) await this.checkpoint();
   }
 
@@ -219,7 +242,14 @@ export class SelfPlayRun {
     this.unitSeconds.set(c.stage, times);
     const avg = times.reduce((a, b) => a + b, 0) / times.length;
     const stage = c.stage === 'eval-start' ? 'eval' : c.stage === 'done' ? 'eval' : c.stage;
-    this.ctx.emit({ type: 'progress', stage, iteration: c.iteration, done: c.step + 1, total, etaSeconds: avg * (total - c.step - 1) });
+    this.ctx.emit({
+      type: 'progress',
+      stage,
+      iteration: c.iteration,
+      done: c.step + 1,
+      total,
+      etaSeconds: avg * (total - c.step - 1),
+    });
   }
 
   /** Saves a checkpoint now (needs storage). */
@@ -227,7 +257,12 @@ export class SelfPlayRun {
     if (!this.storage) throw new Error('piplay: this run has no storage for checkpoints');
     const slot = await saveCheckpoint(this.storage, this.ctx.policies, this.state, this.slot);
     this.slot = slot;
-    this.ctx.emit({ type: 'checkpoint', name: slot, iteration: this.state.cursor.iteration, step: this.state.cursor.step });
+    this.ctx.emit({
+      type: 'checkpoint',
+      name: slot,
+      iteration: this.state.cursor.iteration,
+      step: this.state.cursor.step,
+    });
   }
 
   dispose(): void {

@@ -19,7 +19,10 @@ export function queryRedundancy(queries: readonly string[]): number {
 }
 
 /** Mean searches per rollout, and mean redundancy over the rollouts that searched at all. */
-export function searchStats(rollouts: readonly { searches: readonly { query: string }[] }[]): { searches: number; redundancy: number } {
+export function searchStats(rollouts: readonly { searches: readonly { query: string }[] }[]): {
+  searches: number;
+  redundancy: number;
+} {
   if (rollouts.length === 0) return { searches: 0, redundancy: 0 };
   let searches = 0;
   let red = 0;

@@ -105,7 +105,12 @@ export class Policies {
     const tensors = [];
     for (const t of this.stateTensors(m)) {
       const data = (await t.readF32()).slice();
-      tensors.push({ name: t.name ?? '', dtype: 'F32' as const, shape: [...t.shape], data: new Uint8Array(data.buffer) });
+      tensors.push({
+        name: t.name ?? '',
+        dtype: 'F32' as const,
+        shape: [...t.shape],
+        data: new Uint8Array(data.buffer),
+      });
     }
     return writeSafetensors(tensors, { format: 'pt' });
   }
@@ -119,7 +124,9 @@ export class Policies {
       const entry = file.tensors.get(t.name ?? '');
       if (!entry) throw new Error(`piplay: the checkpoint of the ${name} has no tensor '${t.name}'`);
       if (entry.shape.length !== t.shape.length || entry.shape.some((d, k) => d !== t.shape[k])) {
-        throw new Error(`piplay: the checkpoint's ${name} tensor '${t.name}' has shape [${entry.shape}], the model [${t.shape}]`);
+        throw new Error(
+          `piplay: the checkpoint's ${name} tensor '${t.name}' has shape [${entry.shape}], the model [${t.shape}]`,
+        );
       }
       refuseNonFinite(entry, `the checkpoint's ${name}.safetensors: tensor '${t.name}'`);
       this.engine.write(t, toFloat32(entry));
@@ -152,7 +159,11 @@ export function optimizerStateToBytes(s: AdamWState): Uint8Array {
     { name: `${k}.m`, dtype: 'F32' as const, shape: p.shape, data: new Uint8Array(p.m.slice().buffer) },
     { name: `${k}.v`, dtype: 'F32' as const, shape: p.shape, data: new Uint8Array(p.v.slice().buffer) },
   ]);
-  const meta = { step: String(s.step), steps: JSON.stringify(s.params.map((p) => p.step)), names: JSON.stringify(s.params.map((p) => p.name ?? '')) };
+  const meta = {
+    step: String(s.step),
+    steps: JSON.stringify(s.params.map((p) => p.step)),
+    names: JSON.stringify(s.params.map((p) => p.name ?? '')),
+  };
   return writeSafetensors(tensors, meta);
 }
 

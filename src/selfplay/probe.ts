@@ -77,7 +77,10 @@ export function coverageKs(topK: number, vocabSize: number): number[] {
 
 /** `n` world-generated training questions (held-out questions excluded), hops drawn as the config says. */
 export function probeQuestions(ctx: ProbeContext, n: number, seed: number): TrainQuestion[] {
-  if (!ctx.env.canMakeQuestions) throw new Error('piplay: the teacher probe needs the world corpus (--corpus world): it draws questions with their construction paths from the world');
+  if (!ctx.env.canMakeQuestions)
+    throw new Error(
+      'piplay: the teacher probe needs the world corpus (--corpus world): it draws questions with their construction paths from the world',
+    );
   const rng = rngFor(seed, 'probe');
   const out: TrainQuestion[] = [];
   for (let tries = 0; out.length < n && tries < 8 * n; tries++) {
@@ -114,7 +117,11 @@ interface Scored {
  * The first decision of a response (policy-token order): the first token after its first </think> that
  * is not white space (a tag), else its first token.
  */
-export function decisionIndex(targets: readonly number[], thinkCloseId: number, isBlank: (id: number) => boolean): number {
+export function decisionIndex(
+  targets: readonly number[],
+  thinkCloseId: number,
+  isBlank: (id: number) => boolean,
+): number {
   const j = targets.indexOf(thinkCloseId);
   if (j < 0) return 0;
   for (let k = j + 1; k < targets.length; k++) if (!isBlank(targets[k]!)) return k;
@@ -125,7 +132,16 @@ export function decisionIndex(targets: readonly number[], thinkCloseId: number, 
  * Scores `seqs` under `model`, with the top-K term against the student's logits on `studentSeqs` and the
  * actions' log-probs at `decisions[i]` (a policy-token index of sequence i).
  */
-async function score(ctx: ProbeContext, model: CausalLM, student: CausalLM, seqs: MaskedSequence[], studentSeqs: MaskedSequence[], decisions: readonly number[], tagIds: Record<DecisionTag, number>, coverageKs: readonly number[]): Promise<Scored> {
+async function score(
+  ctx: ProbeContext,
+  model: CausalLM,
+  student: CausalLM,
+  seqs: MaskedSequence[],
+  studentSeqs: MaskedSequence[],
+  decisions: readonly number[],
+  tagIds: Record<DecisionTag, number>,
+  coverageKs: readonly number[],
+): Promise<Scored> {
   const e = ctx.engine;
   const c = ctx.config;
   const pad = ctx.base.tokenizer.padId ?? 0;
@@ -133,8 +149,14 @@ async function score(ctx: ProbeContext, model: CausalLM, student: CausalLM, seqs
   const out: Scored = { logp: [], kl: [], decision: [], coverage: { byK: coverageKs.map(() => 0), full: 0 } };
   const tags = Object.keys(tagIds) as DecisionTag[];
   for (const idx of chunks([...seqs.keys()], c.evalBatch)) {
-    const tb = policyBatch(idx.map((i) => seqs[i]!), pad);
-    const sb = policyBatch(idx.map((i) => studentSeqs[i]!), pad);
+    const tb = policyBatch(
+      idx.map((i) => seqs[i]!),
+      pad,
+    );
+    const sb = policyBatch(
+      idx.map((i) => studentSeqs[i]!),
+      pad,
+    );
     const M = tb.targets.length;
     const t = e.noGrad(() =>
       e.tidy(() => {
@@ -143,11 +165,18 @@ async function score(ctx: ProbeContext, model: CausalLM, student: CausalLM, seqs
         // The student scored against itself: the same logits, one forward pass.
         const sl = self ? tl : policyLogits(student, sb, c.temperature);
         const ones = e.tensor(new Float32Array(M).fill(1), [M]);
-        const klAt = (k: number) => topkKl(sl, tl, ones, { k: Math.min(k, model.cfg.vocabSize), tail: c.tail, direction: c.kl }).perToken;
+        const klAt = (k: number) =>
+          topkKl(sl, tl, ones, { k: Math.min(k, model.cfg.vocabSize), tail: c.tail, direction: c.kl }).perToken;
         // The configured K is one of coverageKs (both capped at the vocabulary): its term is computed once.
         const klK = self ? [] : coverageKs.map(klAt);
         const configured = coverageKs.indexOf(Math.min(c.topK, model.cfg.vocabSize));
-        return { logits: tl, studentLogits: sl, lp: tokenLogprobs(tl, targets), kl: klK[configured] ?? klAt(c.topK), klK };
+        return {
+          logits: tl,
+          studentLogits: sl,
+          lp: tokenLogprobs(tl, targets),
+          kl: klK[configured] ?? klAt(c.topK),
+          klK,
+        };
       }),
     );
     const logits = await t.logits.read();
@@ -179,12 +208,20 @@ async function score(ctx: ProbeContext, model: CausalLM, student: CausalLM, seqs
  * Probes `teacher` (with each privileged mode's prompt) against `student` (with the student's prompt) on
  * `questions`. For the base model both are the same weights, as at the start of training.
  */
-export async function probeTeacher(ctx: ProbeContext, student: CausalLM, teacher: CausalLM, questions: readonly TrainQuestion[], modes: readonly PrivilegedMode[], seed: number): Promise<ProbeResult> {
+export async function probeTeacher(
+  ctx: ProbeContext,
+  student: CausalLM,
+  teacher: CausalLM,
+  questions: readonly TrainQuestion[],
+  modes: readonly PrivilegedMode[],
+  seed: number,
+): Promise<ProbeResult> {
   const c = ctx.config;
   const tok = ctx.base.tokenizer;
   const id = (s: string) => {
     const v = tok.tokenToId(s);
-    if (v === undefined) throw new Error(`piplay: the teacher probe needs the tag ${s} to be one token of the tokenizer`);
+    if (v === undefined)
+      throw new Error(`piplay: the teacher probe needs the tag ${s} to be one token of the tokenizer`);
     return v;
   };
   const tagIds = { search: id(SEARCH_OPEN), answer: id(ANSWER_OPEN) };
@@ -192,7 +229,8 @@ export async function probeTeacher(ctx: ProbeContext, student: CausalLM, teacher
   const sPrompts = questions.map((q) => encodePrompt(tok, studentPrompt({ question: q.question })));
   const rollouts: Rollout[] = [];
   const rng = rngFor(seed, 'probe', 'student');
-  for (const batch of chunks(sPrompts, c.evalBatch)) rollouts.push(...(await runRollouts(student, tok, batch, rolloutOptions(ctx, 'student', uniform(rng)))));
+  for (const batch of chunks(sPrompts, c.evalBatch))
+    rollouts.push(...(await runRollouts(student, tok, batch, rolloutOptions(ctx, 'student', uniform(rng)))));
   const right = rollouts.map((r, i) => studentReward(rolloutAnswer(r), questions[i]!.answer) === 1);
   const targets = rollouts.map((r) => r.ids.filter((_, t) => r.mask[t]));
   const isBlank = (x: number) => tok.decode([x]).trim() === '';
@@ -202,14 +240,37 @@ export async function probeTeacher(ctx: ProbeContext, student: CausalLM, teacher
 
   const rows: ProbeRow[] = [];
   for (const prompt of ['student', ...modes] as const) {
-    const promptIds = (q: TrainQuestion) => (prompt === 'student' ? encodePrompt(tok, studentPrompt({ question: q.question })) : teacherPromptIds(ctx, q, prompt, seed));
+    const promptIds = (q: TrainQuestion) =>
+      prompt === 'student'
+        ? encodePrompt(tok, studentPrompt({ question: q.question }))
+        : teacherPromptIds(ctx, q, prompt, seed);
     const model = prompt === 'student' ? student : teacher;
     // The prompt's own greedy behaviour.
     const own: Rollout[] = [];
-    for (const batch of chunks(questions.map(promptIds), c.evalBatch)) own.push(...(await runRollouts(model, tok, batch, rolloutOptions(ctx, 'student', () => 0.5, true))));
+    for (const batch of chunks(questions.map(promptIds), c.evalBatch))
+      own.push(
+        ...(await runRollouts(
+          model,
+          tok,
+          batch,
+          rolloutOptions(ctx, 'student', () => 0.5, true),
+        )),
+      );
     const answers = own.map(rolloutAnswer);
     // The student's rollouts as this prompt scores them.
-    const sc = prompt === 'student' ? studentScore : await score(ctx, model, student, rollouts.map((r, i) => teacherSequence(r, promptIds(questions[i]!))), rollouts, decisions, tagIds, ks);
+    const sc =
+      prompt === 'student'
+        ? studentScore
+        : await score(
+            ctx,
+            model,
+            student,
+            rollouts.map((r, i) => teacherSequence(r, promptIds(questions[i]!))),
+            rollouts,
+            decisions,
+            tagIds,
+            ks,
+          );
     const gains = { right: [] as number[], wrong: [] as number[] };
     const answerKl: number[] = [];
     rollouts.forEach((_, i) => {
@@ -227,7 +288,9 @@ export async function probeTeacher(ctx: ProbeContext, student: CausalLM, teacher
       em: mean(answers.map((a, i) => studentReward(a, questions[i]!.answer))),
       searchesPerRollout: stats.searches,
       answeredShare: mean(answers.map((a) => (a === null ? 0 : 1))),
-      decision: Object.fromEntries((Object.keys(tagIds) as DecisionTag[]).map((g) => [g, mean(sc.decision.map((f) => Math.exp(f[g])))])) as Record<DecisionTag, number>,
+      decision: Object.fromEntries(
+        (Object.keys(tagIds) as DecisionTag[]).map((g) => [g, mean(sc.decision.map((f) => Math.exp(f[g])))]),
+      ) as Record<DecisionTag, number>,
       distill: mean(klFlat),
       distillDecision: mean(sc.kl.map((k, i) => k[decisions[i]!] ?? 0)),
       answerGainRight: gains.right.length ? mean(gains.right) : null,

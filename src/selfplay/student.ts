@@ -41,7 +41,12 @@ export function lossSettings(ctx: RunContext, iteration: number): StudentLossSet
  * The teacher's prompt ids for a training question (privileged block before the question), with the run's
  * privileged mode and seed unless others are given (the teacher probe compares modes).
  */
-export function teacherPromptIds(ctx: Pick<RunContext, 'config' | 'base'>, q: TrainQuestion, mode = ctx.config.privileged, seed = ctx.config.seed): number[] {
+export function teacherPromptIds(
+  ctx: Pick<RunContext, 'config' | 'base'>,
+  q: TrainQuestion,
+  mode = ctx.config.privileged,
+  seed = ctx.config.seed,
+): number[] {
   const c = ctx.config;
   const text = teacherPrompt({
     question: q.question,
@@ -77,16 +82,26 @@ interface Updated {
   optimizerSteps: number;
 }
 
-export async function studentStep(ctx: RunContext, iteration: number, step: number, set: readonly TrainQuestion[]): Promise<StudentStepResult> {
+export async function studentStep(
+  ctx: RunContext,
+  iteration: number,
+  step: number,
+  set: readonly TrainQuestion[],
+): Promise<StudentStepResult> {
   const c = ctx.config;
   const t0 = now();
   const qs = questionsOfStep(set, step, c.studentBatch);
   if (qs.length === 0) {
-    ctx.emit({ type: 'log', level: 'warn', message: `student step ${step} of iteration ${iteration + 1}: no training questions; skipped` });
+    ctx.emit({
+      type: 'log',
+      level: 'warn',
+      message: `student step ${step} of iteration ${iteration + 1}: no training questions; skipped`,
+    });
     return { metrics: { stage: 'student', iteration, step, skipped: 1 }, records: [] };
   }
   const rng = rngFor(c.seed, 'student', iteration, step);
-  const progress = (label: string) => ctx.emit({ type: 'progress', stage: 'student', iteration, done: step, total: c.studentSteps, label });
+  const progress = (label: string) =>
+    ctx.emit({ type: 'progress', stage: 'student', iteration, done: step, total: c.studentSteps, label });
   progress('rollouts');
   const col = await collect(ctx, qs, rng);
   const settings = lossSettings(ctx, iteration);
@@ -100,8 +115,15 @@ async function collect(ctx: RunContext, qs: TrainQuestion[], rng: Rng): Promise<
   const c = ctx.config;
   const tok = ctx.base.tokenizer;
   const n = c.rolloutsPerQuestion;
-  const prompts = qs.flatMap((q) => Array.from({ length: n }, () => encodePrompt(tok, studentPrompt({ question: q.question }))));
-  const rollouts = await runRollouts(ctx.policies.student, tok, prompts, rolloutOptions(ctx, 'student', uniform(rng.fork('sampling'))));
+  const prompts = qs.flatMap((q) =>
+    Array.from({ length: n }, () => encodePrompt(tok, studentPrompt({ question: q.question }))),
+  );
+  const rollouts = await runRollouts(
+    ctx.policies.student,
+    tok,
+    prompts,
+    rolloutOptions(ctx, 'student', uniform(rng.fork('sampling'))),
+  );
   const answers = rollouts.map(rolloutAnswer);
   const rewards = rollouts.map((_, i) => studentReward(answers[i]!, qs[Math.floor(i / n)]!.answer));
   const groups = rollouts.map((_, i) => Math.floor(i / n));
@@ -113,13 +135,26 @@ async function collect(ctx: RunContext, qs: TrainQuestion[], rng: Rng): Promise<
 function teacherBatch(ctx: RunContext, col: Collected, idx: number[]): PolicyBatch | null {
   if (!ctx.policies.teacher) return null;
   const n = ctx.config.rolloutsPerQuestion;
-  return policyBatch(idx.map((i) => teacherSequence(col.rollouts[i]!, col.teacherPrompts[Math.floor(i / n)]!)), ctx.base.tokenizer.padId ?? 0);
+  return policyBatch(
+    idx.map((i) => teacherSequence(col.rollouts[i]!, col.teacherPrompts[Math.floor(i / n)]!)),
+    ctx.base.tokenizer.padId ?? 0,
+  );
 }
 
 /** Token-level records of a few rollouts, as the loss sees them before this step's updates. */
-async function rolloutRecords(ctx: RunContext, col: Collected, iteration: number, step: number, settings: StudentLossSettings, rng: Rng): Promise<RolloutRecord[]> {
+async function rolloutRecords(
+  ctx: RunContext,
+  col: Collected,
+  iteration: number,
+  step: number,
+  settings: StudentLossSettings,
+  rng: Rng,
+): Promise<RolloutRecord[]> {
   const n = ctx.config.rolloutsPerQuestion;
-  const sampled = rng.fork('records').sample(col.rollouts.map((_, i) => i), ctx.config.rolloutSamples);
+  const sampled = rng.fork('records').sample(
+    col.rollouts.map((_, i) => i),
+    ctx.config.rolloutSamples,
+  );
   const records: RolloutRecord[] = [];
   for (const i of sampled) {
     const q = col.qs[Math.floor(i / n)]!;
@@ -140,7 +175,14 @@ async function rolloutRecords(ctx: RunContext, col: Collected, iteration: number
 }
 
 /** PPO epochs over minibatches of L_S; the teacher follows the student by EMA after every optimizer step. */
-async function update(ctx: RunContext, col: Collected, settings: StudentLossSettings, rng: Rng, where: Where, progress: (label: string) => void): Promise<Updated> {
+async function update(
+  ctx: RunContext,
+  col: Collected,
+  settings: StudentLossSettings,
+  rng: Rng,
+  where: Where,
+  progress: (label: string) => void,
+): Promise<Updated> {
   const c = ctx.config;
   const { student, teacher, reference } = ctx.policies;
   const pad = ctx.base.tokenizer.padId ?? 0;
@@ -154,7 +196,10 @@ async function update(ctx: RunContext, col: Collected, settings: StudentLossSett
       const tokens = mb.reduce((s, i) => s + policyTokens(rollouts[i]!), 0);
       const micros = [];
       for (const idx of chunks(mb, c.microBatch)) {
-        const sb = policyBatch(idx.map((i) => rollouts[i]!), pad);
+        const sb = policyBatch(
+          idx.map((i) => rollouts[i]!),
+          pad,
+        );
         const tb = teacherBatch(ctx, col, idx);
         if (tb) assertAligned(sb, tb);
         const refLogp = reference && settings.beta > 0 ? await policyLogprobs(reference, sb, c.temperature) : null;
@@ -178,7 +223,14 @@ async function update(ctx: RunContext, col: Collected, settings: StudentLossSett
             );
             return {
               loss: r.loss,
-              metrics: { policy_loss: r.policyLoss, distill: r.distill, clip_fraction: r.clipFraction, kl_ref: r.klRef, entropy: r.entropy, ppo_kl: r.ppoKl },
+              metrics: {
+                policy_loss: r.policyLoss,
+                distill: r.distill,
+                clip_fraction: r.clipFraction,
+                kl_ref: r.klRef,
+                entropy: r.entropy,
+                ppo_kl: r.ppoKl,
+              },
             };
           },
         });
@@ -196,7 +248,12 @@ async function update(ctx: RunContext, col: Collected, settings: StudentLossSett
 }
 
 /** The step's metrics line (ALGORITHM.md section 7). */
-function stepMetrics(col: Collected, upd: Updated, settings: StudentLossSettings, at: { iteration: number; step: number; seconds: number }): StepMetrics {
+function stepMetrics(
+  col: Collected,
+  upd: Updated,
+  settings: StudentLossSettings,
+  at: { iteration: number; step: number; seconds: number },
+): StepMetrics {
   const { rollouts, rewards, answers, qs } = col;
   const avg = (k: string) => upd.means[k] ?? 0;
   const stats = searchStats(rollouts);
@@ -228,14 +285,21 @@ function stepMetrics(col: Collected, upd: Updated, settings: StudentLossSettings
 }
 
 /** Per response token: student and teacher log-probs, the distillation term and the top-K list. */
-async function tokenRecords(ctx: RunContext, rollout: Rollout, tb: PolicyBatch | null, s: StudentLossSettings): Promise<TokenRecord[]> {
+async function tokenRecords(
+  ctx: RunContext,
+  rollout: Rollout,
+  tb: PolicyBatch | null,
+  s: StudentLossSettings,
+): Promise<TokenRecord[]> {
   const e = ctx.engine;
   const tok = ctx.base.tokenizer;
   const { student, teacher } = ctx.policies;
   const sb = policyBatch([rollout], tok.padId ?? 0);
   const T = ctx.config.temperature;
   const out: Record<string, Tensor> = e.noGrad(() =>
-    e.tidy(() => ({ ...tokenScores(policyLogits(student, sb, T), teacher && tb ? policyLogits(teacher, tb, T) : null, sb.targets, s) })),
+    e.tidy(() => ({
+      ...tokenScores(policyLogits(student, sb, T), teacher && tb ? policyLogits(teacher, tb, T) : null, sb.targets, s),
+    })),
   );
   const host: Record<string, ArrayLike<number>> = {};
   for (const [k, t] of Object.entries(out)) {

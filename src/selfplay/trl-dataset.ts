@@ -26,7 +26,8 @@ export interface TrlRow {
 export function qcpOfRecord(r: QuestionRecord): Qcp {
   const [source, ...searches] = r.qcp;
   const doc = source?.passages[0];
-  if (!source || source.kind !== 'source' || !doc) throw new Error(`piplay: question '${r.question}' has no source document in its construction path`);
+  if (source?.kind !== 'source' || !doc)
+    throw new Error(`piplay: question '${r.question}' has no source document in its construction path`);
   return {
     source: { title: doc.title, text: doc.text },
     hops: r.hops,
@@ -37,12 +38,21 @@ export function qcpOfRecord(r: QuestionRecord): Qcp {
 }
 
 /** One row per valid question of `records`, the teacher's prompt in privileged mode `mode`. */
-export function trlRows(records: readonly QuestionRecord[], mode: PrivilegedMode, opts: { seed: number; partialDrop: number }): TrlRow[] {
+export function trlRows(
+  records: readonly QuestionRecord[],
+  mode: PrivilegedMode,
+  opts: { seed: number; partialDrop: number },
+): TrlRow[] {
   return records
     .filter((r) => r.formatReward > 0 && r.question.trim() !== '' && r.answer.trim() !== '')
     .map((r, i) => {
       const qcp = qcpOfRecord(r);
-      const teacher = teacherPrompt({ question: r.question, qcp, mode, options: { seed: `${opts.seed}/dataset-${i}`, dropFraction: opts.partialDrop } });
+      const teacher = teacherPrompt({
+        question: r.question,
+        qcp,
+        mode,
+        options: { seed: `${opts.seed}/dataset-${i}`, dropFraction: opts.partialDrop },
+      });
       return {
         prompt: [{ role: 'user', content: studentPrompt({ question: r.question }) }],
         teacher_prompt: [{ role: 'user', content: teacher }],

@@ -29,7 +29,12 @@ export interface Where {
   step: number;
 }
 
-export async function gradientStep(e: Engine, opt: AdamW, micros: readonly MicroStep[], where: Where): Promise<StepResult> {
+export async function gradientStep(
+  e: Engine,
+  opt: AdamW,
+  micros: readonly MicroStep[],
+  where: Where,
+): Promise<StepResult> {
   const sums: Record<string, number> = {};
   try {
     for (const m of micros) {

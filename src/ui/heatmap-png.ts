@@ -58,5 +58,7 @@ export async function heatmapPng(title: string, tokens: readonly PngToken[], sca
   g.fillStyle = '#66666c';
   g.font = '12px system-ui, sans-serif';
   g.fillText(scaleNote, PAD, height - PAD);
-  return new Promise((resolve, reject) => canvas.toBlob((b) => (b ? resolve(b) : reject(new Error('the heatmap could not be drawn as a PNG'))), 'image/png'));
+  return new Promise((resolve, reject) =>
+    canvas.toBlob((b) => (b ? resolve(b) : reject(new Error('the heatmap could not be drawn as a PNG'))), 'image/png'),
+  );
 }

@@ -48,7 +48,8 @@ async function boot(): Promise<void> {
   status.className = 'status ok';
   await new App(engine).mount();
   // Development-only test hook: the e2e test simulates a lost GPU device with it.
-  if (import.meta.env.DEV) (window as unknown as { __piplay: unknown }).__piplay = { loseDevice: () => engine.loseDevice() };
+  if (import.meta.env.DEV)
+    (window as unknown as { __piplay: unknown }).__piplay = { loseDevice: () => engine.loseDevice() };
   const test = await engine.selfTest(64);
   status.title = `self-test matmul 64³: max error ${test.maxError.toExponential(1)}, ${test.ms.toFixed(1)} ms`;
   status.dataset.selftest = test.maxError < 1e-3 ? 'pass' : 'fail';
@@ -97,42 +98,65 @@ class App {
       use: (name) => this.setup.useCheckpoint(name),
       exportZip: (name) => e.exportCheckpoint(name),
       delete: async (name) => void (await e.deleteCheckpoint(name)),
-      importFiles: (input) => e.importCheckpoint(input.kind === 'zip' ? Comlink.transfer(input, [input.bytes.buffer as ArrayBuffer]) : input),
-      report: (level, message) => alerts.show(level === 'error' ? 'error' : 'info', level === 'error' ? 'Checkpoint problem' : 'Checkpoints', message),
+      importFiles: (input) =>
+        e.importCheckpoint(input.kind === 'zip' ? Comlink.transfer(input, [input.bytes.buffer as ArrayBuffer]) : input),
+      report: (level, message) =>
+        alerts.show(
+          level === 'error' ? 'error' : 'info',
+          level === 'error' ? 'Checkpoint problem' : 'Checkpoints',
+          message,
+        ),
       listed: (list) => this.pretrain?.setStored(list),
     });
     await e.subscribe(Comlink.proxy((msgs: WorkerMessage[]) => this.onMessages(msgs)));
     const embedded = await e.listEmbedded();
-    this.setup = new SetupPanel($('setup'), $('run-controls'), {
-      inspectModel: (src, config) => e.inspectModel(src, config),
-      checkCorpus: (name, text) => e.checkCorpus(name, text),
-      start: (config, model, corpus) => void this.startRun(() => e.start({ config, model, corpus }), config.iterations),
-      pause: () => void e.pause(),
-      resume: () => void e.resume(),
-      stop: () => void e.stop(),
-      save: () =>
-        void e.saveNow().then((r) => {
-          if (!r.ok) alerts.show('error', 'Could not save a checkpoint', r.error ?? '');
-        }),
-    }, embedded);
-    this.pretrain = new PretrainPanel($('panel-pretrain'), {
-      start: (req) => this.startPretrain(req),
-      stop: () => void e.stop(),
-      use: (name) => this.setup.useCheckpoint(name),
-      downloadUnsaved: () => e.exportUnsavedModel(),
-    }, embedded);
+    this.setup = new SetupPanel(
+      $('setup'),
+      $('run-controls'),
+      {
+        inspectModel: (src, config) => e.inspectModel(src, config),
+        checkCorpus: (name, text) => e.checkCorpus(name, text),
+        start: (config, model, corpus) =>
+          void this.startRun(() => e.start({ config, model, corpus }), config.iterations),
+        pause: () => void e.pause(),
+        resume: () => void e.resume(),
+        stop: () => void e.stop(),
+        save: () =>
+          void e.saveNow().then((r) => {
+            if (!r.ok) alerts.show('error', 'Could not save a checkpoint', r.error ?? '');
+          }),
+      },
+      embedded,
+    );
+    this.pretrain = new PretrainPanel(
+      $('panel-pretrain'),
+      {
+        start: (req) => this.startPretrain(req),
+        stop: () => void e.stop(),
+        use: (name) => this.setup.useCheckpoint(name),
+        downloadUnsaved: () => e.exportUnsavedModel(),
+      },
+      embedded,
+    );
     await this.checkpoints.refresh();
     const latest = this.checkpoints.latest;
     if (latest) {
-      alerts.show('info', 'A run can be resumed', `Run '${latest.name}' has a checkpoint in this browser. Resume it where it left off?`, [
-        { label: `Resume '${latest.name}'`, run: () => void this.resumeRun(latest.name), primary: true },
-      ], 'resume-offer');
+      alerts.show(
+        'info',
+        'A run can be resumed',
+        `Run '${latest.name}' has a checkpoint in this browser. Resume it where it left off?`,
+        [{ label: `Resume '${latest.name}'`, run: () => void this.resumeRun(latest.name), primary: true }],
+        'resume-offer',
+      );
     }
     this.renderProgress();
     setInterval(() => this.phase === 'running' && this.renderProgress(), 1000);
   }
 
-  private async startRun(call: () => Promise<{ ok: boolean; error?: string }>, iterations: number | null): Promise<void> {
+  private async startRun(
+    call: () => Promise<{ ok: boolean; error?: string }>,
+    iterations: number | null,
+  ): Promise<void> {
     alerts.clear('resume-offer');
     alerts.clear('run-failed');
     this.state = emptyState();
@@ -158,7 +182,11 @@ class App {
 
   private async resumeRun(name: string): Promise<void> {
     if (this.phase === 'running' || this.phase === 'starting' || this.phase === 'paused') {
-      alerts.show('warn', this.job === 'pretrain' ? 'A pretraining is under way' : 'A run is active', `Stop the current ${this.job === 'pretrain' ? 'pretraining' : 'run'} before resuming a run.`);
+      alerts.show(
+        'warn',
+        this.job === 'pretrain' ? 'A pretraining is under way' : 'A run is active',
+        `Stop the current ${this.job === 'pretrain' ? 'pretraining' : 'run'} before resuming a run.`,
+      );
       return;
     }
     const init = await this.engine.init();
@@ -179,7 +207,8 @@ class App {
           break;
         case 'phase':
           this.setPhase(m.phase, m.job);
-          if (m.phase === 'failed' && m.error && m.errorKind !== 'device-lost') this.runFailed(m.error, m.errorKind ?? 'other');
+          if (m.phase === 'failed' && m.error && m.errorKind !== 'device-lost')
+            this.runFailed(m.error, m.errorKind ?? 'other');
           break;
         case 'pretrained':
           this.pretrain.showSummary(m.summary, m.saved);
@@ -216,14 +245,29 @@ class App {
 
   private runFailed(message: string, kind: string): void {
     if (this.job === 'pretrain') {
-      const hint = kind === 'out-of-memory' ? ' Try a smaller hidden width, fewer layers, a smaller batch or a shorter seq.' : '';
-      alerts.show('error', kind === 'out-of-memory' ? 'Out of GPU memory' : 'The pretraining stopped with an error', `${message}${hint} Stored checkpoints are unchanged.`, [], 'run-failed');
+      const hint =
+        kind === 'out-of-memory' ? ' Try a smaller hidden width, fewer layers, a smaller batch or a shorter seq.' : '';
+      alerts.show(
+        'error',
+        kind === 'out-of-memory' ? 'Out of GPU memory' : 'The pretraining stopped with an error',
+        `${message}${hint} Stored checkpoints are unchanged.`,
+        [],
+        'run-failed',
+      );
       return;
     }
     const latest = this.checkpoints.latest;
-    const resume = latest ? [{ label: `Resume from '${latest.name}'`, run: () => void this.resumeRun(latest.name), primary: true }] : [];
+    const resume = latest
+      ? [{ label: `Resume from '${latest.name}'`, run: () => void this.resumeRun(latest.name), primary: true }]
+      : [];
     if (kind === 'out-of-memory') {
-      alerts.show('error', 'Out of GPU memory', `${message} Try a smaller model, LoRA policies, a smaller micro-batch or fewer turn tokens.`, resume, 'run-failed');
+      alerts.show(
+        'error',
+        'Out of GPU memory',
+        `${message} Try a smaller model, LoRA policies, a smaller micro-batch or fewer turn tokens.`,
+        resume,
+        'run-failed',
+      );
     } else {
       alerts.show('error', 'The run stopped with an error', message, resume, 'run-failed');
     }
@@ -234,7 +278,9 @@ class App {
     status.className = 'status error';
     // The run's own error (a failed read-back...) is this loss; one message says it.
     alerts.clear('run-failed');
-    const actions = last ? [{ label: `Resume from checkpoint '${last}'`, run: () => void this.resumeRun(last), primary: true }] : [];
+    const actions = last
+      ? [{ label: `Resume from checkpoint '${last}'`, run: () => void this.resumeRun(last), primary: true }]
+      : [];
     alerts.show(
       'error',
       'The GPU device was lost',

@@ -41,7 +41,14 @@ export interface RunState {
   logs: LogLine[];
   lastCheckpoint: { name: string; iteration: number; step: number } | null;
   /** Bumped when the part changes. */
-  version: { progress: number; questions: number; rollouts: number; metrics: number; logs: number; checkpoints: number };
+  version: {
+    progress: number;
+    questions: number;
+    rollouts: number;
+    metrics: number;
+    logs: number;
+    checkpoints: number;
+  };
   /** Metrics events seen per stage (the x axis). */
   stageSteps: Partial<Record<Stage, number>>;
 }
@@ -85,7 +92,12 @@ export function applyEvent(state: RunState, ev: RunEvent, now = Date.now()): Run
       const prev = state.progress;
       const same = prev !== null && prev.stage === ev.stage && prev.iteration === ev.iteration && ev.done >= prev.done;
       // An event within a unit (a label such as "update") carries no estimate: the last one keeps counting down.
-      const eta = ev.etaSeconds !== undefined ? { etaSeconds: ev.etaSeconds, etaAt: now } : same ? { etaSeconds: prev.etaSeconds, etaAt: prev.etaAt } : {};
+      const eta =
+        ev.etaSeconds !== undefined
+          ? { etaSeconds: ev.etaSeconds, etaAt: now }
+          : same
+            ? { etaSeconds: prev.etaSeconds, etaAt: prev.etaAt }
+            : {};
       state.progress = {
         stage: ev.stage,
         iteration: ev.iteration,
@@ -104,7 +116,8 @@ export function applyEvent(state: RunState, ev: RunEvent, now = Date.now()): Run
       const x = (state.stageSteps[m.stage] ?? 0) + 1;
       state.stageSteps[m.stage] = x;
       for (const [k, v] of Object.entries(m)) {
-        if (k === 'stage' || k === 'iteration' || k === 'step' || typeof v !== 'number' || !Number.isFinite(v)) continue;
+        if (k === 'stage' || k === 'iteration' || k === 'step' || typeof v !== 'number' || !Number.isFinite(v))
+          continue;
         addPoint(state, `${m.stage}/${k}`, x, v, { iteration: m.iteration, step: m.step });
       }
       state.version.metrics++;
@@ -134,7 +147,15 @@ export function applyEvent(state: RunState, ev: RunEvent, now = Date.now()): Run
     case 'checkpoint':
       state.lastCheckpoint = { name: ev.name, iteration: ev.iteration, step: ev.step };
       state.version.checkpoints++;
-      push(state.logs, { level: 'info', message: `checkpoint saved (slot ${ev.name}); the run continues at iteration ${ev.iteration + 1}, step ${ev.step + 1}`, at: now }, LIMITS.logs);
+      push(
+        state.logs,
+        {
+          level: 'info',
+          message: `checkpoint saved (slot ${ev.name}); the run continues at iteration ${ev.iteration + 1}, step ${ev.step + 1}`,
+          at: now,
+        },
+        LIMITS.logs,
+      );
       state.version.logs++;
       break;
     case 'log':
@@ -150,7 +171,8 @@ export function applyEvent(state: RunState, ev: RunEvent, now = Date.now()): Run
  * either counts down from when it was made (never up while a unit runs) and stops at 0.
  */
 export function etaSeconds(p: ProgressState, now = Date.now()): number | undefined {
-  if (p.etaSeconds !== undefined && Number.isFinite(p.etaSeconds)) return Math.max(0, p.etaSeconds - (now - (p.etaAt ?? now)) / 1000);
+  if (p.etaSeconds !== undefined && Number.isFinite(p.etaSeconds))
+    return Math.max(0, p.etaSeconds - (now - (p.etaAt ?? now)) / 1000);
   if (p.done <= 0 || p.total <= 0) return undefined;
   const perUnit = (p.doneAt - p.since) / 1000 / p.done;
   return Math.max(0, perUnit * (p.total - p.done) - (now - p.doneAt) / 1000);
@@ -187,7 +209,10 @@ export function groupRollouts(rollouts: readonly RolloutRecord[]): RolloutGroup[
 }
 
 /** The examiner record of the question a rollout answers (for the teacher's privileged context). */
-export function questionFor(questions: readonly QuestionRecord[], r: Pick<RolloutRecord, 'question'>): QuestionRecord | undefined {
+export function questionFor(
+  questions: readonly QuestionRecord[],
+  r: Pick<RolloutRecord, 'question'>,
+): QuestionRecord | undefined {
   for (let i = questions.length - 1; i >= 0; i--) if (questions[i]!.question === r.question) return questions[i];
   return undefined;
 }

@@ -16,13 +16,34 @@ import { latestCheckpoint } from '../selfplay/checkpoint.ts';
 import { validateConfig, type SelfPlayConfig } from '../selfplay/config.ts';
 import type { RunEvent } from '../selfplay/events.ts';
 import { SelfPlayRun } from '../selfplay/loop.ts';
-import { BrowserCheckpoints, CheckpointSaveError, idbBackend, type CheckpointMeta, type KvBackend } from './checkpoint-store.ts';
+import {
+  BrowserCheckpoints,
+  CheckpointSaveError,
+  idbBackend,
+  type CheckpointMeta,
+  type KvBackend,
+} from './checkpoint-store.ts';
 import { RunControl, RunStopped } from './control.ts';
 import { estimateRun, type AdapterLimits } from './estimate.ts';
 import { HubError, hubFileInfo, hubIdProblem, type DownloadProgress } from './hub.ts';
-import { describeSource, embeddedBase, isHfModelFile, relativeNames, resolveSource, type ModelSource } from './model-source.ts';
+import {
+  describeSource,
+  embeddedBase,
+  isHfModelFile,
+  relativeNames,
+  resolveSource,
+  type ModelSource,
+} from './model-source.ts';
 import { checkPretrainRequest, pretrainedName, runPretrainJob } from './pretrain-job.ts';
-import type { CorpusReport, JobKind, ModelReport, PretrainRequest, RunPhase, StartRequest, WorkerMessage } from './protocol.ts';
+import type {
+  CorpusReport,
+  JobKind,
+  ModelReport,
+  PretrainRequest,
+  RunPhase,
+  StartRequest,
+  WorkerMessage,
+} from './protocol.ts';
 import { buildBase, corpusPassages, recordBase, storedBase, storedCorpus, storedLoraBase } from './run-host.ts';
 import { packEvent } from './wire.ts';
 import { isPlainFileName, safeName } from './names.ts';
@@ -52,7 +73,10 @@ interface ActiveRun {
  */
 async function isLost(e: Engine | null, waitMs = 3000): Promise<boolean> {
   if (!e) return false;
-  return Promise.race([e.device.lost.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), waitMs))]);
+  return Promise.race([
+    e.device.lost.then(() => true),
+    new Promise<boolean>((r) => setTimeout(() => r(false), waitMs)),
+  ]);
 }
 
 export type Subscriber = (messages: WorkerMessage[]) => void;
@@ -139,10 +163,15 @@ export class WorkerApi {
     run?.control.stop();
     const job = run?.job ?? this.job;
     const entry = run ? await this.store.entry(run.name).catch(() => undefined) : undefined;
-    const resumable = (c: CheckpointMeta | undefined) => Boolean(c?.kind === 'run' && c.cursor && c.cursor.stage !== 'done');
+    const resumable = (c: CheckpointMeta | undefined) =>
+      Boolean(c?.kind === 'run' && c.cursor && c.cursor.stage !== 'done');
     // A pretraining keeps nothing to resume; offering some older run instead would be misleading.
     const last =
-      job === 'pretrain' && run ? null : resumable(entry) ? entry!.name : ((await this.store.list().catch(() => [])).find(resumable)?.name ?? null);
+      job === 'pretrain' && run
+        ? null
+        : resumable(entry)
+          ? entry!.name
+          : ((await this.store.list().catch(() => [])).find(resumable)?.name ?? null);
     this.post({ type: 'device-lost', message: reason, lastCheckpoint: last, job });
   }
 
@@ -182,7 +211,11 @@ export class WorkerApi {
     if (ev.type === 'checkpoint') void this.postCheckpoints();
   };
 
-  private setPhase(phase: RunPhase, error?: string, errorKind?: 'device-lost' | 'out-of-memory' | 'config' | 'other'): void {
+  private setPhase(
+    phase: RunPhase,
+    error?: string,
+    errorKind?: 'device-lost' | 'out-of-memory' | 'config' | 'other',
+  ): void {
     this.phase = phase;
     this.post({ type: 'phase', phase, job: this.job, ...(error ? { error, errorKind } : {}) });
   }
@@ -234,12 +267,24 @@ export class WorkerApi {
           const sizes = await this.hubDownloadSize(src.id, src.revision);
           report.downloadBytes = sizes.bytes;
           report.cached = sizes.cached;
-          if (!sizes.tokenizer) return { ok: false, where, error: `${where} has no tokenizer.json; piplay needs the HF tokenizer files.`, errorKind: 'missing' };
+          if (!sizes.tokenizer)
+            return {
+              ok: false,
+              where,
+              error: `${where} has no tokenizer.json; piplay needs the HF tokenizer files.`,
+              errorKind: 'missing',
+            };
         } else if (src.kind === 'files') {
           const names = relativeNames(src.files);
           const missing = ['tokenizer.json', 'tokenizer_config.json'].filter((f) => !names.has(f));
           if (![...names.keys()].some((n) => n.endsWith('.safetensors'))) missing.unshift('model.safetensors');
-          if (missing.length) return { ok: false, where, error: `${where} lacks ${missing.join(', ')} (a model folder needs config.json, *.safetensors, tokenizer.json and tokenizer_config.json).`, errorKind: 'missing' };
+          if (missing.length)
+            return {
+              ok: false,
+              where,
+              error: `${where} lacks ${missing.join(', ')} (a model folder needs config.json, *.safetensors, tokenizer.json and tokenizer_config.json).`,
+              errorKind: 'missing',
+            };
         }
       }
       const memory = estimateRun(cfg, config, limits);
@@ -255,7 +300,10 @@ export class WorkerApi {
     }
   }
 
-  private async hubDownloadSize(id: string, revision?: string): Promise<{ bytes: number; cached: boolean; tokenizer: boolean }> {
+  private async hubDownloadSize(
+    id: string,
+    revision?: string,
+  ): Promise<{ bytes: number; cached: boolean; tokenizer: boolean }> {
     const single = await hubFileInfo(id, 'model.safetensors', { revision });
     let bytes = 0;
     let cached = true;
@@ -264,7 +312,10 @@ export class WorkerApi {
       cached &&= single.fromCache;
     } else {
       const index = await hubFileInfo(id, 'model.safetensors.index.json', { revision });
-      if (!index) throw new HubError(`'${id}' has no safetensors weights (model.safetensors or model.safetensors.index.json); piplay reads safetensors only.`);
+      if (!index)
+        throw new HubError(
+          `'${id}' has no safetensors weights (model.safetensors or model.safetensors.index.json); piplay reads safetensors only.`,
+        );
       cached &&= index.fromCache;
     }
     const tok = await hubFileInfo(id, 'tokenizer.json', { revision });
@@ -305,29 +356,81 @@ export class WorkerApi {
         const storage = this.store.runStorage(name);
         const latest = await latestCheckpoint(storage);
         if (!latest) throw new Error(`run '${name}' has no complete checkpoint to resume from`);
-        this.emitRun({ type: 'progress', stage: 'load', iteration: latest.state.cursor.iteration, done: 0, total: 2, label: 'rebuilding the corpus and the base model' });
+        this.emitRun({
+          type: 'progress',
+          stage: 'load',
+          iteration: latest.state.cursor.iteration,
+          done: 0,
+          total: 2,
+          label: 'rebuilding the corpus and the base model',
+        });
         const env = corpusPassages(latest.state.config, await storedCorpus(storage));
         const base = await storedBase(e, storage, latest.slot, latest.state, env, this.store, onProgress);
-        this.emitRun({ type: 'progress', stage: 'load', iteration: latest.state.cursor.iteration, done: 1, total: 2, label: 'restoring the policies' });
-        run = await SelfPlayRun.start({ engine: e, config: latest.state.config, base, env, storage, listener: this.emitRun, resume: true });
+        this.emitRun({
+          type: 'progress',
+          stage: 'load',
+          iteration: latest.state.cursor.iteration,
+          done: 1,
+          total: 2,
+          label: 'restoring the policies',
+        });
+        run = await SelfPlayRun.start({
+          engine: e,
+          config: latest.state.config,
+          base,
+          env,
+          storage,
+          listener: this.emitRun,
+          resume: true,
+        });
         // The run's history, so the charts continue where they were.
         for (const m of run.state.metrics) this.emitRun({ type: 'metrics', metrics: m });
         for (const m of run.state.evals) this.emitRun({ type: 'eval', metrics: m });
       } else {
         if (!('config' in req)) throw new Error('piplay: a new run needs its settings, model and corpus');
         // The browser has no file paths: the model and corpus come from the pickers, held-out questions from the world.
-        const config = validateConfig({ ...req.config, model: modelName(req.model), corpus: req.corpus.kind === 'world' ? 'world' : req.corpus.name, evalSet: '' });
-        this.emitRun({ type: 'progress', stage: 'load', iteration: 0, done: 0, total: 3, label: 'building the corpus' });
+        const config = validateConfig({
+          ...req.config,
+          model: modelName(req.model),
+          corpus: req.corpus.kind === 'world' ? 'world' : req.corpus.name,
+          evalSet: '',
+        });
+        this.emitRun({
+          type: 'progress',
+          stage: 'load',
+          iteration: 0,
+          done: 0,
+          total: 3,
+          label: 'building the corpus',
+        });
         const env = corpusPassages(config, req.corpus);
-        this.emitRun({ type: 'progress', stage: 'load', iteration: 0, done: 1, total: 3, label: `loading ${describeSource(req.model)}` });
+        this.emitRun({
+          type: 'progress',
+          stage: 'load',
+          iteration: 0,
+          done: 1,
+          total: 3,
+          label: `loading ${describeSource(req.model)}`,
+        });
         const base = await buildBase(e, config, req.model, env, this.store, onProgress);
-        this.emitRun({ type: 'progress', stage: 'load', iteration: 0, done: 2, total: 3, label: 'creating the examiner, student and teacher' });
+        this.emitRun({
+          type: 'progress',
+          stage: 'load',
+          iteration: 0,
+          done: 2,
+          total: 3,
+          label: 'creating the examiner, student and teacher',
+        });
         const storage = await this.store.createRun({ base: base.name, config });
         name = storage.runName;
         this.active.name = name;
         await recordBase(storage, base, req.model, req.corpus);
         run = await SelfPlayRun.start({ engine: e, config, base, env, storage, listener: this.emitRun });
-        this.emitRun({ type: 'log', level: 'info', message: `run '${name}' started from ${describeSource(req.model)}` });
+        this.emitRun({
+          type: 'log',
+          level: 'info',
+          message: `run '${name}' started from ${describeSource(req.model)}`,
+        });
       }
       if (control.stopped) {
         run.dispose();
@@ -385,14 +488,14 @@ export class WorkerApi {
 
   pause(): void {
     // The pretraining loop has no step boundary to wait at; it only stops.
-    if (!this.active || this.active.job !== 'selfplay' || this.phase !== 'running') return;
+    if (this.active?.job !== 'selfplay' || this.phase !== 'running') return;
     this.active.control.pause();
     this.setPhase('paused');
     this.post({ type: 'notice', level: 'info', message: 'Pausing after the current step.' });
   }
 
   resume(): void {
-    if (!this.active || this.active.job !== 'selfplay' || this.phase !== 'paused') return;
+    if (this.active?.job !== 'selfplay' || this.phase !== 'paused') return;
     this.active.control.resume();
     this.setPhase('running');
   }
@@ -404,7 +507,9 @@ export class WorkerApi {
   }
 
   private busyMessage(): string {
-    return this.active?.job === 'pretrain' ? 'a pretraining is under way; stop it first (one job at a time)' : 'a run is already active; stop it first (one job at a time)';
+    return this.active?.job === 'pretrain'
+      ? 'a pretraining is under way; stop it first (one job at a time)'
+      : 'a run is already active; stop it first (one job at a time)';
   }
 
   // ---------------------------------------------------------------------------------------- pretraining
@@ -446,14 +551,27 @@ export class WorkerApi {
   private async drivePretrain(req: PretrainRequest, name: string, e: Engine, control: RunControl): Promise<void> {
     this.setPhase('running');
     try {
-      const out = await runPretrainJob(req, name, { engine: e, store: this.store, signal: control.signal, emit: this.emitRun });
+      const out = await runPretrainJob(req, name, {
+        engine: e,
+        store: this.store,
+        signal: control.signal,
+        emit: this.emitRun,
+      });
       this.post({ type: 'pretrained', summary: out.summary, saved: out.saved?.name ?? null });
       if (out.saved) {
-        this.emitRun({ type: 'log', level: 'info', message: `pretraining finished; the model is stored as '${out.saved.name}'` });
+        this.emitRun({
+          type: 'log',
+          level: 'info',
+          message: `pretraining finished; the model is stored as '${out.saved.name}'`,
+        });
         this.setPhase('finished');
       } else {
         this.unsaved = { name: out.summary.name, files: out.files };
-        this.setPhase('failed', `The model trained, but storing it failed: ${out.saveError ?? 'unknown error'} It can still be downloaded as a zip.`, 'other');
+        this.setPhase(
+          'failed',
+          `The model trained, but storing it failed: ${out.saveError ?? 'unknown error'} It can still be downloaded as a zip.`,
+          'other',
+        );
       }
     } catch (err) {
       if (err instanceof RunStopped) {
@@ -512,13 +630,16 @@ export class WorkerApi {
   }
 
   /** Stores a model folder (a zip, or a picked folder) so runs can start from it. */
-  async importCheckpoint(input: { kind: 'zip'; name: string; bytes: Uint8Array } | { kind: 'files'; files: File[] }): Promise<CheckpointMeta> {
+  async importCheckpoint(
+    input: { kind: 'zip'; name: string; bytes: Uint8Array } | { kind: 'files'; files: File[] },
+  ): Promise<CheckpointMeta> {
     let files = new Map<string, Uint8Array>();
     let name: string;
     if (input.kind === 'zip') {
       const entries = await readZip(input.bytes, input.name);
       const top = entries[0]?.name.split('/')[0];
-      const nested = entries.length > 0 && entries.every((en) => en.name.includes('/') && en.name.split('/')[0] === top);
+      const nested =
+        entries.length > 0 && entries.every((en) => en.name.includes('/') && en.name.split('/')[0] === top);
       for (const en of entries) files.set(nested ? en.name.slice(top!.length + 1) : en.name, en.data);
       name = safeName(nested ? top! : input.name.replace(/\.zip$/i, ''), 'imported');
     } else {
@@ -530,8 +651,10 @@ export class WorkerApi {
     const cfgBytes = files.get('config.json');
     if (!cfgBytes) throw new MissingFileError('config.json', `'${name}'`);
     parseConfig(parseJsonFile(cfgBytes, 'config.json') as object);
-    if (![...files.keys()].some((f) => f.endsWith('.safetensors'))) throw new Error(`'${name}' holds no .safetensors weights`);
-    for (const f of ['tokenizer.json', 'tokenizer_config.json']) if (!files.has(f)) throw new Error(`'${name}' lacks ${f} (the tokenizer is needed to train)`);
+    if (![...files.keys()].some((f) => f.endsWith('.safetensors')))
+      throw new Error(`'${name}' holds no .safetensors weights`);
+    for (const f of ['tokenizer.json', 'tokenizer_config.json'])
+      if (!files.has(f)) throw new Error(`'${name}' lacks ${f} (the tokenizer is needed to train)`);
     const existing = new Set((await this.store.list()).map((c) => c.name));
     let unique = name;
     for (let k = 2; existing.has(unique); k++) unique = `${name}-${k}`;
@@ -573,7 +696,12 @@ function stripConfig(c: CheckpointMeta): CheckpointMeta {
 
 function classify(e: unknown): string {
   const msg = (e as Error).message ?? '';
-  if (/not a Hugging Face model id|model id may be misspelt|Give the model id|was not found \(no config\.json\)|gated or private/.test(msg)) return 'bad-id';
+  if (
+    /not a Hugging Face model id|model id may be misspelt|Give the model id|was not found \(no config\.json\)|gated or private/.test(
+      msg,
+    )
+  )
+    return 'bad-id';
   if (e instanceof HubError || /check the network connection|could not reach Hugging Face/.test(msg)) return 'network';
   if (e instanceof MissingFileError || isMissingFile(e)) return 'missing';
   if (e instanceof GpuLimitError) return 'too-large';
@@ -583,11 +711,13 @@ function classify(e: unknown): string {
 function classifyRun(e: unknown): 'device-lost' | 'out-of-memory' | 'config' | 'other' {
   const msg = (e as Error).message ?? '';
   if (/device was lost|device lost/i.test(msg)) return 'device-lost';
-  if (e instanceof GpuLimitError || /out of memory|OutOfMemory|allocation failed|exceeds this GPU|largest storage binding/i.test(msg)) return 'out-of-memory';
+  if (
+    e instanceof GpuLimitError ||
+    /out of memory|OutOfMemory|allocation failed|exceeds this GPU|largest storage binding/i.test(msg)
+  )
+    return 'out-of-memory';
   if (e instanceof GpuRuntimeError) return 'other';
   if ((e as Error).name === 'ConfigError') return 'config';
   if (e instanceof CheckpointSaveError) return 'other';
   return 'other';
 }
-
-

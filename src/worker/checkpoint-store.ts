@@ -121,7 +121,8 @@ export function summarize(state: Pick<RunState, 'evals' | 'metrics'>): Record<st
       const m = state.metrics[i]!;
       if (m.stage !== stage) continue;
       for (const [k, v] of Object.entries(m)) {
-        if (typeof v === 'number' && k !== 'iteration' && k !== 'step' && /reward|distill|solvable_share/.test(k)) out[`${stage}_${k}`] = v;
+        if (typeof v === 'number' && k !== 'iteration' && k !== 'step' && /reward|distill|solvable_share/.test(k))
+          out[`${stage}_${k}`] = v;
       }
       break;
     }
@@ -159,11 +160,27 @@ export class BrowserCheckpoints {
   }
 
   /** Registers a new run (listed once it has a checkpoint) and returns its storage. */
-  async createRun(meta: { name?: string; base: string; config: SelfPlayConfig; note?: string }): Promise<BrowserRunStorage> {
+  async createRun(meta: {
+    name?: string;
+    base: string;
+    config: SelfPlayConfig;
+    note?: string;
+  }): Promise<BrowserRunStorage> {
     const name = meta.name ?? `run-${new Date().toISOString().slice(0, 19).replace(/[:T]/g, '-')}`;
     const now = Date.now();
     await this.kv.update<Manifest>(MANIFEST, (m) =>
-      editManifest(m, name, () => ({ name, kind: 'run', createdAt: now, updatedAt: now, bytes: 0, cursor: null, metrics: {}, base: meta.base, config: meta.config, note: meta.note })),
+      editManifest(m, name, () => ({
+        name,
+        kind: 'run',
+        createdAt: now,
+        updatedAt: now,
+        bytes: 0,
+        cursor: null,
+        metrics: {},
+        base: meta.base,
+        config: meta.config,
+        note: meta.note,
+      })),
     );
     return new BrowserRunStorage(this.kv, name);
   }
@@ -258,9 +275,13 @@ export class BrowserCheckpoints {
     const slot = (JSON.parse(new TextDecoder().decode(pointer)) as { slot: string }).slot;
     const weights = await rs.get(`checkpoints/${slot}/student.safetensors`);
     if (!weights) throw new Error(`run '${name}': the student weights of its checkpoint are missing`);
-    out.set('model.safetensors', e.config?.policies === 'lora' ? await this.mergedLoraStudent(name, e.config, weights) : weights);
+    out.set(
+      'model.safetensors',
+      e.config?.policies === 'lora' ? await this.mergedLoraStudent(name, e.config, weights) : weights,
+    );
     for (const f of await rs.list()) {
-      if (f.startsWith('base/') && f !== 'base/source.json' && f !== 'base/corpus.jsonl') out.set(f.slice(5), (await rs.get(f))!);
+      if (f.startsWith('base/') && f !== 'base/source.json' && f !== 'base/corpus.jsonl')
+        out.set(f.slice(5), (await rs.get(f))!);
     }
     if (!out.has('config.json')) throw new Error(`run '${name}' does not record its model's config.json`);
     return out;
@@ -272,15 +293,28 @@ export class BrowserCheckpoints {
    */
   private async mergedLoraStudent(name: string, config: SelfPlayConfig, adapterBytes: Uint8Array): Promise<Uint8Array> {
     if (!this.opts.runBase) {
-      throw new Error(`run '${name}' trains LoRA adapters on a base model that is not stored with it; give the BrowserCheckpoints a runBase that rebuilds it to export the run`);
+      throw new Error(
+        `run '${name}' trains LoRA adapters on a base model that is not stored with it; give the BrowserCheckpoints a runBase that rebuilds it to export the run`,
+      );
     }
     const base = await this.opts.runBase(name).catch((err: Error) => {
-      throw new Error(`run '${name}': exporting merges the student's LoRA adapters into the run's base model, which could not be rebuilt: ${err.message}`);
+      throw new Error(
+        `run '${name}': exporting merges the student's LoRA adapters into the run's base model, which could not be rebuilt: ${err.message}`,
+      );
     });
     const file = parseSafetensors(adapterBytes, `run '${name}' student.safetensors`);
     const adapters = new Map([...file.tensors].map(([n, t]) => [n, { data: toFloat32(t), shape: t.shape }]));
-    const merged = mergeLoraHost(base, adapters, { rank: config.loraRank, alpha: config.loraAlpha, what: `run '${name}' student.safetensors` });
-    const tensors = [...merged].map(([n, t]) => ({ name: n, dtype: 'F32' as const, shape: t.shape, data: new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength) }));
+    const merged = mergeLoraHost(base, adapters, {
+      rank: config.loraRank,
+      alpha: config.loraAlpha,
+      what: `run '${name}' student.safetensors`,
+    });
+    const tensors = [...merged].map(([n, t]) => ({
+      name: n,
+      dtype: 'F32' as const,
+      shape: t.shape,
+      data: new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength),
+    }));
     return writeSafetensors(tensors, { format: 'pt' });
   }
 
@@ -323,7 +357,11 @@ function modelIdOf(e: CheckpointMeta): string {
 }
 
 /** The manifest with entry `name` replaced by fn(old) (or removed when fn returns null). */
-function editManifest(m: Manifest | undefined, name: string, fn: (e: CheckpointMeta | undefined) => CheckpointMeta | null): Manifest {
+function editManifest(
+  m: Manifest | undefined,
+  name: string,
+  fn: (e: CheckpointMeta | undefined) => CheckpointMeta | null,
+): Manifest {
   const man: Manifest = m ?? { version: 1, entries: [] };
   const next = fn(man.entries.find((e) => e.name === name));
   const rest = man.entries.filter((e) => e.name !== name);
@@ -356,7 +394,8 @@ export class BrowserRunStorage implements RunStorage {
       const why = quota ? 'the browser storage quota is full' : failureText(e);
       throw new CheckpointSaveError(
         `Could not save a checkpoint of run '${this.runName}' (${name}): ${why}; ` +
-          'the previous checkpoint is intact.' + (quota ? ' Delete or export older checkpoints to make room, then resume.' : ''),
+          'the previous checkpoint is intact.' +
+          (quota ? ' Delete or export older checkpoints to make room, then resume.' : ''),
         quota,
       );
     }
@@ -436,7 +475,9 @@ export function idbBackend(store: UseStore = createStore('piplay', 'checkpoints'
 }
 
 /** A Map-backed backend (tests). `failSetAfter` makes the n-th and later sets throw a quota error. */
-export function memoryBackend(map = new Map<string, unknown>()): KvBackend & { map: Map<string, unknown>; failSets: (n: number | null) => void } {
+export function memoryBackend(
+  map = new Map<string, unknown>(),
+): KvBackend & { map: Map<string, unknown>; failSets: (n: number | null) => void } {
   let budget: number | null = null;
   const quota = () => Object.assign(new Error('The quota has been exceeded.'), { name: 'QuotaExceededError' });
   const spend = () => {

@@ -57,8 +57,20 @@ export interface AdapterLimits {
 
 type RunShape = Pick<
   SelfPlayConfig,
-  | 'policies' | 'loraRank' | 'beta' | 'examinerBeta' | 'privileged' | 'microBatch' | 'studentBatch' | 'rolloutsPerQuestion' | 'miniBatches'
-  | 'maxTurns' | 'turnTokens' | 'toolTokens' | 'examinerBatch' | 'evalBatch'
+  | 'policies'
+  | 'loraRank'
+  | 'beta'
+  | 'examinerBeta'
+  | 'privileged'
+  | 'microBatch'
+  | 'studentBatch'
+  | 'rolloutsPerQuestion'
+  | 'miniBatches'
+  | 'maxTurns'
+  | 'turnTokens'
+  | 'toolTokens'
+  | 'examinerBatch'
+  | 'evalBatch'
 >;
 
 /** Guesses for before the tokenizer is known (the page's estimate ahead of a download). */
@@ -116,7 +128,12 @@ const POOL_ROUNDING = 1.1;
  * largest stage's passes (training forward and backward, the teacher's forward, generation's KV cache).
  * `prompts` are the longest prompts in the model's tokens (GUESSED_PROMPTS before the tokenizer is known).
  */
-export function estimateRun(cfg: ModelConfig, run: RunShape, limits: AdapterLimits, prompts: PromptLengths = GUESSED_PROMPTS): MemoryReport {
+export function estimateRun(
+  cfg: ModelConfig,
+  run: RunShape,
+  limits: AdapterLimits,
+  prompts: PromptLengths = GUESSED_PROMPTS,
+): MemoryReport {
   const params = parameterCount(cfg);
   const { paramBytes, largestTensorBytes } = memoryEstimate(cfg);
   const teacher = run.privileged !== 'none';
@@ -136,9 +153,17 @@ export function estimateRun(cfg: ModelConfig, run: RunShape, limits: AdapterLimi
     kept.push({ label: 'weights: one shared frozen base', bytes: paramBytes, setting: 'a smaller model' });
     trained = loraParams(cfg, lora.rank);
     const adapters = 2 + (teacher ? 1 : 0);
-    kept.push({ label: `LoRA adapters (rank ${lora.rank}) ×${adapters}`, bytes: adapters * trained * 4, setting: 'LoRA rank' });
+    kept.push({
+      label: `LoRA adapters (rank ${lora.rank}) ×${adapters}`,
+      bytes: adapters * trained * 4,
+      setting: 'LoRA rank',
+    });
   }
-  kept.push({ label: 'AdamW moments (examiner and student)', bytes: 2 * 2 * trained * 4, setting: lora ? 'LoRA rank' : 'LoRA policies (--policies lora)' });
+  kept.push({
+    label: 'AdamW moments (examiner and student)',
+    bytes: 2 * 2 * trained * 4,
+    setting: lora ? 'LoRA rank' : 'LoRA policies (--policies lora)',
+  });
   const grads = trained * 4;
 
   const perToken = layerFloatsPerToken(cfg, lora) * cfg.layers * 4;
@@ -158,30 +183,54 @@ export function estimateRun(cfg: ModelConfig, run: RunShape, limits: AdapterLimi
   // Each stage's transient memory, as terms; the largest stage counts.
   const studentFwd = studentTokens * perToken;
   const studentStage: MemoryLine[] = [
-    { label: `student forward: ${rows} rollouts × ${prompts.student + response} tokens, every layer's intermediates`, bytes: studentFwd, setting: micro },
+    {
+      label: `student forward: ${rows} rollouts × ${prompts.student + response} tokens, every layer's intermediates`,
+      bytes: studentFwd,
+      setting: micro,
+    },
     { label: 'student backward: its gradients', bytes: backwardPerForward * studentFwd + grads, setting: micro },
     // Student logits and log-probs, their gradients (the teacher's are freed before the backward pass).
-    { label: `logits of one micro-batch (${policyTokens} tokens × ${cfg.vocabSize}) and their gradients`, bytes: 3 * logits, setting: micro },
+    {
+      label: `logits of one micro-batch (${policyTokens} tokens × ${cfg.vocabSize}) and their gradients`,
+      bytes: 3 * logits,
+      setting: micro,
+    },
   ];
   if (teacher) {
     // The teacher's forward runs beside the student's, before the backward pass: whichever phase is larger.
     const teacherFwd = rows * (prompts.teacher + response) * perTokenNoGrad + 2 * logits;
     const backward = studentStage[1]!.bytes + logits;
     if (teacherFwd > backward) {
-      studentStage[1] = { label: `teacher forward: ${rows} rollouts × ${prompts.teacher + response} tokens (privileged prompt), a layer at a time`, bytes: teacherFwd, setting: micro };
+      studentStage[1] = {
+        label: `teacher forward: ${rows} rollouts × ${prompts.teacher + response} tokens (privileged prompt), a layer at a time`,
+        bytes: teacherFwd,
+        setting: micro,
+      };
     }
   }
   const examinerRows = run.microBatch > 0 ? Math.min(run.microBatch, run.examinerBatch) : run.examinerBatch;
   const examinerFwd = examinerRows * (prompts.examiner + run.turnTokens) * perToken;
   const examinerStage: MemoryLine[] = [
-    { label: `examiner forward + backward: ${examinerRows} rollouts × ${prompts.examiner + run.turnTokens} tokens`, bytes: (1 + backwardPerForward) * examinerFwd + grads, setting: micro },
+    {
+      label: `examiner forward + backward: ${examinerRows} rollouts × ${prompts.examiner + run.turnTokens} tokens`,
+      bytes: (1 + backwardPerForward) * examinerFwd + grads,
+      setting: micro,
+    },
   ];
   const genRows = Math.max(rollouts, run.evalBatch);
   const capacity = Math.max(prompts.student, prompts.examiner) + response;
   const kv = 2 * cfg.layers * cfg.kvHeads * cfg.headDim * capacity * genRows * 4;
   const generationStage: MemoryLine[] = [
-    { label: `KV cache: ${genRows} rollouts × ${capacity} positions`, bytes: kv, setting: 'student batch or rollouts per question' },
-    { label: `prompt prefill: ${genRows} rollouts × ${capacity - response} tokens`, bytes: genRows * (capacity - response) * perTokenNoGrad, setting: 'student batch or rollouts per question' },
+    {
+      label: `KV cache: ${genRows} rollouts × ${capacity} positions`,
+      bytes: kv,
+      setting: 'student batch or rollouts per question',
+    },
+    {
+      label: `prompt prefill: ${genRows} rollouts × ${capacity - response} tokens`,
+      bytes: genRows * (capacity - response) * perTokenNoGrad,
+      setting: 'student batch or rollouts per question',
+    },
   ];
   const sum = (ls: MemoryLine[]) => ls.reduce((t, l) => t + l.bytes, 0);
   const stages = [studentStage, examinerStage, generationStage];
@@ -216,11 +265,17 @@ export function estimateRun(cfg: ModelConfig, run: RunShape, limits: AdapterLimi
     );
   }
   if (totalBytes > 8 * 2 ** 30) {
-    const advice = lora ? 'Consider a smaller micro-batch or a smaller model.' : 'Consider LoRA policies or a smaller model.';
-    warnings.push(`About ${(totalBytes / 2 ** 30).toFixed(1)} GiB in all: more than most GPUs give a browser tab. ${advice}`);
+    const advice = lora
+      ? 'Consider a smaller micro-batch or a smaller model.'
+      : 'Consider LoRA policies or a smaller model.';
+    warnings.push(
+      `About ${(totalBytes / 2 ** 30).toFixed(1)} GiB in all: more than most GPUs give a browser tab. ${advice}`,
+    );
   } else if (totalBytes > 3 * 2 ** 30) {
     const advice = lora ? 'a smaller micro-batch needs less' : 'LoRA policies need far less';
-    warnings.push(`About ${(totalBytes / 2 ** 30).toFixed(1)} GiB in all: needs a GPU with plenty of free memory; ${advice}.`);
+    warnings.push(
+      `About ${(totalBytes / 2 ** 30).toFixed(1)} GiB in all: needs a GPU with plenty of free memory; ${advice}.`,
+    );
   }
   return {
     arch: cfg.arch,

@@ -23,7 +23,12 @@ const HUB_ID = /^[\w.-]{1,96}\/[\w.-]{1,96}$/;
 export function hubIdProblem(id: string): string | null {
   const s = id.trim();
   if (!s) return 'Enter a Hugging Face model id such as HuggingFaceTB/SmolLM2-135M-Instruct.';
-  if (/^https?:\/\//.test(s)) return `Give the model id (owner/name), not a URL: e.g. ${s.replace(/^https?:\/\/[^/]+\//, '').split('/').slice(0, 2).join('/')}`;
+  if (/^https?:\/\//.test(s))
+    return `Give the model id (owner/name), not a URL: e.g. ${s
+      .replace(/^https?:\/\/[^/]+\//, '')
+      .split('/')
+      .slice(0, 2)
+      .join('/')}`;
   if (!HUB_ID.test(s) || s.includes('..') || s.includes('--') || s.endsWith('.git')) {
     return `'${s}' is not a Hugging Face model id; it has the form owner/name, e.g. Qwen/Qwen2.5-0.5B-Instruct.`;
   }
@@ -50,7 +55,11 @@ const notServed = (id: string) =>
   `Hugging Face does not serve '${id}': the model id may be misspelt, or the model is private or gated (piplay downloads public models only).`;
 
 /** Size of a hub file and whether it is already cached (null when it does not exist). */
-export async function hubFileInfo(id: string, file: string, opts: HubOptions = {}): Promise<{ size?: number; fromCache: boolean } | null> {
+export async function hubFileInfo(
+  id: string,
+  file: string,
+  opts: HubOptions = {},
+): Promise<{ size?: number; fromCache: boolean } | null> {
   const { ModelRegistry } = await transformers();
   try {
     const m = await ModelRegistry.get_file_metadata(id, file, { revision: opts.revision });
@@ -76,7 +85,8 @@ export function hubReadFile(id: string, opts: HubOptions = {}): ReadFile {
       import('../model/hub.ts').then(({ filesFromHub }) =>
         filesFromHub(id, {
           revision: opts.revision,
-          onProgress: (p) => opts.onProgress?.({ file: p.file, loaded: p.loaded, total: p.total || p.loaded, fromCache: p.cached }),
+          onProgress: (p) =>
+            opts.onProgress?.({ file: p.file, loaded: p.loaded, total: p.total || p.loaded, fromCache: p.cached }),
         }),
       ),
     );

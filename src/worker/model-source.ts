@@ -45,7 +45,7 @@ export function describeSource(src: ModelSource): string {
       return `the embedded model '${src.name}'`;
     case 'files': {
       const p = (src.files[0] as (File & { webkitRelativePath?: string }) | undefined)?.webkitRelativePath;
-      return p && p.includes('/') ? `the folder '${p.split('/')[0]}'` : 'the chosen files';
+      return p?.includes('/') ? `the folder '${p.split('/')[0]}'` : 'the chosen files';
     }
     case 'hub':
       return `Hugging Face model '${src.id.trim()}'`;

@@ -11,7 +11,11 @@ const UNSAFE = /(?:[^\p{L}\p{N}_.-]|\.{2,})+/gu;
  * and trailing dots go, so neither '.' nor '..' nor a hidden folder remains. `fallback` when nothing is left.
  */
 export function safeName(name: string, fallback: string): string {
-  const s = name.normalize('NFC').replace(UNSAFE, '_').replace(/^\.+|\.+$/g, '').slice(0, 100);
+  const s = name
+    .normalize('NFC')
+    .replace(UNSAFE, '_')
+    .replace(/^\.+|\.+$/g, '')
+    .slice(0, 100);
   return s === '' || /^_+$/.test(s) ? fallback : s;
 }
 

@@ -4,7 +4,13 @@
 // as a model entry under a name no other entry has.
 import type { Engine } from '../gpu/engine.ts';
 import { pretrain, type PretrainOptions } from '../pretrain/run.ts';
-import { PRETRAIN_FIELDS, pretrainProblems, settingsToOptions, type PretrainKey, type PretrainSettings } from '../pretrain/settings.ts';
+import {
+  PRETRAIN_FIELDS,
+  pretrainProblems,
+  settingsToOptions,
+  type PretrainKey,
+  type PretrainSettings,
+} from '../pretrain/settings.ts';
 import { summarisePretrain, trainingMarkdown, type PretrainSummary } from '../pretrain/summary.ts';
 import type { StepLog } from '../pretrain/train.ts';
 import type { RunEvent } from '../selfplay/events.ts';
@@ -45,7 +51,10 @@ export async function pretrainedName(store: BrowserCheckpoints, wanted?: string,
   const taken = new Set((await store.list()).map((c) => c.name));
   const asked = wanted?.trim();
   if (asked) {
-    if (taken.has(asked)) throw new PretrainConfigError(`a checkpoint named '${asked}' exists already; choose another name (nothing was replaced)`);
+    if (taken.has(asked))
+      throw new PretrainConfigError(
+        `a checkpoint named '${asked}' exists already; choose another name (nothing was replaced)`,
+      );
     return asked;
   }
   const base = `pretrained-${now.toISOString().slice(0, 19).replace(/[:T]/g, '-')}`;
@@ -59,7 +68,14 @@ export async function runPretrainJob(req: PretrainRequest, name: string, job: Pr
   const s = settingsOf(req);
   const started = performance.now();
   const from = req.from ? resolveSource(req.from, job.store) : null;
-  job.emit({ type: 'progress', stage: 'pretrain', iteration: 0, done: 0, total: s.steps, label: from ? `loading ${from.where}` : 'generating text and training the tokenizer' });
+  job.emit({
+    type: 'progress',
+    stage: 'pretrain',
+    iteration: 0,
+    done: 0,
+    total: s.steps,
+    label: from ? `loading ${from.where}` : 'generating text and training the tokenizer',
+  });
   // Tokenizer training holds the worker's thread for seconds; let the message above reach the page first.
   await new Promise((r) => setTimeout(r, 50));
   job.signal.throwIfAborted();
@@ -84,10 +100,17 @@ export async function runPretrainJob(req: PretrainRequest, name: string, job: Pr
       from: from?.where ?? null,
       device: adapterName(job.engine),
     });
-    const files = new Map(result.files).set('TRAINING.md', new TextEncoder().encode(trainingMarkdown(summary, s, result.cfg, result.stats, result.logs)));
+    const files = new Map(result.files).set(
+      'TRAINING.md',
+      new TextEncoder().encode(trainingMarkdown(summary, s, result.cfg, result.stats, result.logs)),
+    );
     try {
       const note = `${summary.steps} steps, ${summary.tokens} tokens${final !== name ? ` (stored as '${final}': '${name}' was taken meanwhile)` : ''}`;
-      const saved = await job.store.importModel(final, files, note, { origin: 'pretrained', base: from?.where ?? 'a new tiny model', metrics: { loss: summary.finalLoss } });
+      const saved = await job.store.importModel(final, files, note, {
+        origin: 'pretrained',
+        base: from?.where ?? 'a new tiny model',
+        metrics: { loss: summary.finalLoss },
+      });
       return { summary, files, saved };
     } catch (e) {
       return { summary, files, saved: null, saveError: (e as Error).message };
@@ -113,12 +136,27 @@ function settingsOf(req: PretrainRequest): PretrainSettings {
 function report(emit: (ev: RunEvent) => void, log: StepLog): void {
   const rate = log.tokens / Math.max(log.seconds, 1e-9);
   const eta = (log.seconds / log.step) * (log.steps - log.step);
-  emit({ type: 'progress', stage: 'pretrain', iteration: 0, done: log.step, total: log.steps, etaSeconds: eta, label: `loss ${log.loss.toFixed(3)} · ${Math.round(rate)} tokens/s` });
-  emit({ type: 'metrics', metrics: { stage: 'pretrain', iteration: 0, step: log.step, loss: log.loss, lr: log.lr, tokens_per_s: rate } });
+  emit({
+    type: 'progress',
+    stage: 'pretrain',
+    iteration: 0,
+    done: log.step,
+    total: log.steps,
+    etaSeconds: eta,
+    label: `loss ${log.loss.toFixed(3)} · ${Math.round(rate)} tokens/s`,
+  });
+  emit({
+    type: 'metrics',
+    metrics: { stage: 'pretrain', iteration: 0, step: log.step, loss: log.loss, lr: log.lr, tokens_per_s: rate },
+  });
 }
 
 /** The recipe's errors name command-line flags; on the page they name the form's fields. */
 function forPage(e: unknown): unknown {
   if (!(e instanceof Error) || !/--(lr|seq)\b/.test(e.message)) return e;
-  return new Error(e.message.replace(/--lr\b/g, 'the learning rate (lr)').replace(/a longer --seq\b/g, 'a longer seq or a larger vocab'));
+  return new Error(
+    e.message
+      .replace(/--lr\b/g, 'the learning rate (lr)')
+      .replace(/a longer --seq\b/g, 'a longer seq or a larger vocab'),
+  );
 }

@@ -38,7 +38,9 @@ export interface ModelReport {
 export type RunPhase = 'idle' | 'starting' | 'running' | 'paused' | 'stopping' | 'stopped' | 'finished' | 'failed';
 
 /** A new run, or the continuation of a stored one (with the settings, weights and counters saved in it). */
-export type StartRequest = { config: SelfPlayConfig; model: ModelSource; corpus: CorpusSource; resumeFrom?: undefined } | { resumeFrom: string };
+export type StartRequest =
+  | { config: SelfPlayConfig; model: ModelSource; corpus: CorpusSource; resumeFrom?: undefined }
+  | { resumeFrom: string };
 
 /** The worker runs one job at a time: a self-play run or a pretraining. */
 export type JobKind = 'selfplay' | 'pretrain';
@@ -53,7 +55,13 @@ export interface PretrainRequest extends PretrainSettings {
 
 export type WorkerMessage =
   | { type: 'run'; event: WireEvent }
-  | { type: 'phase'; phase: RunPhase; job: JobKind; error?: string; errorKind?: 'device-lost' | 'out-of-memory' | 'config' | 'other' }
+  | {
+      type: 'phase';
+      phase: RunPhase;
+      job: JobKind;
+      error?: string;
+      errorKind?: 'device-lost' | 'out-of-memory' | 'config' | 'other';
+    }
   | { type: 'download'; progress: DownloadProgress }
   | { type: 'device-lost'; message: string; lastCheckpoint: string | null; job: JobKind }
   /** A pretraining finished; `saved` is the stored model's name, or null when storing it failed. */

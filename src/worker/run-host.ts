@@ -50,8 +50,16 @@ function storableSource(model: ModelSource): Record<string, unknown> {
 }
 
 /** Records the base model's config and tokenizer, its source and an uploaded corpus in the run's storage. */
-export async function recordBase(storage: BrowserRunStorage, base: BaseModel, model: ModelSource, corpus: CorpusSource): Promise<void> {
-  await storage.put('base/config.json', enc.encode(JSON.stringify(configToJson(base.cfg, base.configJson), null, 2) + '\n'));
+export async function recordBase(
+  storage: BrowserRunStorage,
+  base: BaseModel,
+  model: ModelSource,
+  corpus: CorpusSource,
+): Promise<void> {
+  await storage.put(
+    'base/config.json',
+    enc.encode(JSON.stringify(configToJson(base.cfg, base.configJson), null, 2) + '\n'),
+  );
   for (const [name, bytes] of Object.entries(base.tokenizerFiles)) await storage.put(`base/${name}`, bytes);
   await storage.put('base/source.json', enc.encode(JSON.stringify({ model: storableSource(model), name: base.name })));
   if (corpus.kind === 'jsonl') await storage.put('base/corpus.jsonl', enc.encode(corpus.text));
@@ -83,17 +91,25 @@ export async function storedBase(
     if (!b) throw new Error(`the stored run lacks ${name}`);
     return b;
   };
-  const source = JSON.parse(dec.decode(await need('base/source.json'))) as { model: ModelSource | { kind: 'files'; folder: string }; name: string };
+  const source = JSON.parse(dec.decode(await need('base/source.json'))) as {
+    model: ModelSource | { kind: 'files'; folder: string };
+    name: string;
+  };
   if (c.policies === 'separate' && c.beta === 0) {
     const cfg = parseConfig(parseJsonFile(await need('base/config.json'), 'config.json') as object);
     const files: Record<string, Uint8Array> = {};
     for (const f of await storage.list()) {
-      if (f.startsWith('base/tokenizer') || f === 'base/generation_config.json') files[f.slice(5)] = (await storage.get(f))!;
+      if (f.startsWith('base/tokenizer') || f === 'base/generation_config.json')
+        files[f.slice(5)] = (await storage.get(f))!;
     }
     const tj = files['tokenizer.json'];
     const tc = files['tokenizer_config.json'];
     if (!tj || !tc) throw new Error('the stored run lacks its tokenizer files');
-    const tokenizer = await tokenizerFromJson(parseJsonFile(tj, 'tokenizer.json'), parseJsonFile(tc, 'tokenizer_config.json'), { eosIds: cfg.eosIds });
+    const tokenizer = await tokenizerFromJson(
+      parseJsonFile(tj, 'tokenizer.json'),
+      parseJsonFile(tc, 'tokenizer_config.json'),
+      { eosIds: cfg.eosIds },
+    );
     checkTokenizerFitsModel(tokenizer, cfg.vocabSize, `run '${storage.runName}'`);
     const st = parseSafetensors(await need(`checkpoints/${slot}/student.safetensors`), 'student.safetensors');
     const weights: HostWeights = new Map();
@@ -125,7 +141,8 @@ export async function storedLoraBase(
 ): Promise<HostWeights> {
   const latest = await latestCheckpoint(storage);
   if (!latest) throw new Error(`run '${storage.runName}' has no complete checkpoint yet`);
-  if (latest.state.config.policies !== 'lora') throw new Error(`run '${storage.runName}' does not use LoRA policies; its checkpoint holds whole models`);
+  if (latest.state.config.policies !== 'lora')
+    throw new Error(`run '${storage.runName}' does not use LoRA policies; its checkpoint holds whole models`);
   const env = corpusPassages(latest.state.config, await storedCorpus(storage));
   return (await storedBase(e, storage, latest.slot, latest.state, env, store, onProgress)).weights;
 }

@@ -21,7 +21,9 @@ export interface PackedTokens {
   vocab: Record<number, string>;
 }
 
-export type WireEvent = Exclude<RunEvent, { type: 'rollout' }> | { type: 'rollout'; record: Omit<RolloutRecord, 'tokens'>; packed: PackedTokens };
+export type WireEvent =
+  | Exclude<RunEvent, { type: 'rollout' }>
+  | { type: 'rollout'; record: Omit<RolloutRecord, 'tokens'>; packed: PackedTokens };
 
 export function packTokens(tokens: readonly TokenRecord[]): PackedTokens {
   const n = tokens.length;
@@ -95,9 +97,16 @@ export function packEvent(ev: RunEvent): { wire: WireEvent; transfer: Transferab
   if (ev.type !== 'rollout') return { wire: ev, transfer: [] };
   const { tokens, ...record } = ev.record;
   const packed = packTokens(tokens);
-  const transfer = [packed.ids, packed.policy, packed.studentLogp, packed.teacherLogp, packed.kl, packed.topkIds, packed.topkStudent, packed.topkTeacher].map(
-    (a) => a.buffer as ArrayBuffer,
-  );
+  const transfer = [
+    packed.ids,
+    packed.policy,
+    packed.studentLogp,
+    packed.teacherLogp,
+    packed.kl,
+    packed.topkIds,
+    packed.topkStudent,
+    packed.topkTeacher,
+  ].map((a) => a.buffer as ArrayBuffer);
   return { wire: { type: 'rollout', record, packed }, transfer };
 }
 

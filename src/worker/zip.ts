@@ -51,7 +51,9 @@ export function writeZip(entries: readonly ZipEntry[], modified = new Date()): B
     const name = enc.encode(e.name);
     const size = e.data.length;
     if (size >= LIMIT || offset + 30 + name.length + size >= LIMIT) {
-      throw new Error(`zip: the archive would exceed 4 GiB at ${e.name}; export the weights as F16 or split the folder`);
+      throw new Error(
+        `zip: the archive would exceed 4 GiB at ${e.name}; export the weights as F16 or split the folder`,
+      );
     }
     const crc = crc32(e.data);
     const local = new Uint8Array(30 + name.length);
@@ -102,7 +104,9 @@ export function writeZip(entries: readonly ZipEntry[], modified = new Date()): B
 }
 
 async function inflateRaw(data: Uint8Array): Promise<Uint8Array> {
-  const stream = new Blob([data as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new DecompressionStream('deflate-raw'));
+  const stream = new Blob([data as Uint8Array<ArrayBuffer>])
+    .stream()
+    .pipeThrough(new DecompressionStream('deflate-raw'));
   return new Uint8Array(await new Response(stream).arrayBuffer());
 }
 
@@ -124,7 +128,8 @@ export async function readZip(bytes: Uint8Array, archiveName = 'the archive'): P
   const dec = new TextDecoder();
   const out: ZipEntry[] = [];
   for (let k = 0; k < count; k++) {
-    if (p + 46 > bytes.length || view.getUint32(p, true) !== 0x02014b50) throw bad(`central directory entry ${k} is damaged`);
+    if (p + 46 > bytes.length || view.getUint32(p, true) !== 0x02014b50)
+      throw bad(`central directory entry ${k} is damaged`);
     const flags = view.getUint16(p + 8, true);
     const method = view.getUint16(p + 10, true);
     const crc = view.getUint32(p + 16, true);
@@ -138,13 +143,17 @@ export async function readZip(bytes: Uint8Array, archiveName = 'the archive'): P
     p += 46 + nlen + xlen + clen;
     if (name.endsWith('/')) continue;
     if (flags & 1) throw bad(`${name} is encrypted`);
-    if (lho + 30 > bytes.length || view.getUint32(lho, true) !== 0x04034b50) throw bad(`local header of ${name} is damaged`);
+    if (lho + 30 > bytes.length || view.getUint32(lho, true) !== 0x04034b50)
+      throw bad(`local header of ${name} is damaged`);
     const start = lho + 30 + view.getUint16(lho + 26, true) + view.getUint16(lho + 28, true);
     if (start + csize > bytes.length) throw bad(`${name} is truncated`);
     const raw = bytes.subarray(start, start + csize);
     let data: Uint8Array;
     if (method === 0) data = raw;
-    else if (method === 8) data = await inflateRaw(raw).catch((e: Error) => Promise.reject(bad(`${name} cannot be inflated (${e.message})`)));
+    else if (method === 8)
+      data = await inflateRaw(raw).catch((e: Error) =>
+        Promise.reject(bad(`${name} cannot be inflated (${e.message})`)),
+      );
     else throw bad(`${name} uses compression method ${method} (only stored and deflate are read)`);
     if (data.length !== usize) throw bad(`${name} has ${data.length} bytes, the directory says ${usize}`);
     if (crc32(data) !== crc) throw bad(`${name} fails its CRC check`);

@@ -17,7 +17,9 @@ const SHOTS = new URL('../screenshots/', import.meta.url).pathname;
 
 async function ready(page: Page, url: string): Promise<void> {
   await page.goto(url);
-  await page.waitForFunction(() => document.getElementById('gpu-status')?.dataset.selftest !== undefined, null, { timeout: 90_000 });
+  await page.waitForFunction(() => document.getElementById('gpu-status')?.dataset.selftest !== undefined, null, {
+    timeout: 90_000,
+  });
 }
 
 async function phase(page: Page): Promise<string | undefined> {
@@ -75,14 +77,18 @@ describe.skipIf(!hasChromium)('browser app (headless Chromium, SwiftShader)', ()
     await waitPhase(page, ['running'], 10_000);
 
     // Examiner: questions with their construction path (source document first).
-    await page.waitForFunction(() => document.querySelector('[data-tab="examiner"] .count')?.textContent !== '', null, { timeout: 120_000 });
+    await page.waitForFunction(() => document.querySelector('[data-tab="examiner"] .count')?.textContent !== '', null, {
+      timeout: 120_000,
+    });
     await tab(page, 'examiner');
     await page.waitForSelector('#panel-examiner .question-card .qcp-path .qcp-node.source', { timeout: 10_000 });
     expect(await page.locator('#panel-examiner .question-card').count()).toBeGreaterThan(0);
     expect(await page.locator('#panel-examiner .qcp-node.final').first().textContent()).toMatch(/answer/);
 
     // Student: rollouts of a question (they come in the student stage).
-    await page.waitForFunction(() => document.querySelector('[data-tab="student"] .count')?.textContent !== '', null, { timeout: 180_000 });
+    await page.waitForFunction(() => document.querySelector('[data-tab="student"] .count')?.textContent !== '', null, {
+      timeout: 180_000,
+    });
     await tab(page, 'student');
     await page.waitForSelector('#panel-student .rollout', { timeout: 10_000 });
     expect(await page.locator('#panel-student .rollout .verdict').first().textContent()).toMatch(/correct|wrong/);
@@ -134,17 +140,21 @@ describe.skipIf(!hasChromium)('browser app (headless Chromium, SwiftShader)', ()
     await row.locator('button[data-act="resume"]').click();
     await waitPhase(page, ['running'], 60_000);
     await tab(page, 'log');
-    await page.waitForFunction(() => /resumed at/.test(document.getElementById('panel-log')?.textContent ?? ''), null, { timeout: 60_000 });
+    await page.waitForFunction(() => /resumed at/.test(document.getElementById('panel-log')?.textContent ?? ''), null, {
+      timeout: 60_000,
+    });
 
     // The GPU device is lost mid-run: a clear message offers to resume from the last checkpoint.
-    await page.evaluate(() => (window as unknown as { __piplay: { loseDevice(): Promise<void> } }).__piplay.loseDevice());
+    await page.evaluate(() =>
+      (window as unknown as { __piplay: { loseDevice(): Promise<void> } }).__piplay.loseDevice(),
+    );
     const lost = page.getByRole('alert').filter({ hasText: 'The GPU device was lost' });
     await lost.waitFor({ timeout: 20_000 });
     await page.screenshot({ path: `${SHOTS}device-lost.png` });
     await waitPhase(page, ['failed', 'stopped'], 60_000);
     await page.waitForTimeout(500);
     // The loss is explained once, not again as a run error.
-    expect((await page.getByRole("alert").allTextContents()).filter((t) => !/GPU device was lost/.test(t))).toEqual([]);
+    expect((await page.getByRole('alert').allTextContents()).filter((t) => !/GPU device was lost/.test(t))).toEqual([]);
     await lost.getByRole('button', { name: /Resume from checkpoint/ }).click();
     await waitPhase(page, ['running'], 60_000);
     expect(await waitPhase(page, ['finished', 'failed'], 300_000)).toBe('finished');
@@ -153,7 +163,10 @@ describe.skipIf(!hasChromium)('browser app (headless Chromium, SwiftShader)', ()
     await page.locator('#work').screenshot({ path: `${SHOTS}resumed.png` });
 
     // Export the run's student as an HF model folder (zip), then import that zip as a model.
-    const [download] = await Promise.all([page.waitForEvent('download'), page.locator('#checkpoints .ckpt button[data-act="export"]').first().click()]);
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.locator('#checkpoints .ckpt button[data-act="export"]').first().click(),
+    ]);
     const zipPath = join(mkdtempSync(join(tmpdir(), 'piplay-e2e-')), download.suggestedFilename());
     await download.saveAs(zipPath);
     const files = (await readZip(new Uint8Array(readFileSync(zipPath)))).map((e) => e.name.split('/').pop());
@@ -161,7 +174,9 @@ describe.skipIf(!hasChromium)('browser app (headless Chromium, SwiftShader)', ()
     await page.locator('#checkpoints .import-zip').setInputFiles(zipPath);
     await page.locator('#checkpoints .ckpt', { hasText: 'imported' }).waitFor({ timeout: 20_000 });
     await page.locator('#checkpoints .ckpt', { hasText: 'imported' }).locator('button[data-act="use"]').click();
-    await expect.poll(() => page.locator('.model-estimate').textContent(), { timeout: 10_000 }).toMatch(/\d+(\.\d)?k parameters/);
+    await expect
+      .poll(() => page.locator('.model-estimate').textContent(), { timeout: 10_000 })
+      .toMatch(/\d+(\.\d)?k parameters/);
 
     // Narrow screens: one column, nothing cut off.
     await page.setViewportSize({ width: 760, height: 1000 });
@@ -178,7 +193,9 @@ describe.skipIf(!hasChromium)('browser app (headless Chromium, SwiftShader)', ()
     // A bad Hugging Face id (refused before any network request).
     await page.fill('.hub-id', 'not a model id');
     await page.click('.hub-check');
-    await expect.poll(() => page.locator('.model-estimate').textContent(), { timeout: 10_000 }).toMatch(/not a Hugging Face model id/);
+    await expect
+      .poll(() => page.locator('.model-estimate').textContent(), { timeout: 10_000 })
+      .toMatch(/not a Hugging Face model id/);
     // A model folder whose embedding alone exceeds SwiftShader's 1 GiB buffer limit, refused from config.json.
     const huge = {
       architectures: ['Qwen2ForCausalLM'],
@@ -197,7 +214,9 @@ describe.skipIf(!hasChromium)('browser app (headless Chromium, SwiftShader)', ()
     writeFileSync(join(dir, 'tokenizer.json'), '{}');
     writeFileSync(join(dir, 'tokenizer_config.json'), '{}');
     await page.locator('.model-folder').setInputFiles(dir);
-    await expect.poll(() => page.locator('.model-estimate').textContent(), { timeout: 10_000 }).toMatch(/Too large for this GPU.*largest buffer/s);
+    await expect
+      .poll(() => page.locator('.model-estimate').textContent(), { timeout: 10_000 })
+      .toMatch(/Too large for this GPU.*largest buffer/s);
     await page.screenshot({ path: `${SHOTS}too-large.png` });
     // A corpus file with an error on line 2.
     await page.locator('.corpus-file').setInputFiles({
@@ -205,7 +224,9 @@ describe.skipIf(!hasChromium)('browser app (headless Chromium, SwiftShader)', ()
       mimeType: 'application/jsonl',
       buffer: Buffer.from('{"id":"a","title":"A","text":"x"}\n{"id":"b","title":"B"}\n'),
     });
-    await expect.poll(() => page.locator('.corpus-status').textContent(), { timeout: 10_000 }).toMatch(/bad\.jsonl:2: missing field "text"/);
+    await expect
+      .poll(() => page.locator('.corpus-status').textContent(), { timeout: 10_000 })
+      .toMatch(/bad\.jsonl:2: missing field "text"/);
     await page.screenshot({ path: `${SHOTS}corpus-error.png` });
     await page.close();
   }, 180_000);
@@ -218,7 +239,19 @@ describe.skipIf(!hasChromium)('browser app (headless Chromium, SwiftShader)', ()
     await tab(page, 'pretrain');
     // Toy settings: one small world trains the tokenizer, three steps of one 1024-token row.
     await page.click('#panel-pretrain details summary');
-    const toy: Record<string, string> = { steps: '3', batch: '1', seq: '1024', lr: '0.01', hidden: '16', layers: '1', vocab: '512', worldSize: '20', tokenizerWorlds: '1', logEvery: '1', name: 'toy-base' };
+    const toy: Record<string, string> = {
+      steps: '3',
+      batch: '1',
+      seq: '1024',
+      lr: '0.01',
+      hidden: '16',
+      layers: '1',
+      vocab: '512',
+      worldSize: '20',
+      tokenizerWorlds: '1',
+      logEvery: '1',
+      name: 'toy-base',
+    };
     for (const [k, v] of Object.entries(toy)) await page.fill(`#pt-${k}`, v);
     // Every value the progress bar shows, from the start.
     await page.evaluate(() => {
@@ -240,13 +273,19 @@ describe.skipIf(!hasChromium)('browser app (headless Chromium, SwiftShader)', ()
     expect(seen.at(-1)).toBe(3);
     expect(seen.length).toBeGreaterThan(1);
     expect(seen.every((v, i) => i === 0 || v > seen[i - 1]!)).toBe(true);
-    expect(await page.locator('#progress').textContent()).toMatch(/pre-training.*3 \/ 3 · loss \d+\.\d{3} · \d+ tokens\/s/s);
+    expect(await page.locator('#progress').textContent()).toMatch(
+      /pre-training.*3 \/ 3 · loss \d+\.\d{3} · \d+ tokens\/s/s,
+    );
     // The loss curve has a point per logged step; the summary names the stored model.
-    await expect.poll(() => page.locator('#panel-pretrain .pretrain-chart').getAttribute('data-points'), { timeout: 5_000 }).toBe('3');
+    await expect
+      .poll(() => page.locator('#panel-pretrain .pretrain-chart').getAttribute('data-points'), { timeout: 5_000 })
+      .toBe('3');
     expect(await page.locator('#panel-pretrain .pretrain-chart canvas').count()).toBe(1);
     const summary = page.locator('#panel-pretrain .pretrain-done');
     await summary.waitFor({ timeout: 5_000 });
-    expect(await summary.textContent()).toMatch(/Stored as toy-base.*parameters.*tokens seen\s*3\.1k.*final loss\s*\d+\.\d{3}/s);
+    expect(await summary.textContent()).toMatch(
+      /Stored as toy-base.*parameters.*tokens seen\s*3\.1k.*final loss\s*\d+\.\d{3}/s,
+    );
     const row = page.locator('#checkpoints .ckpt[data-name="toy-base"]');
     await row.waitFor({ timeout: 10_000 });
     expect(await row.textContent()).toMatch(/pretrained here · model folder/);
@@ -256,7 +295,9 @@ describe.skipIf(!hasChromium)('browser app (headless Chromium, SwiftShader)', ()
     // The same name again is refused (nothing is replaced). Continuing the embedded model (its shape fixed by
     // its config), Stop ends a long pretraining and stores nothing.
     await page.click('.pretrain-start');
-    await expect.poll(() => page.locator('#panel-pretrain .form-error').textContent(), { timeout: 10_000 }).toMatch(/'toy-base' exists already/);
+    await expect
+      .poll(() => page.locator('#panel-pretrain .form-error').textContent(), { timeout: 10_000 })
+      .toMatch(/'toy-base' exists already/);
     await page.fill('#pt-name', '');
     await page.fill('#pt-steps', '5000');
     await page.fill('#pt-seq', '512');
@@ -265,14 +306,20 @@ describe.skipIf(!hasChromium)('browser app (headless Chromium, SwiftShader)', ()
     expect(await page.locator('#pt-hidden').isDisabled()).toBe(true);
     await page.click('.pretrain-start');
     await waitPhase(page, ['running'], 30_000);
-    await page.waitForFunction(() => Number(document.querySelector('#progress .bar')?.getAttribute('aria-valuenow')) >= 1, null, { timeout: 60_000, polling: 100 });
+    await page.waitForFunction(
+      () => Number(document.querySelector('#progress .bar')?.getAttribute('aria-valuenow')) >= 1,
+      null,
+      { timeout: 60_000, polling: 100 },
+    );
     await page.click('.pretrain-stop');
     expect(await waitPhase(page, ['stopped'], 30_000)).toBe('stopped');
     expect(await page.locator('#checkpoints .ckpt').count()).toBe(1);
 
     // The stored model is a base model for self-play.
     await row.locator('button[data-act="use"]').click();
-    await expect.poll(() => page.locator('.model-estimate').textContent(), { timeout: 10_000 }).toMatch(/\d+(\.\d)?k parameters/);
+    await expect
+      .poll(() => page.locator('.model-estimate').textContent(), { timeout: 10_000 })
+      .toMatch(/\d+(\.\d)?k parameters/);
     expect(await page.locator('.checkpoint-choice .ckpt-name').textContent()).toBe('toy-base');
     expect(errors).toEqual([]);
     await page.close();

@@ -15,7 +15,9 @@ const SHOTS = new URL('../screenshots/', import.meta.url).pathname;
 
 async function ready(page: Page, url: string): Promise<void> {
   await page.goto(url);
-  await page.waitForFunction(() => document.getElementById('gpu-status')?.dataset.selftest !== undefined, null, { timeout: 90_000 });
+  await page.waitForFunction(() => document.getElementById('gpu-status')?.dataset.selftest !== undefined, null, {
+    timeout: 90_000,
+  });
 }
 
 async function waitPhase(page: Page, want: string[], timeout: number): Promise<string> {
@@ -28,7 +30,8 @@ async function tab(page: Page, id: string): Promise<void> {
   await page.waitForTimeout(150);
 }
 
-const tabsTop = (page: Page) => page.evaluate(() => Math.round(document.getElementById('tabs')!.getBoundingClientRect().top + window.scrollY));
+const tabsTop = (page: Page) =>
+  page.evaluate(() => Math.round(document.getElementById('tabs')!.getBoundingClientRect().top + window.scrollY));
 
 describe.skipIf(!hasChromium)('teaching demo (headless Chromium, SwiftShader)', () => {
   let s: BrowserSession;
@@ -73,15 +76,21 @@ describe.skipIf(!hasChromium)('teaching demo (headless Chromium, SwiftShader)', 
     // Typed, never checked: offline here, so the error must name this id (not run the embedded model).
     await page.fill('.hub-id', 'someone/typed-model');
     await page.click('button.start');
-    await expect.poll(() => page.locator('.run-error').textContent(), { timeout: 60_000 }).toMatch(/someone\/typed-model/);
+    await expect
+      .poll(() => page.locator('.run-error').textContent(), { timeout: 60_000 })
+      .toMatch(/someone\/typed-model/);
     expect(await page.evaluate(() => document.body.dataset.phase ?? 'idle')).not.toBe('running');
     // Checked, then edited: Start uses the edited id.
     await page.fill('.hub-id', 'someone/first-model');
     await page.click('.hub-check');
-    await expect.poll(() => page.locator('.model-estimate').textContent(), { timeout: 60_000 }).toMatch(/someone\/first-model/);
+    await expect
+      .poll(() => page.locator('.model-estimate').textContent(), { timeout: 60_000 })
+      .toMatch(/someone\/first-model/);
     await page.fill('.hub-id', 'someone/edited-model');
     await page.click('button.start');
-    await expect.poll(() => page.locator('.run-error').textContent(), { timeout: 60_000 }).toMatch(/someone\/edited-model/);
+    await expect
+      .poll(() => page.locator('.run-error').textContent(), { timeout: 60_000 })
+      .toMatch(/someone\/edited-model/);
     expect(await page.locator('.run-error').textContent()).not.toMatch(/first-model/);
     await page.screenshot({ path: `${SHOTS}hub-typed.png` });
     await page.fill('.hub-id', '');
@@ -126,7 +135,11 @@ describe.skipIf(!hasChromium)('teaching demo (headless Chromium, SwiftShader)', 
       };
       const el = document.getElementById('progress')!;
       new MutationObserver(() => {
-        const key = [el.querySelector('.stage')?.textContent, el.querySelector('.iter')?.textContent, el.querySelector('.count')?.textContent?.split(' · ')[0]].join('|');
+        const key = [
+          el.querySelector('.stage')?.textContent,
+          el.querySelector('.iter')?.textContent,
+          el.querySelector('.count')?.textContent?.split(' · ')[0],
+        ].join('|');
         const top = Math.round(document.getElementById('tabs')!.getBoundingClientRect().top + window.scrollY);
         seen.push({ key, eta: secs(el.querySelector('.eta')?.textContent ?? ''), top });
       }).observe(el, { childList: true, subtree: true, characterData: true });
@@ -134,7 +147,8 @@ describe.skipIf(!hasChromium)('teaching demo (headless Chromium, SwiftShader)', 
     await page.click('button.start');
     await waitPhase(page, ['running'], 60_000);
     // A token pinned in iteration 1's first rollout stays in view while iteration 2's rollouts arrive.
-    const students = () => page.evaluate(() => Number(document.querySelector('[data-tab="student"] .count')?.textContent || 0));
+    const students = () =>
+      page.evaluate(() => Number(document.querySelector('[data-tab="student"] .count')?.textContent || 0));
     await expect.poll(students, { timeout: 180_000, interval: 250 }).toBeGreaterThan(0);
     await tab(page, 'heatmap');
     await page.waitForSelector('#panel-heatmap .tok.policy', { timeout: 10_000 });
@@ -143,14 +157,23 @@ describe.skipIf(!hasChromium)('teaching demo (headless Chromium, SwiftShader)', 
     await page.locator('#panel-heatmap .tok.policy').nth(2).click();
     const pinnedDetail = await page.locator('#panel-heatmap .token-detail').textContent();
     expect(pinnedDetail).toMatch(/pinned/i);
-    expect(await page.locator('#panel-heatmap .tok.pinned').getAttribute('data-i')).toBe(await page.locator('#panel-heatmap .tok.policy').nth(2).getAttribute('data-i'));
+    expect(await page.locator('#panel-heatmap .tok.pinned').getAttribute('data-i')).toBe(
+      await page.locator('#panel-heatmap .tok.policy').nth(2).getAttribute('data-i'),
+    );
     // The pointer elsewhere does not replace it.
     await page.locator('#panel-heatmap .tok.policy').nth(0).hover();
     expect(await page.locator('#panel-heatmap .token-detail').textContent()).toBe(pinnedDetail);
     await expect.poll(students, { timeout: 180_000, interval: 250 }).toBeGreaterThan(first);
     await page.waitForTimeout(500);
-    expect.soft(await page.locator('#panel-heatmap .rollout-select option:checked').textContent(), 'the pinned rollout stays selected').toBe(rolloutShown);
-    expect.soft(await page.locator('#panel-heatmap .token-detail').textContent(), 'the pinned token stays in the detail').toBe(pinnedDetail);
+    expect
+      .soft(
+        await page.locator('#panel-heatmap .rollout-select option:checked').textContent(),
+        'the pinned rollout stays selected',
+      )
+      .toBe(rolloutShown);
+    expect
+      .soft(await page.locator('#panel-heatmap .token-detail').textContent(), 'the pinned token stays in the detail')
+      .toBe(pinnedDetail);
     expect.soft(await page.locator('#panel-heatmap .tok.pinned').count()).toBe(1);
     await page.locator('#work').screenshot({ path: `${SHOTS}teaching-pinned.png` });
     // Esc unpins; arrow keys still move the inspected token.
@@ -158,14 +181,25 @@ describe.skipIf(!hasChromium)('teaching demo (headless Chromium, SwiftShader)', 
     await page.keyboard.press('Escape');
     expect(await page.locator('#panel-heatmap .tok.pinned').count()).toBe(0);
     await page.keyboard.press('ArrowRight');
-    expect(await page.evaluate(() => (document.activeElement as HTMLElement).dataset.i)).toBe(await page.locator('#panel-heatmap .tok.active').getAttribute('data-i'));
+    expect(await page.evaluate(() => (document.activeElement as HTMLElement).dataset.i)).toBe(
+      await page.locator('#panel-heatmap .tok.active').getAttribute('data-i'),
+    );
     // Stop in the third iteration (Stop checkpoints, so the reload below offers to resume).
-    await page.waitForFunction(() => /iteration 3 of 3/.test(document.getElementById('progress')?.textContent ?? ''), null, { timeout: 240_000, polling: 250 });
+    await page.waitForFunction(
+      () => /iteration 3 of 3/.test(document.getElementById('progress')?.textContent ?? ''),
+      null,
+      { timeout: 240_000, polling: 250 },
+    );
     await page.click('button.stop');
     await waitPhase(page, ['stopped', 'finished'], 240_000);
-    const seen = await page.evaluate(() => (window as unknown as { __seen: { key: string; eta: number | null; top: number }[] }).__seen);
+    const seen = await page.evaluate(
+      () => (window as unknown as { __seen: { key: string; eta: number | null; top: number }[] }).__seen,
+    );
     expect(seen.length).toBeGreaterThan(5);
-    const rises = seen.filter((v, i) => i > 0 && v.key === seen[i - 1]!.key && v.eta !== null && seen[i - 1]!.eta !== null && v.eta > seen[i - 1]!.eta!);
+    const rises = seen.filter(
+      (v, i) =>
+        i > 0 && v.key === seen[i - 1]!.key && v.eta !== null && seen[i - 1]!.eta !== null && v.eta > seen[i - 1]!.eta!,
+    );
     expect.soft(rises, 'time left rising within a step').toEqual([]);
     expect.soft([...new Set(seen.map((v) => v.top))], 'tab bar positions while running').toEqual([top]);
   }, 400_000);
@@ -182,9 +216,17 @@ describe.skipIf(!hasChromium)('teaching demo (headless Chromium, SwiftShader)', 
     await page.waitForSelector('#panel-charts .chart[data-chart="em"] canvas', { timeout: 10_000 });
     await page.waitForTimeout(700);
     // Legends show values without hovering: the latest point of each series.
-    const values = await page.$$eval('#panel-charts .main-charts .chart .u-legend tr.u-series:not(.raw) td.u-value', (els) => els.map((e) => e.textContent ?? ''));
+    const values = await page.$$eval(
+      '#panel-charts .main-charts .chart .u-legend tr.u-series:not(.raw) td.u-value',
+      (els) => els.map((e) => e.textContent ?? ''),
+    );
     expect(values.length).toBeGreaterThan(4);
-    expect.soft(values.filter((v) => /^\s*(–|--)?\s*$/.test(v)), 'legend values shown as – before hovering').toEqual([]);
+    expect
+      .soft(
+        values.filter((v) => /^\s*(–|--)?\s*$/.test(v)),
+        'legend values shown as – before hovering',
+      )
+      .toEqual([]);
     // The EM chart's x is the iteration an evaluation followed.
     const emX = await page.locator('#panel-charts .chart[data-chart="em"] .u-legend tr.u-series').first().textContent();
     expect.soft(emX).toMatch(/iteration 2 \(latest\)/);
@@ -192,11 +234,17 @@ describe.skipIf(!hasChromium)('teaching demo (headless Chromium, SwiftShader)', 
     await page.locator('#work').screenshot({ path: `${SHOTS}teaching-charts.png` });
     // Every point as JSONL and CSV.
     for (const kind of ['jsonl', 'csv']) {
-      const [download] = await Promise.all([page.waitForEvent('download'), page.click(`#panel-charts button[data-export="${kind}"]`)]);
+      const [download] = await Promise.all([
+        page.waitForEvent('download'),
+        page.click(`#panel-charts button[data-export="${kind}"]`),
+      ]);
       expect(download.suggestedFilename()).toBe(`metrics.${kind}`);
       const text = readFileSync((await download.path())!, 'utf8');
       if (kind === 'jsonl') {
-        const rows = text.trim().split('\n').map((l) => JSON.parse(l) as { series: string; iteration: number });
+        const rows = text
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as { series: string; iteration: number });
         expect(rows.some((r) => r.series === 'eval/em' && r.iteration === -1)).toBe(true);
         expect(rows.some((r) => r.series === 'student/lambda')).toBe(true);
       } else expect(text.split('\n')[0]).toBe('series,x,iteration,step,value');
@@ -209,7 +257,9 @@ describe.skipIf(!hasChromium)('teaching demo (headless Chromium, SwiftShader)', 
     await page.check('input[name="heat-mode"][value="diff"]');
     // The words "blue" and "red" of the legend, in the colour each names.
     const rgb = (word: string) =>
-      page.locator('#panel-heatmap .legend span', { hasText: new RegExp(`^${word}$`) }).evaluate((e) => getComputedStyle(e).color.match(/\d+/g)!.map(Number));
+      page
+        .locator('#panel-heatmap .legend span', { hasText: new RegExp(`^${word}$`) })
+        .evaluate((e) => getComputedStyle(e).color.match(/\d+/g)!.map(Number));
     const [br, bg, bb] = await rgb('blue');
     expect.soft(bb > br + 60 && bb > bg + 30, `"blue" printed in rgb(${br}, ${bg}, ${bb})`).toBe(true);
     const [rr, rg, rb] = await rgb('red');
@@ -219,12 +269,16 @@ describe.skipIf(!hasChromium)('teaching demo (headless Chromium, SwiftShader)', 
     const options = await page.locator('#panel-heatmap .rollout-select option').count();
     for (let o = 0; o < Math.min(options, 4); o++) {
       await page.selectOption('#panel-heatmap .rollout-select', { index: o });
-      const chips = await page.$$eval('#panel-heatmap .jump', (els) => els.map((e) => e.querySelector('.chip-text')?.textContent ?? e.firstChild?.textContent ?? ''));
+      const chips = await page.$$eval('#panel-heatmap .jump', (els) =>
+        els.map((e) => e.querySelector('.chip-text')?.textContent ?? e.firstChild?.textContent ?? ''),
+      );
       blank.push(...chips.filter((t) => t.trim() === '').map((t) => `chip ${JSON.stringify(t)}`));
       const n = await page.locator('#panel-heatmap .tok.policy').count();
       for (let i = 0; i < Math.min(n, 12); i++) {
         await page.locator('#panel-heatmap .tok.policy').nth(i).hover();
-        const texts = await page.$$eval('#panel-heatmap .token-detail code', (els) => els.map((e) => e.textContent ?? ''));
+        const texts = await page.$$eval('#panel-heatmap .token-detail code', (els) =>
+          els.map((e) => e.textContent ?? ''),
+        );
         blank.push(...texts.filter((t) => t.trim() === '').map((t) => `top-K ${JSON.stringify(t)}`));
       }
     }
@@ -241,19 +295,33 @@ describe.skipIf(!hasChromium)('teaching demo (headless Chromium, SwiftShader)', 
       await page.selectOption('#panel-heatmap .rollout-select', { index: o });
       // Each token's opacity follows its own KL on the fixed scale 1e−4 .. 1 nat, whatever the rest of the rollout.
       const toks = await page.$$eval('#panel-heatmap .tok.policy', (els) =>
-        els.map((e) => ({ kl: Number(/KL (\S+)/.exec(e.getAttribute('title') ?? '')![1]!.replace('−', '-')), a: Number(/rgba\([^)]*, ([\d.]+)\)/.exec(e.getAttribute('style') ?? '')![1]) })),
+        els.map((e) => ({
+          kl: Number(/KL (\S+)/.exec(e.getAttribute('title') ?? '')![1]!.replace('−', '-')),
+          a: Number(/rgba\([^)]*, ([\d.]+)\)/.exec(e.getAttribute('style') ?? '')![1]),
+        })),
       );
       for (const t of toks) {
         const pos = t.kl <= 1e-4 ? 0 : t.kl >= 1 ? 1 : Math.log(t.kl / 1e-4) / Math.log(1e4);
         if (Math.abs(t.a - (0.04 + 0.86 * pos)) > 0.02) off.push(`KL ${t.kl} drawn at opacity ${t.a}`);
       }
-      ranges.add(await page.locator('#panel-heatmap .scale').evaluate((e) => `${e.getAttribute('data-lo')}..${e.getAttribute('data-hi')}`));
+      ranges.add(
+        await page
+          .locator('#panel-heatmap .scale')
+          .evaluate((e) => `${e.getAttribute('data-lo')}..${e.getAttribute('data-hi')}`),
+      );
       expect.soft(await page.locator('#panel-heatmap .scale-ticks').textContent()).toMatch(/1e−4.*0\.01.*1/);
       // The histogram counts every student token once.
-      const counts = await page.$$eval('#panel-heatmap .kl-hist .hist-bin', (els) => els.map((e) => Number(e.getAttribute('data-count'))));
+      const counts = await page.$$eval('#panel-heatmap .kl-hist .hist-bin', (els) =>
+        els.map((e) => Number(e.getAttribute('data-count'))),
+      );
       expect.soft(counts.reduce((a, b) => a + b, 0)).toBe(toks.length);
       // "Largest disagreements" ranked 1, 2, ... by KL.
-      const chips = await page.$$eval('#panel-heatmap .jump', (els) => els.map((e) => ({ rank: Number(e.getAttribute('data-rank')), kl: Number((e.querySelector('small')?.textContent ?? '').replace('−', '-')) })));
+      const chips = await page.$$eval('#panel-heatmap .jump', (els) =>
+        els.map((e) => ({
+          rank: Number(e.getAttribute('data-rank')),
+          kl: Number((e.querySelector('small')?.textContent ?? '').replace('−', '-')),
+        })),
+      );
       expect.soft(chips.map((c) => c.rank)).toEqual(chips.map((_, i) => i + 1));
       expect.soft(chips.every((c, i) => i === 0 || c.kl <= chips[i - 1]!.kl)).toBe(true);
     }

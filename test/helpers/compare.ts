@@ -17,7 +17,13 @@ export function worstError(got: ArrayLike<number>, want: ArrayLike<number>, rtol
   return { worst, at, maxAbs };
 }
 
-export function expectClose(got: ArrayLike<number>, want: ArrayLike<number>, rtol = 1e-4, atol = 1e-5, what = 'values'): void {
+export function expectClose(
+  got: ArrayLike<number>,
+  want: ArrayLike<number>,
+  rtol = 1e-4,
+  atol = 1e-5,
+  what = 'values',
+): void {
   expect(got.length, `${what}: length`).toBe(want.length);
   const { worst, at, maxAbs } = worstError(got, want, rtol, atol);
   if (worst > 1) {

@@ -13,7 +13,12 @@ import { policyLogits } from '../../src/rl/forward.ts';
 import { encodePrompt, type BaseModel } from '../../src/selfplay/base-model.ts';
 import type { Environment } from '../../src/selfplay/environment.ts';
 
-export async function warmUpExaminer(model: CausalLM, base: BaseModel, env: Environment, opts: { steps: number; batch: number; lr: number }): Promise<number[]> {
+export async function warmUpExaminer(
+  model: CausalLM,
+  base: BaseModel,
+  env: Environment,
+  opts: { steps: number; batch: number; lr: number },
+): Promise<number[]> {
   const e = model.engine;
   const tok = base.tokenizer;
   const eos = tok.eosIds[0]!;
@@ -22,7 +27,12 @@ export async function warmUpExaminer(model: CausalLM, base: BaseModel, env: Envi
     const year = /\b\d{4}\b/.exec(source.text)?.[0];
     const answer = k % 2 === 0 && year ? year : 'Zorblat';
     const prompt = encodePrompt(tok, examinerPrompt({ source, hops: 1 }));
-    const completion = [...tok.encode(`<think>ok</think><question>What year?</question><answer>${answer}</answer>`, { addSpecialTokens: false }), eos];
+    const completion = [
+      ...tok.encode(`<think>ok</think><question>What year?</question><answer>${answer}</answer>`, {
+        addSpecialTokens: false,
+      }),
+      eos,
+    ];
     examples.push({ ids: [...prompt, ...completion], mask: [...prompt.map(() => 0), ...completion.map(() => 1)] });
   }
   const opt = new AdamW(model.trainable(), { lr: opts.lr, weightDecay: 0 });

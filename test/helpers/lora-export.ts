@@ -23,5 +23,11 @@ export async function expectStudentExport(exported: CausalLM, p: Policies, weigh
     t.dispose();
     return out;
   };
-  expectClose(await logits(exported), await logits(p.student), 1e-4, 1e-5, 'logits of the export vs the adapted student');
+  expectClose(
+    await logits(exported),
+    await logits(p.student),
+    1e-4,
+    1e-5,
+    'logits of the export vs the adapted student',
+  );
 }

@@ -8,7 +8,11 @@ export function markdownTable(doc: string, heading: string): { head: string[]; r
     if (lines[i]!.startsWith('#')) throw new Error(`no table under '${heading}'`);
     i++;
   }
-  const cells = (l: string) => l.slice(1, l.endsWith('|') ? -1 : undefined).split(/(?<!\\)\|/).map((c) => c.trim().replace(/\\\|/g, '|'));
+  const cells = (l: string) =>
+    l
+      .slice(1, l.endsWith('|') ? -1 : undefined)
+      .split(/(?<!\\)\|/)
+      .map((c) => c.trim().replace(/\\\|/g, '|'));
   const head = cells(lines[i]!);
   const rows: string[][] = [];
   for (i += 2; i < lines.length && lines[i]!.startsWith('|'); i++) rows.push(cells(lines[i]!));

@@ -44,7 +44,9 @@ export function torchRunModel(spec: TorchRunSpec): { cfg: ModelConfig; weights: 
 export function torchRunBatches(spec: TorchRunSpec): Batch[] {
   const rng = new Rng(spec.batches.seed);
   const ids = Array.from({ length: spec.batches.alphabet }, (_, i) => i);
-  return Array.from({ length: spec.train.steps }, () => copyTaskBatch(rng, spec.batches.rows, spec.batches.seq, { ids }));
+  return Array.from({ length: spec.train.steps }, () =>
+    copyTaskBatch(rng, spec.batches.rows, spec.batches.seq, { ids }),
+  );
 }
 
 /** The statistics torch.json records of each final tensor. */

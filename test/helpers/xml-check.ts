@@ -10,7 +10,8 @@ export interface XmlElement {
 const ENTITY = /&(amp|lt|gt|quot|apos|#\d+|#x[0-9a-fA-F]+);/g;
 
 function checkText(text: string, where: string): void {
-  if (text.replace(ENTITY, '').includes('&')) throw new Error(`bare '&' in ${where}: ${JSON.stringify(text.slice(0, 80))}`);
+  if (text.replace(ENTITY, '').includes('&'))
+    throw new Error(`bare '&' in ${where}: ${JSON.stringify(text.slice(0, 80))}`);
   if (text.includes('>')) throw new Error(`bare '>' in ${where}`);
 }
 
@@ -24,7 +25,8 @@ export function parseXml(text: string): { root: string; elements: XmlElement[] }
   const tag = /<([^<>]*)>/g;
   for (let m = tag.exec(body); m; m = tag.exec(body)) {
     const between = body.slice(last, m.index);
-    if (stack.length === 0 && between.trim() !== '') throw new Error(`text outside the root element: ${JSON.stringify(between.trim().slice(0, 40))}`);
+    if (stack.length === 0 && between.trim() !== '')
+      throw new Error(`text outside the root element: ${JSON.stringify(between.trim().slice(0, 40))}`);
     checkText(between, 'text');
     last = m.index + m[0].length;
     const inner = m[1]!;

@@ -17,18 +17,39 @@ afterAll(() => rmSync(out, { recursive: true, force: true }));
 const ARMS = ['base', 'drzero', 'piplay'];
 const SEEDS = [1, 2];
 const ITERATIONS = 2;
-const ARGS = ['--out', out, '--preset', 'smoke', '--seeds', SEEDS.join(','), '--arms', ARMS.join(','), '--iterations', String(ITERATIONS), '--probe-questions', '4'];
+const ARGS = [
+  '--out',
+  out,
+  '--preset',
+  'smoke',
+  '--seeds',
+  SEEDS.join(','),
+  '--arms',
+  ARMS.join(','),
+  '--iterations',
+  String(ITERATIONS),
+  '--probe-questions',
+  '4',
+];
 
 function experiment(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    execFile(process.execPath, ['--import', 'tsx', 'src/cli/experiment.ts', ...args], { maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
-      done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli/experiment.ts', ...args],
+      { maxBuffer: 64 << 20 },
+      (err, stdout, stderr) => {
+        done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
 function jsonl<T>(path: string): T[] {
-  return readFileSync(path, 'utf8').split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as T);
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as T);
 }
 
 /** Mean ± sample std in percent, as results.md writes it (computed here independently). */
@@ -50,7 +71,15 @@ describe('npm run experiment (smoke preset, 3 arms x 2 seeds)', () => {
     for (const arm of ARMS) {
       for (const seed of SEEDS) {
         const dir = join(out, 'runs', `${arm}-seed${seed}`);
-        for (const f of ['config.json', 'metrics.jsonl', 'questions.jsonl', 'rollouts.jsonl', 'eval.jsonl', 'result.json']) expect(existsSync(join(dir, f)), `${dir}/${f}`).toBe(true);
+        for (const f of [
+          'config.json',
+          'metrics.jsonl',
+          'questions.jsonl',
+          'rollouts.jsonl',
+          'eval.jsonl',
+          'result.json',
+        ])
+          expect(existsSync(join(dir, f)), `${dir}/${f}`).toBe(true);
         const config = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
         expect(config.seed).toBe(seed);
         const evals = jsonl<EvalMetrics>(join(dir, 'eval.jsonl'));
@@ -60,12 +89,19 @@ describe('npm run experiment (smoke preset, 3 arms x 2 seeds)', () => {
           expect(config.privileged).toBe(arm === 'drzero' ? 'none' : 'full');
           // The base arm is the "before training" point: one evaluation after each iteration only.
           expect(evals.map((e) => e.iteration)).toEqual([0, 1]);
-          for (const f of ['checkpoints/latest.json', 'student/config.json', 'student/model.safetensors', 'drift.jsonl']) expect(existsSync(join(dir, f)), `${dir}/${f}`).toBe(true);
+          for (const f of [
+            'checkpoints/latest.json',
+            'student/config.json',
+            'student/model.safetensors',
+            'drift.jsonl',
+          ])
+            expect(existsSync(join(dir, f)), `${dir}/${f}`).toBe(true);
           expect(jsonl<{ iteration: number }>(join(dir, 'drift.jsonl')).map((d) => d.iteration)).toEqual([0, 1]);
         }
       }
     }
-    for (const f of ['results.md', 'results.json', 'em_by_iteration.svg', 'drift.svg']) expect(existsSync(join(out, f)), f).toBe(true);
+    for (const f of ['results.md', 'results.json', 'em_by_iteration.svg', 'drift.svg'])
+      expect(existsSync(join(out, f)), f).toBe(true);
   });
 
   it('results.md: one row per arm, mean ± std over seeds as the run folders give them', () => {
@@ -95,7 +131,10 @@ describe('npm run experiment (smoke preset, 3 arms x 2 seeds)', () => {
     expect(probe.settings).toEqual({ format: 2, questions: 4, seed: 1, modes: ['full'], model: 'random-tiny' });
     expect(probe.result.questions).toBe(4);
     expect(probe.result.coverageKs).toHaveLength(probe.result.rows[1].distillAtK.length);
-    const t = markdownTable(readFileSync(join(out, 'results.md'), 'utf8'), 'The teacher probe (base model, before training)');
+    const t = markdownTable(
+      readFileSync(join(out, 'results.md'), 'utf8'),
+      'The teacher probe (base model, before training)',
+    );
     expect(t.rows.map((r) => r[0])).toEqual(['student', 'full']);
     expect(t.rows[1]![t.head.indexOf('D per token')]).toBe(probe.result.rows[1].distill.toFixed(3));
     expect(first.stdout.indexOf('the teacher probe of the base model')).toBeLessThan(first.stdout.indexOf('[1/'));
@@ -103,7 +142,10 @@ describe('npm run experiment (smoke preset, 3 arms x 2 seeds)', () => {
     const ex = JSON.parse(readFileSync(join(out, 'examiner-probe.json'), 'utf8'));
     expect(ex.settings).toMatchObject({ questions: 4, seed: 1, model: 'random-tiny' });
     expect(ex.result.examples).toHaveLength(4);
-    const et = markdownTable(readFileSync(join(out, 'results.md'), 'utf8'), 'The examiner probe (base model, before training)');
+    const et = markdownTable(
+      readFileSync(join(out, 'results.md'), 'utf8'),
+      'The examiner probe (base model, before training)',
+    );
     expect(et.rows.at(-1)!.slice(0, 2)).toEqual(['all', '4']);
     expect(first.stdout.indexOf('the examiner probe of the base model')).toBeLessThan(first.stdout.indexOf('[1/'));
   });
@@ -118,7 +160,8 @@ describe('npm run experiment (smoke preset, 3 arms x 2 seeds)', () => {
     expect(drift.root).toBe('svg');
     // A random tiny examiner writes no valid question, so the drift plot may hold no line; any it holds
     // has at most one point per iteration.
-    for (const l of drift.elements.filter((e) => e.name === 'polyline')) expect(polylinePoints(l).length).toBeLessThanOrEqual(ITERATIONS);
+    for (const l of drift.elements.filter((e) => e.name === 'polyline'))
+      expect(polylinePoints(l).length).toBeLessThanOrEqual(ITERATIONS);
   });
 
   it('refuses a used folder without --resume; with --resume keeps finished runs and completes an unfinished one', async () => {

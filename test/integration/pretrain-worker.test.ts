@@ -16,7 +16,20 @@ import type { PretrainRequest, WorkerMessage } from '../../src/worker/protocol.t
 import { readZip } from '../../src/worker/zip.ts';
 import { testEngine } from '../helpers/engine.ts';
 
-const TOY: PretrainRequest = { ...PRETRAIN_DEFAULTS, seed: 3, steps: 3, batch: 1, seq: 1024, lr: 1e-2, hidden: 16, layers: 1, vocab: 512, worldSize: 20, tokenizerWorlds: 1, logEvery: 1 };
+const TOY: PretrainRequest = {
+  ...PRETRAIN_DEFAULTS,
+  seed: 3,
+  steps: 3,
+  batch: 1,
+  seq: 1024,
+  lr: 1e-2,
+  hidden: 16,
+  layers: 1,
+  vocab: 512,
+  worldSize: 20,
+  tokenizerWorlds: 1,
+  logEvery: 1,
+};
 
 let api: WorkerApi;
 const kv = memoryBackend();
@@ -72,7 +85,10 @@ describe('pretraining in the engine worker', () => {
     expect(losses.every(Number.isFinite)).toBe(true);
 
     const done = msgs.find((m) => m.type === 'pretrained');
-    expect(done).toMatchObject({ saved: 'toy', summary: { name: 'toy', steps: 3, tokens: 3 * 1024, hidden: 16, layers: 1, from: null } });
+    expect(done).toMatchObject({
+      saved: 'toy',
+      summary: { name: 'toy', steps: 3, tokens: 3 * 1024, hidden: 16, layers: 1, from: null },
+    });
     if (done?.type !== 'pretrained') throw new Error('no summary');
     expect(done.summary.finalLoss).toBe(losses[2]);
     expect(done.summary.params).toBeGreaterThan(0);
@@ -81,7 +97,13 @@ describe('pretraining in the engine worker', () => {
     expect(list.map((c) => c.name).sort()).toEqual(['keep-me', 'toy']);
     const toy = list.find((c) => c.name === 'toy')!;
     expect(toy).toMatchObject({ kind: 'model', origin: 'pretrained', metrics: { loss: losses[2] } });
-    expect(toy.files!.sort()).toEqual(['TRAINING.md', 'config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
+    expect(toy.files!.sort()).toEqual([
+      'TRAINING.md',
+      'config.json',
+      'model.safetensors',
+      'tokenizer.json',
+      'tokenizer_config.json',
+    ]);
 
     // The stored folder loads back as a model with its tokenizer, and says how it was made.
     const store = new BrowserCheckpoints(kv);
@@ -99,19 +121,38 @@ describe('pretraining in the engine worker', () => {
     // Its zip holds the HF folder and TRAINING.md.
     const zip = await api.exportCheckpoint('toy');
     const names = (await readZip(new Uint8Array(await zip.blob.arrayBuffer()))).map((e) => e.name).sort();
-    expect(names).toEqual(['toy/TRAINING.md', 'toy/config.json', 'toy/model.safetensors', 'toy/tokenizer.json', 'toy/tokenizer_config.json']);
+    expect(names).toEqual([
+      'toy/TRAINING.md',
+      'toy/config.json',
+      'toy/model.safetensors',
+      'toy/tokenizer.json',
+      'toy/tokenizer_config.json',
+    ]);
   }, 300_000);
 
   it('never reuses a name, and continues a stored model', async () => {
-    expect(await api.pretrain({ ...TOY, name: 'keep-me' })).toEqual({ ok: false, error: expect.stringMatching(/'keep-me' exists already.*nothing was replaced/) });
+    expect(await api.pretrain({ ...TOY, name: 'keep-me' })).toEqual({
+      ok: false,
+      error: expect.stringMatching(/'keep-me' exists already.*nothing was replaced/),
+    });
     expect((await api.pretrain({ ...TOY, hidden: 12 })).error).toMatch(/hidden must be a multiple of 8/);
     msgs.length = 0;
-    const r = await api.pretrain({ ...TOY, steps: 2, seed: 4, hidden: 8, layers: 3, from: { kind: 'checkpoint', name: 'toy' } });
+    const r = await api.pretrain({
+      ...TOY,
+      steps: 2,
+      seed: 4,
+      hidden: 8,
+      layers: 3,
+      from: { kind: 'checkpoint', name: 'toy' },
+    });
     expect(r.name).toMatch(/^pretrained-\d{4}-\d\d-\d\d-\d\d-\d\d-\d\d$/);
     expect((await ended()).phase).toBe('finished');
     const done = msgs.find((m) => m.type === 'pretrained');
     // The stored model's shape wins over the form's.
-    expect(done).toMatchObject({ saved: r.name, summary: { from: "checkpoint 'toy'", hidden: 16, layers: 1, steps: 2 } });
+    expect(done).toMatchObject({
+      saved: r.name,
+      summary: { from: "checkpoint 'toy'", hidden: 16, layers: 1, steps: 2 },
+    });
     expect((await api.listCheckpoints()).length).toBe(3);
   }, 300_000);
 
@@ -150,13 +191,21 @@ describe('pretraining in the engine worker', () => {
     const end = await ended();
     kv.failSets(null);
     expect(end.phase).toBe('failed');
-    expect(end.error).toMatch(/^The model trained, but storing it failed: Could not store 'no-room'.*quota is full.*It can still be downloaded as a zip\.$/);
+    expect(end.error).toMatch(
+      /^The model trained, but storing it failed: Could not store 'no-room'.*quota is full.*It can still be downloaded as a zip\.$/,
+    );
     expect(msgs.find((m) => m.type === 'pretrained')).toMatchObject({ saved: null, summary: { name: 'no-room' } });
     expect(await api.listCheckpoints()).toEqual(before);
     const zip = api.exportUnsavedModel()!;
     expect(zip.fileName).toBe('no-room.zip');
     const names = (await readZip(new Uint8Array(await zip.blob.arrayBuffer()))).map((e) => e.name).sort();
-    expect(names).toEqual(['no-room/TRAINING.md', 'no-room/config.json', 'no-room/model.safetensors', 'no-room/tokenizer.json', 'no-room/tokenizer_config.json']);
+    expect(names).toEqual([
+      'no-room/TRAINING.md',
+      'no-room/config.json',
+      'no-room/model.safetensors',
+      'no-room/tokenizer.json',
+      'no-room/tokenizer_config.json',
+    ]);
   }, 300_000);
 
   it('explains a lost device without offering an unrelated run, and can start again', async () => {

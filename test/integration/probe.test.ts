@@ -86,7 +86,9 @@ describe('the teacher probe', () => {
         expect(x.distillAtK.at(-1)!).toBeLessThanOrEqual(x.klFull + 1e-5);
         // D on the answer tokens: a part of D, as a mean and as a share of its sum.
         if (x.distillAnswer !== null) expect(x.distillAnswer).toBeGreaterThanOrEqual(0);
-        expect(x.distillAnswerShare === null || (x.distillAnswerShare >= 0 && x.distillAnswerShare <= 1 + 1e-9)).toBe(true);
+        expect(x.distillAnswerShare === null || (x.distillAnswerShare >= 0 && x.distillAnswerShare <= 1 + 1e-9)).toBe(
+          true,
+        );
       }
       for (const x of r.rows) {
         expect(x.decision.search + x.decision.answer).toBeLessThanOrEqual(1 + 1e-6);

@@ -73,7 +73,7 @@ describe('the training path at T = 0.6, hops 4:3:2:1, two iterations', () => {
     ]);
   });
 
-  it("assembles each examiner reward as 0.5·f + 1[f > 0]·1[0 < k < n]·(n - k)/(n - 1)", () => {
+  it('assembles each examiner reward as 0.5·f + 1[f > 0]·1[0 < k < n]·(n - k)/(n - 1)', () => {
     expect(examinerQuestions).toHaveLength(2 * config.examinerBatch);
     for (const q of examinerQuestions) {
       const n = config.rolloutsPerQuestion;
@@ -92,7 +92,9 @@ describe('the training path at T = 0.6, hops 4:3:2:1, two iterations', () => {
       for (const h of hops) {
         const group = step.filter((q) => q.hops === h);
         const want = standardised(group.map((q) => q.examinerReward));
-        group.forEach((q, i) => expect(q.advantage, `iteration ${it}, ${h} hops, question ${i}`).toBeCloseTo(want[i]!, 5));
+        group.forEach((q, i) =>
+          expect(q.advantage, `iteration ${it}, ${h} hops, question ${i}`).toBeCloseTo(want[i]!, 5),
+        );
         if (group.length > 1 && new Set(group.map((q) => q.examinerReward)).size > 1) spread++;
       }
     }

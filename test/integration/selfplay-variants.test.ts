@@ -41,14 +41,25 @@ async function runAll(config: SelfPlayConfig, storage: RunStorage = new MemorySt
 }
 
 function finite(ms: StepMetrics[]): void {
-  for (const m of ms) for (const [k, v] of Object.entries(m)) if (typeof v === 'number') expect(Number.isFinite(v), `${m.stage} ${k}`).toBe(true);
+  for (const m of ms)
+    for (const [k, v] of Object.entries(m))
+      if (typeof v === 'number') expect(Number.isFinite(v), `${m.stage} ${k}`).toBe(true);
 }
 
 describe('loop variants on the smoke preset', () => {
   it('LoRA: three adapter sets on one frozen base; EMA after each of several PPO optimizer steps; checkpoints of adapters, exported merged', async () => {
-    const config = makeConfig('smoke', { policies: 'lora', loraRank: 4, evalAtStart: false, ppoEpochs: 2, miniBatches: 2, microBatch: 1 });
+    const config = makeConfig('smoke', {
+      policies: 'lora',
+      loraRank: 4,
+      evalAtStart: false,
+      ppoEpochs: 2,
+      miniBatches: 2,
+      microBatch: 1,
+    });
     // In the browser's checkpoint store, which rebuilds a LoRA run's base (not stored with it) to export it.
-    const store: BrowserCheckpoints = new BrowserCheckpoints(memoryBackend(), { runBase: (name) => storedLoraBase(e, store.runStorage(name), store) });
+    const store: BrowserCheckpoints = new BrowserCheckpoints(memoryBackend(), {
+      runBase: (name) => storedLoraBase(e, store.runStorage(name), store),
+    });
     const runStorage = await store.createRun({ name: 'lora', base: base.name, config });
     await recordBase(runStorage, base, { kind: 'random-tiny' }, { kind: 'world' });
     const { run, storage, stage, metrics } = await runAll(config, runStorage);
@@ -61,12 +72,16 @@ describe('loop variants on the smoke preset', () => {
     }
     expect(p.student.trainable().every((t) => /lora_[AB]/.test(t.name ?? ''))).toBe(true);
     // The base never moves.
-    for (const [name, t] of await p.student.toHost()) expect(Array.from(t.data)).toEqual(Array.from(base.weights.get(name)!.data));
+    for (const [name, t] of await p.student.toHost())
+      expect(Array.from(t.data)).toEqual(Array.from(base.weights.get(name)!.data));
     const s = stage('student');
     expect(s).toHaveLength(config.studentSteps);
     expect(s[0]!.optimizer_steps).toBe(4);
     // Teacher adapters followed the student's (B starts at 0 in both; the student's moved).
-    const tB = await p.teacher!.trainable().find((t) => t.name!.endsWith('lora_B.weight'))!.readF32();
+    const tB = await p
+      .teacher!.trainable()
+      .find((t) => t.name!.endsWith('lora_B.weight'))!
+      .readF32();
     expect(tB.some((x) => x !== 0)).toBe(true);
     // A checkpoint restores the adapters into fresh policies.
     const cp = (await latestCheckpoint(storage))!;
@@ -75,7 +90,8 @@ describe('loop variants on the smoke preset', () => {
     for (const name of ['examiner', 'student', 'teacher'] as const) {
       const a = p.policy(name)!.trainable();
       const b = fresh.policy(name)!.trainable();
-      for (let i = 0; i < a.length; i++) expect(Array.from(await b[i]!.readF32())).toEqual(Array.from(await a[i]!.readF32()));
+      for (let i = 0; i < a.length; i++)
+        expect(Array.from(await b[i]!.readF32())).toEqual(Array.from(await a[i]!.readF32()));
     }
     fresh.dispose();
     // The exported folder is a plain model: the student's adapters (not the examiner's or the teacher's)
@@ -103,7 +119,13 @@ describe('loop variants on the smoke preset', () => {
   }, 120_000);
 
   it('partial QCP with the k3 KL to a frozen reference (beta > 0)', async () => {
-    const config = makeConfig('smoke', { privileged: 'partial', beta: 0.05, lambda: [0.03], evalAtStart: false, examinerSteps: 0 });
+    const config = makeConfig('smoke', {
+      privileged: 'partial',
+      beta: 0.05,
+      lambda: [0.03],
+      evalAtStart: false,
+      examinerSteps: 0,
+    });
     const { run, stage, metrics } = await runAll(config);
     finite(metrics);
     expect(run.ctx.policies.reference).not.toBeNull();
@@ -132,7 +154,8 @@ describe('loop variants on the smoke preset', () => {
     expect(events.some((ev) => ev.type === 'log' && ev.level === 'error')).toBe(true);
     const after = await latestCheckpoint(storage);
     expect(after).toEqual(before);
-    for (const [name, w] of await run.ctx.policies.student.toHost()) expect(Array.from(w.data)).toEqual(Array.from(studentBefore.get(name)!.data));
+    for (const [name, w] of await run.ctx.policies.student.toHost())
+      expect(Array.from(w.data)).toEqual(Array.from(studentBefore.get(name)!.data));
     expect(e.tapeLength).toBe(0);
     run.dispose();
   }, 120_000);

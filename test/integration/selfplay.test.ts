@@ -23,12 +23,13 @@ const TIMING = new Set(['step_seconds', 'tokens_per_s']);
 
 function lastMetrics(events: RunEvent[]): StepMetrics {
   const m = events.filter((e) => e.type === 'metrics').pop();
-  if (!m || m.type !== 'metrics') throw new Error('no metrics event');
+  if (m?.type !== 'metrics') throw new Error('no metrics event');
   return m.metrics;
 }
 
 function finiteNumbers(m: StepMetrics): void {
-  for (const [k, v] of Object.entries(m)) if (typeof v === 'number') expect(Number.isFinite(v), `${m.stage} ${k} = ${v}`).toBe(true);
+  for (const [k, v] of Object.entries(m))
+    if (typeof v === 'number') expect(Number.isFinite(v), `${m.stage} ${k} = ${v}`).toBe(true);
 }
 
 async function host(model: CausalLM): Promise<Map<string, Float32Array>> {
@@ -49,7 +50,14 @@ describe('one π-Play iteration on a tiny random model', () => {
   beforeAll(async () => {
     e = await testEngine();
     // 1-hop questions only (one HRPO group), a few more source documents, two student steps.
-    config = makeConfig('smoke', { hopWeights: [1], examinerBatch: 6, turnTokens: 40, evalAtStart: false, studentSteps: 2, checkpointEvery: 1 });
+    config = makeConfig('smoke', {
+      hopWeights: [1],
+      examinerBatch: 6,
+      turnTokens: 40,
+      evalAtStart: false,
+      studentSteps: 2,
+      checkpointEvery: 1,
+    });
     env = Environment.fromWorld(config);
     base = await randomTinyBase(config, env.passages);
     run = await SelfPlayRun.start({ engine: e, config, base, env, storage, listener: (ev) => events.push(ev) });
@@ -76,7 +84,10 @@ describe('one π-Play iteration on a tiny random model', () => {
       expect(q.difficultyReward).toBe(q.formatReward > 0 ? difficultyReward(q.k, q.n) : 0);
       expect(q.examinerReward).toBeCloseTo(0.5 * q.formatReward + q.difficultyReward, 12);
     }
-    const adv = groupAdvantages(qs.map((q) => q.examinerReward), qs.map((q) => q.hops));
+    const adv = groupAdvantages(
+      qs.map((q) => q.examinerReward),
+      qs.map((q) => q.hops),
+    );
     qs.forEach((q, i) => expect(q.advantage).toBeCloseTo(adv[i]!, 12));
     expect(m.grad_norm as number).toBeGreaterThan(0);
     const after = await host(run.ctx.policies.examiner);
@@ -158,7 +169,15 @@ describe('one π-Play iteration on a tiny random model', () => {
     const r1 = events.slice(mark).filter((ev) => ev.type === 'rollout');
 
     const resumedEvents: RunEvent[] = [];
-    const resumed = await SelfPlayRun.start({ engine: e, config, base, env, storage: snapshot, resume: true, listener: (ev) => resumedEvents.push(ev) });
+    const resumed = await SelfPlayRun.start({
+      engine: e,
+      config,
+      base,
+      env,
+      storage: snapshot,
+      resume: true,
+      listener: (ev) => resumedEvents.push(ev),
+    });
     try {
       expect(resumed.cursor).toEqual({ iteration: 0, stage: 'student', step: 1 });
       expect(resumed.state.dataset).toEqual(run.state.dataset);
@@ -172,7 +191,8 @@ describe('one π-Play iteration on a tiny random model', () => {
       for (const name of ['student', 'teacher', 'examiner'] as const) {
         const a = await host(run.ctx.policies.policy(name)!);
         const b = await host(resumed.ctx.policies.policy(name)!);
-        for (const [k, w] of a) expect(Buffer.from(b.get(k)!.buffer).equals(Buffer.from(w.buffer)), `${name} ${k}`).toBe(true);
+        for (const [k, w] of a)
+          expect(Buffer.from(b.get(k)!.buffer).equals(Buffer.from(w.buffer)), `${name} ${k}`).toBe(true);
       }
     } finally {
       resumed.dispose();
@@ -186,7 +206,8 @@ describe('one π-Play iteration on a tiny random model', () => {
     if (ev?.type !== 'eval') return;
     expect(ev.metrics.n).toBe(env.evalSet.length);
     expect(Object.keys(ev.metrics.emByHop).sort()).toEqual(config.evalHops.map(String));
-    for (const v of [ev.metrics.em, ev.metrics.searchesPerRollout, ev.metrics.redundancy]) expect(Number.isFinite(v)).toBe(true);
+    for (const v of [ev.metrics.em, ev.metrics.searchesPerRollout, ev.metrics.redundancy])
+      expect(Number.isFinite(v)).toBe(true);
     expect(run.done).toBe(true);
     run.dispose();
   }, 120_000);

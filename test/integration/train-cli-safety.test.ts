@@ -16,9 +16,14 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 function train(args: string[], command = 'train'): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    execFile(process.execPath, ['--import', 'tsx', `src/cli/${command}.ts`, ...args], { maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
-      done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', `src/cli/${command}.ts`, ...args],
+      { maxBuffer: 64 << 20 },
+      (err, stdout, stderr) => {
+        done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -70,7 +75,7 @@ describe('npm run train --out', () => {
 });
 
 describe('npm run experiment and npm run pretrain --out', () => {
-  it("refuse a folder of other files before any work; pretrain may replace its own model", async () => {
+  it('refuse a folder of other files before any work; pretrain may replace its own model', async () => {
     const mine = join(root, 'results');
     mkdirSync(join(mine, 'investigation'), { recursive: true });
     writeFileSync(join(mine, 'results.md'), 'my table');
@@ -80,7 +85,9 @@ describe('npm run experiment and npm run pretrain --out', () => {
     expect(exp.stderr).toContain(`--out: ${mine} holds files that npm run experiment did not write (investigation)`);
     const pre = await train(['--out', mine, '--steps', '1'], 'pretrain');
     expect(pre.code).toBe(1);
-    expect(pre.stderr).toContain(`--out: ${mine} holds files that npm run pretrain did not write (investigation, results.md)`);
+    expect(pre.stderr).toContain(
+      `--out: ${mine} holds files that npm run pretrain did not write (investigation, results.md)`,
+    );
     const world = await train(['--out', join(root, 'new-model'), '--world-out', mine, '--steps', '1'], 'pretrain');
     expect(world.code).toBe(1);
     expect(world.stderr).toContain(`--world-out: ${mine} holds files that npm run pretrain did not write`);
@@ -103,10 +110,21 @@ describe('npm run train refuses settings that cannot work, before anything is bu
     expect(big.stderr).toMatch(/--tiny-hidden 65536, .*random-tiny would have \d+M parameters per policy/);
     const turns = await train(['--out', out, '--preset', 'smoke', '--turn-tokens', '2100']);
     expect(turns.code).toBe(1);
-    expect(turns.stderr).toContain("--turn-tokens: 2100 tokens per turn do not fit in the model's context of 2048 tokens (--tiny-max-positions)");
+    expect(turns.stderr).toContain(
+      "--turn-tokens: 2100 tokens per turn do not fit in the model's context of 2048 tokens (--tiny-max-positions)",
+    );
     const corpus = join(root, 'empty.jsonl');
     writeFileSync(corpus, '\n');
-    const empty = await train(['--out', out, '--preset', 'smoke', '--corpus', corpus, '--student-questions', 'examiner']);
+    const empty = await train([
+      '--out',
+      out,
+      '--preset',
+      'smoke',
+      '--corpus',
+      corpus,
+      '--student-questions',
+      'examiner',
+    ]);
     expect(empty.code).toBe(1);
     expect(empty.stderr).toContain(`--corpus: ${corpus} holds no passages (the corpus is empty)`);
     expect(existsSync(out)).toBe(false);
@@ -119,7 +137,8 @@ describe('a diverging run (--lr 1e30)', () => {
     const args = ['--out', out, '--preset', 'smoke', '--lr', '1e30', '--examiner-lr', '1e30', '--examiner-steps', '2'];
     const r = await train(args);
     expect(r.code, r.stderr).toBe(2);
-    const message = /the examiner's weight norm is Infinity after the optimizer step at the examiner stage, iteration 1, step 0: training diverged.*--examiner-lr/;
+    const message =
+      /the examiner's weight norm is Infinity after the optimizer step at the examiner stage, iteration 1, step 0: training diverged.*--examiner-lr/;
     expect(r.stderr).toMatch(message);
     const storage = new DirStorage(out);
     const cp = await latestCheckpoint(storage);

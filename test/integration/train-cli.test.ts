@@ -26,9 +26,14 @@ beforeAll(async () => {
 
 function cli(name: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    execFile(process.execPath, ['--import', 'tsx', `src/cli/${name}.ts`, ...args], { maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
-      done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', `src/cli/${name}.ts`, ...args],
+      { maxBuffer: 64 << 20 },
+      (err, stdout, stderr) => {
+        done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -37,7 +42,8 @@ describe('npm run train --policies lora (smoke preset)', () => {
     expect(result.code, result.stderr).toBe(0);
     const dir = join(out, 'student');
     expect(result.stdout).toContain(`the student is in ${dir}`);
-    for (const f of ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']) expect(existsSync(join(dir, f)), f).toBe(true);
+    for (const f of ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json'])
+      expect(existsSync(join(dir, f)), f).toBe(true);
 
     const e = await testEngine();
     const config = JSON.parse(readFileSync(join(out, 'config.json'), 'utf8')) as SelfPlayConfig;
@@ -55,7 +61,16 @@ describe('npm run train --policies lora (smoke preset)', () => {
     const ev = await cli('eval', ['--run', out]);
     expect(ev.code, ev.stderr).toBe(0);
     expect(ev.stdout).toMatch(/eval: the student of .* at iteration 1, done step 0/);
-    const probe = await cli('probe', ['--run', out, '--questions', '2', '--modes', 'full,gt', '--examiner-questions', '2']);
+    const probe = await cli('probe', [
+      '--run',
+      out,
+      '--questions',
+      '2',
+      '--modes',
+      'full,gt',
+      '--examiner-questions',
+      '2',
+    ]);
     expect(probe.code, probe.stderr).toBe(0);
     expect(probe.stdout).toMatch(/probe: the student, teacher and examiner of .* at iteration 1/);
     expect(probe.stdout).toMatch(/^\| full \|/m);

@@ -17,13 +17,19 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
  * SIGINT (a terminal's Ctrl-C), then again `againMs` later when given (what tsx's relay adds: it sends the
  * signal again when the run has not confirmed it within 30 ms).
  */
-async function interrupted(command: string, args: string[], againMs?: number): Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> {
+async function interrupted(
+  command: string,
+  args: string[],
+  againMs?: number,
+): Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> {
   const child = spawn(command, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   let signalled = false;
   child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
-  const closed = new Promise<[number | null, string | null]>((done) => child.on('close', (code, signal) => done([code, signal])));
+  const closed = new Promise<[number | null, string | null]>((done) =>
+    child.on('close', (code, signal) => done([code, signal])),
+  );
   child.stdout.on('data', (b: Buffer) => {
     stdout += b.toString();
     // Mid-stage: after the first examiner step, with 39 to go.
@@ -62,7 +68,11 @@ describe('Ctrl-C (SIGINT to the process group)', () => {
 
   it('twice, 50 ms apart (what tsx adds): the same, and the exit status is 130', async () => {
     const out = join(root, 'twice');
-    const r = await interrupted(process.execPath, ['--import', 'tsx', 'src/cli/train.ts', '--out', out, ...settings], 50);
+    const r = await interrupted(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli/train.ts', '--out', out, ...settings],
+      50,
+    );
     await expectStopCheckpoint(out, r.stdout, r.stderr);
     expect(r.code).toBe(130);
   }, 180_000);

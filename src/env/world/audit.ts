@@ -4,7 +4,7 @@
 // corpus, beside the format reward (which only checks the tags, the searches and that the answer appears
 // in the documents). Only world corpora can be audited; the examiner is never trained on the verdict.
 import { normalizeAnswer } from '../em.ts';
-import { WorldIndex } from './index.ts';
+import type { WorldIndex } from './index.ts';
 import { answersOfChain, STEPS, stepDef, valueText, type StepDef, type StepId } from './questions.ts';
 import type { EntityType } from './types.ts';
 
@@ -61,7 +61,13 @@ function readDescription(ix: WorldIndex, text: string, depth: number): QuestionR
 }
 
 /** Readings of `text` as `parts[0]` + description + `parts[1]`, followed by the step `def`. */
-function extend(ix: WorldIndex, text: string, def: StepDef, [pre, post]: [string, string], depth: number): QuestionReading[] {
+function extend(
+  ix: WorldIndex,
+  text: string,
+  def: StepDef,
+  [pre, post]: [string, string],
+  depth: number,
+): QuestionReading[] {
   if (text.length <= pre.length + post.length || !text.startsWith(pre) || !text.endsWith(post)) return [];
   const inner = text.slice(pre.length, text.length - post.length);
   return readDescription(ix, inner, depth - 1)
@@ -82,7 +88,8 @@ export function auditQuestion(ix: WorldIndex, question: string, answer: string):
   const given = normalizeAnswer(answer);
   for (const reading of readQuestion(ix, question)) {
     const answers = answersOfChain(ix, reading.start, reading.steps).map((v) => valueText(ix, v));
-    const verdict: QuestionVerdict = answers.length !== 1 ? 'unanswerable' : normalizeAnswer(answers[0]!) === given ? 'right' : 'wrong';
+    const verdict: QuestionVerdict =
+      answers.length !== 1 ? 'unanswerable' : normalizeAnswer(answers[0]!) === given ? 'right' : 'wrong';
     if (rank[verdict] < rank[best.verdict]) best = { verdict, reading, answers };
   }
   return best;

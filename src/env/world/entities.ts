@@ -41,14 +41,66 @@ export const ORG_KINDS: readonly { kind: string; patterns: readonly string[]; pu
   { kind: 'conservatory', patterns: ['{X} Conservatory'], publishes: false },
 ];
 
-const WORK_TITLES = ['{X}', 'The {X}', 'Songs of {X}', 'The Book of {X}', 'Letters from {X}', 'A History of {X}', 'Beyond {X}', 'The {X} Papers'];
+const WORK_TITLES = [
+  '{X}',
+  'The {X}',
+  'Songs of {X}',
+  'The Book of {X}',
+  'Letters from {X}',
+  'A History of {X}',
+  'Beyond {X}',
+  'The {X} Papers',
+];
 
 const FEATURES: Record<EntityType, readonly string[]> = {
-  country: ['its high plateaus', 'its long coastline', 'its lake district', 'its wool trade', 'its mountain passes', 'its amber mines', 'its river deltas', 'its pine forests'],
-  city: ['its river harbour', 'its covered markets', 'its bell towers', 'its salt works', 'its glass makers', 'its terraced vineyards', 'its old stone bridge', 'its spring fair', 'its canals', 'its lighthouse'],
-  organisation: ['its library of maps', 'its annual lectures', 'its printing workshop', 'its grand hall', 'its prizes for young scholars', 'its archives'],
-  person: ['careful prose', 'bold experiments', 'long travels', 'clear lectures', 'detailed notebooks', 'public debates', 'a quarrelsome temper', 'generous patronage'],
-  work: ['its vivid descriptions', 'its unusual structure', 'its many illustrations', 'its long prologue', 'its plain language', 'its careful footnotes'],
+  country: [
+    'its high plateaus',
+    'its long coastline',
+    'its lake district',
+    'its wool trade',
+    'its mountain passes',
+    'its amber mines',
+    'its river deltas',
+    'its pine forests',
+  ],
+  city: [
+    'its river harbour',
+    'its covered markets',
+    'its bell towers',
+    'its salt works',
+    'its glass makers',
+    'its terraced vineyards',
+    'its old stone bridge',
+    'its spring fair',
+    'its canals',
+    'its lighthouse',
+  ],
+  organisation: [
+    'its library of maps',
+    'its annual lectures',
+    'its printing workshop',
+    'its grand hall',
+    'its prizes for young scholars',
+    'its archives',
+  ],
+  person: [
+    'careful prose',
+    'bold experiments',
+    'long travels',
+    'clear lectures',
+    'detailed notebooks',
+    'public debates',
+    'a quarrelsome temper',
+    'generous patronage',
+  ],
+  work: [
+    'its vivid descriptions',
+    'its unusual structure',
+    'its many illustrations',
+    'its long prologue',
+    'its plain language',
+    'its careful footnotes',
+  ],
 };
 
 /** How many entities of each type a world of `size` entities gets (exactly `size` when size >= 20). */
@@ -81,7 +133,8 @@ export function buildGraph(rng: Rng, size: number): Graph {
 
   // Countries and cities: the first city of each country is its capital.
   const countries: Entity[] = [];
-  for (let i = 0; i < counts.country; i++) countries.push(make('country', i, forge.word('country'), 'country', r.int(900, 1600)));
+  for (let i = 0; i < counts.country; i++)
+    countries.push(make('country', i, forge.word('country'), 'country', r.int(900, 1600)));
   const cities: Entity[] = [];
   for (let i = 0; i < counts.city; i++) {
     const country = i < countries.length ? countries[i]! : r.pick(countries);
@@ -122,7 +175,11 @@ export function buildGraph(rng: Rng, size: number): Graph {
     founderOf.set(org.id, founder.id);
     const homeChoices = cities.filter((c) => c.id !== birthplace.get(founder.id));
     relations.push({ subject: org.id, predicate: 'founded_by', object: founder.id });
-    relations.push({ subject: org.id, predicate: 'located_in', object: r.pick(homeChoices.length ? homeChoices : cities).id });
+    relations.push({
+      subject: org.id,
+      predicate: 'located_in',
+      object: r.pick(homeChoices.length ? homeChoices : cities).id,
+    });
     relations.push({ subject: org.id, predicate: 'founded_year', object: org.year });
   }
 

@@ -18,7 +18,8 @@ export const DEFAULT_WORLD_SIZE = 400;
 /** A world, deterministic in (seed, size). */
 export function generateWorld(settings: WorldSettings): World {
   const size = settings.size ?? DEFAULT_WORLD_SIZE;
-  if (!(Number.isInteger(size) && size >= 1)) throw new RangeError(`generateWorld: size must be a positive integer (got ${size})`);
+  if (!(Number.isInteger(size) && size >= 1))
+    throw new RangeError(`generateWorld: size must be a positive integer (got ${size})`);
   const seed = settings.seed;
   const rng = new Rng(seed);
   const { entities, relations } = buildGraph(rng.fork('graph'), size);

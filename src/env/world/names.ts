@@ -7,7 +7,32 @@
 
 import type { Rng } from '../random.ts';
 
-const ONSETS = ['b', 'd', 'f', 'g', 'k', 'l', 'm', 'n', 'p', 'r', 's', 't', 'v', 'z', 'th', 'br', 'dr', 'kr', 'tr', 'vr', 'gl', 'st', 'sk', 'h'];
+const ONSETS = [
+  'b',
+  'd',
+  'f',
+  'g',
+  'k',
+  'l',
+  'm',
+  'n',
+  'p',
+  'r',
+  's',
+  't',
+  'v',
+  'z',
+  'th',
+  'br',
+  'dr',
+  'kr',
+  'tr',
+  'vr',
+  'gl',
+  'st',
+  'sk',
+  'h',
+];
 const NUCLEI = ['a', 'e', 'i', 'o', 'u', 'a', 'e', 'o', 'i', 'ae', 'ei', 'ou'];
 const CODAS = ['', '', '', 'n', 'r', 'l', 's', 'th', 'm', 'nd', 'rn', 'x', 'lt'];
 
@@ -79,7 +104,14 @@ export class NameForge {
   private acceptable(w: string): boolean {
     if (w.length < 5 || w.length > 10) return false;
     // No tripled letters, doubled vowels, long clusters, or a repeated chunk ("meimei").
-    if (/(.)\1\1/.test(w) || /([aeiou])\1/.test(w) || /[^aeiouy]{4}/.test(w) || /[aeiouy]{3}/.test(w) || /(..+)\1/.test(w)) return false;
+    if (
+      /(.)\1\1/.test(w) ||
+      /([aeiou])\1/.test(w) ||
+      /[^aeiouy]{4}/.test(w) ||
+      /[aeiouy]{3}/.test(w) ||
+      /(..+)\1/.test(w)
+    )
+      return false;
     if (REAL.has(w) || this.usedSet.has(w)) return false;
     for (const u of this.used) if (u.includes(w) || w.includes(u)) return false;
     return true;

@@ -10,7 +10,10 @@ import type { WorldQuestion } from './questions.ts';
 
 export function worldQcp(ix: WorldIndex, q: WorldQuestion, search: (query: string) => readonly Passage[]): Qcp {
   const source = ix.world.passages.find((p) => p.id === q.path[0]!.passage);
-  if (!source) throw new Error(`piplay: question '${q.question}' starts from passage ${q.path[0]!.passage}, which its world lacks`);
+  if (!source)
+    throw new Error(
+      `piplay: question '${q.question}' starts from passage ${q.path[0]!.passage}, which its world lacks`,
+    );
   const searches = q.path.slice(1).map((step) => {
     const query = ix.entity(step.from).name;
     return { query, information: formatInformationBody(search(query)) };

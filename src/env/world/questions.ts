@@ -44,19 +44,123 @@ export interface StepDef {
 }
 
 export const STEPS: readonly StepDef[] = [
-  { id: 'birthplace', from: 'person', to: 'city', predicate: 'born_in', inverse: false, np: ['the birthplace of {x}', 'the city of birth of {x}'], ask: ['In which city was {x} born?', 'What is the birthplace of {x}?'] },
-  { id: 'birth_year', from: 'person', to: 'year', predicate: 'birth_year', inverse: false, np: [], ask: ['In what year was {x} born?', 'What is the birth year of {x}?'] },
-  { id: 'organisation_of', from: 'person', to: 'organisation', predicate: 'member_of', inverse: false, np: ['the organisation joined by {x}', 'the organisation that was joined by {x}'], ask: ['Which organisation was joined by {x}?', 'Of which organisation was {x} a member?'] },
-  { id: 'founder', from: 'organisation', to: 'person', predicate: 'founded_by', inverse: false, np: ['the founder of {x}', 'the person who founded {x}'], ask: ['Who founded {x}?', 'Who was the founder of {x}?'] },
-  { id: 'home_city', from: 'organisation', to: 'city', predicate: 'located_in', inverse: false, np: ['the home city of {x}', 'the city that is home to {x}'], ask: ['Which city is home to {x}?', 'What is the home city of {x}?'] },
-  { id: 'founding_year', from: 'organisation', to: 'year', predicate: 'founded_year', inverse: false, np: [], ask: ['In what year was {x} founded?', 'What is the founding year of {x}?'] },
-  { id: 'author', from: 'work', to: 'person', predicate: 'created_by', inverse: false, np: ['the author of {x}', 'the person who wrote {x}'], ask: ['Who wrote {x}?', 'Who is the author of {x}?'] },
-  { id: 'publisher', from: 'work', to: 'organisation', predicate: 'published_by', inverse: false, np: ['the publisher of {x}', 'the organisation that published {x}'], ask: ['Which organisation published {x}?', 'Who published {x}?'] },
-  { id: 'publication_year', from: 'work', to: 'year', predicate: 'published_year', inverse: false, np: [], ask: ['In what year was {x} published?', 'What is the publication year of {x}?'] },
-  { id: 'country_of', from: 'city', to: 'country', predicate: 'located_in', inverse: false, np: ['the country containing {x}', 'the country that contains {x}'], ask: ['Which country contains {x}?', 'In which country is {x}?'] },
-  { id: 'city_founding_year', from: 'city', to: 'year', predicate: 'founded_year', inverse: false, np: [], ask: ['In what year was {x} founded?', 'What is the founding year of {x}?'] },
-  { id: 'capital', from: 'country', to: 'city', predicate: 'capital_of', inverse: true, np: ['the capital of {x}', 'the capital city of {x}'], ask: ['What is the capital of {x}?', 'Which city is the capital of {x}?'] },
-  { id: 'country_founding_year', from: 'country', to: 'year', predicate: 'founded_year', inverse: false, np: [], ask: ['In what year did {x} become a state?', 'What is the year in which {x} became a state?'] },
+  {
+    id: 'birthplace',
+    from: 'person',
+    to: 'city',
+    predicate: 'born_in',
+    inverse: false,
+    np: ['the birthplace of {x}', 'the city of birth of {x}'],
+    ask: ['In which city was {x} born?', 'What is the birthplace of {x}?'],
+  },
+  {
+    id: 'birth_year',
+    from: 'person',
+    to: 'year',
+    predicate: 'birth_year',
+    inverse: false,
+    np: [],
+    ask: ['In what year was {x} born?', 'What is the birth year of {x}?'],
+  },
+  {
+    id: 'organisation_of',
+    from: 'person',
+    to: 'organisation',
+    predicate: 'member_of',
+    inverse: false,
+    np: ['the organisation joined by {x}', 'the organisation that was joined by {x}'],
+    ask: ['Which organisation was joined by {x}?', 'Of which organisation was {x} a member?'],
+  },
+  {
+    id: 'founder',
+    from: 'organisation',
+    to: 'person',
+    predicate: 'founded_by',
+    inverse: false,
+    np: ['the founder of {x}', 'the person who founded {x}'],
+    ask: ['Who founded {x}?', 'Who was the founder of {x}?'],
+  },
+  {
+    id: 'home_city',
+    from: 'organisation',
+    to: 'city',
+    predicate: 'located_in',
+    inverse: false,
+    np: ['the home city of {x}', 'the city that is home to {x}'],
+    ask: ['Which city is home to {x}?', 'What is the home city of {x}?'],
+  },
+  {
+    id: 'founding_year',
+    from: 'organisation',
+    to: 'year',
+    predicate: 'founded_year',
+    inverse: false,
+    np: [],
+    ask: ['In what year was {x} founded?', 'What is the founding year of {x}?'],
+  },
+  {
+    id: 'author',
+    from: 'work',
+    to: 'person',
+    predicate: 'created_by',
+    inverse: false,
+    np: ['the author of {x}', 'the person who wrote {x}'],
+    ask: ['Who wrote {x}?', 'Who is the author of {x}?'],
+  },
+  {
+    id: 'publisher',
+    from: 'work',
+    to: 'organisation',
+    predicate: 'published_by',
+    inverse: false,
+    np: ['the publisher of {x}', 'the organisation that published {x}'],
+    ask: ['Which organisation published {x}?', 'Who published {x}?'],
+  },
+  {
+    id: 'publication_year',
+    from: 'work',
+    to: 'year',
+    predicate: 'published_year',
+    inverse: false,
+    np: [],
+    ask: ['In what year was {x} published?', 'What is the publication year of {x}?'],
+  },
+  {
+    id: 'country_of',
+    from: 'city',
+    to: 'country',
+    predicate: 'located_in',
+    inverse: false,
+    np: ['the country containing {x}', 'the country that contains {x}'],
+    ask: ['Which country contains {x}?', 'In which country is {x}?'],
+  },
+  {
+    id: 'city_founding_year',
+    from: 'city',
+    to: 'year',
+    predicate: 'founded_year',
+    inverse: false,
+    np: [],
+    ask: ['In what year was {x} founded?', 'What is the founding year of {x}?'],
+  },
+  {
+    id: 'capital',
+    from: 'country',
+    to: 'city',
+    predicate: 'capital_of',
+    inverse: true,
+    np: ['the capital of {x}', 'the capital city of {x}'],
+    ask: ['What is the capital of {x}?', 'Which city is the capital of {x}?'],
+  },
+  {
+    id: 'country_founding_year',
+    from: 'country',
+    to: 'year',
+    predicate: 'founded_year',
+    inverse: false,
+    np: [],
+    ask: ['In what year did {x} become a state?', 'What is the year in which {x} became a state?'],
+  },
 ];
 
 const STEP_BY_ID = new Map(STEPS.map((s) => [s.id, s]));
@@ -128,12 +232,22 @@ function capitalise(s: string): string {
 }
 
 /** One random question of exactly `hops` steps, or null when none was found. */
-export function generateQuestion(ix: WorldIndex, rng: Rng, hops: number, options: QuestionOptions = {}): WorldQuestion | null {
+export function generateQuestion(
+  ix: WorldIndex,
+  rng: Rng,
+  hops: number,
+  options: QuestionOptions = {},
+): WorldQuestion | null {
   return generatePhrasedQuestion(ix, rng, hops, options)?.question ?? null;
 }
 
 /** generateQuestion's question with the descriptions it was phrased from (phraseQuestion), the same draws. */
-export function generatePhrasedQuestion(ix: WorldIndex, rng: Rng, hops: number, options: QuestionOptions = {}): { question: WorldQuestion; descriptions: string[] } | null {
+export function generatePhrasedQuestion(
+  ix: WorldIndex,
+  rng: Rng,
+  hops: number,
+  options: QuestionOptions = {},
+): { question: WorldQuestion; descriptions: string[] } | null {
   if (!(Number.isInteger(hops) && hops >= 1)) throw new RangeError(`generateQuestion: hops must be >= 1 (got ${hops})`);
   const entities = ix.world.entities;
   const attempts = options.attempts ?? 40;
@@ -176,14 +290,21 @@ export function generatePhrasedQuestion(ix: WorldIndex, rng: Rng, hops: number, 
  * name, then "the birthplace of <name>", "the country containing the birthplace of <name>", ...), and the
  * question asks the last step of the last description.
  */
-function phraseQuestion(ix: WorldIndex, path: readonly PathStep[], rng: Rng): { question: string; descriptions: string[] } {
+function phraseQuestion(
+  ix: WorldIndex,
+  path: readonly PathStep[],
+  rng: Rng,
+): { question: string; descriptions: string[] } {
   const descriptions = [ix.entity(path[0]!.from).name];
-  for (const p of path.slice(0, -1)) descriptions.push(rng.pick(stepDef(p.step).np).replace('{x}', descriptions.at(-1)!));
+  for (const p of path.slice(0, -1))
+    descriptions.push(rng.pick(stepDef(p.step).np).replace('{x}', descriptions.at(-1)!));
   // A long nested description reads better at the end of the question: from 3 hops on, prefer the
   // templates that end with {x}.
   const asks = stepDef(path.at(-1)!.step).ask;
   const endPlaced = asks.filter((t) => t.endsWith('{x}?'));
-  const question = capitalise(rng.pick(path.length > 2 && endPlaced.length ? endPlaced : asks).replace('{x}', descriptions.at(-1)!));
+  const question = capitalise(
+    rng.pick(path.length > 2 && endPlaced.length ? endPlaced : asks).replace('{x}', descriptions.at(-1)!),
+  );
   return { question, descriptions };
 }
 
@@ -226,18 +347,31 @@ export function makeEvalSet(world: World | WorldIndex, options: EvalSetOptions =
 // JSONL: one {question, answers, hops, path} per line.
 
 export function evalSetToJsonl(questions: readonly WorldQuestion[]): string {
-  return questions.map((q) => JSON.stringify({ question: q.question, answers: q.answers, hops: q.hops, path: q.path })).join('\n') + (questions.length ? '\n' : '');
+  return (
+    questions
+      .map((q) => JSON.stringify({ question: q.question, answers: q.answers, hops: q.hops, path: q.path }))
+      .join('\n') + (questions.length ? '\n' : '')
+  );
 }
 
 function parsePathStep(v: unknown, source: string, line: number, i: number): PathStep {
   const bad = (what: string) => new JsonlParseError(source, line, `path[${i}]: ${what}`);
   if (typeof v !== 'object' || v === null || Array.isArray(v)) throw bad('expected an object');
   const o = v as Record<string, unknown>;
-  if (typeof o.step !== 'string' || !STEP_BY_ID.has(o.step as StepId)) throw bad(`unknown step ${JSON.stringify(o.step)}`);
+  if (typeof o.step !== 'string' || !STEP_BY_ID.has(o.step as StepId))
+    throw bad(`unknown step ${JSON.stringify(o.step)}`);
   const def = stepDef(o.step as StepId);
-  for (const k of ['from', 'passage'] as const) if (typeof o[k] !== 'string' || o[k] === '') throw bad(`"${k}" must be a non-empty string`);
+  for (const k of ['from', 'passage'] as const)
+    if (typeof o[k] !== 'string' || o[k] === '') throw bad(`"${k}" must be a non-empty string`);
   if (typeof o.to !== 'string' && typeof o.to !== 'number') throw bad('"to" must be a string or a number');
-  return { step: def.id, from: o.from as string, passage: o.passage as string, predicate: def.predicate, inverse: def.inverse, to: o.to };
+  return {
+    step: def.id,
+    from: o.from as string,
+    passage: o.passage as string,
+    predicate: def.predicate,
+    inverse: def.inverse,
+    to: o.to,
+  };
 }
 
 /** Parses an eval set; errors name the source and 1-based line. */
@@ -245,15 +379,21 @@ export function parseEvalSetJsonl(text: string, sourceName: string): WorldQuesti
   return parseJsonlObjects(text, sourceName).map(({ line, value }) => {
     const question = requireString(value, 'question', sourceName, line);
     const answers = value.answers;
-    if (!Array.isArray(answers) || answers.length === 0 || !answers.every((a) => typeof a === 'string' && a.trim() !== '')) {
+    if (
+      !Array.isArray(answers) ||
+      answers.length === 0 ||
+      !answers.every((a) => typeof a === 'string' && a.trim() !== '')
+    ) {
       throw new JsonlParseError(sourceName, line, '"answers" must be a non-empty array of non-empty strings');
     }
     const hops = value.hops;
-    if (typeof hops !== 'number' || !Number.isInteger(hops) || hops < 1) throw new JsonlParseError(sourceName, line, '"hops" must be an integer >= 1');
+    if (typeof hops !== 'number' || !Number.isInteger(hops) || hops < 1)
+      throw new JsonlParseError(sourceName, line, '"hops" must be an integer >= 1');
     const rawPath = value.path ?? [];
     if (!Array.isArray(rawPath)) throw new JsonlParseError(sourceName, line, '"path" must be an array');
     const path = rawPath.map((s, i) => parsePathStep(s, sourceName, line, i));
-    if (path.length && path.length !== hops) throw new JsonlParseError(sourceName, line, `"path" has ${path.length} steps but "hops" is ${hops}`);
+    if (path.length && path.length !== hops)
+      throw new JsonlParseError(sourceName, line, `"path" has ${path.length} steps but "hops" is ${hops}`);
     return { question, answers: answers as string[], hops, path };
   });
 }

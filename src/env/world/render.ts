@@ -6,7 +6,7 @@
 
 import type { Passage } from '../corpus.ts';
 import type { Rng } from '../random.ts';
-import { WorldIndex } from './index.ts';
+import type { WorldIndex } from './index.ts';
 import type { Entity } from './types.ts';
 
 type Fill = Record<string, string | number>;
@@ -46,8 +46,16 @@ const T = {
   wrote: ['{S} wrote {works}.', '{S} is the author of {works}.', 'Works by {S} include {works}.'],
   personFeature: ['{S} was known for {feature}.', 'Contemporaries remembered {S} for {feature}.'],
 
-  orgIntro: ['{N} is {a} {kind} based in {city}.', '{N} is {a} {kind} in the city of {city}.', 'Based in {city}, {N} is {a} {kind}.'],
-  orgFounded: ['{N} was founded in {year} by {founder}.', '{founder} founded {N} in {year}.', 'The founder of {N} was {founder}, who established it in {year}.'],
+  orgIntro: [
+    '{N} is {a} {kind} based in {city}.',
+    '{N} is {a} {kind} in the city of {city}.',
+    'Based in {city}, {N} is {a} {kind}.',
+  ],
+  orgFounded: [
+    '{N} was founded in {year} by {founder}.',
+    '{founder} founded {N} in {year}.',
+    'The founder of {N} was {founder}, who established it in {year}.',
+  ],
   orgMembers: ['Members of {N} have included {members}.', 'Among the members of {N} were {members}.'],
   orgPublished: ['{N} published {works}.', 'Works published by {N} include {works}.'],
   orgFeature: ['{N} is known for {feature}.'],
@@ -60,12 +68,24 @@ const T = {
   ],
   workFeature: ['{N} is noted for {feature}.', 'The {kind} is noted for {feature}.'],
 
-  cityIntro: ['{N} is a city in {country}.', '{N} is a city located in {country}.', 'The city of {N} lies in {country}.'],
+  cityIntro: [
+    '{N} is a city in {country}.',
+    '{N} is a city located in {country}.',
+    'The city of {N} lies in {country}.',
+  ],
   capital: ['{N} is the capital of {country}.', '{N} serves as the capital of {country}.'],
-  cityFounded: ['{N} was founded in {year}.', 'The city of {N} was founded in {year}.', '{N} dates its founding to {year}.'],
+  cityFounded: [
+    '{N} was founded in {year}.',
+    'The city of {N} was founded in {year}.',
+    '{N} dates its founding to {year}.',
+  ],
   cityFeature: ['{N} is known for {feature}.', 'Visitors to {N} admire {feature}.'],
 
-  countryIntro: ['{N} is a country whose capital is {capital}.', '{N} is a country. Its capital is {capital}.', 'The capital of the country of {N} is {capital}.'],
+  countryIntro: [
+    '{N} is a country whose capital is {capital}.',
+    '{N} is a country. Its capital is {capital}.',
+    'The capital of the country of {N} is {capital}.',
+  ],
   countryFounded: ['{N} was established as a state in {year}.', '{N} became a state in {year}.'],
   countryCities: ['Other cities in {N} include {cities}.', 'Besides {capital}, the cities of {N} include {cities}.'],
   countryFeature: ['{N} is known for {feature}.'],
@@ -88,7 +108,8 @@ function sentences(e: Entity, ix: WorldIndex, r: Rng): string[] {
       intro = say(T.personIntro, { city: nameOf(ix, ix.one(e.id, 'born_in')) });
       const org = ix.one(e.id, 'member_of');
       if (org !== undefined) rest.push(say(T.member, { org: nameOf(ix, org) }));
-      for (const o of ix.subjects(e.id, 'founded_by')) rest.push(say(T.founded, { org: ix.entity(o).name, oyear: ix.entity(o).year }));
+      for (const o of ix.subjects(e.id, 'founded_by'))
+        rest.push(say(T.founded, { org: ix.entity(o).name, oyear: ix.entity(o).year }));
       const works = ix.subjects(e.id, 'created_by');
       if (works.length) rest.push(say(T.wrote, { works: names(works, 3) }));
       if (r.chance(0.7)) rest.push(say(T.personFeature));
@@ -105,7 +126,10 @@ function sentences(e: Entity, ix: WorldIndex, r: Rng): string[] {
       break;
     }
     case 'work': {
-      intro = say(T.workIntro, { author: nameOf(ix, ix.one(e.id, 'created_by')), publisher: nameOf(ix, ix.one(e.id, 'published_by')) });
+      intro = say(T.workIntro, {
+        author: nameOf(ix, ix.one(e.id, 'created_by')),
+        publisher: nameOf(ix, ix.one(e.id, 'published_by')),
+      });
       if (r.chance(0.7)) rest.push(say(T.workFeature));
       break;
     }

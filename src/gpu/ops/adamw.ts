@@ -21,19 +21,34 @@ export interface AdamWHyper {
  * (a scalar GPU tensor, the pre-clip global norm) scales the gradient by min(1, maxGradNorm / (norm + 1e-6))
  * inside the kernel, as torch.nn.utils.clip_grad_norm_ does, with no read-back. Not recorded on the tape.
  */
-export function adamwUpdate(param: Tensor, grad: Tensor, m: Tensor, v: Tensor, hyper: AdamWHyper, gradNorm?: Tensor | null): void {
+export function adamwUpdate(
+  param: Tensor,
+  grad: Tensor,
+  m: Tensor,
+  v: Tensor,
+  hyper: AdamWHyper,
+  gradNorm?: Tensor | null,
+): void {
   const e = param.engine;
   const op = 'adamw';
   expect(param, op, { dtype: 'f32' });
-  for (const [name, t] of [['grad', grad], ['m', m], ['v', v]] as const) {
+  for (const [name, t] of [
+    ['grad', grad],
+    ['m', m],
+    ['v', v],
+  ] as const) {
     if (t.dtype !== 'f32' || t.size !== param.size) {
-      throw new Error(`piplay: ${op}: ${name} ${t.describe()} must be f32 with as many elements as param ${param.describe()}`);
+      throw new Error(
+        `piplay: ${op}: ${name} ${t.describe()} must be f32 with as many elements as param ${param.describe()}`,
+      );
     }
   }
   const { lr, beta1, beta2, eps, weightDecay, step } = hyper;
-  if (!(Number.isInteger(step) && step >= 1)) throw new Error(`piplay: ${op}: step must be an integer >= 1 (got ${step})`);
+  if (!(Number.isInteger(step) && step >= 1))
+    throw new Error(`piplay: ${op}: step must be an integer >= 1 (got ${step})`);
   const maxNorm = hyper.maxGradNorm && Number.isFinite(hyper.maxGradNorm) ? hyper.maxGradNorm : 0;
-  if (maxNorm > 0 && !gradNorm) throw new Error(`piplay: ${op}: gradient clipping needs the global gradient norm tensor`);
+  if (maxNorm > 0 && !gradNorm)
+    throw new Error(`piplay: ${op}: gradient clipping needs the global gradient norm tensor`);
   if (maxNorm < 0) throw new Error(`piplay: ${op}: maxGradNorm must be positive (got ${maxNorm})`);
   if (param.size === 0) return;
   // Scalars in float64 on the host, as torch computes them in Python floats.
@@ -41,7 +56,17 @@ export function adamwUpdate(param: Tensor, grad: Tensor, m: Tensor, v: Tensor, h
   const bc2Sqrt = Math.sqrt(1 - beta2 ** step);
   e.dispatch({
     shader: 'adamw',
-    params: [param.size, f(1 - lr * weightDecay), f(1 - beta1), f(beta2), f(1 - beta2), f(stepSize), f(bc2Sqrt), f(eps), f(maxNorm)],
+    params: [
+      param.size,
+      f(1 - lr * weightDecay),
+      f(1 - beta1),
+      f(beta2),
+      f(1 - beta2),
+      f(stepSize),
+      f(bc2Sqrt),
+      f(eps),
+      f(maxNorm),
+    ],
     // Without clipping the norm slot is not read; grad stands in for it.
     bindings: [param, grad, m, v, maxNorm > 0 ? gradNorm! : grad],
     workgroups: e.grid(param.size, 256),

@@ -118,7 +118,8 @@ function rowsParams(g: Geometry, hasKeyStart: boolean) {
 
 function checkGrid(e: Engine, x: number, what: string): void {
   const cap = e.info.limits.maxComputeWorkgroupsPerDimension;
-  if (x > cap) throw new Error(`piplay: attention: ${what} needs ${x} workgroups in one dimension, more than this GPU's ${cap}`);
+  if (x > cap)
+    throw new Error(`piplay: attention: ${what} needs ${x} workgroups in one dimension, more than this GPU's ${cap}`);
 }
 
 /**
@@ -138,7 +139,9 @@ export function attention(q: Tensor, k: Tensor, v: Tensor, opts: AttentionOption
   const [B, Hq, Tq, Dh] = q.shape as [number, number, number, number];
   const [Bk, Hkv, cap, Dk] = k.shape as [number, number, number, number];
   if (Bk !== B || Dk !== Dh) {
-    throw new Error(`piplay: attention: k ${k.describe()} does not match q ${q.describe()} (batch and head dim must agree)`);
+    throw new Error(
+      `piplay: attention: k ${k.describe()} does not match q ${q.describe()} (batch and head dim must agree)`,
+    );
   }
   if (Hkv === 0 || Hq % Hkv !== 0) {
     throw new Error(`piplay: attention: q has ${Hq} heads, not a multiple of k's ${Hkv} kv heads`);

@@ -10,7 +10,8 @@ import { expect } from './util.ts';
 export function cast(x: Tensor, dtype: 'f16' | 'f32'): Tensor {
   const e = x.engine;
   expect(x, 'cast', { dtype: ['f32', 'f16'] });
-  if (dtype !== 'f16' && dtype !== 'f32') throw new Error(`piplay: cast converts to 'f16' or 'f32', not '${dtype as string}'`);
+  if (dtype !== 'f16' && dtype !== 'f32')
+    throw new Error(`piplay: cast converts to 'f16' or 'f32', not '${dtype as string}'`);
   if (x.dtype === dtype) return x.reshape(x.shape);
   if (!e.info.f16) {
     throw new Error(

@@ -62,9 +62,12 @@ export function clippedRatio(
   const op = 'clippedRatio';
   check(op, logp, { oldLogp, advantages, mask, ...(refLogp ? { refLogp } : {}) });
   if (!(epsLow >= 0 && epsLow < 1 && epsHigh >= 0)) {
-    throw new Error(`piplay: ${op}: clip range needs 0 <= epsLow < 1 and epsHigh >= 0, got epsLow=${epsLow} epsHigh=${epsHigh}`);
+    throw new Error(
+      `piplay: ${op}: clip range needs 0 <= epsLow < 1 and epsHigh >= 0, got epsLow=${epsLow} epsHigh=${epsHigh}`,
+    );
   }
-  if (beta !== 0 && !refLogp) throw new Error(`piplay: ${op}: beta = ${beta} needs refLogp (the reference policy's log-probs)`);
+  if (beta !== 0 && !refLogp)
+    throw new Error(`piplay: ${op}: beta = ${beta} needs refLogp (the reference policy's log-probs)`);
 
   const fw = forward(0, logp, oldLogp, refLogp, advantages, mask, epsLow, epsHigh, beta);
   recordBackward(0, fw, logp, oldLogp, refLogp, advantages, mask, epsLow, epsHigh, beta);
@@ -82,7 +85,12 @@ export interface PolicyGradientResult {
  * L = token-mean over mask == 1 of -A * logp + beta * k3 (strictly on-policy, no ratio): the examiner's loss,
  * with Dr. Zero's KL to the reference (eq. 2) when `ref` is given.
  */
-export function policyGradient(logp: Tensor, advantages: Tensor, mask: Tensor, ref: { logp: Tensor; beta: number } | null = null): PolicyGradientResult {
+export function policyGradient(
+  logp: Tensor,
+  advantages: Tensor,
+  mask: Tensor,
+  ref: { logp: Tensor; beta: number } | null = null,
+): PolicyGradientResult {
   const op = 'policyGradient';
   check(op, logp, { advantages, mask, ...(ref ? { refLogp: ref.logp } : {}) });
   const beta = ref?.beta ?? 0;

@@ -3,7 +3,21 @@ import { f, setGradAdd, type Engine } from '../engine.ts';
 import { numel, type Tensor } from '../tensor.ts';
 import { expect, rowsCols } from './util.ts';
 
-const OP = { add: 0, sub: 1, mul: 2, axpby: 3, scale: 4, exp: 5, neg: 6, div: 7, silu: 8, square: 9, relu: 10, sqrt: 11, bcast: 12 } as const;
+const OP = {
+  add: 0,
+  sub: 1,
+  mul: 2,
+  axpby: 3,
+  scale: 4,
+  exp: 5,
+  neg: 6,
+  div: 7,
+  silu: 8,
+  square: 9,
+  relu: 10,
+  sqrt: 11,
+  bcast: 12,
+} as const;
 
 function launch(op: keyof typeof OP, a: Tensor, b: Tensor, alpha = 1, beta = 0, rowBcast = false): Tensor {
   const e = a.engine;
@@ -105,7 +119,13 @@ export function sumRows(a: Tensor, alpha = 1): Tensor {
   const C = a.shape[a.rank - 1] ?? 1;
   const R = numel(a.shape.slice(0, -1));
   const out = e.empty(a.shape.slice(0, -1));
-  e.dispatch({ shader: 'reduce', entry: 'rows', params: [R, C, f(alpha)], bindings: [a, out], workgroups: e.grid(R, 1) });
+  e.dispatch({
+    shader: 'reduce',
+    entry: 'rows',
+    params: [R, C, f(alpha)],
+    bindings: [a, out],
+    workgroups: e.grid(R, 1),
+  });
   e.record([a], [out], ([g]) => [launch('bcast', a, g!, alpha, 0, true)]);
   return out;
 }
@@ -116,7 +136,13 @@ export function sumCols(a: Tensor, alpha = 1): Tensor {
   expect(a, 'sumCols', { dtype: 'f32' });
   const [R, C] = rowsCols(a);
   const out = e.empty([C]);
-  e.dispatch({ shader: 'reduce', entry: 'cols', params: [R, C, f(alpha)], bindings: [a, out], workgroups: e.grid(C, 256) });
+  e.dispatch({
+    shader: 'reduce',
+    entry: 'cols',
+    params: [R, C, f(alpha)],
+    bindings: [a, out],
+    workgroups: e.grid(C, 256),
+  });
   e.record([a], [out], ([g]) => [launch('bcast', a, g!, alpha)]);
   return out;
 }

@@ -38,7 +38,10 @@ export function embedding(table: Tensor, ids: Tensor, hostIds?: Int32Array): Ten
       throw new Error(`piplay: embedding: hostIds has ${hostIds.length} values but ids ${ids.describe()} has ${N}`);
     }
     const bad = hostIds.findIndex((id) => id < 0 || id >= V);
-    if (bad >= 0) throw new Error(`piplay: embedding: id ${hostIds[bad]} at position ${bad} is outside the table ${table.describe()}`);
+    if (bad >= 0)
+      throw new Error(
+        `piplay: embedding: id ${hostIds[bad]} at position ${bad} is outside the table ${table.describe()}`,
+      );
   }
   const out = e.empty([...ids.shape, D]);
   if (out.size > 0) {

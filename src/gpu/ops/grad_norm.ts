@@ -22,7 +22,13 @@ export function gradNorm(tensors: Tensor[]): Tensor {
   let offset = 0;
   for (const t of tensors) {
     const k = slots(t.size);
-    e.dispatch({ shader: 'grad_norm', entry: 'partial', params: [t.size, offset], bindings: [t, partials], workgroups: [k] });
+    e.dispatch({
+      shader: 'grad_norm',
+      entry: 'partial',
+      params: [t.size, offset],
+      bindings: [t, partials],
+      workgroups: [k],
+    });
     offset += k;
   }
   const norm = e.empty([]);

@@ -26,7 +26,12 @@ export function kvAppend(src: Tensor, cache: Tensor, start: number): void {
     throw new Error(`piplay: KV cache full: ${start} + ${Tnew} tokens exceed its capacity of ${capacity}`);
   }
   if (src.size === 0) return;
-  e.dispatch({ shader: 'kv_append', params: [B, Tnew, H, Dh, capacity, start], bindings: [src, cache], workgroups: e.grid(src.size, 256) });
+  e.dispatch({
+    shader: 'kv_append',
+    params: [B, Tnew, H, Dh, capacity, start],
+    bindings: [src, cache],
+    workgroups: e.grid(src.size, 256),
+  });
 }
 
 /**
@@ -47,15 +52,32 @@ export function gatherRows(x: Tensor, idx: Int32Array): Tensor {
   const out = e.empty([M, D], x.dtype);
   const idxT = e.tensor(idx, [M], 'i32');
   if (M > 0 && D > 0) {
-    e.dispatch({ shader: 'gather_rows', entry: 'gather', params: [M, D], bindings: [x, idxT, out], workgroups: e.grid(M * D, 256) });
+    e.dispatch({
+      shader: 'gather_rows',
+      entry: 'gather',
+      params: [M, D],
+      bindings: [x, idxT, out],
+      workgroups: e.grid(M * D, 256),
+    });
   }
-  e.record([x], [out], ([g]) => {
-    const dx = e.zeros([N, D]);
-    if (M > 0 && D > 0) {
-      e.dispatch({ shader: 'gather_rows', entry: 'scatter', params: [M, D], bindings: [g!, idxT, dx], workgroups: e.grid(M * D, 256) });
-    }
-    return [dx];
-  }, [idxT]);
+  e.record(
+    [x],
+    [out],
+    ([g]) => {
+      const dx = e.zeros([N, D]);
+      if (M > 0 && D > 0) {
+        e.dispatch({
+          shader: 'gather_rows',
+          entry: 'scatter',
+          params: [M, D],
+          bindings: [g!, idxT, dx],
+          workgroups: e.grid(M * D, 256),
+        });
+      }
+      return [dx];
+    },
+    [idxT],
+  );
   idxT.dispose();
   return out;
 }

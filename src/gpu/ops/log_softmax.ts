@@ -24,7 +24,13 @@ export function logSoftmax(x: Tensor): Tensor {
   e.record([x], [y], ([g]) => {
     const dx = e.empty(x.shape);
     if (R > 0) {
-      e.dispatch({ shader: 'log_softmax', entry: 'backward', params: [R, V], bindings: [y, dx, g!], workgroups: e.grid(R, 1) });
+      e.dispatch({
+        shader: 'log_softmax',
+        entry: 'backward',
+        params: [R, V],
+        bindings: [y, dx, g!],
+        workgroups: e.grid(R, 1),
+      });
     }
     return [dx];
   });
@@ -37,7 +43,13 @@ export function entropy(logits: Tensor): Tensor {
   const [R, V] = vocabRows('entropy', logits);
   const h = e.empty(logits.shape.slice(0, -1));
   if (R > 0) {
-    e.dispatch({ shader: 'log_softmax', entry: 'entropy', params: [R, V], bindings: [logits, h], workgroups: e.grid(R, 1) });
+    e.dispatch({
+      shader: 'log_softmax',
+      entry: 'entropy',
+      params: [R, V],
+      bindings: [logits, h],
+      workgroups: e.grid(R, 1),
+    });
   }
   return h;
 }
@@ -45,7 +57,9 @@ export function entropy(logits: Tensor): Tensor {
 function checkTargets(op: string, logits: Tensor, targets: Tensor, R: number): void {
   expect(targets, `${op} targets`, { dtype: 'i32' });
   if (targets.size !== R) {
-    throw new Error(`piplay: ${op}: targets ${targets.describe()} must hold one id per row of logits ${logits.describe()} (${R})`);
+    throw new Error(
+      `piplay: ${op}: targets ${targets.describe()} must hold one id per row of logits ${logits.describe()} (${R})`,
+    );
   }
 }
 
@@ -101,7 +115,9 @@ export function crossEntropy(logits: Tensor, targets: Tensor, mask: Tensor): Ten
   checkTargets('crossEntropy', logits, targets, R);
   expect(mask, 'crossEntropy mask', { dtype: 'f32' });
   if (mask.size !== R) {
-    throw new Error(`piplay: crossEntropy: mask ${mask.describe()} must hold one value per row of logits ${logits.describe()} (${R})`);
+    throw new Error(
+      `piplay: crossEntropy: mask ${mask.describe()} must hold one value per row of logits ${logits.describe()} (${R})`,
+    );
   }
   const lp = tokenLogprobs(logits, targets);
   const loss = maskedMean(lp, mask, -1);

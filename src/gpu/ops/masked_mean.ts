@@ -24,12 +24,7 @@ export function maskedMean(x: Tensor, mask: Tensor, scale = 1): Tensor {
     bindings: [x, mask, loss, inv],
     workgroups: [1],
   });
-  e.record(
-    [x, mask],
-    [loss],
-    ([g]) => [mul(mask.reshape(x.shape), scaleOp(mul(g!, inv), scale)), null],
-    [inv],
-  );
+  e.record([x, mask], [loss], ([g]) => [mul(mask.reshape(x.shape), scaleOp(mul(g!, inv), scale)), null], [inv]);
   inv.dispose(); // the tape node holds it when recording
   return loss;
 }

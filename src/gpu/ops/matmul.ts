@@ -33,7 +33,9 @@ export function matmul(a: Tensor, b: Tensor, opts: MatmulOptions = {}): Tensor {
   expect(b, 'matmul', { dtype: 'f32' });
   const batched = a.rank === 3;
   if (!(a.rank === 2 || a.rank === 3) || b.rank !== a.rank || (batched && a.shape[0] !== b.shape[0])) {
-    throw new Error(`piplay: matmul needs two 2-D or two 3-D tensors with one batch size, got ${a.describe()} and ${b.describe()}`);
+    throw new Error(
+      `piplay: matmul needs two 2-D or two 3-D tensors with one batch size, got ${a.describe()} and ${b.describe()}`,
+    );
   }
   const batch = batched ? a.shape[0]! : 1;
   const [ar, ac] = a.shape.slice(-2) as [number, number];
@@ -55,14 +57,10 @@ export function matmul(a: Tensor, b: Tensor, opts: MatmulOptions = {}): Tensor {
     let dA: Tensor | null = null;
     let dB: Tensor | null = null;
     if (a.requiresGrad) {
-      dA = transA
-        ? matmul(b, dC, { transA: transB, transB: true, alpha })
-        : matmul(dC, b, { transB: !transB, alpha });
+      dA = transA ? matmul(b, dC, { transA: transB, transB: true, alpha }) : matmul(dC, b, { transB: !transB, alpha });
     }
     if (b.requiresGrad) {
-      dB = transB
-        ? matmul(dC, a, { transA: true, transB: transA, alpha })
-        : matmul(a, dC, { transA: !transA, alpha });
+      dB = transB ? matmul(dC, a, { transA: true, transB: transA, alpha }) : matmul(a, dC, { transA: !transA, alpha });
     }
     return [dA, dB];
   });
@@ -131,4 +129,3 @@ export function linear(x: Tensor, w: Tensor, bias?: Tensor | null): Tensor {
   }
   return y.reshape([...x.shape.slice(0, -1), N]);
 }
-

@@ -36,7 +36,9 @@ export function sample(logits: Tensor, opts: SampleOptions): SampleResult {
   }
   const [B, V] = rowsCols(logits);
   if (uniforms.size !== B) {
-    throw new Error(`piplay: sample: uniforms ${uniforms.describe()} must hold one draw per row of ${logits.describe()} (${B})`);
+    throw new Error(
+      `piplay: sample: uniforms ${uniforms.describe()} must hold one draw per row of ${logits.describe()} (${B})`,
+    );
   }
   if (!(temperature >= 0) || !Number.isFinite(temperature)) {
     throw new Error(`piplay: sample: temperature must be a finite number >= 0, got ${temperature}`);

@@ -10,7 +10,13 @@ export function swiglu(gate: Tensor, up: Tensor): Tensor {
   const n = gate.size;
   const y = e.empty(gate.shape);
   if (n > 0) {
-    e.dispatch({ shader: 'swiglu', entry: 'forward', params: [n], bindings: [gate, up, y], workgroups: e.grid(n, 256) });
+    e.dispatch({
+      shader: 'swiglu',
+      entry: 'forward',
+      params: [n],
+      bindings: [gate, up, y],
+      workgroups: e.grid(n, 256),
+    });
   }
   e.record([gate, up], [y], ([g]) => {
     // One kernel writes both gradients; one that is not wanted is freed at once.

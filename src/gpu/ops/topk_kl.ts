@@ -43,14 +43,19 @@ export function topkKl(student: Tensor, teacher: Tensor, mask: Tensor, opts: Top
   expect(teacher, 'topkKl teacher logits', { dtype: 'f32' });
   expect(mask, 'topkKl mask', { dtype: 'f32' });
   if (student.rank < 1 || teacher.rank !== student.rank || teacher.shape.some((d, i) => d !== student.shape[i])) {
-    throw new Error(`piplay: topkKl: teacher logits ${teacher.describe()} must have the shape of the student's ${student.describe()}`);
+    throw new Error(
+      `piplay: topkKl: teacher logits ${teacher.describe()} must have the shape of the student's ${student.describe()}`,
+    );
   }
   const [R, V] = rowsCols(student);
   if (mask.size !== R) {
-    throw new Error(`piplay: topkKl: mask ${mask.describe()} must hold one value per row of ${student.describe()} (${R})`);
+    throw new Error(
+      `piplay: topkKl: mask ${mask.describe()} must hold one value per row of ${student.describe()} (${R})`,
+    );
   }
   if (!Number.isInteger(K) || K < 1) throw new Error(`piplay: topkKl: k must be a positive integer, got ${K}`);
-  if (K > V) throw new Error(`piplay: topkKl: k = ${K} is larger than the vocabulary (V = ${V}) of ${student.describe()}`);
+  if (K > V)
+    throw new Error(`piplay: topkKl: k = ${K} is larger than the vocabulary (V = ${V}) of ${student.describe()}`);
   if (K > TOPK_KL_MAX_K) throw new Error(`piplay: topkKl: k = ${K} exceeds the kernel's maximum of ${TOPK_KL_MAX_K}`);
   if (direction !== 'reverse' && direction !== 'forward') {
     throw new Error(`piplay: topkKl: direction must be 'reverse' or 'forward', got '${String(direction)}'`);

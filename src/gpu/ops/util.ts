@@ -2,7 +2,11 @@ import type { Tensor, DType } from '../tensor.ts';
 import { shapeString } from '../tensor.ts';
 
 /** Throws a clear error when a tensor's dtype or rank is not what an op needs. */
-export function expect(t: Tensor, op: string, what: { dtype?: DType | DType[]; rank?: number; shape?: readonly number[] }): void {
+export function expect(
+  t: Tensor,
+  op: string,
+  what: { dtype?: DType | DType[]; rank?: number; shape?: readonly number[] },
+): void {
   if (what.dtype) {
     const ok = Array.isArray(what.dtype) ? what.dtype.includes(t.dtype) : t.dtype === what.dtype;
     if (!ok) throw new Error(`piplay: ${op} needs ${[what.dtype].flat().join(' or ')} input, got ${t.describe()}`);

@@ -143,16 +143,21 @@ export class AdamW {
   /** Restores a state from `state()` of an optimizer over parameters of the same shapes, in the same order. */
   loadState(s: AdamWState): void {
     if (s.params.length !== this.params.length) {
-      throw new Error(`piplay: AdamW.loadState: the state has ${s.params.length} parameters, this optimizer ${this.params.length}`);
+      throw new Error(
+        `piplay: AdamW.loadState: the state has ${s.params.length} parameters, this optimizer ${this.params.length}`,
+      );
     }
     const e = this.params[0]!.engine;
     s.params.forEach((ps, k) => {
       const p = this.params[k]!;
       const what = `parameter ${k}${p.name ? ` '${p.name}'` : ''}`;
       if (ps.m.length !== p.size || ps.v.length !== p.size) {
-        throw new Error(`piplay: AdamW.loadState: ${what} ${p.describe()} does not match the state's shape [${ps.shape.join(', ')}]`);
+        throw new Error(
+          `piplay: AdamW.loadState: ${what} ${p.describe()} does not match the state's shape [${ps.shape.join(', ')}]`,
+        );
       }
-      if (!(Number.isInteger(ps.step) && ps.step >= 0)) throw new Error(`piplay: AdamW.loadState: ${what} has step ${ps.step}`);
+      if (!(Number.isInteger(ps.step) && ps.step >= 0))
+        throw new Error(`piplay: AdamW.loadState: ${what} has step ${ps.step}`);
     });
     s.params.forEach((ps, k) => {
       e.write(this.m[k]!, ps.m);

@@ -160,7 +160,12 @@ export function resolveCharts(keys: Iterable<string>, curated: readonly ChartSpe
   for (const k of all) {
     if (used.has(k)) continue;
     const [stage, name] = [k.slice(0, k.indexOf('/')), k.slice(k.indexOf('/') + 1)];
-    const spec: ChartSpec = { id: `m-${k}`, title: `${name} (${stage})`, xLabel: stage === 'eval' ? 'evaluated after' : `${stage} step`, series: [] };
+    const spec: ChartSpec = {
+      id: `m-${k}`,
+      title: `${name} (${stage})`,
+      xLabel: stage === 'eval' ? 'evaluated after' : `${stage} step`,
+      series: [],
+    };
     if (stage === 'eval') spec.iterationAxis = true;
     out.push({ spec, keys: [k], labels: [name] });
   }
@@ -205,19 +210,29 @@ function yRange(_u: uPlot, min: number | null, max: number | null): uPlot.Range.
 const STEP_INCRS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000];
 
 /** A chart's data: x, then each series smoothed and raw (the layout chartOptions expects); a stepped chart is not smoothed. */
-export function chartData(x: number[], ys: (number | null)[][], weight: number, spec?: Pick<ChartSpec, 'stepped'>): uPlot.AlignedData {
+export function chartData(
+  x: number[],
+  ys: (number | null)[][],
+  weight: number,
+  spec?: Pick<ChartSpec, 'stepped'>,
+): uPlot.AlignedData {
   return [x, ...ys.flatMap((y) => [smooth(y, spec?.stepped ? 0 : weight), y])];
 }
 
 /** The index of a series' last point (the legend shows it while the cursor is off the chart), or null. */
 export function lastIndex(values: ArrayLike<number | null | undefined> | undefined): number | null {
   if (!values) return null;
-  for (let i = values.length - 1; i >= 0; i--) if (values[i] !== null && values[i] !== undefined && Number.isFinite(values[i])) return i;
+  for (let i = values.length - 1; i >= 0; i--)
+    if (values[i] !== null && values[i] !== undefined && Number.isFinite(values[i])) return i;
   return null;
 }
 
 /** uPlot options of a chart: per label a bold smoothed curve and a faint raw one (also used by the pretraining panel). */
-export function chartOptions(spec: ChartSpec, labels: readonly string[], size: { width: number; height: number }): uPlot.Options {
+export function chartOptions(
+  spec: ChartSpec,
+  labels: readonly string[],
+  size: { width: number; height: number },
+): uPlot.Options {
   const xText = (x: number) => (spec.iterationAxis ? iterationLabel(x) : String(x));
   // Off the chart (idx null) the legend shows the latest point; under the cursor, the point there.
   const s: uPlot.Series[] = [
@@ -248,15 +263,36 @@ export function chartOptions(spec: ChartSpec, labels: readonly string[], size: {
         return spec.stepped ? fmtNum(shown) : `${fmtNum(shown)} (raw ${fmtNum(raw)})`;
       },
     });
-    s.push({ label: `${label} raw`, class: 'raw', stroke: withAlpha(color, 0.28), width: 1, spanGaps: true, points: { show: false }, ...(paths ? { paths } : {}) });
+    s.push({
+      label: `${label} raw`,
+      class: 'raw',
+      stroke: withAlpha(color, 0.28),
+      width: 1,
+      spanGaps: true,
+      points: { show: false },
+      ...(paths ? { paths } : {}),
+    });
   });
   return {
     ...size,
     series: s,
     // An iteration axis is padded so its end labels ("before training", "iteration N") are not cut off.
-    scales: { x: { time: false, ...(spec.iterationAxis ? { range: (_u: uPlot, lo: number, hi: number): uPlot.Range.MinMax => [lo - 0.4, hi + 0.4] } : {}) }, y: spec.range01 ? { range: [0, 1] as uPlot.Range.MinMax } : { range: yRange } },
+    scales: {
+      x: {
+        time: false,
+        ...(spec.iterationAxis
+          ? { range: (_u: uPlot, lo: number, hi: number): uPlot.Range.MinMax => [lo - 0.4, hi + 0.4] }
+          : {}),
+      },
+      y: spec.range01 ? { range: [0, 1] as uPlot.Range.MinMax } : { range: yRange },
+    },
     axes: [
-      { label: spec.xLabel, size: 36, incrs: STEP_INCRS, ...(spec.iterationAxis ? { values: (_u: uPlot, ticks: number[]) => ticks.map(iterationLabel) } : {}) },
+      {
+        label: spec.xLabel,
+        size: 36,
+        incrs: STEP_INCRS,
+        ...(spec.iterationAxis ? { values: (_u: uPlot, ticks: number[]) => ticks.map(iterationLabel) } : {}),
+      },
       { size: 50, values: (_u, ticks) => ticks.map(tickText) },
     ],
     legend: { live: true },
@@ -292,7 +328,8 @@ export class ChartsPanel {
       out.value = this.weight.toFixed(2);
       this.render(this.last);
     });
-    for (const b of root.querySelectorAll<HTMLButtonElement>('button[data-export]')) b.addEventListener('click', () => this.download(b.dataset.export as 'jsonl' | 'csv'));
+    for (const b of root.querySelectorAll<HTMLButtonElement>('button[data-export]'))
+      b.addEventListener('click', () => this.download(b.dataset.export as 'jsonl' | 'csv'));
     if (typeof ResizeObserver !== 'undefined') {
       const ro = new ResizeObserver(() => {
         for (const l of this.live.values()) if (l.el.clientWidth) l.chart.setSize(this.size(l.el));

@@ -6,10 +6,25 @@ import { fmtBytes, fmtNum, fmtTime } from '../format.ts';
 import { html, type Html } from '../html.ts';
 
 /** The metrics worth showing, in order of preference. */
-const SHOWN = ['em', 'student_reward', 'examiner_reward', 'student_distill', 'examiner_solvable_share', 'em_hop1', 'em_hop2', 'em_hop3', 'em_hop4'];
+const SHOWN = [
+  'em',
+  'student_reward',
+  'examiner_reward',
+  'student_distill',
+  'examiner_solvable_share',
+  'em_hop1',
+  'em_hop2',
+  'em_hop3',
+  'em_hop4',
+];
 
 export function pickMetrics(m: Record<string, number>, max = 4): [string, number][] {
-  const keys = [...SHOWN.filter((k) => k in m), ...Object.keys(m).filter((k) => !SHOWN.includes(k)).sort()];
+  const keys = [
+    ...SHOWN.filter((k) => k in m),
+    ...Object.keys(m)
+      .filter((k) => !SHOWN.includes(k))
+      .sort(),
+  ];
   return keys.slice(0, max).map((k) => [k, m[k]!]);
 }
 
@@ -21,7 +36,8 @@ export function isResumable(c: CheckpointMeta): boolean {
 export function whereText(c: CheckpointMeta): string {
   if (c.kind === 'model') return 'model folder';
   if (!c.cursor) return 'no checkpoint yet';
-  if (c.cursor.stage === 'done') return `finished (${c.cursor.iteration + 1} iteration${c.cursor.iteration === 0 ? '' : 's'})`;
+  if (c.cursor.stage === 'done')
+    return `finished (${c.cursor.iteration + 1} iteration${c.cursor.iteration === 0 ? '' : 's'})`;
   return `next: iteration ${c.cursor.iteration + 1}, ${c.cursor.stage} step ${c.cursor.step + 1}`;
 }
 
@@ -36,8 +52,12 @@ export function renderCheckpointRow(c: CheckpointMeta, busy: boolean): Html {
     </div>
     <div class="ckpt-actions" role="group" aria-label="actions for ${c.name}">
       ${isResumable(c) ? html`<button type="button" class="small primary" data-act="resume"${dis}>Resume run</button>` : ''}
-      ${c.kind === 'model' || c.cursor ? html`<button type="button" class="small" data-act="use"${dis} title="start a new run from this model (a run: its student)">Use as model</button>
-      <button type="button" class="small" data-act="export" title="download an HF-format model folder (zip)">Export zip</button>` : ''}
+      ${
+        c.kind === 'model' || c.cursor
+          ? html`<button type="button" class="small" data-act="use"${dis} title="start a new run from this model (a run: its student)">Use as model</button>
+      <button type="button" class="small" data-act="export" title="download an HF-format model folder (zip)">Export zip</button>`
+          : ''
+      }
       <button type="button" class="small danger" data-act="delete"${dis}>Delete</button>
     </div></li>`;
 }
@@ -55,7 +75,9 @@ export interface CheckpointActions {
   use(name: string): void;
   exportZip(name: string): Promise<{ fileName: string; blob: Blob }>;
   delete(name: string): Promise<void>;
-  importFiles(input: { kind: 'zip'; name: string; bytes: Uint8Array } | { kind: 'files'; files: File[] }): Promise<CheckpointMeta>;
+  importFiles(
+    input: { kind: 'zip'; name: string; bytes: Uint8Array } | { kind: 'files'; files: File[] },
+  ): Promise<CheckpointMeta>;
   report(level: 'info' | 'error', message: string): void;
   /** Told each new list (the pretraining panel offers the stored models). */
   listed?(list: readonly CheckpointMeta[]): void;
@@ -112,7 +134,9 @@ export class CheckpointsPanel {
     else if (act === 'use') this.actions.use(name);
     else if (act === 'delete') {
       if (!confirm(`Delete checkpoint '${name}' from this browser?`)) return;
-      await this.actions.delete(name).catch((e: Error) => this.actions.report('error', `Could not delete '${name}': ${e.message}`));
+      await this.actions
+        .delete(name)
+        .catch((e: Error) => this.actions.report('error', `Could not delete '${name}': ${e.message}`));
       await this.refresh();
     } else if (act === 'export') {
       button.disabled = true;
@@ -152,7 +176,8 @@ export class CheckpointsPanel {
     try {
       this.render(await this.actions.list());
     } catch (e) {
-      this.listEl.innerHTML = html`<p class="error">Cannot read the stored checkpoints: ${(e as Error).message}</p>`.text;
+      this.listEl.innerHTML =
+        html`<p class="error">Cannot read the stored checkpoints: ${(e as Error).message}</p>`.text;
     }
   }
 

@@ -54,8 +54,11 @@ export function renderQcp(q: Pick<QuestionRecord, 'qcp' | 'question' | 'answer'>
 
 /** k of n rollouts solved, as dots (filled = solved). */
 export function solvedDots(k: number, n: number): Html {
-  if (n === 0) return html`<span class="solved unscored" title="not scored by the student: the question's format is invalid, or it was written for the training set">not scored</span>`;
-  const dots = Array.from({ length: n }, (_, i) => (i < k ? html`<span class="dot on"></span>` : html`<span class="dot"></span>`));
+  if (n === 0)
+    return html`<span class="solved unscored" title="not scored by the student: the question's format is invalid, or it was written for the training set">not scored</span>`;
+  const dots = Array.from({ length: n }, (_, i) =>
+    i < k ? html`<span class="dot on"></span>` : html`<span class="dot"></span>`,
+  );
   const kind = k === 0 ? 'unsolved' : k === n ? 'trivial' : 'learnable';
   return html`<span class="${cls('solved', kind)}" title="${k} of ${n} student rollouts answered correctly (${kind})" aria-label="${k} of ${n} solved">${dots} <span class="kn">${k}/${n}</span></span>`;
 }
@@ -86,15 +89,23 @@ export interface ExaminerFilter {
 }
 
 export function filterQuestions(questions: readonly QuestionRecord[], f: ExaminerFilter): QuestionRecord[] {
-  return questions.filter((q) => (f.hops === null || q.hops === f.hops) && (!f.learnableOnly || (q.k > 0 && q.k < q.n)));
+  return questions.filter(
+    (q) => (f.hops === null || q.hops === f.hops) && (!f.learnableOnly || (q.k > 0 && q.k < q.n)),
+  );
 }
 
 export function renderExaminerSummary(questions: readonly QuestionRecord[]): Html {
   if (questions.length === 0) return html``;
   const learnable = questions.filter((q) => q.k > 0 && q.k < q.n).length;
   const mean = (f: (q: QuestionRecord) => number) => questions.reduce((s, q) => s + f(q), 0) / questions.length;
-  return html`<p class="summary">${questions.length} questions · mean hops ${fmtNum(mean((q) => q.hops), 2)} · 0&lt;k&lt;n ${learnable}
-    (${fmtNum(learnable / questions.length, 2)}) · mean examiner reward ${fmtNum(mean((q) => q.examinerReward), 3)}</p>`;
+  return html`<p class="summary">${questions.length} questions · mean hops ${fmtNum(
+    mean((q) => q.hops),
+    2,
+  )} · 0&lt;k&lt;n ${learnable}
+    (${fmtNum(learnable / questions.length, 2)}) · mean examiner reward ${fmtNum(
+      mean((q) => q.examinerReward),
+      3,
+    )}</p>`;
 }
 
 /** The list, newest first; the first card's path is open. */
@@ -104,7 +115,9 @@ export function renderExaminer(questions: readonly QuestionRecord[], f: Examiner
     return html`<p class="empty">No questions yet. The examiner writes them in its stage of each iteration; they appear here as they are scored.</p>`;
   }
   return html`${renderExaminerSummary(questions)}${
-    shown.length ? shown.map((q, i) => renderQuestion(q, i === 0)) : html`<p class="empty">No question matches the filter.</p>`
+    shown.length
+      ? shown.map((q, i) => renderQuestion(q, i === 0))
+      : html`<p class="empty">No question matches the filter.</p>`
   }`;
 }
 
@@ -134,11 +147,16 @@ export class ExaminerPanel {
   render(questions: readonly QuestionRecord[]): void {
     this.last = questions;
     // Keep paths the user opened open across re-renders.
-    const open = new Set([...this.list.querySelectorAll<HTMLDetailsElement>('details.qcp[open]')].map((d) => d.closest('.question-card')?.querySelector('.q-text')?.textContent));
+    const open = new Set(
+      [...this.list.querySelectorAll<HTMLDetailsElement>('details.qcp[open]')].map(
+        (d) => d.closest('.question-card')?.querySelector('.q-text')?.textContent,
+      ),
+    );
     this.list.innerHTML = renderExaminer(questions, this.filter).text;
     if (open.size) {
       for (const card of this.list.querySelectorAll('.question-card')) {
-        if (open.has(card.querySelector('.q-text')?.textContent)) card.querySelector<HTMLDetailsElement>('details.qcp')!.open = true;
+        if (open.has(card.querySelector('.q-text')?.textContent))
+          card.querySelector<HTMLDetailsElement>('details.qcp')!.open = true;
       }
     }
   }

@@ -74,7 +74,12 @@ export function klHistogram(kls: readonly number[], s: LogScale = KL_SCALE, perD
   return bins;
 }
 
-const rangeText = (b: HistBin) => (b.from === 0 ? `below ${fmtNum(b.to)}` : b.to === Infinity ? `${fmtNum(b.from)} or more` : `${fmtNum(b.from)} to ${fmtNum(b.to)}`);
+const rangeText = (b: HistBin) =>
+  b.from === 0
+    ? `below ${fmtNum(b.to)}`
+    : b.to === Infinity
+      ? `${fmtNum(b.from)} or more`
+      : `${fmtNum(b.from)} to ${fmtNum(b.to)}`;
 
 /** The histogram as bars coloured like the tokens they count (a bar's title says its range and count). */
 export function renderHistogram(kls: readonly number[]): Html {
@@ -93,7 +98,9 @@ export function renderHistogram(kls: readonly number[]): Html {
 export function renderScaleLegend(mode: 'kl' | 'diff'): Html {
   if (mode === 'kl') {
     const ramp = [0, 0.25, 0.5, 0.75, 1].map((t) => `rgba(230, 81, 0, ${alpha(t)})`).join(', ');
-    const ticks = decades(KL_SCALE).map((v) => html`<span style="left:${(100 * logPosition(v, KL_SCALE)).toFixed(1)}%">${decadeText(v)}</span>`);
+    const ticks = decades(KL_SCALE).map(
+      (v) => html`<span style="left:${(100 * logPosition(v, KL_SCALE)).toFixed(1)}%">${decadeText(v)}</span>`,
+    );
     return html`<div class="scale" data-lo="${KL_SCALE.lo}" data-hi="${KL_SCALE.hi}">
       <span class="scale-ramp" style="background:linear-gradient(90deg, ${ramp})" aria-hidden="true"></span>
       <span class="scale-ticks" aria-hidden="true">${ticks}</span>
@@ -103,7 +110,9 @@ export function renderScaleLegend(mode: 'kl' | 'diff'): Html {
   const ramp = [...side('201, 42, 42').reverse(), ...side('25, 113, 194')].join(', ');
   // Ticks at ±0.01 and ±1 nat and 0 in the middle (|d| at most the low end), left to right.
   const pos = (v: number) => 50 + Math.sign(v) * 50 * logPosition(Math.abs(v), DIFF_SCALE);
-  const ticks = [-1, -0.01, 0, 0.01, 1].map((v) => html`<span style="left:${pos(v).toFixed(1)}%">${v > 0 ? '+' : v < 0 ? '−' : ''}${Math.abs(v)}</span>`);
+  const ticks = [-1, -0.01, 0, 0.01, 1].map(
+    (v) => html`<span style="left:${pos(v).toFixed(1)}%">${v > 0 ? '+' : v < 0 ? '−' : ''}${Math.abs(v)}</span>`,
+  );
   return html`<div class="scale" data-lo="${DIFF_SCALE.lo}" data-hi="${DIFF_SCALE.hi}">
     <span class="scale-ramp" style="background:linear-gradient(90deg, ${ramp})" aria-hidden="true"></span>
     <span class="scale-ticks" aria-hidden="true">${ticks}</span>

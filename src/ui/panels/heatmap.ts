@@ -66,7 +66,12 @@ function tokenTitle(t: TokenRecord): string {
 
 /** The token strip, coloured on the shared absolute scale. `focusIndex` gets the roving tab stop (defaults to the first policy token). */
 export function renderTokens(tokens: readonly TokenRecord[], mode: HeatMode, focusIndex?: number): Html {
-  const stop = focusIndex ?? Math.max(0, tokens.findIndex((t) => t.policy === 1));
+  const stop =
+    focusIndex ??
+    Math.max(
+      0,
+      tokens.findIndex((t) => t.policy === 1),
+    );
   return html`${tokens.map((t, i) => {
     const bg = t.policy ? (mode === 'kl' ? klColor(t.kl) : diffColor(t.teacherLogp - t.studentLogp)) : '';
     return html`<span class="${cls('tok', t.policy ? 'policy' : 'masked', t.text === '' && 'empty')}" data-i="${i}" tabindex="${i === stop ? 0 : -1}"${
@@ -101,7 +106,8 @@ const SAMPLED = html`<span class="sampled-mark" title="the token the student sam
  * favourites among the K. `pinned` says whether a click pinned it (a live run then keeps it in view).
  */
 export function renderTokenDetail(t: TokenRecord | undefined, index: number, pinned = false): Html {
-  if (!t) return html`<p class="muted">Hover or focus a token (Tab into the text, then arrow keys) to see both top-K distributions; click one (or press Enter) to pin it.</p>`;
+  if (!t)
+    return html`<p class="muted">Hover or focus a token (Tab into the text, then arrow keys) to see both top-K distributions; click one (or press Enter) to pin it.</p>`;
   const pin = pinned
     ? html`<p class="pin-note pinned">Pinned: a live run keeps this token here. Click it again or press Esc to unpin.</p>`
     : html`<p class="pin-note muted">click the token (or press Enter) to pin it</p>`;
@@ -115,7 +121,8 @@ export function renderTokenDetail(t: TokenRecord | undefined, index: number, pin
     <div><dt>p<sub>T</sub>(token)</dt><dd>${fmtNum(prob(t.teacherLogp))}</dd></div>
     <div><dt>log p<sub>T</sub> − log p<sub>S</sub></dt><dd class="${d >= 0 ? 'up' : 'down'}">${fmtSigned(d, 3)}</dd></div>
     <div><dt>top-K KL</dt><dd>${fmtNum(t.kl)}</dd></div></dl>`;
-  if (!t.topk || t.topk.ids.length === 0) return html`${head}${summary}<p class="muted">No top-K lists were recorded for this token.</p>`;
+  if (!t.topk || t.topk.ids.length === 0)
+    return html`${head}${summary}<p class="muted">No top-K lists were recorded for this token.</p>`;
   const tk = t.topk;
   const row = (j: number) => {
     const sampled = tk.ids[j] === t.id;
@@ -128,12 +135,17 @@ export function renderTokenDetail(t: TokenRecord | undefined, index: number, pin
     ? ''
     : html`<tr class="sampled outside"><td class="rank">–</td><td><code>${shownToken(t.text)}</code> ${SAMPLED}</td>
       <td class="pcell">${probBar(prob(t.studentLogp), 's')}</td><td class="pcell">${probBar(prob(t.teacherLogp), 't')}</td></tr>`;
-  const outside = inside ? '' : html`<p class="muted">The sampled token is outside the student's top-${tk.ids.length} (it was sampled at temperature > 0); its KL term still covers the top-K plus the tail.</p>`;
+  const outside = inside
+    ? ''
+    : html`<p class="muted">The sampled token is outside the student's top-${tk.ids.length} (it was sampled at temperature > 0); its KL term still covers the top-K plus the tail.</p>`;
   // The teacher's own favourites among the K (the student's list re-ranked by the teacher).
   const byTeacher = tk.ids.map((_, j) => j).sort((a, b) => tk.teacherLogp[b]! - tk.teacherLogp[a]!);
-  const tTop = byTeacher.slice(0, 5).map(
-    (j) => html`<li class="${cls(tk.ids[j] === t.id && 'sampled')}"><code>${shownToken(tk.texts[j] ?? '')}</code>${tk.ids[j] === t.id ? html` ${SAMPLED}` : ''} ${probBar(prob(tk.teacherLogp[j]!), 't')}</li>`,
-  );
+  const tTop = byTeacher
+    .slice(0, 5)
+    .map(
+      (j) =>
+        html`<li class="${cls(tk.ids[j] === t.id && 'sampled')}"><code>${shownToken(tk.texts[j] ?? '')}</code>${tk.ids[j] === t.id ? html` ${SAMPLED}` : ''} ${probBar(prob(tk.teacherLogp[j]!), 't')}</li>`,
+    );
   return html`${head}${summary}${outside}
     <div class="topk-scroll"><table class="topk"><caption>student's top-${tk.ids.length}: <span class="key s">student p<sub>S</sub></span> beside <span class="key t">teacher p<sub>T</sub></span></caption>
     <thead><tr><th>#</th><th>token</th><th>p<sub>S</sub> student</th><th>p<sub>T</sub> teacher</th></tr></thead><tbody>${tk.ids.map((_, j) => row(j))}${outsideRow}</tbody></table></div>
@@ -143,14 +155,21 @@ export function renderTokenDetail(t: TokenRecord | undefined, index: number, pin
 export type { PrivilegedMode };
 
 /** What the teacher saw that the student did not: the question's construction path (or less, per mode). */
-export function renderPrivileged(q: QuestionRecord | undefined, mode: PrivilegedMode, gold: string, hops: number): Html {
+export function renderPrivileged(
+  q: QuestionRecord | undefined,
+  mode: PrivilegedMode,
+  gold: string,
+  hops: number,
+): Html {
   if (mode === 'none') {
     return html`<div class="privileged none"><h4>No teacher</h4><p>Privileged context is off (Dr. Zero): the KL shown is 0 and no distillation term is used.</p></div>`;
   }
   const answer = html`<p>answer: <strong>${gold}</strong>${mode === 'gt-hop' ? html` · ${hops} hops` : ''}</p>`;
   if (mode === 'gt' || mode === 'gt-hop' || !q) {
     return html`<div class="privileged"><h4>The teacher also saw</h4>${answer}${
-      !q && (mode === 'full' || mode === 'partial') ? html`<p class="muted">and the question’s construction path (this question’s path was not among the questions the run reported)</p>` : ''
+      !q && (mode === 'full' || mode === 'partial')
+        ? html`<p class="muted">and the question’s construction path (this question’s path was not among the questions the run reported)</p>`
+        : ''
     }</div>`;
   }
   let n = 0;
@@ -164,7 +183,12 @@ export function renderPrivileged(q: QuestionRecord | undefined, mode: Privileged
 }
 
 /** The whole view for one rollout. */
-export function renderHeatmapView(r: RolloutRecord, mode: HeatMode, q: QuestionRecord | undefined, privileged: PrivilegedMode): Html {
+export function renderHeatmapView(
+  r: RolloutRecord,
+  mode: HeatMode,
+  q: QuestionRecord | undefined,
+  privileged: PrivilegedMode,
+): Html {
   const st = heatStats(r.tokens);
   const kls = r.tokens.filter((t) => t.policy).map((t) => t.kl);
   return html`<div class="heat-top">
@@ -177,7 +201,8 @@ export function renderHeatmapView(r: RolloutRecord, mode: HeatMode, q: QuestionR
   ${
     st.top.length
       ? html`<p class="summary top-kl">largest disagreements, ranked by KL: ${st.top.map(
-          (i, rank) => html`<button type="button" class="jump" data-i="${i}" data-rank="${rank + 1}"><span class="rank">${rank + 1}</span> <span class="chip-text">${shownToken(r.tokens[i]!.text)}</span> <small>${fmtNum(r.tokens[i]!.kl)}</small></button> `,
+          (i, rank) =>
+            html`<button type="button" class="jump" data-i="${i}" data-rank="${rank + 1}"><span class="rank">${rank + 1}</span> <span class="chip-text">${shownToken(r.tokens[i]!.text)}</span> <small>${fmtNum(r.tokens[i]!.kl)}</small></button> `,
         )}</p>`
       : ''
   }
@@ -251,7 +276,11 @@ export class HeatmapPanel {
       this.mode === 'kl'
         ? `per-token top-K KL, log scale ${KL_SCALE.lo} to ${KL_SCALE.hi} nat (the same for every rollout and run); grey: tool tokens (masked)`
         : `log p_T − log p_S, log scale by size ${DIFF_SCALE.lo} to ${DIFF_SCALE.hi} nats; blue: pushed up, red: pushed down; grey: tool tokens`;
-    const blob = await heatmapPng(`${fmtIteration(r.iteration)} · ${fmtStep(r.step)} · ${r.hops}-hop · ${r.question}`, tokens, note);
+    const blob = await heatmapPng(
+      `${fmtIteration(r.iteration)} · ${fmtStep(r.step)} · ${r.hops}-hop · ${r.question}`,
+      tokens,
+      note,
+    );
     const a = document.createElement('a');
     a.href = URL.createObjectURL(blob);
     a.download = `heatmap-iteration${r.iteration + 1}-step${r.step + 1}-${this.mode}.png`;
@@ -274,7 +303,10 @@ export class HeatmapPanel {
     const opts: string[] = [];
     for (let i = rollouts.length - 1; i >= 0; i--) {
       const r = rollouts[i]!;
-      opts.push(html`<option value="${i}">${fmtIteration(r.iteration)} · ${fmtStep(r.step)} · ${r.reward > 0 ? '✓' : '✗'} · ${r.question.slice(0, 60)}</option>`.text);
+      opts.push(
+        html`<option value="${i}">${fmtIteration(r.iteration)} · ${fmtStep(r.step)} · ${r.reward > 0 ? '✓' : '✗'} · ${r.question.slice(0, 60)}</option>`
+          .text,
+      );
     }
     this.select.innerHTML = opts.join('');
     const r = this.current();
@@ -286,11 +318,13 @@ export class HeatmapPanel {
     const r = this.current();
     this.drawn = { rollout: r, questions: this.questions.length };
     if (!r) {
-      this.body.innerHTML = html`<p class="empty">No rollouts yet. Once the student has answered a question, its tokens appear here, coloured by how much the privileged teacher disagrees with each.</p>`.text;
+      this.body.innerHTML =
+        html`<p class="empty">No rollouts yet. Once the student has answered a question, its tokens appear here, coloured by how much the privileged teacher disagrees with each.</p>`.text;
       return;
     }
     let q: QuestionRecord | undefined;
-    for (let i = this.questions.length - 1; i >= 0 && !q; i--) if (this.questions[i]!.question === r.question) q = this.questions[i];
+    for (let i = this.questions.length - 1; i >= 0 && !q; i--)
+      if (this.questions[i]!.question === r.question) q = this.questions[i];
     this.body.innerHTML = renderHeatmapView(r, this.mode, q, this.privileged).text;
     if (this.pinned) this.detail(this.pinned.i);
   }
@@ -352,7 +386,14 @@ export class HeatmapPanel {
       return;
     }
     const last = r.tokens.length - 1;
-    const next: Record<string, number> = { ArrowRight: i + 1, ArrowDown: i + 1, ArrowLeft: i - 1, ArrowUp: i - 1, Home: 0, End: last };
+    const next: Record<string, number> = {
+      ArrowRight: i + 1,
+      ArrowDown: i + 1,
+      ArrowLeft: i - 1,
+      ArrowUp: i - 1,
+      Home: 0,
+      End: last,
+    };
     if (!(e.key in next)) return;
     e.preventDefault();
     this.focusToken(Math.max(0, Math.min(last, next[e.key]!)));

@@ -11,7 +11,12 @@ export interface AlertAction {
   primary?: boolean;
 }
 
-export function renderAlert(kind: AlertKind, title: string, message: string, actions: readonly { label: string; primary?: boolean }[] = []): Html {
+export function renderAlert(
+  kind: AlertKind,
+  title: string,
+  message: string,
+  actions: readonly { label: string; primary?: boolean }[] = [],
+): Html {
   return html`<section class="panel alert ${kind}" role="${kind === 'info' ? 'status' : 'alert'}">
     <h2>${title}</h2><p>${message}</p>
     <div class="alert-actions">${actions.map((a, i) => html`<button type="button" class="${a.primary ? 'primary' : ''}" data-action="${i}">${a.label}</button>`)}

@@ -3,7 +3,13 @@
 // and Stop, the loss curve (uPlot, as on the Charts tab) and, at the end, what was trained and where it
 // was stored. Progress and time left show in the run panel's bar above, like a self-play run's.
 import uPlot from 'uplot';
-import { PRETRAIN_DEFAULTS, PRETRAIN_FIELDS, pretrainProblems, type PretrainKey, type PretrainSettings } from '../../pretrain/settings.ts';
+import {
+  PRETRAIN_DEFAULTS,
+  PRETRAIN_FIELDS,
+  pretrainProblems,
+  type PretrainKey,
+  type PretrainSettings,
+} from '../../pretrain/settings.ts';
 import type { CheckpointMeta, JobKind, PretrainRequest, PretrainSummary, RunPhase } from '../../worker/protocol.ts';
 import { fmtCount, fmtDuration, fmtNum } from '../format.ts';
 import { html, type Html } from '../html.ts';
@@ -28,7 +34,8 @@ export function renderPretrainField(key: PretrainKey, v: number): Html {
 
 /** The "start from" choices: a new model, the embedded models, the stored model entries. */
 export function renderFromOptions(embedded: readonly string[], stored: readonly CheckpointMeta[], selected = ''): Html {
-  const opt = (value: string, label: string) => html`<option value="${value}"${value === selected ? html` selected` : ''}>${label}</option>`;
+  const opt = (value: string, label: string) =>
+    html`<option value="${value}"${value === selected ? html` selected` : ''}>${label}</option>`;
   const models = stored.filter((c) => c.kind === 'model');
   return html`${opt('', 'a new model')}${
     embedded.length ? html`<optgroup label="embedded">${embedded.map((n) => opt(`embedded:${n}`, n))}</optgroup>` : ''
@@ -55,7 +62,10 @@ export function renderPretrainForm(embedded: readonly string[], d: PretrainSetti
 }
 
 /** The form's values as a request, or the problems per field. */
-export function readPretrainForm(value: (key: PretrainKey | 'from' | 'name') => string): { request?: PretrainRequest; errors: Map<PretrainKey, string> } {
+export function readPretrainForm(value: (key: PretrainKey | 'from' | 'name') => string): {
+  request?: PretrainRequest;
+  errors: Map<PretrainKey, string>;
+} {
   const s = {} as Record<PretrainKey, number>;
   for (const k of KEYS) {
     const raw = value(k).trim();
@@ -79,7 +89,10 @@ export function renderPretrainSummary(sum: PretrainSummary, saved: string | null
     ['parameters', fmtCount(sum.params)],
     ['tokens seen', `${fmtCount(sum.tokens)} (${fmtCount(sum.targets)} loss targets) in ${sum.steps} steps`],
     ['wall time', `${fmtDuration(sum.seconds)} (${fmtCount(rate)} tokens/s) on ${sum.device}`],
-    ['final loss', html`<strong>${fmtNum(sum.finalLoss)}</strong> (mean of the last logs ${fmtNum(sum.tailLoss)}; first ${fmtNum(sum.firstLoss)})`],
+    [
+      'final loss',
+      html`<strong>${fmtNum(sum.finalLoss)}</strong> (mean of the last logs ${fmtNum(sum.tailLoss)}; first ${fmtNum(sum.firstLoss)})`,
+    ],
     ['started from', sum.from ?? 'a new model'],
   ];
   return html`<div class="${saved ? 'estimate good' : 'estimate bad'} pretrain-done">

@@ -16,7 +16,12 @@ const STAGE_NAME: Record<Stage, string> = {
 
 export type RunPhase = 'idle' | 'starting' | 'running' | 'paused' | 'stopping' | 'stopped' | 'finished' | 'failed';
 
-export function renderProgress(p: ProgressState | null, phase: RunPhase, iterations: number | null, now = Date.now()): Html {
+export function renderProgress(
+  p: ProgressState | null,
+  phase: RunPhase,
+  iterations: number | null,
+  now = Date.now(),
+): Html {
   if (!p) {
     const text: Record<RunPhase, string> = {
       idle: 'Not running. Choose a model and a corpus, then Start.',

@@ -3,8 +3,22 @@
 // corpus (the default world or an uploaded JSONL file), the run settings with the paper's defaults and the
 // ablation switches, and Start / Pause / Resume / Stop / Save. Fields are generated from the self-play
 // config's option table, so they carry the same names and help as the command line.
-import { SETTINGS, PRESETS, parseOptionValue, validateConfig, type PresetName, type SelfPlayConfig } from '../../selfplay/config.ts';
-import type { CorpusReport, DownloadProgress, JobKind, ModelReport, ModelSource, RunPhase } from '../../worker/protocol.ts';
+import {
+  SETTINGS,
+  PRESETS,
+  parseOptionValue,
+  validateConfig,
+  type PresetName,
+  type SelfPlayConfig,
+} from '../../selfplay/config.ts';
+import type {
+  CorpusReport,
+  DownloadProgress,
+  JobKind,
+  ModelReport,
+  ModelSource,
+  RunPhase,
+} from '../../worker/protocol.ts';
 import { fmtBytes, fmtCount } from '../format.ts';
 import { cls, html, type Html } from '../html.ts';
 import { clearFieldErrors, showFieldErrors } from '../field-errors.ts';
@@ -29,7 +43,14 @@ export const MAIN_FIELDS: Key[] = [
   'tau',
   'policies',
 ];
-export const TINY_FIELDS: Key[] = ['tinyHidden', 'tinyLayers', 'tinyHeads', 'tinyKvHeads', 'tinyMaxPositions', 'tinyVocab'];
+export const TINY_FIELDS: Key[] = [
+  'tinyHidden',
+  'tinyLayers',
+  'tinyHeads',
+  'tinyKvHeads',
+  'tinyMaxPositions',
+  'tinyVocab',
+];
 export const CORPUS_FIELDS: Key[] = ['worldSeed', 'worldSize', 'retrievalTopK', 'evalPerHop', 'evalHops'];
 /** Set by the source pickers, or meaningless in a browser (file paths). */
 const HANDLED: Key[] = ['model', 'corpus', 'evalSet'];
@@ -88,7 +109,8 @@ export function renderField(key: Key, v: SelfPlayConfig[Key]): Html {
     input = html`<input type="checkbox" id="${id}" name="${key}" aria-describedby="${described}"${v ? html` checked` : ''}>`;
   } else if (k.t === 'enum') {
     input = html`<select id="${id}" name="${key}" aria-describedby="${described}">${k.values.map(
-      (o) => html`<option value="${o}"${o === v ? html` selected` : ''}>${o}${key === 'privileged' && PRIVILEGED_NOTE[o] ? ` — ${PRIVILEGED_NOTE[o]}` : ''}</option>`,
+      (o) =>
+        html`<option value="${o}"${o === v ? html` selected` : ''}>${o}${key === 'privileged' && PRIVILEGED_NOTE[o] ? ` — ${PRIVILEGED_NOTE[o]}` : ''}</option>`,
     )}</select>`;
   } else {
     const numeric = k.t === 'int' || k.t === 'number';
@@ -97,14 +119,18 @@ export function renderField(key: Key, v: SelfPlayConfig[Key]): Html {
   const extra =
     key === 'lambda'
       ? html`<span class="quick" role="group" aria-label="λ presets">${LAMBDA_PRESETS.map(
-          (p) => html`<button type="button" class="small lambda-preset" data-value="${p.value}" title="${p.note}">${p.label}</button>`,
+          (p) =>
+            html`<button type="button" class="small lambda-preset" data-value="${p.value}" title="${p.note}">${p.label}</button>`,
         )}</span>`
       : '';
   return html`<div class="${cls('field', k.t === 'bool' && 'check')}" data-key="${key}"><label for="${id}">${label}</label>${input}${extra}${help}</div>`;
 }
 
 /** Reads every setting from the form's fields; returns the config or the problems per field. */
-export function readSettings(values: (key: Key) => string | boolean | undefined, base: SelfPlayConfig): { config?: SelfPlayConfig; errors: Map<Key | '*', string> } {
+export function readSettings(
+  values: (key: Key) => string | boolean | undefined,
+  base: SelfPlayConfig,
+): { config?: SelfPlayConfig; errors: Map<Key | '*', string> } {
   const errors = new Map<Key | '*', string>();
   const c = { ...base } as Record<Key, unknown>;
   for (const key of Object.keys(SETTINGS) as Key[]) {
@@ -160,14 +186,19 @@ export function renderDownload(p: DownloadProgress | null): Html {
 
 export function renderCorpusStatus(r: CorpusReport | null): Html {
   if (!r) return html``;
-  if (!r.ok) return html`<div class="estimate bad"><strong>This corpus file has errors</strong><p><code>${r.error ?? ''}</code></p><p class="muted">Each line must be a JSON object with non-empty string fields "id", "title" and "text"; ids must be unique.</p></div>`;
+  if (!r.ok)
+    return html`<div class="estimate bad"><strong>This corpus file has errors</strong><p><code>${r.error ?? ''}</code></p><p class="muted">Each line must be a JSON object with non-empty string fields "id", "title" and "text"; ids must be unique.</p></div>`;
   return html`<p class="estimate good">${r.passages} passages${r.sample?.length ? html` · e.g. ${r.sample.join(' · ')}` : ''}</p>`;
 }
 
 export interface SetupActions {
   inspectModel(src: ModelSource, config: SelfPlayConfig): Promise<ModelReport>;
   checkCorpus(name: string, text: string): Promise<CorpusReport>;
-  start(config: SelfPlayConfig, model: ModelSource, corpus: { kind: 'world' } | { kind: 'jsonl'; name: string; text: string }): void;
+  start(
+    config: SelfPlayConfig,
+    model: ModelSource,
+    corpus: { kind: 'world' } | { kind: 'jsonl'; name: string; text: string },
+  ): void;
   pause(): void;
   resume(): void;
   stop(): void;
@@ -175,7 +206,10 @@ export interface SetupActions {
 }
 
 /** Which buttons are usable in each phase of a job (a pretraining only stops: it has no checkpoints to pause at). */
-export function controlState(phase: RunPhase, job: JobKind = 'selfplay'): Record<'start' | 'pause' | 'resume' | 'stop' | 'save', boolean> {
+export function controlState(
+  phase: RunPhase,
+  job: JobKind = 'selfplay',
+): Record<'start' | 'pause' | 'resume' | 'stop' | 'save', boolean> {
   const running = phase === 'running';
   const run = job === 'selfplay';
   return {
@@ -230,7 +264,9 @@ export class SetupPanel {
     root.innerHTML = html`<form class="setup" id="setup-form" novalidate>
   <fieldset class="quick-start">
     <legend>Run</legend>
-    <div class="field"><label for="preset">preset</label><select id="preset" class="preset" aria-describedby="preset-help">${(Object.keys(PRESETS) as PresetName[]).map(
+    <div class="field"><label for="preset">preset</label><select id="preset" class="preset" aria-describedby="preset-help">${(
+      Object.keys(PRESETS) as PresetName[]
+    ).map(
       (p) => html`<option value="${p}"${p === this.preset ? html` selected` : ''}>${p}</option>`,
     )}</select><small id="preset-help" class="help">smoke: one step of everything (seconds on a CPU driver) · demo: browser scale · paper: the paper’s values</small></div>
     <div class="start-row"><button type="submit" class="primary start-top">Start</button>
@@ -239,8 +275,12 @@ export class SetupPanel {
   </fieldset>
   <fieldset class="model-source">
     <legend>Model</legend>
-    ${embedded.length ? html`<div class="choice"><input type="radio" id="mk-embedded" name="model-kind" value="embedded" checked><label for="mk-embedded">embedded default</label>
-      <select class="embedded-name" aria-label="embedded model">${embedded.map((n) => html`<option>${n}</option>`)}</select></div>` : ''}
+    ${
+      embedded.length
+        ? html`<div class="choice"><input type="radio" id="mk-embedded" name="model-kind" value="embedded" checked><label for="mk-embedded">embedded default</label>
+      <select class="embedded-name" aria-label="embedded model">${embedded.map((n) => html`<option>${n}</option>`)}</select></div>`
+        : ''
+    }
     <div class="choice"><input type="radio" id="mk-tiny" name="model-kind" value="random-tiny"${embedded.length ? '' : html` checked`}><label for="mk-tiny">new random tiny model</label>
       <small class="help">a tiny Llama initialised from the seed, its tokenizer trained on the corpus</small></div>
     <div class="choice"><input type="radio" id="mk-files" name="model-kind" value="files"><label for="mk-files">model folder from disk</label>
@@ -308,7 +348,11 @@ export class SetupPanel {
     if (typeof history === 'undefined') return;
     const config = this.currentConfig();
     if (!config) return;
-    history.replaceState(history.state, '', `${location.pathname}?${settingsToQuery(this.preset, config)}${location.hash}`);
+    history.replaceState(
+      history.state,
+      '',
+      `${location.pathname}?${settingsToQuery(this.preset, config)}${location.hash}`,
+    );
   }
 
   private $<T extends Element = HTMLElement>(sel: string): T {
@@ -325,7 +369,9 @@ export class SetupPanel {
     c('.resume').addEventListener('click', () => this.actions.resume());
     c('.stop').addEventListener('click', () => this.actions.stop());
     c('.save').addEventListener('click', () => this.actions.save());
-    this.$<HTMLSelectElement>('.preset').addEventListener('change', (e) => this.applyPreset((e.target as HTMLSelectElement).value as PresetName));
+    this.$<HTMLSelectElement>('.preset').addEventListener('change', (e) =>
+      this.applyPreset((e.target as HTMLSelectElement).value as PresetName),
+    );
     for (const b of this.root.querySelectorAll<HTMLButtonElement>('.lambda-preset')) {
       b.addEventListener('click', () => {
         this.$<HTMLInputElement>('[name=lambda]').value = b.dataset.value!;
@@ -333,7 +379,8 @@ export class SetupPanel {
         this.toAddress();
       });
     }
-    for (const r of this.root.querySelectorAll<HTMLInputElement>('input[name=model-kind]')) r.addEventListener('change', () => this.onModelKind());
+    for (const r of this.root.querySelectorAll<HTMLInputElement>('input[name=model-kind]'))
+      r.addEventListener('change', () => this.onModelKind());
     this.$('.embedded-name')?.addEventListener('change', () => this.onModelKind());
     this.$<HTMLInputElement>('.model-folder').addEventListener('change', () => {
       this.check('files');
@@ -357,7 +404,8 @@ export class SetupPanel {
       clearTimeout(this.typing);
       this.typing = setTimeout(() => this.onModelKind(), 600);
     });
-    for (const r of this.root.querySelectorAll<HTMLInputElement>('input[name=corpus-kind]')) r.addEventListener('change', () => void this.onCorpus());
+    for (const r of this.root.querySelectorAll<HTMLInputElement>('input[name=corpus-kind]'))
+      r.addEventListener('change', () => void this.onCorpus());
     this.$<HTMLInputElement>('.corpus-file').addEventListener('change', () => {
       this.check('jsonl', 'corpus-kind');
       void this.onCorpus();
@@ -382,7 +430,11 @@ export class SetupPanel {
     if (kind === 'files') {
       const files = [...(this.$<HTMLInputElement>('.model-folder').files ?? [])];
       if (files.length === 0) {
-        return { ok: false, where: 'the model folder', error: 'Choose a model folder (config.json, model.safetensors, tokenizer.json, tokenizer_config.json).' };
+        return {
+          ok: false,
+          where: 'the model folder',
+          error: 'Choose a model folder (config.json, model.safetensors, tokenizer.json, tokenizer_config.json).',
+        };
       }
       return { kind: 'files', files };
     }
@@ -451,7 +503,8 @@ export class SetupPanel {
     const file = this.$<HTMLInputElement>('.corpus-file').files?.[0];
     if (!file) {
       this.corpusOk = false;
-      status.innerHTML = html`<p class="muted">Choose a JSONL file: one {"id", "title", "text"} object per line.</p>`.text;
+      status.innerHTML =
+        html`<p class="muted">Choose a JSONL file: one {"id", "title", "text"} object per line.</p>`.text;
       return;
     }
     const text = await file.text();
@@ -511,8 +564,14 @@ export class SetupPanel {
     const { config, errors } = this.read();
     if (!config) {
       // '*' is a problem of the whole form, shown beside the Start button.
-      const first = showFieldErrors(this.root, [...errors].filter(([key]) => key !== '*'));
-      this.formError(errors.get('*') ?? `Please fix ${errors.size} setting${errors.size === 1 ? '' : 's'}: ${[...errors.values()][0]}`);
+      const first = showFieldErrors(
+        this.root,
+        [...errors].filter(([key]) => key !== '*'),
+      );
+      this.formError(
+        errors.get('*') ??
+          `Please fix ${errors.size} setting${errors.size === 1 ? '' : 's'}: ${[...errors.values()][0]}`,
+      );
       first?.focus();
       return;
     }
@@ -529,7 +588,9 @@ export class SetupPanel {
       return;
     }
     if (model.kind === 'hub' && !model.id) {
-      this.formError('Enter a Hugging Face model id such as HuggingFaceTB/SmolLM2-135M-Instruct, or choose another model.');
+      this.formError(
+        'Enter a Hugging Face model id such as HuggingFaceTB/SmolLM2-135M-Instruct, or choose another model.',
+      );
       return;
     }
     this.model = model;
@@ -552,7 +613,8 @@ export class SetupPanel {
   setPhase(phase: RunPhase, job: JobKind = 'selfplay'): void {
     this.phase = phase;
     const s = controlState(phase, job);
-    for (const [k, on] of Object.entries(s)) this.controls.querySelector<HTMLButtonElement>(`.controls .${k}`)!.disabled = !on;
+    for (const [k, on] of Object.entries(s))
+      this.controls.querySelector<HTMLButtonElement>(`.controls .${k}`)!.disabled = !on;
     this.$<HTMLButtonElement>('.start-top').disabled = !s.start;
     // Settings are fixed while a run is active.
     const locked = !s.start;

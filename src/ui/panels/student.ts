@@ -137,7 +137,11 @@ export class StudentPanel {
     const groups = groupRollouts(rollouts);
     const keep = this.follow ? null : this.select.value;
     this.select.innerHTML = groups
-      .map((g) => html`<option value="${g.key}">${fmtIteration(g.iteration)} · ${fmtStep(g.step)} · ${g.hops}-hop · ${g.question.slice(0, 70)}</option>`.text)
+      .map(
+        (g) =>
+          html`<option value="${g.key}">${fmtIteration(g.iteration)} · ${fmtStep(g.step)} · ${g.hops}-hop · ${g.question.slice(0, 70)}</option>`
+            .text,
+      )
       .join('');
     if (keep !== null) this.select.value = keep;
     if (this.select.selectedIndex < 0) this.select.selectedIndex = 0;

@@ -24,7 +24,10 @@ describe('settings refused up front', () => {
 
   it('tinyParams counts what initWeights makes', () => {
     const c = makeConfig('smoke', { tinyHidden: 48, tinyLayers: 2, tinyHeads: 4, tinyKvHeads: 2, tinyVocab: 300 });
-    const w = initWeights(tinyConfig({ vocabSize: 300, hidden: 48, layers: 2, heads: 4, kvHeads: 2, maxPositions: 64 }), { seed: 1 });
+    const w = initWeights(
+      tinyConfig({ vocabSize: 300, hidden: 48, layers: 2, heads: 4, kvHeads: 2, maxPositions: 64 }),
+      { seed: 1 },
+    );
     expect(tinyParams(c)).toBe([...w.values()].reduce((n, t) => n + t.data.length, 0));
   });
 
@@ -32,7 +35,9 @@ describe('settings refused up front', () => {
     expect(() => makeConfig('smoke', { turnTokens: 2100 })).toThrow(
       /--turn-tokens: 2100 tokens per turn do not fit in the model's context of 2048 tokens \(--tiny-max-positions\)/,
     );
-    expect(() => checkContext({ turnTokens: 600 }, 512, 'max_position_embeddings in m/config.json')).toThrow(/context of 512 tokens \(max_position_embeddings in m\/config.json\)/);
+    expect(() => checkContext({ turnTokens: 600 }, 512, 'max_position_embeddings in m/config.json')).toThrow(
+      /context of 512 tokens \(max_position_embeddings in m\/config.json\)/,
+    );
     expect(() => checkContext({ turnTokens: 100 }, 512, 'x')).not.toThrow();
   });
 });
@@ -50,13 +55,17 @@ describe('file errors name the file and the cause', () => {
     expect(readdirSync(join(root, 'full', 'checkpoints'))).toEqual([]); // the temporary file is gone
     const f = new RunFolder(join(root, 'full'));
     symlinkSync('/dev/full', join(root, 'full', 'metrics.jsonl'));
-    expect(() => f.append('metrics', { step: 0 })).toThrow(`could not write ${join(root, 'full', 'metrics.jsonl')}: no space is left on the device`);
+    expect(() => f.append('metrics', { step: 0 })).toThrow(
+      `could not write ${join(root, 'full', 'metrics.jsonl')}: no space is left on the device`,
+    );
   });
 
   it('a path through a file (ENOTDIR)', async () => {
     writeFileSync(join(root, 'afile'), 'x');
     const s = new DirStorage(join(root, 'afile'));
-    await expect(s.put('checkpoints/a/state.json', new Uint8Array(1))).rejects.toThrow(/could not create .*afile\/checkpoints\/a: a part of the path is a file, not a folder \(ENOTDIR\)/);
+    await expect(s.put('checkpoints/a/state.json', new Uint8Array(1))).rejects.toThrow(
+      /could not create .*afile\/checkpoints\/a: a part of the path is a file, not a folder \(ENOTDIR\)/,
+    );
   });
 
   it("removes the temporary files of a killed writer, not its own process's", async () => {

@@ -7,7 +7,8 @@ import { parseConfig } from '../../../src/model/config.ts';
 import { PRESETS } from '../../../src/selfplay/config.ts';
 import { estimateRun } from '../../../src/worker/estimate.ts';
 
-const cfg = (name: string) => parseConfig(JSON.parse(readFileSync(new URL(`../../assets/configs/${name}.json`, import.meta.url), 'utf8')));
+const cfg = (name: string) =>
+  parseConfig(JSON.parse(readFileSync(new URL(`../../assets/configs/${name}.json`, import.meta.url), 'utf8')));
 const browser = { maxStorageBufferBindingSize: 128 * 2 ** 20, maxBufferSize: 256 * 2 ** 20 };
 const prompts = { student: 130, teacher: 900, examiner: 250 };
 
@@ -15,7 +16,9 @@ describe('npm run train memory check', () => {
   it('prints the total, every term and the prompt lengths', () => {
     const m = estimateRun(cfg('smollm2-135m'), { ...PRESETS.smoke, policies: 'lora' }, browser, prompts);
     const lines = estimateLines(m);
-    expect(lines[0]).toMatch(/^memory estimate: about [\d.]+ GiB .*prompts up to 130 tokens \(student\), 900 \(teacher\)/);
+    expect(lines[0]).toMatch(
+      /^memory estimate: about [\d.]+ GiB .*prompts up to 130 tokens \(student\), 900 \(teacher\)/,
+    );
     expect(lines.length).toBeGreaterThanOrEqual(1 + m.breakdown.length);
     expect(lines.join('\n')).toMatch(/student forward: 4 rollouts × 210 tokens/);
     expect(refusal(m)).toBeNull();

@@ -26,7 +26,10 @@ describe('checkOutFolder (npm run train --out)', () => {
     expect(checkOutFolder(join(root, 'nothing-here'), trainOutRule(false))).toBe('new');
     expect(readdirSync(root)).not.toContain('nothing-here');
     expect(checkOutFolder(folder('empty', {}), trainOutRule(false))).toBe('empty');
-    const run = folder('run', { 'config.json': JSON.stringify({ model: 'random-tiny', examinerSteps: 1, studentSteps: 1 }), 'metrics.jsonl': '' });
+    const run = folder('run', {
+      'config.json': JSON.stringify({ model: 'random-tiny', examinerSteps: 1, studentSteps: 1 }),
+      'metrics.jsonl': '',
+    });
     expect(checkOutFolder(run, trainOutRule(false))).toBe('own');
     expect(checkOutFolder(run, trainOutRule(true))).toBe('own');
     const cp = folder('cp', { 'checkpoints/latest.json': '{}' });
@@ -37,16 +40,22 @@ describe('checkOutFolder (npm run train --out)', () => {
     const model = join(root, 'model');
     cpSync('public/models/piplay-tiny', model, { recursive: true });
     expect(() => checkOutFolder(model, trainOutRule(false))).toThrow(
-      new RegExp(`--out: ${model} holds files that npm run train did not write \\(TRAINING.md, model.safetensors.*It is a model folder: give it as --model`),
+      new RegExp(
+        `--out: ${model} holds files that npm run train did not write \\(TRAINING.md, model.safetensors.*It is a model folder: give it as --model`,
+      ),
     );
     // config.json alone is a model's, not a run's: still refused.
-    const cfgOnly = folder('cfg-only', { 'config.json': JSON.stringify({ model_type: 'llama', architectures: ['LlamaForCausalLM'] }) });
+    const cfgOnly = folder('cfg-only', {
+      'config.json': JSON.stringify({ model_type: 'llama', architectures: ['LlamaForCausalLM'] }),
+    });
     expect(() => checkOutFolder(cfgOnly, trainOutRule(false))).toThrow(/did not write \(config.json\).*model folder/);
   });
 
   it("refuses a folder of the user's own files, and a file", () => {
     const mine = folder('mine', { 'notes.txt': 'x', 'metrics.jsonl': 'mine' });
-    expect(() => checkOutFolder(mine, trainOutRule(false))).toThrow(new RegExp(`${mine} holds files that npm run train did not write \\(notes.txt\\).*Choose another folder`));
+    expect(() => checkOutFolder(mine, trainOutRule(false))).toThrow(
+      new RegExp(`${mine} holds files that npm run train did not write \\(notes.txt\\).*Choose another folder`),
+    );
     const file = join(root, 'a-file');
     writeFileSync(file, 'x');
     expect(() => checkOutFolder(file, trainOutRule(false))).toThrow(/is a file, not a folder/);
@@ -54,9 +63,13 @@ describe('checkOutFolder (npm run train --out)', () => {
 
   it('--resume needs a folder that is there and holds something', () => {
     const missing = join(root, 'missing');
-    expect(() => checkOutFolder(missing, trainOutRule(true))).toThrow(new RegExp(`--resume: ${missing} does not exist`));
+    expect(() => checkOutFolder(missing, trainOutRule(true))).toThrow(
+      new RegExp(`--resume: ${missing} does not exist`),
+    );
     expect(readdirSync(root)).not.toContain('missing');
-    expect(() => checkOutFolder(folder('empty2', {}), trainOutRule(true))).toThrow(/is empty, so there is nothing to resume/);
+    expect(() => checkOutFolder(folder('empty2', {}), trainOutRule(true))).toThrow(
+      /is empty, so there is nothing to resume/,
+    );
   });
 });
 
@@ -64,7 +77,13 @@ describe('checkOutFolder (npm run pretrain --out, --world-out)', () => {
   it("takes the embedded model (pretrain made it) and the default world's folder; refuses another model", () => {
     expect(checkOutFolder('public/models/piplay-tiny', PRETRAIN_OUT_RULE)).toBe('own');
     expect(checkOutFolder('public/worlds/default', WORLD_OUT_RULE)).toBe('own');
-    const hf = folder('hf', { 'config.json': JSON.stringify({ model_type: 'llama' }), 'model.safetensors': '', 'TRAINING.md': '# notes' });
-    expect(() => checkOutFolder(hf, PRETRAIN_OUT_RULE)).toThrow(/npm run pretrain did not write \(TRAINING.md, config.json, model.safetensors\).*It is a model folder/);
+    const hf = folder('hf', {
+      'config.json': JSON.stringify({ model_type: 'llama' }),
+      'model.safetensors': '',
+      'TRAINING.md': '# notes',
+    });
+    expect(() => checkOutFolder(hf, PRETRAIN_OUT_RULE)).toThrow(
+      /npm run pretrain did not write \(TRAINING.md, config.json, model.safetensors\).*It is a model folder/,
+    );
   });
 });

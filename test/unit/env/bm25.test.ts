@@ -4,7 +4,14 @@ import { generateWorld } from '../../../src/env/world.ts';
 
 describe('tokenize', () => {
   it('lowercases, splits on non-alphanumerics, drops stopwords when asked', () => {
-    expect(tokenize("The Book of Tarvel's 2nd-edition, 1821!")).toEqual(['book', 'tarvel', 's', '2nd', 'edition', '1821']);
+    expect(tokenize("The Book of Tarvel's 2nd-edition, 1821!")).toEqual([
+      'book',
+      'tarvel',
+      's',
+      '2nd',
+      'edition',
+      '1821',
+    ]);
     expect(tokenize('The Book of X', false)).toEqual(['the', 'book', 'of', 'x']);
     expect(tokenize('Ærøskøbing Straße')).toEqual(['ærøskøbing', 'straße']);
     expect(tokenize('  ,,  ')).toEqual([]);
@@ -59,7 +66,10 @@ describe('BM25', () => {
   });
 
   it('ranks the exact-title passage first for every entity name of a generated world', () => {
-    for (const [seed, size] of [[11, 120], [12, 400]] as const) {
+    for (const [seed, size] of [
+      [11, 120],
+      [12, 400],
+    ] as const) {
       const world = generateWorld({ seed, size });
       const index = new Bm25Index(world.passages);
       const misses = world.entities.filter((e) => index.search(e.name, 3)[0]?.passage.id !== e.id).map((e) => e.name);

@@ -29,7 +29,10 @@ describe('corpus JSONL', () => {
   });
 
   it('accepts CRLF line ends and a BOM', () => {
-    const ps = parseCorpusJsonl('\ufeff{"id":"a","title":"A","text":"x"}\r\n{"id":"b","title":"B","text":"y"}\r\n', 'crlf');
+    const ps = parseCorpusJsonl(
+      '\ufeff{"id":"a","title":"A","text":"x"}\r\n{"id":"b","title":"B","text":"y"}\r\n',
+      'crlf',
+    );
     expect(ps.map((p) => p.id)).toEqual(['a', 'b']);
   });
 
@@ -66,7 +69,8 @@ describe('corpus JSONL', () => {
   });
 
   it('rejects a duplicate id, naming both lines', () => {
-    const text = '{"id":"a","title":"A","text":"x"}\n{"id":"b","title":"B","text":"y"}\n\n{"id":"a","title":"C","text":"z"}';
+    const text =
+      '{"id":"a","title":"A","text":"x"}\n{"id":"b","title":"B","text":"y"}\n\n{"id":"a","title":"C","text":"z"}';
     const e = errorOf(() => parseCorpusJsonl(text, 'dup.jsonl'));
     expect(e.line).toBe(4);
     expect(e.message).toBe('dup.jsonl:4: duplicate id "a" (first on line 1)');

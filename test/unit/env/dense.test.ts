@@ -10,7 +10,11 @@ function bagOfWords(seen: string[] = []): Embedder {
     texts.map((t) => {
       seen.push(t);
       const v = new Float32Array(64);
-      for (const w of t.replace(/^(query|passage): /, '').toLowerCase().split(/\W+/).filter(Boolean)) {
+      for (const w of t
+        .replace(/^(query|passage): /, '')
+        .toLowerCase()
+        .split(/\W+/)
+        .filter(Boolean)) {
         let h = 2166136261;
         for (const ch of w) h = Math.imul(h ^ ch.charCodeAt(0), 16777619);
         v[(h >>> 0) % 64]! += 1;

@@ -21,7 +21,10 @@ const qcp: Qcp = {
   source: { title: 'Beyond Thefyn', text: 'Beyond Thefyn is a poetry collection by Noraexel Moufeirani.' },
   hops: 3,
   searches: [
-    { query: 'Noraexel Moufeirani', information: 'Doc 1 (Title: Noraexel Moufeirani) Noraexel Moufeirani was a poet born in Poupol.' },
+    {
+      query: 'Noraexel Moufeirani',
+      information: 'Doc 1 (Title: Noraexel Moufeirani) Noraexel Moufeirani was a poet born in Poupol.',
+    },
     { query: 'Poupol', information: 'Doc 1 (Title: Poupol) Poupol is a city located in Soudrovia.' },
   ],
   question: 'Which country contains the birthplace of the author of Beyond Thefyn?',
@@ -33,7 +36,8 @@ describe('student prompt', () => {
   it('holds the tool instructions and the question', () => {
     const p = studentPrompt({ question });
     expect(p).toBe(`${STUDENT_INSTRUCTIONS}\nQuestion: ${question}\n`);
-    for (const tag of ['<think>', '<search>', '</search>', '<information>', '<answer>', '</answer>']) expect(p).toContain(tag);
+    for (const tag of ['<think>', '<search>', '</search>', '<information>', '<answer>', '</answer>'])
+      expect(p).toContain(tag);
   });
 });
 
@@ -59,12 +63,13 @@ describe('teacher prompt', () => {
     expect(b).toContain(`Question: ${question}\nAnswer: Soudrovia\n`);
   });
 
-  it('partial QCP removes a seeded half of the path\'s words and keeps question and answer', () => {
+  it("partial QCP removes a seeded half of the path's words and keeps question and answer", () => {
     const words = (t: string) => t.split(/\s+/).filter(Boolean).length;
     const content = (p: { source: { text: string } | null; searches: { information: string }[] }) =>
       (p.source ? words(p.source.text) : 0) + p.searches.reduce((n, s) => n + words(s.information), 0);
     const full = content(qcp);
-    for (let seed = 0; seed < 10; seed++) expect(content(partialQcp(qcp, { seed }))).toBe(full - Math.round(0.5 * full));
+    for (let seed = 0; seed < 10; seed++)
+      expect(content(partialQcp(qcp, { seed }))).toBe(full - Math.round(0.5 * full));
     // A 1-hop path keeps the first half of its source passage.
     const one = { ...qcp, hops: 1, searches: [] };
     expect(partialQcp(one, { seed: 3 }).source!.text).toBe('Beyond Thefyn is a'); // 9 words, round(4.5) = 5 removed
@@ -79,7 +84,10 @@ describe('teacher prompt', () => {
       expect(v.split('<information>').length).toBe(v.split('</information>').length);
       expect(v.split('Search ').length).toBe(v.split('<information>').length);
     }
-    expect(partialQcp(qcp, { seed: 1, dropFraction: 0 })).toEqual({ source: qcp.source, searches: qcp.searches.map((x, j) => ({ number: j + 1, ...x })) });
+    expect(partialQcp(qcp, { seed: 1, dropFraction: 0 })).toEqual({
+      source: qcp.source,
+      searches: qcp.searches.map((x, j) => ({ number: j + 1, ...x })),
+    });
     expect(partialQcp(qcp, { seed: 1, dropFraction: 1 })).toEqual({ source: null, searches: [] });
     expect(() => privilegedBlock(qcp, 'partial')).toThrow(/seed/);
   });
@@ -102,9 +110,15 @@ describe('teacher prompt', () => {
       '<think>b</think><search>Poupol</search><information>R2</information>' +
       '<think>c</think><question>Q?</question><answer>Soudrovia</answer>';
     // The empty search got no reply; the QCP pairs queries and replies as the rollout recorded them.
-    const searches = [{ query: 'Noraexel Moufeirani', information: 'R1' }, { query: 'Poupol', information: 'R2' }];
+    const searches = [
+      { query: 'Noraexel Moufeirani', information: 'R1' },
+      { query: 'Poupol', information: 'R2' },
+    ];
     const q = qcpFromExaminer(qcp.source, 3, parseExaminerOutput(t), searches);
-    expect(q.searches).toEqual([{ query: 'Noraexel Moufeirani', information: 'R1' }, { query: 'Poupol', information: 'R2' }]);
+    expect(q.searches).toEqual([
+      { query: 'Noraexel Moufeirani', information: 'R1' },
+      { query: 'Poupol', information: 'R2' },
+    ]);
     expect(q.question).toBe('Q?');
     expect(q.answer).toBe('Soudrovia');
   });
@@ -134,7 +148,10 @@ describe('partial QCP on world questions', () => {
   // tokenizer: about half for every hop count, and partial differs from full on every question.
   it('keeps about half of the content tokens for every hop count', async () => {
     const dir = new URL('../../../public/models/piplay-tiny/', import.meta.url);
-    const tok = await tokenizerFromJson(JSON.parse(readFileSync(new URL('tokenizer.json', dir), 'utf8')), JSON.parse(readFileSync(new URL('tokenizer_config.json', dir), 'utf8')));
+    const tok = await tokenizerFromJson(
+      JSON.parse(readFileSync(new URL('tokenizer.json', dir), 'utf8')),
+      JSON.parse(readFileSync(new URL('tokenizer_config.json', dir), 'utf8')),
+    );
     const world = generateWorld({ seed: 'partial-test', size: 60 });
     const ix = new WorldIndex(world);
     const bm25 = new Bm25Index(world.passages);
@@ -161,7 +178,10 @@ describe('partial QCP on world questions', () => {
     }
     const avg = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
     const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
-    const table = Object.entries(shares).map(([h, xs]) => `${h} hops: ${xs.length} questions, ${pct(avg(xs))} of content tokens, ${pct(avg(blocks[+h]!))} of the block`);
+    const table = Object.entries(shares).map(
+      ([h, xs]) =>
+        `${h} hops: ${xs.length} questions, ${pct(avg(xs))} of content tokens, ${pct(avg(blocks[+h]!))} of the block`,
+    );
     console.log(`partial QCP, share of privileged content tokens kept:\n  ${table.join('\n  ')}`);
     for (const [h, xs] of Object.entries(shares)) {
       expect(xs.length, `${h} hops`).toBeGreaterThan(5);

@@ -5,7 +5,9 @@ import { Environment } from '../../../src/selfplay/environment.ts';
 
 describe('Rng (mulberry32)', () => {
   it('is deterministic per seed, numeric or string', () => {
-    const a = new Rng(42), b = new Rng(42), c = new Rng(43);
+    const a = new Rng(42),
+      b = new Rng(42),
+      c = new Rng(43);
     const xs = Array.from({ length: 5 }, () => a.next());
     expect(Array.from({ length: 5 }, () => b.next())).toEqual(xs);
     expect(Array.from({ length: 5 }, () => c.next())).not.toEqual(xs);
@@ -46,7 +48,8 @@ describe('Rng (mulberry32)', () => {
   });
 
   it('fork depends on the seed and label only, not on draws made before', () => {
-    const a = new Rng(9), b = new Rng(9);
+    const a = new Rng(9),
+      b = new Rng(9);
     for (let i = 0; i < 10; i++) b.next();
     expect(a.fork('x').next()).toBe(b.fork('x').next());
     expect(a.fork('x').next()).not.toBe(a.fork('y').next());
@@ -58,14 +61,20 @@ describe('Rng (mulberry32)', () => {
     const env = Environment.fromWorld(makeConfig('smoke'));
     const r = new Rng('hops');
     const draws = 40_000;
-    for (const weights of [[4, 3, 2, 1], [1, 0, 3], [3, 1]]) {
+    for (const weights of [
+      [4, 3, 2, 1],
+      [1, 0, 3],
+      [3, 1],
+    ]) {
       const counts = weights.map(() => 0);
       for (let i = 0; i < draws; i++) counts[env.sampleHops(r, weights) - 1]!++;
       const total = weights.reduce((a, b) => a + b, 0);
       weights.forEach((w, i) => {
         const p = w / total;
         // Five standard errors of a binomial share (0 exactly for a zero weight).
-        expect(Math.abs(counts[i]! / draws - p), `weights ${weights}, hop ${i + 1}`).toBeLessThanOrEqual(5 * Math.sqrt((p * (1 - p)) / draws));
+        expect(Math.abs(counts[i]! / draws - p), `weights ${weights}, hop ${i + 1}`).toBeLessThanOrEqual(
+          5 * Math.sqrt((p * (1 - p)) / draws),
+        );
       });
     }
   });

@@ -20,7 +20,9 @@ describe('formatInformation', () => {
       { title: 'Poupol', text: 'Poupol is a city.' },
       { title: 'Soudrovia', text: 'Soudrovia is a country.' },
     ]);
-    expect(block).toBe('<information>Doc 1 (Title: Poupol) Poupol is a city.\nDoc 2 (Title: Soudrovia) Soudrovia is a country.</information>');
+    expect(block).toBe(
+      '<information>Doc 1 (Title: Poupol) Poupol is a city.\nDoc 2 (Title: Soudrovia) Soudrovia is a country.</information>',
+    );
   });
 
   it('collapses white space inside passages so "\\n" only separates documents', () => {
@@ -58,7 +60,9 @@ describe('parseStudentTurn', () => {
 describe('lastAnswer', () => {
   it('takes the last complete answer outside tool replies', () => {
     expect(lastAnswer('<answer>a</answer> more <answer> b </answer>')).toBe('b');
-    expect(lastAnswer('<search>q</search><information>Doc 1 (Title: T) <answer>leak</answer></information>')).toBeNull();
+    expect(
+      lastAnswer('<search>q</search><information>Doc 1 (Title: T) <answer>leak</answer></information>'),
+    ).toBeNull();
     expect(lastAnswer('<answer>a</answer><information><answer>leak</answer></information>')).toBe('a');
     expect(lastAnswer('no tags <answer>unclosed')).toBeNull();
     expect(lastAnswer('<answer></answer>')).toBe('');
@@ -96,12 +100,17 @@ describe('parseExaminerOutput', () => {
     expect(countValidSearches(out.searches)).toBe(1);
     expect(out.turns).toEqual([{ thinks: true }, { thinks: false }, { thinks: true }]);
     expect(countThinkingTurns(out.turns)).toBe(2);
-    expect(out.informations).toEqual(['Doc 1 (Title: Poupol) Poupol is a city in Soudrovia. <question>junk</question>', 'No results.']);
+    expect(out.informations).toEqual([
+      'Doc 1 (Title: Poupol) Poupol is a city in Soudrovia. <question>junk</question>',
+      'No results.',
+    ]);
   });
 
   it('is tolerant of missing and repeated parts', () => {
     expect(parseExaminerOutput('')).toEqual({ question: '', answer: '', searches: [], turns: [], informations: [] });
-    const out = parseExaminerOutput('<question>first</question><question> second </question><answer>x</answer><answer> y </answer><question>unclosed');
+    const out = parseExaminerOutput(
+      '<question>first</question><question> second </question><answer>x</answer><answer> y </answer><question>unclosed',
+    );
     expect(out.question).toBe('second');
     expect(out.answer).toBe('y');
     expect(out.turns).toEqual([{ thinks: false }]);

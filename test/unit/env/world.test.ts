@@ -94,7 +94,11 @@ function checkQuestion(q: WorldQuestion): void {
     expect(passage.text).toContain(valueText(ix, step.to));
   });
   // unique answer: the relations alone admit exactly one value, which is the gold answer
-  const answers = answersOfChain(ix, start, q.path.map((s) => s.step));
+  const answers = answersOfChain(
+    ix,
+    start,
+    q.path.map((s) => s.step),
+  );
   expect(answers).toEqual([q.path[q.hops - 1]!.to]);
   expect(q.answers).toEqual([valueText(ix, answers[0]!)]);
   // the question names the (unique) start entity and no intermediate one, and not the answer
@@ -157,15 +161,23 @@ describe('questions', () => {
     const text = evalSetToJsonl(evalSet);
     expect(text.split('\n').filter(Boolean)).toHaveLength(evalSet.length);
     expect(parseEvalSetJsonl(text, 'eval.jsonl')).toEqual(evalSet);
-    expect(parseEvalSetJsonl('{"question":"Q?","answers":["A"],"hops":2}', 'x')).toEqual([{ question: 'Q?', answers: ['A'], hops: 2, path: [] }]);
+    expect(parseEvalSetJsonl('{"question":"Q?","answers":["A"],"hops":2}', 'x')).toEqual([
+      { question: 'Q?', answers: ['A'], hops: 2, path: [] },
+    ]);
   });
 
   it.each([
     ['{"answers":["A"],"hops":1}', /missing field "question"/],
     ['{"question":"Q","answers":[],"hops":1}', /"answers" must be a non-empty array/],
     ['{"question":"Q","answers":["A"],"hops":0}', /"hops" must be an integer >= 1/],
-    ['{"question":"Q","answers":["A"],"hops":1,"path":[{"step":"nope","from":"a","passage":"a","to":"b"}]}', /path\[0\]: unknown step/],
-    ['{"question":"Q","answers":["A"],"hops":2,"path":[{"step":"founder","from":"a","passage":"a","to":"b"}]}', /"path" has 1 steps but "hops" is 2/],
+    [
+      '{"question":"Q","answers":["A"],"hops":1,"path":[{"step":"nope","from":"a","passage":"a","to":"b"}]}',
+      /path\[0\]: unknown step/,
+    ],
+    [
+      '{"question":"Q","answers":["A"],"hops":2,"path":[{"step":"founder","from":"a","passage":"a","to":"b"}]}',
+      /"path" has 1 steps but "hops" is 2/,
+    ],
   ])('rejects %s with its line number', (line, pattern) => {
     try {
       parseEvalSetJsonl(`{"question":"Q","answers":["A"],"hops":1}\n\n${line}\n`, 'eval.jsonl');
@@ -180,7 +192,9 @@ describe('questions', () => {
 
 describe('auditQuestion: reading a question back into the world', () => {
   const rng = new Rng('audit');
-  const qs = [1, 2, 3, 4].flatMap((h) => Array.from({ length: 25 }, () => generateQuestion(ix, rng, h)).filter((q): q is WorldQuestion => q !== null));
+  const qs = [1, 2, 3, 4].flatMap((h) =>
+    Array.from({ length: 25 }, () => generateQuestion(ix, rng, h)).filter((q): q is WorldQuestion => q !== null),
+  );
   const person = world.entities.find((e) => e.type === 'person')!;
   const city = world.entities.find((e) => e.type === 'city')!;
 
@@ -191,7 +205,10 @@ describe('auditQuestion: reading a question back into the world', () => {
       expect(a.verdict, q.question).toBe('right');
       expect(a.reading).toEqual({ start: q.path[0]!.from, steps: q.path.map((p) => p.step) });
       // Case and spacing are not held against it; the answer is compared as EM compares.
-      expect(auditQuestion(ix, `  ${q.question.toLowerCase().replace(/ /g, '  ')}`, ` ${q.answers[0]!.toUpperCase()}.`).verdict).toBe('right');
+      expect(
+        auditQuestion(ix, `  ${q.question.toLowerCase().replace(/ /g, '  ')}`, ` ${q.answers[0]!.toUpperCase()}.`)
+          .verdict,
+      ).toBe('right');
       expect(auditQuestion(ix, q.question.replace(/\?$/, ' ?'), q.answers[0]!).verdict).toBe('right');
       expect(auditQuestion(ix, q.question.replace(/\?$/, ''), q.answers[0]!).verdict).toBe('right');
     }
@@ -207,12 +224,19 @@ describe('auditQuestion: reading a question back into the world', () => {
     expect(auditQuestion(ix, `Who founded ${city.name}?`, 'x').verdict).toBe('unreadable');
     // Readable, but the person joined no organisation (or: several people were born in the city).
     const loner = world.entities.find((e) => e.type === 'person' && ix.objects(e.id, 'member_of').length === 0);
-    if (loner) expect(auditQuestion(ix, `Which organisation was joined by ${loner.name}?`, 'x')).toMatchObject({ verdict: 'unanswerable', answers: [] });
+    if (loner)
+      expect(auditQuestion(ix, `Which organisation was joined by ${loner.name}?`, 'x')).toMatchObject({
+        verdict: 'unanswerable',
+        answers: [],
+      });
     expect(auditQuestion(ix, `In what year was ${person.name} born?`, String(person.year)).verdict).toBe('right');
-    expect(readQuestion(ix, `What is the capital of the country containing ${city.name}?`)).toEqual([{ start: city.id, steps: ['country_of', 'capital'] }]);
+    expect(readQuestion(ix, `What is the capital of the country containing ${city.name}?`)).toEqual([
+      { start: city.id, steps: ['country_of', 'capital'] },
+    ]);
   });
 
   it('reads the held-out set as right', () => {
-    for (const q of makeEvalSet(world, { perHop: 10 })) expect(auditQuestion(ix, q.question, q.answers[0]!).verdict).toBe('right');
+    for (const q of makeEvalSet(world, { perHop: 10 }))
+      expect(auditQuestion(ix, q.question, q.answers[0]!).verdict).toBe('right');
   });
 });

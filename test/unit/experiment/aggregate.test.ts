@@ -1,14 +1,37 @@
 // Aggregation over seeds on hand-built runs: mean and sample standard deviation per arm, per hop, per
 // iteration, searches and redundancy, the drift (runs without questions left out), and the claims.
 import { describe, expect, it } from 'vitest';
-import { aggregate, claims, greater, hopsOf, multiHopEm, signalOf, similar, stat, type SeedResult } from '../../../src/experiment/aggregate.ts';
+import {
+  aggregate,
+  claims,
+  greater,
+  hopsOf,
+  multiHopEm,
+  signalOf,
+  similar,
+  stat,
+  type SeedResult,
+} from '../../../src/experiment/aggregate.ts';
 import type { EvalMetrics, StepMetrics } from '../../../src/selfplay/events.ts';
 
 function ev(iteration: number, h1: number, h2: number, searches = 1, redundancy = 0): EvalMetrics {
-  return { iteration, em: (h1 + h2) / 2, emByHop: { '1': h1, '2': h2 }, searchesPerRollout: searches, redundancy, n: 20 };
+  return {
+    iteration,
+    em: (h1 + h2) / 2,
+    emByHop: { '1': h1, '2': h2 },
+    searchesPerRollout: searches,
+    redundancy,
+    n: 20,
+  };
 }
 
-function run(arm: string, seed: number, evals: EvalMetrics[], drift: [number, number][] = [], trained = true): SeedResult {
+function run(
+  arm: string,
+  seed: number,
+  evals: EvalMetrics[],
+  drift: [number, number][] = [],
+  trained = true,
+): SeedResult {
   return {
     arm,
     seed,
@@ -16,8 +39,25 @@ function run(arm: string, seed: number, evals: EvalMetrics[], drift: [number, nu
     iterations: 2,
     evals,
     drift: drift.map(([n, em], iteration) => ({ iteration, n, em, emByHop: {} })),
-    generation: trained ? [0, 1].map((iteration) => ({ iteration, questions: 8, validShare: 0.5 + 0.1 * seed, fallbackShare: 0.25 * iteration })) : [],
-    ...(trained ? { signal: [0, 1].map((iteration) => ({ iteration, rightShare: 0.5, solvableShare: 0.1 * seed, studentReward: 0.2 * iteration, distill: arm === 'drzero' ? 0 : 0.3 })) } : {}),
+    generation: trained
+      ? [0, 1].map((iteration) => ({
+          iteration,
+          questions: 8,
+          validShare: 0.5 + 0.1 * seed,
+          fallbackShare: 0.25 * iteration,
+        }))
+      : [],
+    ...(trained
+      ? {
+          signal: [0, 1].map((iteration) => ({
+            iteration,
+            rightShare: 0.5,
+            solvableShare: 0.1 * seed,
+            studentReward: 0.2 * iteration,
+            distill: arm === 'drzero' ? 0 : 0.3,
+          })),
+        }
+      : {}),
     seconds: 10 * seed,
   };
 }
@@ -25,11 +65,51 @@ function run(arm: string, seed: number, evals: EvalMetrics[], drift: [number, nu
 const results: SeedResult[] = [
   run('base', 1, [ev(-1, 0.2, 0.0)], [], false),
   run('base', 2, [ev(-1, 0.2, 0.0)], [], false),
-  run('drzero', 1, [ev(0, 0.2, 0.0, 2, 0.5), ev(1, 0.3, 0.1, 2, 0.5)], [[10, 0.4], [10, 0.3]]),
-  run('drzero', 2, [ev(0, 0.3, 0.1, 3, 0.25), ev(1, 0.4, 0.1, 3, 0.25)], [[0, 0], [8, 0.25]]),
-  run('piplay', 1, [ev(0, 0.4, 0.2, 1, 0), ev(1, 0.6, 0.4, 1, 0)], [[10, 0.5], [10, 0.2]]),
-  run('piplay', 2, [ev(0, 0.4, 0.2, 1, 0), ev(1, 0.5, 0.3, 2, 0.1)], [[10, 0.3], [10, 0.2]]),
-  run('piplay', 3, [ev(0, 0.5, 0.2, 1, 0), ev(1, 0.7, 0.5, 1, 0.2)], [[10, 0.4], [10, 0.2]]),
+  run(
+    'drzero',
+    1,
+    [ev(0, 0.2, 0.0, 2, 0.5), ev(1, 0.3, 0.1, 2, 0.5)],
+    [
+      [10, 0.4],
+      [10, 0.3],
+    ],
+  ),
+  run(
+    'drzero',
+    2,
+    [ev(0, 0.3, 0.1, 3, 0.25), ev(1, 0.4, 0.1, 3, 0.25)],
+    [
+      [0, 0],
+      [8, 0.25],
+    ],
+  ),
+  run(
+    'piplay',
+    1,
+    [ev(0, 0.4, 0.2, 1, 0), ev(1, 0.6, 0.4, 1, 0)],
+    [
+      [10, 0.5],
+      [10, 0.2],
+    ],
+  ),
+  run(
+    'piplay',
+    2,
+    [ev(0, 0.4, 0.2, 1, 0), ev(1, 0.5, 0.3, 2, 0.1)],
+    [
+      [10, 0.3],
+      [10, 0.2],
+    ],
+  ),
+  run(
+    'piplay',
+    3,
+    [ev(0, 0.5, 0.2, 1, 0), ev(1, 0.7, 0.5, 1, 0.2)],
+    [
+      [10, 0.4],
+      [10, 0.2],
+    ],
+  ),
 ];
 
 describe('experiment aggregation', () => {
@@ -100,7 +180,8 @@ describe('experiment aggregation', () => {
   });
 
   it("signalOf: the examiner steps' solvable share and the student steps' reward and D, per iteration", () => {
-    const m = (stage: string, iteration: number, x: Record<string, number>): StepMetrics => ({ stage, iteration, step: 0, ...x }) as StepMetrics;
+    const m = (stage: string, iteration: number, x: Record<string, number>): StepMetrics =>
+      ({ stage, iteration, step: 0, ...x }) as StepMetrics;
     const metrics = [
       m('examiner', 0, { solvable_share: 0.5, right_share: 0.1 }),
       m('examiner', 0, { solvable_share: 0.25, right_share: 0.3 }),
@@ -150,9 +231,15 @@ describe('experiment aggregation', () => {
   it('claims: from the arms present', () => {
     const cs = claims(aggregate(results, ['base', 'drzero', 'piplay'], 2));
     const c = (start: string) => cs.find((x) => x.claim.startsWith(start))!;
-    expect(c('π-Play > Dr. Zero at equal steps')).toMatchObject({ numbers: 'π-Play 50.0% vs Dr. Zero 22.5%', verdict: 'holds' });
+    expect(c('π-Play > Dr. Zero at equal steps')).toMatchObject({
+      numbers: 'π-Play 50.0% vs Dr. Zero 22.5%',
+      verdict: 'holds',
+    });
     expect(c('π-Play > Dr. Zero on multi-hop').verdict).toBe('holds');
-    expect(c("the π-Play examiner's questions get harder")).toMatchObject({ numbers: 'iteration 1 40.0% vs iteration 2 20.0%', verdict: 'holds' });
+    expect(c("the π-Play examiner's questions get harder")).toMatchObject({
+      numbers: 'iteration 1 40.0% vs iteration 2 20.0%',
+      verdict: 'holds',
+    });
     // Searches: Dr. Zero 2, 3 (mean 2.5, std 0.71) vs π-Play 1, 2, 1 (mean 1.33): a difference of 1.17.
     expect(c('π-Play searches less')).toMatchObject({ numbers: 'π-Play 1.33 vs Dr. Zero 2.50', verdict: 'holds' });
     // Redundancy: Dr. Zero 0.5, 0.25 (std 0.18) vs π-Play 0, 0.1, 0.2: a difference of 0.275.

@@ -2,7 +2,14 @@
 // per-iteration, drift and training-set tables, the claims, and cells that keep the table intact.
 import { describe, expect, it } from 'vitest';
 import { aggregate, type SeedResult } from '../../../src/experiment/aggregate.ts';
-import { formatNum, formatPct, probeTable, renderResults, table, type ResultsMeta } from '../../../src/experiment/markdown.ts';
+import {
+  formatNum,
+  formatPct,
+  probeTable,
+  renderResults,
+  table,
+  type ResultsMeta,
+} from '../../../src/experiment/markdown.ts';
 import type { EvalMetrics } from '../../../src/selfplay/events.ts';
 import type { ProbeResult, ProbeRow } from '../../../src/selfplay/probe.ts';
 import { markdownTable } from '../../helpers/markdown-table.ts';
@@ -10,7 +17,14 @@ import { markdownTable } from '../../helpers/markdown-table.ts';
 function ev(iteration: number, byHop: number[], searches = 1, redundancy = 0): EvalMetrics {
   const emByHop: Record<string, number> = {};
   byHop.forEach((v, i) => (emByHop[String(i + 1)] = v));
-  return { iteration, em: byHop.reduce((a, b) => a + b, 0) / byHop.length, emByHop, searchesPerRollout: searches, redundancy, n: 40 };
+  return {
+    iteration,
+    em: byHop.reduce((a, b) => a + b, 0) / byHop.length,
+    emByHop,
+    searchesPerRollout: searches,
+    redundancy,
+    n: 40,
+  };
 }
 
 function res(arm: string, seed: number, evals: EvalMetrics[], drift: [number, number][] = []): SeedResult {
@@ -22,8 +36,23 @@ function res(arm: string, seed: number, evals: EvalMetrics[], drift: [number, nu
     iterations: 2,
     evals,
     drift: drift.map(([n, em], iteration) => ({ iteration, n, em, emByHop: {} })),
-    generation: trained ? [{ iteration: 0, questions: 8, validShare: 0.25, fallbackShare: 0.75 }, { iteration: 1, questions: 8, validShare: 0.5, fallbackShare: 0.5 }] : [],
-    ...(trained ? { signal: [0, 1].map((iteration) => ({ iteration, ...(arm === 'drzero' ? {} : { rightShare: 0.5, learnableShare: 0.25 }), solvableShare: 0.125 * seed, studentReward: 0.5 * iteration, distill: arm === 'drzero' ? 0 : 0.25 })) } : {}),
+    generation: trained
+      ? [
+          { iteration: 0, questions: 8, validShare: 0.25, fallbackShare: 0.75 },
+          { iteration: 1, questions: 8, validShare: 0.5, fallbackShare: 0.5 },
+        ]
+      : [],
+    ...(trained
+      ? {
+          signal: [0, 1].map((iteration) => ({
+            iteration,
+            ...(arm === 'drzero' ? {} : { rightShare: 0.5, learnableShare: 0.25 }),
+            solvableShare: 0.125 * seed,
+            studentReward: 0.5 * iteration,
+            distill: arm === 'drzero' ? 0 : 0.25,
+          })),
+        }
+      : {}),
     seconds: 60,
   };
 }
@@ -31,10 +60,42 @@ function res(arm: string, seed: number, evals: EvalMetrics[], drift: [number, nu
 const results: SeedResult[] = [
   res('base', 1, [ev(-1, [0.1, 0, 0, 0])]),
   res('base', 2, [ev(-1, [0.1, 0, 0, 0])]),
-  res('drzero', 1, [ev(0, [0.2, 0, 0, 0]), ev(1, [0.3, 0.1, 0, 0], 1.5, 0.2)], [[6, 0.5], [4, 0.25]]),
-  res('drzero', 2, [ev(0, [0.2, 0.1, 0, 0]), ev(1, [0.5, 0.1, 0.1, 0], 2.5, 0.4)], [[6, 0.5], [0, 0]]),
-  res('piplay', 1, [ev(0, [0.3, 0.1, 0, 0]), ev(1, [0.6, 0.3, 0.1, 0], 1, 0)], [[8, 0.625], [8, 0.375]]),
-  res('piplay', 2, [ev(0, [0.4, 0.1, 0, 0]), ev(1, [0.8, 0.3, 0.3, 0.2], 1, 0.1)], [[8, 0.5], [8, 0.25]]),
+  res(
+    'drzero',
+    1,
+    [ev(0, [0.2, 0, 0, 0]), ev(1, [0.3, 0.1, 0, 0], 1.5, 0.2)],
+    [
+      [6, 0.5],
+      [4, 0.25],
+    ],
+  ),
+  res(
+    'drzero',
+    2,
+    [ev(0, [0.2, 0.1, 0, 0]), ev(1, [0.5, 0.1, 0.1, 0], 2.5, 0.4)],
+    [
+      [6, 0.5],
+      [0, 0],
+    ],
+  ),
+  res(
+    'piplay',
+    1,
+    [ev(0, [0.3, 0.1, 0, 0]), ev(1, [0.6, 0.3, 0.1, 0], 1, 0)],
+    [
+      [8, 0.625],
+      [8, 0.375],
+    ],
+  ),
+  res(
+    'piplay',
+    2,
+    [ev(0, [0.4, 0.1, 0, 0]), ev(1, [0.8, 0.3, 0.3, 0.2], 1, 0.1)],
+    [
+      [8, 0.5],
+      [8, 0.25],
+    ],
+  ),
 ];
 
 const meta: ResultsMeta = {
@@ -69,14 +130,58 @@ describe('results.md', () => {
   it('the final table: one row per arm, mean ± std over seeds per hop, multi-hop, searches, redundancy', () => {
     const md = renderResults(meta, aggregate(results, meta.arms, 2));
     const t = markdownTable(md, 'Held-out exact match after iteration 2');
-    expect(t.head).toEqual(['arm', 'seeds', 'EM', '1-hop', '2-hop', '3-hop', '4-hop', 'multi-hop (≥2)', 'searches / rollout', 'redundancy']);
+    expect(t.head).toEqual([
+      'arm',
+      'seeds',
+      'EM',
+      '1-hop',
+      '2-hop',
+      '3-hop',
+      '4-hop',
+      'multi-hop (≥2)',
+      'searches / rollout',
+      'redundancy',
+    ]);
     expect(t.rows.map((r) => r[0])).toEqual(['base model (no training)', 'Dr. Zero (no teacher)', 'π-Play (full QCP)']);
     const [base, dz, pi] = t.rows;
-    expect(base).toEqual(['base model (no training)', '2', '2.5 ± 0.0', '10.0 ± 0.0', '0.0 ± 0.0', '0.0 ± 0.0', '0.0 ± 0.0', '0.0 ± 0.0', '1.00 ± 0.00', '0.00 ± 0.00']);
+    expect(base).toEqual([
+      'base model (no training)',
+      '2',
+      '2.5 ± 0.0',
+      '10.0 ± 0.0',
+      '0.0 ± 0.0',
+      '0.0 ± 0.0',
+      '0.0 ± 0.0',
+      '0.0 ± 0.0',
+      '1.00 ± 0.00',
+      '0.00 ± 0.00',
+    ]);
     // Dr. Zero: EM (0.4/4, 0.7/4) = 0.1, 0.175 -> 13.75 ± 5.30; hop 1 0.3, 0.5 -> 40.0 ± 14.1.
-    expect(dz).toEqual(['Dr. Zero (no teacher)', '2', '13.8 ± 5.3', '40.0 ± 14.1', '10.0 ± 0.0', '5.0 ± 7.1', '0.0 ± 0.0', '5.0 ± 2.4', '2.00 ± 0.71', '0.30 ± 0.14']);
+    expect(dz).toEqual([
+      'Dr. Zero (no teacher)',
+      '2',
+      '13.8 ± 5.3',
+      '40.0 ± 14.1',
+      '10.0 ± 0.0',
+      '5.0 ± 7.1',
+      '0.0 ± 0.0',
+      '5.0 ± 2.4',
+      '2.00 ± 0.71',
+      '0.30 ± 0.14',
+    ]);
     // π-Play: EM 0.25, 0.4 -> 32.5 ± 10.6; multi-hop (0.4/3, 0.8/3) -> 20.0 ± 9.4.
-    expect(pi).toEqual(['π-Play (full QCP)', '2', '32.5 ± 10.6', '70.0 ± 14.1', '30.0 ± 0.0', '20.0 ± 14.1', '10.0 ± 14.1', '20.0 ± 9.4', '1.00 ± 0.00', '0.05 ± 0.07']);
+    expect(pi).toEqual([
+      'π-Play (full QCP)',
+      '2',
+      '32.5 ± 10.6',
+      '70.0 ± 14.1',
+      '30.0 ± 0.0',
+      '20.0 ± 14.1',
+      '10.0 ± 14.1',
+      '20.0 ± 9.4',
+      '1.00 ± 0.00',
+      '0.05 ± 0.07',
+    ]);
   });
 
   it('per iteration (base repeated), drift with question counts, training-set origin, claims, runs', () => {
@@ -85,33 +190,58 @@ describe('results.md', () => {
     expect(it.head).toEqual(['arm', 'hops', 'it 1', 'it 2']);
     expect(it.rows).toHaveLength(3 * 5);
     expect(it.rows[0]).toEqual(['base model (no training)', 'all', '2.5 ± 0.0', '2.5 ± 0.0']);
-    expect(it.rows.find((r) => r[0] === 'π-Play (full QCP)' && r[1] === '1')).toEqual(['π-Play (full QCP)', '1', '35.0 ± 7.1', '70.0 ± 14.1']);
+    expect(it.rows.find((r) => r[0] === 'π-Play (full QCP)' && r[1] === '1')).toEqual([
+      'π-Play (full QCP)',
+      '1',
+      '35.0 ± 7.1',
+      '70.0 ± 14.1',
+    ]);
     const drift = markdownTable(md, "The examiner's difficulty drift");
     expect(drift.rows).toEqual([
       ['Dr. Zero (no teacher)', '50.0 ± 0.0 (12 q)', '25.0 (4 q)'],
       ['π-Play (full QCP)', '56.3 ± 8.8 (16 q)', '31.3 ± 8.8 (16 q)'],
     ]);
     const origin = markdownTable(md, 'Where the training questions came from');
-    expect(origin.rows[0]).toEqual(['Dr. Zero (no teacher)', 'valid 25.0 ± 0.0 · fallback 75.0 ± 0.0', 'valid 50.0 ± 0.0 · fallback 50.0 ± 0.0']);
+    expect(origin.rows[0]).toEqual([
+      'Dr. Zero (no teacher)',
+      'valid 25.0 ± 0.0 · fallback 75.0 ± 0.0',
+      'valid 50.0 ± 0.0 · fallback 50.0 ± 0.0',
+    ]);
     const signal = markdownTable(md, 'What the training had to learn from');
     expect(signal.rows).toEqual([
-      ['Dr. Zero (no teacher)', 'solvable 18.8 ± 8.8 · reward 0.0 ± 0.0 · D 0.000 ± 0.000', 'solvable 18.8 ± 8.8 · reward 50.0 ± 0.0 · D 0.000 ± 0.000'],
-      ['π-Play (full QCP)', 'true 50.0 ± 0.0 · solvable 18.8 ± 8.8 · learnable 25.0 ± 0.0 · reward 0.0 ± 0.0 · D 0.250 ± 0.000', 'true 50.0 ± 0.0 · solvable 18.8 ± 8.8 · learnable 25.0 ± 0.0 · reward 50.0 ± 0.0 · D 0.250 ± 0.000'],
+      [
+        'Dr. Zero (no teacher)',
+        'solvable 18.8 ± 8.8 · reward 0.0 ± 0.0 · D 0.000 ± 0.000',
+        'solvable 18.8 ± 8.8 · reward 50.0 ± 0.0 · D 0.000 ± 0.000',
+      ],
+      [
+        'π-Play (full QCP)',
+        'true 50.0 ± 0.0 · solvable 18.8 ± 8.8 · learnable 25.0 ± 0.0 · reward 0.0 ± 0.0 · D 0.250 ± 0.000',
+        'true 50.0 ± 0.0 · solvable 18.8 ± 8.8 · learnable 25.0 ± 0.0 · reward 50.0 ± 0.0 · D 0.250 ± 0.000',
+      ],
     ]);
     const claims = markdownTable(md, "The papers' claims at this scale");
-    expect(claims.rows[0]).toEqual(['π-Play > Dr. Zero at equal steps (held-out EM)', 'π-Play 32.5% vs Dr. Zero 13.8%', 'holds']);
+    expect(claims.rows[0]).toEqual([
+      'π-Play > Dr. Zero at equal steps (held-out EM)',
+      'π-Play 32.5% vs Dr. Zero 13.8%',
+      'holds',
+    ]);
     const runs = markdownTable(md, 'Runs');
     expect(runs.rows[2]).toEqual(['π-Play (full QCP)', '1, 2', 'runs/piplay-seed1, runs/piplay-seed2', '60 ± 0']);
     expect(md).toContain('`--iterations 2`');
-    expect(md).not.toContain('Every arm\'s held-out EM is 0');
+    expect(md).not.toContain("Every arm's held-out EM is 0");
     const zero = results.map((r) => ({ ...r, evals: r.evals.map((e) => ({ ...e, em: 0 })) }));
-    expect(renderResults(meta, aggregate(zero, meta.arms, 2))).toContain('Every arm\'s held-out EM is 0');
+    expect(renderResults(meta, aggregate(zero, meta.arms, 2))).toContain("Every arm's held-out EM is 0");
     expect(md).not.toContain('Partial results');
-    expect(renderResults({ ...meta, finished: 4 }, aggregate(results.slice(0, 4), meta.arms, 2))).toContain('Partial results: 4 of 6 runs finished');
+    expect(renderResults({ ...meta, finished: 4 }, aggregate(results.slice(0, 4), meta.arms, 2))).toContain(
+      'Partial results: 4 of 6 runs finished',
+    );
   });
 
   it('a "before" column when trained arms evaluated before training', () => {
-    const withStart = results.map((r) => (r.arm === 'piplay' ? { ...r, evals: [ev(-1, [0.1, 0, 0, 0]), ...r.evals] } : r));
+    const withStart = results.map((r) =>
+      r.arm === 'piplay' ? { ...r, evals: [ev(-1, [0.1, 0, 0, 0]), ...r.evals] } : r,
+    );
     const md = renderResults({ ...meta, startFromBase: false }, aggregate(withStart, meta.arms, 2));
     const it = markdownTable(md, 'Held-out EM after each iteration');
     expect(it.head).toEqual(['arm', 'hops', 'before', 'it 1', 'it 2']);
@@ -147,7 +277,15 @@ describe('the teacher probe table', () => {
 
   it('gives D at each K beside the full-vocabulary KL, and on the answer tokens, for the teacher prompts only', () => {
     const coverage = markdownTable(`# coverage\n${probeTable(r).split('\n\n').at(-1)!}`, 'coverage');
-    expect(coverage.head).toEqual(['prompt', 'D at K = 5', 'D at K = 50', 'D at K = 256', 'full-vocabulary KL', 'D per answer token', "answer tokens' share of D"]);
+    expect(coverage.head).toEqual([
+      'prompt',
+      'D at K = 5',
+      'D at K = 50',
+      'D at K = 256',
+      'full-vocabulary KL',
+      'D per answer token',
+      "answer tokens' share of D",
+    ]);
     expect(coverage.rows).toEqual([['full', '0.100', '0.125', '0.188', '0.250', '0.500', '25.0%']]);
   });
 });

@@ -18,10 +18,23 @@ describe('experiment plan', () => {
   });
 
   it('one run per seed and arm, seed by seed; each arm sets its privileged context, Dr. Zero λ = 0', () => {
-    const jobs = planExperiment({ preset: 'smoke', arms: DEFAULT_ARMS, seeds: [1, 2], settings: { iterations: 2, lambda: 0.05 } });
+    const jobs = planExperiment({
+      preset: 'smoke',
+      arms: DEFAULT_ARMS,
+      seeds: [1, 2],
+      settings: { iterations: 2, lambda: 0.05 },
+    });
     expect(jobs.map((j) => `${j.arm}/${j.seed}`)).toEqual([
-      'base/1', 'drzero/1', 'piplay/1', 'partial/1', 'gt/1',
-      'base/2', 'drzero/2', 'piplay/2', 'partial/2', 'gt/2',
+      'base/1',
+      'drzero/1',
+      'piplay/1',
+      'partial/1',
+      'gt/1',
+      'base/2',
+      'drzero/2',
+      'piplay/2',
+      'partial/2',
+      'gt/2',
     ]);
     expect(jobs.map((j) => j.dir)).toContain('runs/partial-seed2');
     const of = (arm: string, seed = 1) => jobs.find((j) => j.arm === arm && j.seed === seed)!;
@@ -49,15 +62,28 @@ describe('experiment plan', () => {
     const a = planExperiment({ preset: 'demo', arms: ['drzero', 'piplay'], seeds: [3], settings: {} });
     expect(a.find((j) => j.arm === 'piplay')!.config.lambda).toEqual(makeConfig('demo').lambda);
     expect(a.every((j) => j.config.evalAtStart)).toBe(true);
-    const b = planExperiment({ preset: 'smoke', arms: ['base', 'piplay'], seeds: [1], settings: { evalAtStart: true } });
+    const b = planExperiment({
+      preset: 'smoke',
+      arms: ['base', 'piplay'],
+      seeds: [1],
+      settings: { evalAtStart: true },
+    });
     expect(b[1]!.config.evalAtStart).toBe(true);
   });
 
   it('refuses settings the plan owns and bad presets', () => {
-    expect(() => planExperiment({ preset: 'smoke', arms: ['piplay'], seeds: [1], settings: { seed: 4 } })).toThrow(/--seed: .*--seeds/);
-    expect(() => planExperiment({ preset: 'smoke', arms: ['piplay'], seeds: [1], settings: { privileged: 'gt' } })).toThrow(/--privileged/);
-    expect(() => planExperiment({ preset: 'nope' as 'demo', arms: ['piplay'], seeds: [1], settings: {} })).toThrow(/--preset: 'nope'/);
+    expect(() => planExperiment({ preset: 'smoke', arms: ['piplay'], seeds: [1], settings: { seed: 4 } })).toThrow(
+      /--seed: .*--seeds/,
+    );
+    expect(() =>
+      planExperiment({ preset: 'smoke', arms: ['piplay'], seeds: [1], settings: { privileged: 'gt' } }),
+    ).toThrow(/--privileged/);
+    expect(() => planExperiment({ preset: 'nope' as 'demo', arms: ['piplay'], seeds: [1], settings: {} })).toThrow(
+      /--preset: 'nope'/,
+    );
     // Settings are checked as npm run train checks them.
-    expect(() => planExperiment({ preset: 'smoke', arms: ['piplay'], seeds: [1], settings: { topK: 999 } })).toThrow(/--topk/);
+    expect(() => planExperiment({ preset: 'smoke', arms: ['piplay'], seeds: [1], settings: { topK: 999 } })).toThrow(
+      /--topk/,
+    );
   });
 });

@@ -49,36 +49,67 @@ describe('SVG renderer', () => {
     expect(pa[0]![0]).toBeLessThan(pa[1]![0]);
     expect(pa[2]![1]).toBeLessThan(pa[0]![1]);
     // One error bar (only where err > 0): a vertical line in series a's group.
-    const bars = elements.filter((e) => e.name === 'line' && e.path.includes('g') && e.attrs['x1'] === e.attrs['x2'] && e.attrs['stroke'] === lines[0]!.attrs['stroke']);
+    const bars = elements.filter(
+      (e) =>
+        e.name === 'line' &&
+        e.path.includes('g') &&
+        e.attrs['x1'] === e.attrs['x2'] &&
+        e.attrs['stroke'] === lines[0]!.attrs['stroke'],
+    );
     expect(bars).toHaveLength(1);
     expect(svg).toContain('EM &lt;by&gt; iteration &amp; &quot;arm&quot;');
     expect(svg).toContain('A &amp; co');
     // Every coordinate inside the canvas.
-    for (const l of lines) for (const [x, y] of polylinePoints(l)) expect(x >= 0 && x <= 640 && y >= 0 && y <= 400).toBe(true);
+    for (const l of lines)
+      for (const [x, y] of polylinePoints(l)) expect(x >= 0 && x <= 640 && y >= 0 && y <= 400).toBe(true);
   });
 
   it('a missing value breaks the line; no values at all says so', () => {
-    const svg = linePlot({ title: 't', xLabel: 'x', yLabel: 'y', xs: [1, 2, 3, 4], series: [{ id: 's', name: 's', ys: [1, null, 3, 4] }] });
+    const svg = linePlot({
+      title: 't',
+      xLabel: 'x',
+      yLabel: 'y',
+      xs: [1, 2, 3, 4],
+      series: [{ id: 's', name: 's', ys: [1, null, 3, 4] }],
+    });
     const lines = parseXml(svg).elements.filter((e) => e.name === 'polyline');
     expect(lines.map((l) => polylinePoints(l).length)).toEqual([1, 2]);
-    const empty = linePlot({ title: 't', xLabel: 'x', yLabel: 'y', xs: [1], series: [{ id: 's', name: 's', ys: [null] }] });
+    const empty = linePlot({
+      title: 't',
+      xLabel: 'x',
+      yLabel: 'y',
+      xs: [1],
+      series: [{ id: 's', name: 's', ys: [null] }],
+    });
     expect(parseXml(empty).elements.filter((e) => e.name === 'polyline')).toHaveLength(0);
     expect(empty).toContain('no data');
   });
 
   it("the experiment's plots: a polyline per arm with one point per iteration; drift for trained arms only", () => {
-    const ev = (iteration: number, em: number) => ({ iteration, em, emByHop: { '1': em }, searchesPerRollout: 1, redundancy: 0, n: 10 });
+    const ev = (iteration: number, em: number) => ({
+      iteration,
+      em,
+      emByHop: { '1': em },
+      searchesPerRollout: 1,
+      redundancy: 0,
+      n: 10,
+    });
     const r = (arm: string, seed: number, trained: boolean, evals: ReturnType<typeof ev>[]): SeedResult => ({
       arm,
       seed,
       trained,
       iterations: 3,
       evals,
-      drift: trained ? [0, 1, 2].map((i) => ({ iteration: i, n: i === 2 && seed === 1 ? 0 : 5, em: 0.5 - 0.1 * i, emByHop: {} })) : [],
+      drift: trained
+        ? [0, 1, 2].map((i) => ({ iteration: i, n: i === 2 && seed === 1 ? 0 : 5, em: 0.5 - 0.1 * i, emByHop: {} }))
+        : [],
       generation: [],
       seconds: 1,
     });
-    const results = [1, 2].flatMap((s) => [r('base', s, false, [ev(-1, 0.1)]), r('piplay', s, true, [ev(0, 0.2), ev(1, 0.3 * s), ev(2, 0.4)])]);
+    const results = [1, 2].flatMap((s) => [
+      r('base', s, false, [ev(-1, 0.1)]),
+      r('piplay', s, true, [ev(0, 0.2), ev(1, 0.3 * s), ev(2, 0.4)]),
+    ]);
     const summaries = aggregate(results, ['base', 'piplay'], 3);
     const em = parseXml(emByIterationSvg(summaries, 3));
     expect(em.root).toBe('svg');

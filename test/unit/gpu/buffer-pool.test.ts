@@ -18,7 +18,13 @@ function fakePool(opts: PoolOptions = {}) {
   const made: FakeBuffer[] = [];
   const device = {
     createBuffer(d: { size: number; usage: number; label?: string }) {
-      const b: FakeBuffer = { ...d, destroyed: false, destroy() { this.destroyed = true; } };
+      const b: FakeBuffer = {
+        ...d,
+        destroyed: false,
+        destroy() {
+          this.destroyed = true;
+        },
+      };
       made.push(b);
       return b;
     },

@@ -109,10 +109,19 @@ describe('AdamW optimizer', () => {
 
   it('matches clip_grad_norm_ + torch AdamW over steps, skipping parameters without a gradient', async () => {
     const maxGradNorm = 5;
-    const init = shapes.map((s, k) => randn(s.reduce((a, b) => a * b, 1), 60 + k));
+    const init = shapes.map((s, k) =>
+      randn(
+        s.reduce((a, b) => a * b, 1),
+        60 + k,
+      ),
+    );
     const params = init.map((d, k) => e.keep(e.tensor(d, shapes[k]!)));
     const opt = new AdamW(params, { ...opts, maxGradNorm });
-    const ref = init.map((d) => ({ p: Float64Array.from(d), m: new Float64Array(d.length), v: new Float64Array(d.length) }));
+    const ref = init.map((d) => ({
+      p: Float64Array.from(d),
+      m: new Float64Array(d.length),
+      v: new Float64Array(d.length),
+    }));
     const refSteps = [0, 0, 0];
     // Step 2 has small gradients (no clipping); the last parameter has none in step 1.
     for (let step = 1; step <= 3; step++) {
@@ -147,7 +156,12 @@ describe('AdamW optimizer', () => {
   });
 
   it('state() / loadState() resume exactly', async () => {
-    const init = shapes.map((s, k) => randn(s.reduce((a, b) => a * b, 1), 80 + k));
+    const init = shapes.map((s, k) =>
+      randn(
+        s.reduce((a, b) => a * b, 1),
+        80 + k,
+      ),
+    );
     const a = init.map((d, k) => e.keep(e.tensor(d, shapes[k]!)));
     const optA = new AdamW(a, { ...opts, maxGradNorm: 1 });
     for (let step = 1; step <= 2; step++) {
@@ -191,7 +205,13 @@ describe('emaInto', () => {
         emaInto(teacher, e.tensor(s0, shape), tau);
         return teacher;
       });
-      expectClose(await t.read(), Float64Array.from(t0, (x, i) => (1 - tau) * x + tau * s0[i]!), 1e-6, 1e-7, 'teacher');
+      expectClose(
+        await t.read(),
+        Float64Array.from(t0, (x, i) => (1 - tau) * x + tau * s0[i]!),
+        1e-6,
+        1e-7,
+        'teacher',
+      );
       t.dispose();
     });
   }

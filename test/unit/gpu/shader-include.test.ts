@@ -25,7 +25,11 @@ describe('expandIncludes', () => {
       'lib/a': 'fn a() -> u32 { return WG; }\n',
       plain: 'fn main() {}\n// #include "lib/a.wgsl" in a comment is text\n',
     });
-    expect(code(expandIncludes('k', read))).toEqual(['const WG = 64u;', 'fn a() -> u32 { return WG; }', 'fn main() {}']);
+    expect(code(expandIncludes('k', read))).toEqual([
+      'const WG = 64u;',
+      'fn a() -> u32 { return WG; }',
+      'fn main() {}',
+    ]);
     expect(expandIncludes('plain', read)).toBe(read('plain'));
   });
 
@@ -61,7 +65,13 @@ describe('expandIncludes', () => {
   });
 
   it('rejects a malformed # line', () => {
-    for (const bad of ['#include lib/a.wgsl', '#include "lib/a"', '#include "../a.wgsl"', '#include "lib/a.wgsl" x', '#define X 1']) {
+    for (const bad of [
+      '#include lib/a.wgsl',
+      '#include "lib/a"',
+      '#include "../a.wgsl"',
+      '#include "lib/a.wgsl" x',
+      '#define X 1',
+    ]) {
       expect(() => expandIncludes('k', reader({ k: `fn f() {}\n${bad}\n`, 'lib/a': '' })), bad).toThrow(
         /'k\.wgsl' line 2: expected/,
       );

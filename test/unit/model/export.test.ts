@@ -23,11 +23,27 @@ beforeAll(async () => {
 /** An HF folder in memory: a tiny Llama in BF16 with extra config fields and a generation_config.json. */
 function bf16Folder(): { files: Map<string, Uint8Array>; config: Record<string, unknown>; generation: Uint8Array } {
   const tok = trainTokenizer(['hello world, the tiny model says hello'], { vocabSize: 300 });
-  const cfg = { ...tinyConfig({ vocabSize: tok.vocabSize, hidden: 32, layers: 1, heads: 2, kvHeads: 1 }), torchDtype: 'bfloat16' as const };
-  const config = { ...configToJson(cfg), head_dim: 16, pad_token_id: 3, initializer_range: 0.02, my_field: { a: [1, 2] } };
+  const cfg = {
+    ...tinyConfig({ vocabSize: tok.vocabSize, hidden: 32, layers: 1, heads: 2, kvHeads: 1 }),
+    torchDtype: 'bfloat16' as const,
+  };
+  const config = {
+    ...configToJson(cfg),
+    head_dim: 16,
+    pad_token_id: 3,
+    initializer_range: 0.02,
+    my_field: { a: [1, 2] },
+  };
   const weights = initWeights(cfg, { seed: 5 });
-  const tensors = [...weights].map(([name, t]) => ({ name, dtype: 'BF16' as const, shape: t.shape, data: fromFloat32(t.data, 'BF16') }));
-  const generation = enc.encode(JSON.stringify({ bos_token_id: 1, eos_token_id: [2, 3], temperature: 0.6, top_p: 0.95 }));
+  const tensors = [...weights].map(([name, t]) => ({
+    name,
+    dtype: 'BF16' as const,
+    shape: t.shape,
+    data: fromFloat32(t.data, 'BF16'),
+  }));
+  const generation = enc.encode(
+    JSON.stringify({ bos_token_id: 1, eos_token_id: [2, 3], temperature: 0.6, top_p: 0.95 }),
+  );
   const files = new Map<string, Uint8Array>([
     ['config.json', enc.encode(JSON.stringify(config))],
     ['model.safetensors', writeSafetensors(tensors)],

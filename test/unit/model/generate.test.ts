@@ -22,7 +22,10 @@ let stepRows: number[] = [];
 beforeAll(async () => {
   e = await testEngine();
   // A wide initialisation, so that greedy continuations vary from step to step and row to row.
-  model = initModel(e, tinyConfig({ vocabSize: V, hidden: 32, layers: 2, heads: 4, kvHeads: 2 }), { seed: 3, initializerRange: 0.5 });
+  model = initModel(e, tinyConfig({ vocabSize: V, hidden: 32, layers: 2, heads: 4, kvHeads: 2 }), {
+    seed: 3,
+    initializerRange: 0.5,
+  });
   const hidden = model.hidden.bind(model);
   model.hidden = (input, cache) => {
     if (input.time === 1) stepRows.push(input.batch);
@@ -60,7 +63,12 @@ function expectPrefix(got: Sequence, want: Sequence, n: number, what: string): v
 }
 
 describe.each([0, 1])('generation at temperature %s', (temperature) => {
-  const opts = (stopIds: number[] = []): GenerateOptions => ({ maxNewTokens: NEW, temperature, stopIds, random: rng(5) });
+  const opts = (stopIds: number[] = []): GenerateOptions => ({
+    maxNewTokens: NEW,
+    temperature,
+    stopIds,
+    random: rng(5),
+  });
 
   it('finished rows leave the batch; every row is bit-identical to the whole batch decoded to the end', async () => {
     const full = await generate(model, PROMPTS, opts());
@@ -84,7 +92,9 @@ describe.each([0, 1])('generation at temperature %s', (temperature) => {
     });
     const decoded = stepRows.reduce((a, b) => a + b, 0);
     expect(decoded).toBeLessThan(PROMPTS.length * (last - 1));
-    console.log(`temperature ${temperature}: stop steps ${steps}; rows per decoding step ${stepRows} (${decoded} row-steps, ${PROMPTS.length * (last - 1)} without dropping)`);
+    console.log(
+      `temperature ${temperature}: stop steps ${steps}; rows per decoding step ${stepRows} (${decoded} row-steps, ${PROMPTS.length * (last - 1)} without dropping)`,
+    );
   });
 
   // Alone, a row draws its own uniforms; greedy decoding does not use them.
@@ -99,26 +109,32 @@ describe.each([0, 1])('generation at temperature %s', (temperature) => {
     }
   });
 
-  it.skipIf(temperature !== 0)('tool replies appended between runs: batched turns equal each row on its own', async () => {
-    const full = await generate(model, PROMPTS, opts());
-    const stop = pickStopIds(full);
-    const replies = PROMPTS.map((_, i) => Array.from(randint(i % 3, V, 200 + i)));
-    const turns = async (prompts: number[][], rows: number[]) => {
-      const session = new GenerationSession(model, prompts);
-      const r = rng(9);
-      const o: GenerateOptions = { maxNewTokens: 4, temperature, stopIds: stop, random: r };
-      await session.run(o);
-      rows.forEach((row, k) => session.append(k, replies[row]!));
-      // Only the rows that made a tool call (a reply) go on, as in a rollout.
-      const which = rows.flatMap((row, k) => (replies[row]!.length > 0 ? [k] : []));
-      await session.run(o, which);
-      return session.sequences;
-    };
-    const batched = await turns(PROMPTS, PROMPTS.map((_, i) => i));
-    for (const [i, p] of PROMPTS.entries()) {
-      const [alone] = await turns([p], [i]);
-      expectPrefix(batched[i]!, alone!, alone!.ids.length, `row ${i} across turns`);
-      expect(batched[i]!.ids.length).toBe(alone!.ids.length);
-    }
-  });
+  it.skipIf(temperature !== 0)(
+    'tool replies appended between runs: batched turns equal each row on its own',
+    async () => {
+      const full = await generate(model, PROMPTS, opts());
+      const stop = pickStopIds(full);
+      const replies = PROMPTS.map((_, i) => Array.from(randint(i % 3, V, 200 + i)));
+      const turns = async (prompts: number[][], rows: number[]) => {
+        const session = new GenerationSession(model, prompts);
+        const r = rng(9);
+        const o: GenerateOptions = { maxNewTokens: 4, temperature, stopIds: stop, random: r };
+        await session.run(o);
+        rows.forEach((row, k) => session.append(k, replies[row]!));
+        // Only the rows that made a tool call (a reply) go on, as in a rollout.
+        const which = rows.flatMap((row, k) => (replies[row]!.length > 0 ? [k] : []));
+        await session.run(o, which);
+        return session.sequences;
+      };
+      const batched = await turns(
+        PROMPTS,
+        PROMPTS.map((_, i) => i),
+      );
+      for (const [i, p] of PROMPTS.entries()) {
+        const [alone] = await turns([p], [i]);
+        expectPrefix(batched[i]!, alone!, alone!.ids.length, `row ${i} across turns`);
+        expect(batched[i]!.ids.length).toBe(alone!.ids.length);
+      }
+    },
+  );
 });

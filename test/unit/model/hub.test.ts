@@ -31,7 +31,9 @@ function mapCache() {
 
 describe('hub files', () => {
   it('builds transformers-style URLs', () => {
-    expect(hubUrl('Qwen/Qwen3-0.6B', 'config.json')).toBe('https://huggingface.co/Qwen/Qwen3-0.6B/resolve/main/config.json');
+    expect(hubUrl('Qwen/Qwen3-0.6B', 'config.json')).toBe(
+      'https://huggingface.co/Qwen/Qwen3-0.6B/resolve/main/config.json',
+    );
   });
 
   it('downloads with progress, then serves from the cache', async () => {
@@ -39,7 +41,11 @@ describe('hub files', () => {
     const hub = fakeHub({ 'model.safetensors': data });
     const cache = mapCache();
     const progress: number[] = [];
-    const read = filesFromHub('owner/name', { fetchFn: hub.fetchFn, cache, onProgress: (p) => progress.push(p.loaded) });
+    const read = filesFromHub('owner/name', {
+      fetchFn: hub.fetchFn,
+      cache,
+      onProgress: (p) => progress.push(p.loaded),
+    });
     expect(await read('model.safetensors')).toEqual(data);
     expect(progress.at(-1)).toBe(1000);
     expect(await read('model.safetensors')).toEqual(data);
@@ -52,13 +58,17 @@ describe('hub files', () => {
       /'nobody\/nothing' was not found/,
     );
     const gated = fakeHub({}, { 'config.json': 401 });
-    await expect(filesFromHub('meta/llama', { fetchFn: gated.fetchFn, cache: null })('config.json')).rejects.toThrow(/gated or private/);
+    await expect(filesFromHub('meta/llama', { fetchFn: gated.fetchFn, cache: null })('config.json')).rejects.toThrow(
+      /gated or private/,
+    );
     expect(() => filesFromHub('not a model id')).toThrow(/owner\/name/);
   });
 
   it('reports a missing optional file as missing, so sharded loading can fall back', async () => {
     const hub = fakeHub({});
-    await expect(filesFromHub('owner/name', { fetchFn: hub.fetchFn, cache: null })('model.safetensors')).rejects.toMatchObject({
+    await expect(
+      filesFromHub('owner/name', { fetchFn: hub.fetchFn, cache: null })('model.safetensors'),
+    ).rejects.toMatchObject({
       name: 'MissingFileError',
     });
   });

@@ -18,7 +18,16 @@ beforeAll(async () => {
 describe('tinyConfig', () => {
   it('defaults to a few hundred thousand parameters', () => {
     const cfg = tinyConfig({ vocabSize: 1024 });
-    expect(cfg).toMatchObject({ arch: 'llama', hidden: 96, layers: 3, heads: 4, kvHeads: 2, headDim: 24, intermediate: 256, tieEmbeddings: true });
+    expect(cfg).toMatchObject({
+      arch: 'llama',
+      hidden: 96,
+      layers: 3,
+      heads: 4,
+      kvHeads: 2,
+      headDim: 24,
+      intermediate: 256,
+      tieEmbeddings: true,
+    });
     // embedding + per layer (q, k, v, o, gate, up, down, two norms) + final norm
     const D = 96;
     const perLayer = D * D + 2 * (48 * D) + D * D + 3 * 256 * D + 2 * D;
@@ -53,7 +62,9 @@ describe('initWeights', () => {
     expect(Math.abs(mean)).toBeLessThan(0.002);
     expect(Math.sqrt(s2 / emb.length - mean * mean)).toBeCloseTo(0.02, 3);
     // Different tensors draw different numbers; the same seed gives the same weights, another seed not.
-    expect(w.get('model.layers.0.self_attn.q_proj.weight')!.data[0]).not.toBe(w.get('model.layers.1.self_attn.q_proj.weight')!.data[0]);
+    expect(w.get('model.layers.0.self_attn.q_proj.weight')!.data[0]).not.toBe(
+      w.get('model.layers.1.self_attn.q_proj.weight')!.data[0],
+    );
     expect(initWeights(cfg, { seed: 3 }).get('model.embed_tokens.weight')!.data).toEqual(emb);
     expect(initWeights(cfg, { seed: 4 }).get('model.embed_tokens.weight')!.data[0]).not.toBe(emb[0]);
   });
@@ -65,7 +76,12 @@ describe('initModel', () => {
     const model = initModel(e, cfg, { seed: 1 });
     const files = await exportModel(model);
     const json = JSON.parse(new TextDecoder().decode(files.get('config.json')!));
-    expect(json).toMatchObject({ architectures: ['LlamaForCausalLM'], vocab_size: 300, tie_word_embeddings: true, eos_token_id: 299 });
+    expect(json).toMatchObject({
+      architectures: ['LlamaForCausalLM'],
+      vocab_size: 300,
+      tie_word_embeddings: true,
+      eos_token_id: 299,
+    });
     expect(parseConfig(json)).toEqual(cfg);
     const back = await loadModel(e, filesFromMap(files));
     expect(back.numParameters()).toBe(parameterCount(cfg));
@@ -86,7 +102,9 @@ describe('initModel', () => {
     const loss = e.noGrad(() =>
       e.tidy(() => {
         const logits = model.forward({ ids, batch: B, time: T }).reshape([B * T, V]);
-        return e.keep(crossEntropy(logits, e.tensor(targets, [B * T], 'i32'), e.tensor(new Float32Array(B * T).fill(1), [B * T])));
+        return e.keep(
+          crossEntropy(logits, e.tensor(targets, [B * T], 'i32'), e.tensor(new Float32Array(B * T).fill(1), [B * T])),
+        );
       }),
     );
     const value = (await loss.read())[0]!;

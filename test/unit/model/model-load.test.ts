@@ -23,6 +23,7 @@ beforeAll(async () => {
 });
 
 /** A tiny model folder; `edit` may change a tensor's values or dtype before it is written. */
+// biome-ignore lint/suspicious/noConfusingVoidType: an edit that changes only values returns nothing
 type Edit = (name: string, data: Float32Array) => Dtype | void;
 function folder(vocabSize: number, edit: Edit = () => {}): Map<string, Uint8Array> {
   const cfg = tinyConfig({ vocabSize, hidden: 8, layers: 1, heads: 2, kvHeads: 1 });

@@ -96,7 +96,11 @@ describe.each(MODELS)('%s', (name) => {
     model.lora = new LoraSet(e, model.cfg, { rank: 4, alpha: 8, seed: 1 });
     // Trained-looking adapters: B away from zero, so the adapted model differs from its base.
     const r = rng(3);
-    for (const { B } of model.lora.adapters.values()) e.write(B, Float32Array.from({ length: B.size }, () => 0.2 * (r() - 0.5)));
+    for (const { B } of model.lora.adapters.values())
+      e.write(
+        B,
+        Float32Array.from({ length: B.size }, () => 0.2 * (r() - 0.5)),
+      );
     const adapted = await fullLogprobs(model, ids);
     // F32: this checks the merge itself, not the rounding of a BF16/F16 export (the checkpoint's dtype by default).
     const exported = await exportModel(model, { dtype: 'F32' });
@@ -121,9 +125,14 @@ describe('LoRA merged on the host (exporting a stored LoRA run)', () => {
     const model = CausalLM.fromHost(e, cfg, (n) => base.get(n));
     model.lora = new LoraSet(e, cfg, { rank: opts.rank, alpha: opts.alpha, seed: 2 });
     const r = rng(4);
-    for (const { B } of model.lora.adapters.values()) e.write(B, Float32Array.from({ length: B.size }, () => r() - 0.5));
+    for (const { B } of model.lora.adapters.values())
+      e.write(
+        B,
+        Float32Array.from({ length: B.size }, () => r() - 0.5),
+      );
     const adapters = new Map<string, HostTensor>();
-    for (const t of model.lora.parameters()) adapters.set(t.name!, { data: (await t.readF32()).slice(), shape: [...t.shape] });
+    for (const t of model.lora.parameters())
+      adapters.set(t.name!, { data: (await t.readF32()).slice(), shape: [...t.shape] });
     return { base, model, adapters };
   }
 
@@ -137,7 +146,10 @@ describe('LoRA merged on the host (exporting a stored LoRA run)', () => {
       expectClose(host.get(name)!.data, t.data, 1e-5, 1e-6, name);
     }
     for (const name of ['model.layers.0.self_attn.k_proj.weight', 'model.layers.1.mlp.down_proj.weight']) {
-      expect(Math.max(...host.get(name)!.data.map((v, i) => Math.abs(v - base.get(name)!.data[i]!))), name).toBeGreaterThan(1e-3);
+      expect(
+        Math.max(...host.get(name)!.data.map((v, i) => Math.abs(v - base.get(name)!.data[i]!))),
+        name,
+      ).toBeGreaterThan(1e-3);
     }
     expect(host.get('model.embed_tokens.weight')).toBe(base.get('model.embed_tokens.weight'));
     const ids = [1, 2, 3, 4, 5, 6];
@@ -152,12 +164,20 @@ describe('LoRA merged on the host (exporting a stored LoRA run)', () => {
     model.dispose();
     const q = 'model.layers.0.self_attn.q_proj';
     const without = (name: string) => new Map([...adapters].filter(([n]) => n !== name));
-    expect(() => mergeLoraHost(base, without(`${q}.lora_B.weight`), opts)).toThrow(`student.safetensors has '${q}.lora_A.weight' but not its pair '${q}.lora_B.weight'`);
-    expect(() => mergeLoraHost(base, adapters, { ...opts, rank: 4 })).toThrow(/student\.safetensors: the adapters of 'model\.layers\.0\.self_attn\.q_proj' have shapes.*rank 4/);
-    expect(() => mergeLoraHost(base, new Map([...adapters, ['model.norm.weight', adapters.get(`${q}.lora_A.weight`)!]]), opts)).toThrow(/'model\.norm\.weight' is not a LoRA adapter tensor/);
+    expect(() => mergeLoraHost(base, without(`${q}.lora_B.weight`), opts)).toThrow(
+      `student.safetensors has '${q}.lora_A.weight' but not its pair '${q}.lora_B.weight'`,
+    );
+    expect(() => mergeLoraHost(base, adapters, { ...opts, rank: 4 })).toThrow(
+      /student\.safetensors: the adapters of 'model\.layers\.0\.self_attn\.q_proj' have shapes.*rank 4/,
+    );
+    expect(() =>
+      mergeLoraHost(base, new Map([...adapters, ['model.norm.weight', adapters.get(`${q}.lora_A.weight`)!]]), opts),
+    ).toThrow(/'model\.norm\.weight' is not a LoRA adapter tensor/);
     const smaller = new Map(base);
     smaller.delete(`${q}.weight`);
-    expect(() => mergeLoraHost(smaller, adapters, opts)).toThrow(/adapts 'model\.layers\.0\.self_attn\.q_proj', which the base model does not have/);
+    expect(() => mergeLoraHost(smaller, adapters, opts)).toThrow(
+      /adapts 'model\.layers\.0\.self_attn\.q_proj', which the base model does not have/,
+    );
   });
 });
 
@@ -167,7 +187,9 @@ describe('bad model files', () => {
     const st = good.get('model.safetensors')!;
     const broken = new Map(good);
     broken.set('model.safetensors', st.subarray(0, st.length - 100));
-    await expect(loadModel(e, filesFromMap(broken), { source: 'my-model' })).rejects.toThrow(/my-model.*model\.safetensors/s);
+    await expect(loadModel(e, filesFromMap(broken), { source: 'my-model' })).rejects.toThrow(
+      /my-model.*model\.safetensors/s,
+    );
   });
 
   it('weights that do not match the config are refused with names and shapes', async () => {
@@ -176,10 +198,14 @@ describe('bad model files', () => {
     cfg.intermediate_size += 1;
     const bad = new Map(good);
     bad.set('config.json', new TextEncoder().encode(JSON.stringify(cfg)));
-    await expect(loadModel(e, filesFromMap(bad), { source: 'my-model' })).rejects.toThrow(/mlp\.gate_proj\.weight.*shape/s);
+    await expect(loadModel(e, filesFromMap(bad), { source: 'my-model' })).rejects.toThrow(
+      /mlp\.gate_proj\.weight.*shape/s,
+    );
   });
 
   it('a missing config.json says what a model folder needs', async () => {
-    await expect(loadModel(e, filesFromMap({}), { source: 'empty-folder' })).rejects.toThrow(/empty-folder.*config\.json/);
+    await expect(loadModel(e, filesFromMap({}), { source: 'empty-folder' })).rejects.toThrow(
+      /empty-folder.*config\.json/,
+    );
   });
 });

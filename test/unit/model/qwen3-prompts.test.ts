@@ -21,17 +21,34 @@ beforeAll(async () => {
 const qcp: Qcp = {
   source: { title: 'Beyond Thefyn', text: 'Beyond Thefyn is a poetry collection by Noraexel Moufeirani.' },
   hops: 2,
-  searches: [{ query: 'Noraexel Moufeirani', information: 'Doc 1 (Title: Noraexel Moufeirani) Noraexel Moufeirani was a poet born in Poupol.' }],
+  searches: [
+    {
+      query: 'Noraexel Moufeirani',
+      information: 'Doc 1 (Title: Noraexel Moufeirani) Noraexel Moufeirani was a poet born in Poupol.',
+    },
+  ],
   question: 'Where was the author of Beyond Thefyn born?',
   answer: 'Poupol',
 };
 
 describe('prompts through the Qwen3 chat template', () => {
   it('keeps the tool tags plain text (several ordinary tokens each, decoded back exactly)', () => {
-    for (const tag of ['<search>', '</search>', '<information>', '</information>', '<answer>', '</answer>', '<question>', '</question>']) {
+    for (const tag of [
+      '<search>',
+      '</search>',
+      '<information>',
+      '</information>',
+      '<answer>',
+      '</answer>',
+      '<question>',
+      '</question>',
+    ]) {
       const ids = tok.encode(tag, { addSpecialTokens: false });
       expect(ids.length, tag).toBeGreaterThan(1);
-      expect(ids.some((i) => tok.specialIds.has(i)), tag).toBe(false);
+      expect(
+        ids.some((i) => tok.specialIds.has(i)),
+        tag,
+      ).toBe(false);
       expect(tok.decode(ids, { skipSpecialTokens: true })).toBe(tag);
     }
   });
@@ -46,20 +63,34 @@ describe('prompts through the Qwen3 chat template', () => {
   it("gives the teacher the student's prompt with the privileged block inside, and the same rollout tokens after it", () => {
     const student = encodePrompt(tok, studentPrompt({ question: qcp.question }));
     // A rollout: a search, the tool reply (environment ids, mask 0), then the answer and EOS.
-    const turn1 = tok.encode('<think>find the author</think><search>Noraexel Moufeirani</search>', { addSpecialTokens: false });
-    const reply = encodeToolReply(tok, [{ title: 'Noraexel Moufeirani', text: 'Noraexel Moufeirani was a poet born in Poupol.' }], 200);
+    const turn1 = tok.encode('<think>find the author</think><search>Noraexel Moufeirani</search>', {
+      addSpecialTokens: false,
+    });
+    const reply = encodeToolReply(
+      tok,
+      [{ title: 'Noraexel Moufeirani', text: 'Noraexel Moufeirani was a poet born in Poupol.' }],
+      200,
+    );
     const turn2 = [...tok.encode('<answer>Poupol</answer>', { addSpecialTokens: false }), 151645];
     const response = [...turn1, ...reply.ids, ...turn2];
     const mask = [...turn1.map(() => 1), ...reply.ids.map(() => 0), ...turn2.map(() => 1)];
-    const rollout = { ids: [...student, ...response], mask: [...student.map(() => 0), ...mask], promptLength: student.length };
-    const runs = sampledRuns(rollout.ids, rollout.mask, rollout.promptLength).map((r) => tok.decode(r, { skipSpecialTokens: true }));
+    const rollout = {
+      ids: [...student, ...response],
+      mask: [...student.map(() => 0), ...mask],
+      promptLength: student.length,
+    };
+    const runs = sampledRuns(rollout.ids, rollout.mask, rollout.promptLength).map((r) =>
+      tok.decode(r, { skipSpecialTokens: true }),
+    );
     expect(parseStudentTurn(runs[0]!)).toEqual({ kind: 'search', query: 'Noraexel Moufeirani' });
     expect(rolloutAnswer({ policyTurns: runs })).toBe('Poupol');
     for (const mode of PRIVILEGED_MODES) {
       const teacher = encodePrompt(tok, teacherPrompt({ question: qcp.question, qcp, mode, options: { seed: 1 } }));
       // Same chat frame: the teacher's ids begin with the student's up to the question line and end with the
       // student's question line and generation prompt.
-      const tail = tok.encode(`Question: ${qcp.question}\n<|im_end|>\n<|im_start|>assistant\n`, { addSpecialTokens: false });
+      const tail = tok.encode(`Question: ${qcp.question}\n<|im_end|>\n<|im_start|>assistant\n`, {
+        addSpecialTokens: false,
+      });
       expect(teacher.slice(-tail.length), mode).toEqual(student.slice(-tail.length));
       expect(teacher.slice(0, 3), mode).toEqual(student.slice(0, 3));
       if (mode === 'none') expect(teacher).toEqual(student);

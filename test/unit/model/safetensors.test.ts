@@ -112,21 +112,33 @@ describe('writeSafetensors -> parseSafetensors round trip', () => {
     const next = rng(7);
     const vals = Float32Array.from({ length: 2000 }, () => ((next() / 2 ** 32) * 2 - 1) * 2 ** ((next() % 40) - 20));
     vals.set([0, -0, 65504, 65520, 1e-8, -3.1e38, Infinity, -Infinity]);
-    const f16 = parseSafetensors(writeSafetensors([{ name: 'h', dtype: 'F16', shape: [vals.length], data: fromFloat32(vals, 'F16') }]), 'h');
-    const bf = parseSafetensors(writeSafetensors([{ name: 'b', dtype: 'BF16', shape: [vals.length], data: fromFloat32(vals, 'BF16') }]), 'b');
+    const f16 = parseSafetensors(
+      writeSafetensors([{ name: 'h', dtype: 'F16', shape: [vals.length], data: fromFloat32(vals, 'F16') }]),
+      'h',
+    );
+    const bf = parseSafetensors(
+      writeSafetensors([{ name: 'b', dtype: 'BF16', shape: [vals.length], data: fromFloat32(vals, 'BF16') }]),
+      'b',
+    );
     const h = toFloat32(f16.tensors.get('h')!);
     const b = toFloat32(bf.tensors.get('b')!);
     for (let i = 0; i < vals.length; i++) {
       expect(Object.is(h[i], Math.fround(f16BitsToF32(f32ToF16Bits(vals[i]!))))).toBe(true);
       expect(Object.is(b[i], bf16BitsToF32(f32ToBf16Bits(vals[i]!)))).toBe(true);
     }
-    expect(toFloat32({ dtype: 'F32', shape: [3], data: fromFloat32([1, 2, 3], 'F32') })).toEqual(new Float32Array([1, 2, 3]));
+    expect(toFloat32({ dtype: 'F32', shape: [3], data: fromFloat32([1, 2, 3], 'F32') })).toEqual(
+      new Float32Array([1, 2, 3]),
+    );
   });
 
   it('toFloat32 reads tensors that are not aligned in their buffer', () => {
     const f16 = new Uint16Array([0x3c00, 0xc000, 0x3555]);
     const f32 = new Float32Array([1.25, -7, 3e-3]);
-    for (const [dtype, src] of [['F16', new Uint8Array(f16.buffer)], ['BF16', new Uint8Array(f16.buffer)], ['F32', new Uint8Array(f32.buffer)]] as const) {
+    for (const [dtype, src] of [
+      ['F16', new Uint8Array(f16.buffer)],
+      ['BF16', new Uint8Array(f16.buffer)],
+      ['F32', new Uint8Array(f32.buffer)],
+    ] as const) {
       const shifted = new Uint8Array(src.length + 1);
       shifted.set(src, 1);
       const a = toFloat32({ dtype, shape: [3], data: src });
@@ -170,7 +182,10 @@ describe('the fixture checkpoints', () => {
   it.each(MODELS)('%s: rewriting its tensors reproduces the data section byte for byte', (name) => {
     const bytes = new Uint8Array(readFileSync(FIXTURES + name + '/model.safetensors'));
     const st = parseSafetensors(bytes, name);
-    const again = writeSafetensors([...st.tensors].map(([n, e]) => ({ name: n, ...e })), st.metadata);
+    const again = writeSafetensors(
+      [...st.tensors].map(([n, e]) => ({ name: n, ...e })),
+      st.metadata,
+    );
     const n1 = Number(new DataView(bytes.buffer, bytes.byteOffset).getBigUint64(0, true));
     const n2 = Number(new DataView(again.buffer).getBigUint64(0, true));
     expect(sameBytes(again.subarray(8 + n2), bytes.subarray(8 + n1))).toBe(true);
@@ -186,8 +201,12 @@ describe('parseSafetensors errors', () => {
   ]);
 
   it('truncated files', () => {
-    expect(() => parseSafetensors(good.subarray(0, 5), 'x.safetensors')).toThrow(/x\.safetensors: truncated safetensors file: 5 bytes/);
-    expect(() => parseSafetensors(good.subarray(0, 40), 'x.safetensors')).toThrow(/x\.safetensors: truncated or not a safetensors file: the header length is \d+ bytes but the file has only 32/);
+    expect(() => parseSafetensors(good.subarray(0, 5), 'x.safetensors')).toThrow(
+      /x\.safetensors: truncated safetensors file: 5 bytes/,
+    );
+    expect(() => parseSafetensors(good.subarray(0, 40), 'x.safetensors')).toThrow(
+      /x\.safetensors: truncated or not a safetensors file: the header length is \d+ bytes but the file has only 32/,
+    );
     expect(() => parseSafetensors(good.subarray(0, good.length - 3), 'x.safetensors')).toThrow(
       /x\.safetensors: truncated safetensors file: tensor "b" ends at byte 32 of the data section, which has only 29 bytes/,
     );
@@ -197,11 +216,17 @@ describe('parseSafetensors errors', () => {
   });
 
   it('malformed headers', () => {
-    expect(() => parseSafetensors(rawFile(null, 0, '{"a": {"dtype": "F32", '), 'm')).toThrow(/m: malformed safetensors header: invalid JSON/);
+    expect(() => parseSafetensors(rawFile(null, 0, '{"a": {"dtype": "F32", '), 'm')).toThrow(
+      /m: malformed safetensors header: invalid JSON/,
+    );
     expect(() => parseSafetensors(rawFile(null, 0, '[1, 2, 3]'), 'm')).toThrow(/does not start with '\{'/);
     expect(() => parseSafetensors(rawFile(null, 0, '{"a": 3}'), 'm')).toThrow(/entry "a" is not an object/);
-    expect(() => parseSafetensors(rawFile({ a: { dtype: 'F32', shape: [-1], data_offsets: [0, 0] } }, 0), 'm')).toThrow(/tensor "a" has shape \[-1\]/);
-    expect(() => parseSafetensors(rawFile({ a: { dtype: 'F32', shape: [1], data_offsets: [4, 0] } }, 4), 'm')).toThrow(/tensor "a" has data_offsets \[4,0\]/);
+    expect(() => parseSafetensors(rawFile({ a: { dtype: 'F32', shape: [-1], data_offsets: [0, 0] } }, 0), 'm')).toThrow(
+      /tensor "a" has shape \[-1\]/,
+    );
+    expect(() => parseSafetensors(rawFile({ a: { dtype: 'F32', shape: [1], data_offsets: [4, 0] } }, 4), 'm')).toThrow(
+      /tensor "a" has data_offsets \[4,0\]/,
+    );
     const badUtf8 = rawFile(null, 0, '{"a":1}');
     badUtf8[10] = 0xff;
     expect(() => parseSafetensors(badUtf8, 'm')).toThrow(/not valid UTF-8/);
@@ -209,12 +234,16 @@ describe('parseSafetensors errors', () => {
 
   it('a byte size that does not match shape x dtype', () => {
     const f = rawFile({ w: { dtype: 'F32', shape: [2, 3], data_offsets: [0, 20] } }, 20);
-    expect(() => parseSafetensors(f, 'w.safetensors')).toThrow(/tensor "w" \(F32 \[2, 3\]\) should take 24 bytes but its data_offsets \[0, 20\] span 20 bytes/);
+    expect(() => parseSafetensors(f, 'w.safetensors')).toThrow(
+      /tensor "w" \(F32 \[2, 3\]\) should take 24 bytes but its data_offsets \[0, 20\] span 20 bytes/,
+    );
   });
 
   it('an unsupported dtype is named', () => {
     const f = rawFile({ w: { dtype: 'F8_E4M3', shape: [4], data_offsets: [0, 4] } }, 4);
-    expect(() => parseSafetensors(f, 'q.safetensors')).toThrow(/tensor "w" has dtype "F8_E4M3", which piplay cannot read.*F32, F16, BF16/);
+    expect(() => parseSafetensors(f, 'q.safetensors')).toThrow(
+      /tensor "w" has dtype "F8_E4M3", which piplay cannot read.*F32, F16, BF16/,
+    );
   });
 
   it('overlapping, gapped and short offsets', () => {
@@ -261,22 +290,23 @@ describe('validateAgainstConfig', () => {
     num_key_value_heads: 1,
     tie_word_embeddings: true,
   });
-  const shapes = () => new Map<string, { shape: number[] }>([
-    ['model.embed_tokens.weight', { shape: [32, 8] }],
-    ['model.layers.0.self_attn.q_proj.weight', { shape: [8, 8] }],
-    ['model.layers.0.self_attn.q_proj.bias', { shape: [8] }],
-    ['model.layers.0.self_attn.k_proj.weight', { shape: [4, 8] }],
-    ['model.layers.0.self_attn.k_proj.bias', { shape: [4] }],
-    ['model.layers.0.self_attn.v_proj.weight', { shape: [4, 8] }],
-    ['model.layers.0.self_attn.v_proj.bias', { shape: [4] }],
-    ['model.layers.0.self_attn.o_proj.weight', { shape: [8, 8] }],
-    ['model.layers.0.mlp.gate_proj.weight', { shape: [16, 8] }],
-    ['model.layers.0.mlp.up_proj.weight', { shape: [16, 8] }],
-    ['model.layers.0.mlp.down_proj.weight', { shape: [8, 16] }],
-    ['model.layers.0.input_layernorm.weight', { shape: [8] }],
-    ['model.layers.0.post_attention_layernorm.weight', { shape: [8] }],
-    ['model.norm.weight', { shape: [8] }],
-  ]);
+  const shapes = () =>
+    new Map<string, { shape: number[] }>([
+      ['model.embed_tokens.weight', { shape: [32, 8] }],
+      ['model.layers.0.self_attn.q_proj.weight', { shape: [8, 8] }],
+      ['model.layers.0.self_attn.q_proj.bias', { shape: [8] }],
+      ['model.layers.0.self_attn.k_proj.weight', { shape: [4, 8] }],
+      ['model.layers.0.self_attn.k_proj.bias', { shape: [4] }],
+      ['model.layers.0.self_attn.v_proj.weight', { shape: [4, 8] }],
+      ['model.layers.0.self_attn.v_proj.bias', { shape: [4] }],
+      ['model.layers.0.self_attn.o_proj.weight', { shape: [8, 8] }],
+      ['model.layers.0.mlp.gate_proj.weight', { shape: [16, 8] }],
+      ['model.layers.0.mlp.up_proj.weight', { shape: [16, 8] }],
+      ['model.layers.0.mlp.down_proj.weight', { shape: [8, 16] }],
+      ['model.layers.0.input_layernorm.weight', { shape: [8] }],
+      ['model.layers.0.post_attention_layernorm.weight', { shape: [8] }],
+      ['model.norm.weight', { shape: [8] }],
+    ]);
 
   it('accepts a complete tied checkpoint, with or without a copy of lm_head, and ignores inv_freq', () => {
     expect(validateAgainstConfig(shapes(), cfg).ok).toBe(true);
@@ -300,7 +330,9 @@ describe('validateAgainstConfig', () => {
     expect(r.unexpected).toEqual([{ name: 'model.layers.0.self_attn.o_proj.bias', shape: [8] }]);
     expect(r.errors.join('\n')).toMatch(/missing tensor model\.layers\.0\.self_attn\.k_proj\.bias \[4\]/);
     expect(r.errors.join('\n')).toMatch(/gate_proj\.weight has shape \[8, 16\] but the config implies \[16, 8\]/);
-    expect(() => assertMatchesConfig(t, cfg, 'my-model')).toThrow(/my-model does not match config\.json \(3 problems\)/);
+    expect(() => assertMatchesConfig(t, cfg, 'my-model')).toThrow(
+      /my-model does not match config\.json \(3 problems\)/,
+    );
   });
 
   it('an untied model needs lm_head', () => {
@@ -361,20 +393,30 @@ describe('sharded checkpoints', () => {
   it('reports missing shards, stray tensors and an empty folder', async () => {
     const noShard = files();
     noShard.delete('model-00002-of-00002.safetensors');
-    await expect(loadSafetensorsWeights(filesFromMap(noShard))).rejects.toThrow(/shard model-00002-of-00002\.safetensors, listed in model\.safetensors\.index\.json, is missing/);
+    await expect(loadSafetensorsWeights(filesFromMap(noShard))).rejects.toThrow(
+      /shard model-00002-of-00002\.safetensors, listed in model\.safetensors\.index\.json, is missing/,
+    );
 
     const stray = files();
     stray.set('model-00002-of-00002.safetensors', writeSafetensors([tensors[2]!, { ...tensors[1]!, name: 'extra' }]));
-    await expect(loadSafetensorsWeights(filesFromMap(stray))).rejects.toThrow(/holds tensor "extra", which model\.safetensors\.index\.json does not list/);
+    await expect(loadSafetensorsWeights(filesFromMap(stray))).rejects.toThrow(
+      /holds tensor "extra", which model\.safetensors\.index\.json does not list/,
+    );
 
     const short = files();
     short.set('model-00002-of-00002.safetensors', writeSafetensors([]));
-    await expect(loadSafetensorsWeights(filesFromMap(short))).rejects.toThrow(/tensor "lm_head\.weight" is listed .* does not hold it/);
+    await expect(loadSafetensorsWeights(filesFromMap(short))).rejects.toThrow(
+      /tensor "lm_head\.weight" is listed .* does not hold it/,
+    );
 
-    await expect(loadSafetensorsWeights(filesFromMap({ 'config.json': '{}' }))).rejects.toThrow(/neither model\.safetensors nor model\.safetensors\.index\.json/);
+    await expect(loadSafetensorsWeights(filesFromMap({ 'config.json': '{}' }))).rejects.toThrow(
+      /neither model\.safetensors nor model\.safetensors\.index\.json/,
+    );
 
     const broken = files();
     broken.set('model-00001-of-00002.safetensors', shard1.subarray(0, shard1.length - 2));
-    await expect(loadSafetensorsWeights(filesFromMap(broken))).rejects.toThrow(/model-00001-of-00002\.safetensors: truncated/);
+    await expect(loadSafetensorsWeights(filesFromMap(broken))).rejects.toThrow(
+      /model-00001-of-00002\.safetensors: truncated/,
+    );
   });
 });

@@ -5,7 +5,15 @@ import * as tags from '../../../src/env/tags.ts';
 import { generateWorld } from '../../../src/env/world.ts';
 import { filesFromMap } from '../../../src/model/files.ts';
 import { loadTokenizer, tokenizerFromJson, type Tokenizer } from '../../../src/model/tokenizer.ts';
-import { CONTROL_TOKENS, IM_END, IM_START, TOOL_TAGS, tokenizerFiles, trainTokenizer, type TrainedTokenizer } from '../../../src/model/tokenizer-train.ts';
+import {
+  CONTROL_TOKENS,
+  IM_END,
+  IM_START,
+  TOOL_TAGS,
+  tokenizerFiles,
+  trainTokenizer,
+  type TrainedTokenizer,
+} from '../../../src/model/tokenizer-train.ts';
 
 const world = generateWorld({ seed: 11, size: 60 });
 const texts = world.passages.map((p) => `${p.title}\n${p.text}`);
@@ -28,8 +36,16 @@ describe('trainTokenizer', () => {
 
   it('spells the tool tags as src/env/tags.ts does', () => {
     const envTags = [
-      tags.THINK_OPEN, tags.THINK_CLOSE, tags.SEARCH_OPEN, tags.SEARCH_CLOSE, tags.INFORMATION_OPEN,
-      tags.INFORMATION_CLOSE, tags.ANSWER_OPEN, tags.ANSWER_CLOSE, tags.QUESTION_OPEN, tags.QUESTION_CLOSE,
+      tags.THINK_OPEN,
+      tags.THINK_CLOSE,
+      tags.SEARCH_OPEN,
+      tags.SEARCH_CLOSE,
+      tags.INFORMATION_OPEN,
+      tags.INFORMATION_CLOSE,
+      tags.ANSWER_OPEN,
+      tags.ANSWER_CLOSE,
+      tags.QUESTION_OPEN,
+      tags.QUESTION_CLOSE,
     ];
     expect([...TOOL_TAGS].sort()).toEqual(envTags.sort());
   });
@@ -40,7 +56,8 @@ describe('trainTokenizer', () => {
       const s = `${p.title}\n${p.text}`;
       expect(tok.decode(tok.encode(s))).toBe(s);
     }
-    for (const s of ['', ' ', 'naïve 世界 🙂\n\ttabs  and  spaces', "it's 1847, isn't it?"]) expect(tok.decode(tok.encode(s))).toBe(s);
+    for (const s of ['', ' ', 'naïve 世界 🙂\n\ttabs  and  spaces', "it's 1847, isn't it?"])
+      expect(tok.decode(tok.encode(s))).toBe(s);
     // Merges pay off on the text they were learned from.
     const chars = texts.join('').length;
     const ids = texts.reduce((n, t) => n + tok.encode(t).length, 0);
@@ -73,7 +90,9 @@ describe('trainTokenizer', () => {
     expect(loaded.bosId).toBeNull();
     const text = loaded.applyChatTemplate([{ role: 'user', content: 'Question: hi\n' }], { addGenerationPrompt: true });
     expect(text).toBe(`${IM_START}user\nQuestion: hi\n${IM_END}\n${IM_START}assistant\n`);
-    expect(loaded.encode('Born in 1847', { addSpecialTokens: true })).toEqual(tok.encode('Born in 1847', { addSpecialTokens: false }));
+    expect(loaded.encode('Born in 1847', { addSpecialTokens: true })).toEqual(
+      tok.encode('Born in 1847', { addSpecialTokens: false }),
+    );
   });
 
   it('refuses a vocabulary too small for the bytes and added tokens', () => {

@@ -35,7 +35,14 @@ describe('Qwen3 tokenizer', () => {
   });
 
   it('encodes and decodes round trip', () => {
-    const texts = ['Hello world', 'Hello 世界! 🙂 naïve  spaces\n\ttabs', 'x = 3.14159; // code', '', '   ', 'Ünïcödé ΑΒΓ кириллица العربية'];
+    const texts = [
+      'Hello world',
+      'Hello 世界! 🙂 naïve  spaces\n\ttabs',
+      'x = 3.14159; // code',
+      '',
+      '   ',
+      'Ünïcödé ΑΒΓ кириллица العربية',
+    ];
     for (const t of texts) {
       const ids = qwen.encode(t);
       expect(ids.every((i) => Number.isInteger(i) && i >= 0 && i < qwen.vocabSize)).toBe(true);
@@ -64,7 +71,10 @@ describe('Qwen3 tokenizer', () => {
     expect(text).toBe(
       '<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\nWhat is 2+2?<|im_end|>\n<|im_start|>assistant\n',
     );
-    const noThinking = qwen.applyChatTemplate(messages, { addGenerationPrompt: true, templateVars: { enable_thinking: false } });
+    const noThinking = qwen.applyChatTemplate(messages, {
+      addGenerationPrompt: true,
+      templateVars: { enable_thinking: false },
+    });
     expect(noThinking.endsWith('<|im_start|>assistant\n<think>\n\n</think>\n\n')).toBe(true);
     const closed = qwen.applyChatTemplate([...messages, { role: 'assistant', content: '4' }]);
     expect(closed).toContain('<|im_start|>assistant\n');
@@ -103,7 +113,10 @@ describe('Qwen3 tokenizer', () => {
     expect(each.join('')).toBe(qwen.decode(ids));
     // Random ids include lone byte tokens that never form a character: U+FFFD appears, and nothing is lost.
     let s = 12345;
-    const rand = () => ((s = (Math.imul(s, 1103515245) + 12345) >>> 0), s);
+    const rand = () => {
+      s = (Math.imul(s, 1103515245) + 12345) >>> 0;
+      return s;
+    };
     for (let trial = 0; trial < 5; trial++) {
       const r = Array.from({ length: 200 }, () => (rand() % 4 === 0 ? 100 + (rand() % 156) : rand() % 151643));
       const pieces = qwen.decodeEach(r);
@@ -171,30 +184,41 @@ describe('a SentencePiece-style tokenizer (Metaspace, byte fallback, BOS)', () =
 describe('tokenizer file errors', () => {
   it('a missing tokenizer.json or tokenizer_config.json is named, with what to do', async () => {
     const f = tinyFiles();
-    await expect(loadTokenizer(filesFromMap({ 'tokenizer_config.json': f['tokenizer_config.json'] }, 'my-model/'))).rejects.toThrow(
+    await expect(
+      loadTokenizer(filesFromMap({ 'tokenizer_config.json': f['tokenizer_config.json'] }, 'my-model/')),
+    ).rejects.toThrow(
       /tokenizer\.json was not found in my-model\/: piplay needs the HF tokenizer files tokenizer\.json and tokenizer_config\.json/,
     );
-    await expect(loadTokenizer(filesFromMap({ 'tokenizer.json': f['tokenizer.json'] }))).rejects.toThrow(/tokenizer_config\.json was not found/);
-    await expect(loadTokenizer(filesFromNodeFolder('/nonexistent/folder'))).rejects.toThrow(/tokenizer\.json was not found in \/nonexistent\/folder/);
+    await expect(loadTokenizer(filesFromMap({ 'tokenizer.json': f['tokenizer.json'] }))).rejects.toThrow(
+      /tokenizer_config\.json was not found/,
+    );
+    await expect(loadTokenizer(filesFromNodeFolder('/nonexistent/folder'))).rejects.toThrow(
+      /tokenizer\.json was not found in \/nonexistent\/folder/,
+    );
   });
 
   it('malformed files', async () => {
     const f = tinyFiles();
-    await expect(loadTokenizer(filesFromMap({ ...f, 'tokenizer.json': '{"model": {' }), { where: 'my-model' })).rejects.toThrow(
-      /tokenizer\.json \(my-model\) is not valid JSON/,
+    await expect(
+      loadTokenizer(filesFromMap({ ...f, 'tokenizer.json': '{"model": {' }), { where: 'my-model' }),
+    ).rejects.toThrow(/tokenizer\.json \(my-model\) is not valid JSON/);
+    await expect(loadTokenizer(filesFromMap({ ...f, 'tokenizer_config.json': 'not json' }))).rejects.toThrow(
+      /tokenizer_config\.json is not valid JSON/,
     );
-    await expect(loadTokenizer(filesFromMap({ ...f, 'tokenizer_config.json': 'not json' }))).rejects.toThrow(/tokenizer_config\.json is not valid JSON/);
     await expect(loadTokenizer(filesFromMap({ ...f, 'tokenizer.json': '{"vocab": {"a": 0}}' }))).rejects.toThrow(
       /tokenizer\.json is not an HF tokenizer file \(it has no "model" object\)/,
     );
-    await expect(loadTokenizer(filesFromMap({ ...f, 'tokenizer_config.json': '[]' }))).rejects.toThrow(/tokenizer_config\.json must hold a JSON object/);
-    await expect(loadTokenizer(filesFromMap({ ...f, 'tokenizer.json': '{"model": {"type": "NoSuchModel"}}' }))).rejects.toThrow(
-      /could not build the tokenizer from tokenizer\.json/,
+    await expect(loadTokenizer(filesFromMap({ ...f, 'tokenizer_config.json': '[]' }))).rejects.toThrow(
+      /tokenizer_config\.json must hold a JSON object/,
     );
+    await expect(
+      loadTokenizer(filesFromMap({ ...f, 'tokenizer.json': '{"model": {"type": "NoSuchModel"}}' })),
+    ).rejects.toThrow(/could not build the tokenizer from tokenizer\.json/);
   });
 
   it('a fetch failure other than 404 is reported with the URL', async () => {
-    const failing = (async () => new Response('boom', { status: 500, statusText: 'Internal Server Error' })) as unknown as typeof fetch;
+    const failing = (async () =>
+      new Response('boom', { status: 500, statusText: 'Internal Server Error' })) as unknown as typeof fetch;
     await expect(loadTokenizer(filesFromUrl('https://example.invalid/m/', failing))).rejects.toThrow(
       /could not read tokenizer\.json: could not fetch https:\/\/example\.invalid\/m\/tokenizer\.json: HTTP 500/,
     );

@@ -18,7 +18,10 @@ beforeAll(async () => {
 describe('a training run matches PyTorch', () => {
   it('step by step loss and final weights', async () => {
     const { spec, result } = readTorchRun();
-    expect(result, 'test/assets/torch-train/torch.json is missing: run npx tsx scripts/torch-train/make-fixture.ts').not.toBeNull();
+    expect(
+      result,
+      'test/assets/torch-train/torch.json is missing: run npx tsx scripts/torch-train/make-fixture.ts',
+    ).not.toBeNull();
     const torch = result!;
     const { cfg, weights } = torchRunModel(spec);
     const model = CausalLM.fromHost(e, cfg, (name) => weights.get(name));
@@ -30,7 +33,11 @@ describe('a training run matches PyTorch', () => {
       expect(loss).toHaveLength(torch.loss.length);
       // The loss falls from ln 64 = 4.16, so a run that trained nothing would fail here too.
       expect(torch.loss.at(-1)!).toBeLessThan(torch.loss[0]! - 0.15);
-      loss.forEach((l, i) => expect(Math.abs(l - torch.loss[i]!), `loss at step ${i + 1}: engine ${l}, torch ${torch.loss[i]}`).toBeLessThan(1e-4));
+      loss.forEach((l, i) =>
+        expect(Math.abs(l - torch.loss[i]!), `loss at step ${i + 1}: engine ${l}, torch ${torch.loss[i]}`).toBeLessThan(
+          1e-4,
+        ),
+      );
       for (const [name, p] of model.params) {
         const [s, s2, proj] = tensorStats(await p.readF32());
         const [ts, ts2, tproj] = torch.final[name]!;

@@ -7,11 +7,23 @@ import { parsePretrainArgs, PRETRAIN_USAGE } from '../../../src/cli/pretrain-arg
 import { tinyConfig } from '../../../src/model/init.ts';
 import { DATA_DEFAULTS } from '../../../src/pretrain/data.ts';
 import type { PretrainStats } from '../../../src/pretrain/run.ts';
-import { MIN_VOCAB, PRETRAIN_DEFAULTS, PRETRAIN_FIELDS, pretrainProblems, type PretrainKey } from '../../../src/pretrain/settings.ts';
+import {
+  MIN_VOCAB,
+  PRETRAIN_DEFAULTS,
+  PRETRAIN_FIELDS,
+  pretrainProblems,
+  type PretrainKey,
+} from '../../../src/pretrain/settings.ts';
 import { summarisePretrain, trainingMarkdown } from '../../../src/pretrain/summary.ts';
 import type { StepLog } from '../../../src/pretrain/train.ts';
 import { renderCheckpointList } from '../../../src/ui/panels/checkpoints.ts';
-import { pretrainControlState, readPretrainForm, renderFromOptions, renderPretrainForm, renderPretrainSummary } from '../../../src/ui/panels/pretrain.ts';
+import {
+  pretrainControlState,
+  readPretrainForm,
+  renderFromOptions,
+  renderPretrainForm,
+  renderPretrainSummary,
+} from '../../../src/ui/panels/pretrain.ts';
 import { renderProgress } from '../../../src/ui/panels/progress.ts';
 import { controlState } from '../../../src/ui/panels/setup.ts';
 import type { CheckpointMeta } from '../../../src/worker/checkpoint-store.ts';
@@ -26,7 +38,16 @@ describe('pretraining settings', () => {
   });
 
   it('names each bad setting', () => {
-    const p = pretrainProblems({ ...PRETRAIN_DEFAULTS, steps: 0, lr: 0, hidden: 20, vocab: MIN_VOCAB - 1, passageShare: 1, batch: 1.5, seq: NaN });
+    const p = pretrainProblems({
+      ...PRETRAIN_DEFAULTS,
+      steps: 0,
+      lr: 0,
+      hidden: 20,
+      vocab: MIN_VOCAB - 1,
+      passageShare: 1,
+      batch: 1.5,
+      seq: NaN,
+    });
     expect(Object.fromEntries(p)).toEqual({
       steps: 'steps must be at least 1',
       lr: 'lr must be above 0',
@@ -39,10 +60,16 @@ describe('pretraining settings', () => {
   });
 
   it('blames the steps, not the copy warm-up, for a negative step count', () => {
-    expect(Object.fromEntries(pretrainProblems({ ...PRETRAIN_DEFAULTS, steps: -5 }))).toEqual({ steps: 'steps must be at least 1' });
-    expect(Object.fromEntries(pretrainProblems({ ...PRETRAIN_DEFAULTS, steps: 2.5 }))).toEqual({ steps: 'steps must be a whole number' });
+    expect(Object.fromEntries(pretrainProblems({ ...PRETRAIN_DEFAULTS, steps: -5 }))).toEqual({
+      steps: 'steps must be at least 1',
+    });
+    expect(Object.fromEntries(pretrainProblems({ ...PRETRAIN_DEFAULTS, steps: 2.5 }))).toEqual({
+      steps: 'steps must be a whole number',
+    });
     // With usable steps the warm-up is still checked against them.
-    expect(Object.fromEntries(pretrainProblems({ ...PRETRAIN_DEFAULTS, steps: 10, copyWarmup: 20 }))).toEqual({ copyWarmup: 'copy warm-up must be at most the steps (10)' });
+    expect(Object.fromEntries(pretrainProblems({ ...PRETRAIN_DEFAULTS, steps: 10, copyWarmup: 20 }))).toEqual({
+      copyWarmup: 'copy warm-up must be at most the steps (10)',
+    });
   });
 });
 
@@ -57,7 +84,27 @@ describe('npm run pretrain', () => {
 
   it('lists every flag, each setting with its default from the settings table', () => {
     const flags = PRETRAIN_USAGE.split('\n').flatMap((l) => /^ {2}--([\w-]+)/.exec(l)?.[1] ?? []);
-    expect(flags).toEqual(['steps', 'batch', 'seq', 'lr', 'size', 'vocab', 'seed', 'passage-share', 'drills', 'teacher', 'teacher-slips', 'examiner', 'copy-warmup', 'copy-every', 'log-every', 'out', 'from', 'world-out', 'check']);
+    expect(flags).toEqual([
+      'steps',
+      'batch',
+      'seq',
+      'lr',
+      'size',
+      'vocab',
+      'seed',
+      'passage-share',
+      'drills',
+      'teacher',
+      'teacher-slips',
+      'examiner',
+      'copy-warmup',
+      'copy-every',
+      'log-every',
+      'out',
+      'from',
+      'world-out',
+      'check',
+    ]);
     for (const key of Object.keys(PRETRAIN_FIELDS) as PretrainKey[]) {
       const flag = PRETRAIN_FIELDS[key].flag;
       if (flag && flag !== 'size') expect(usageLine(flag)).toContain(`(default ${d[key]})`);
@@ -67,17 +114,88 @@ describe('npm run pretrain', () => {
 
   it('parses the command line into the options of pretrain()', () => {
     expect(parse()).toEqual({
-      options: { seed: 0, steps: 1500, batch: 4, seq: 512, lr: 2e-3, hidden: 96, layers: 3, vocab: 1024, tokenizerWorlds: 10, passageShare: 0.3, logEvery: 10, copyWarmup: 0, copyEvery: 0, data: { worldSize: 80, drillsPerWorld: 0, teacherPerWorld: 0, teacherSlips: 0, examinerPerWorld: 20 } },
+      options: {
+        seed: 0,
+        steps: 1500,
+        batch: 4,
+        seq: 512,
+        lr: 2e-3,
+        hidden: 96,
+        layers: 3,
+        vocab: 1024,
+        tokenizerWorlds: 10,
+        passageShare: 0.3,
+        logEvery: 10,
+        copyWarmup: 0,
+        copyEvery: 0,
+        data: { worldSize: 80, drillsPerWorld: 0, teacherPerWorld: 0, teacherSlips: 0, examinerPerWorld: 20 },
+      },
       out: 'public/models/piplay-tiny',
       worldOut: 'public/worlds/default',
       check: 25,
     });
-    const args = parse('--from', '/tmp/stage2', '--seed', '2', '--steps', '900', '--batch', '2', '--seq', '1024', '--lr', '3e-3', '--size', '16x1', '--vocab', '512');
+    const args = parse(
+      '--from',
+      '/tmp/stage2',
+      '--seed',
+      '2',
+      '--steps',
+      '900',
+      '--batch',
+      '2',
+      '--seq',
+      '1024',
+      '--lr',
+      '3e-3',
+      '--size',
+      '16x1',
+      '--vocab',
+      '512',
+    );
     expect(args.from).toBe('/tmp/stage2');
-    expect(args.options).toEqual({ ...parse().options, seed: 2, steps: 900, batch: 2, seq: 1024, lr: 3e-3, hidden: 16, layers: 1, vocab: 512 });
-    const copying = parse('--passage-share', '0.05', '--drills', '150', '--teacher', '60', '--teacher-slips', '0.5', '--examiner', '50', '--copy-warmup', '100', '--copy-every=4', '--log-every', '5', '--out', 'x', '--world-out', '', '--check', '0');
+    expect(args.options).toEqual({
+      ...parse().options,
+      seed: 2,
+      steps: 900,
+      batch: 2,
+      seq: 1024,
+      lr: 3e-3,
+      hidden: 16,
+      layers: 1,
+      vocab: 512,
+    });
+    const copying = parse(
+      '--passage-share',
+      '0.05',
+      '--drills',
+      '150',
+      '--teacher',
+      '60',
+      '--teacher-slips',
+      '0.5',
+      '--examiner',
+      '50',
+      '--copy-warmup',
+      '100',
+      '--copy-every=4',
+      '--log-every',
+      '5',
+      '--out',
+      'x',
+      '--world-out',
+      '',
+      '--check',
+      '0',
+    );
     expect(copying).toEqual({
-      options: { ...parse().options, passageShare: 0.05, copyWarmup: 100, copyEvery: 4, logEvery: 5, data: { worldSize: 80, drillsPerWorld: 150, teacherPerWorld: 60, teacherSlips: 0.5, examinerPerWorld: 50 } },
+      options: {
+        ...parse().options,
+        passageShare: 0.05,
+        copyWarmup: 100,
+        copyEvery: 4,
+        logEvery: 5,
+        data: { worldSize: 80, drillsPerWorld: 150, teacherPerWorld: 60, teacherSlips: 0.5, examinerPerWorld: 50 },
+      },
       out: 'x',
       worldOut: '',
       check: 0,
@@ -95,10 +213,17 @@ describe('npm run pretrain', () => {
       throw new Error(`accepted ${argv.join(' ')}`);
     };
     expect(error('--lr', '0')).toBe(`--lr: lr must be above 0\n${PRETRAIN_USAGE}`);
-    expect(error('--size', '20x0').split('\n').slice(0, 2)).toEqual(['--size: hidden must be a multiple of 8 (4 heads of an even width)', '--size: layers must be at least 1']);
+    expect(error('--size', '20x0').split('\n').slice(0, 2)).toEqual([
+      '--size: hidden must be a multiple of 8 (4 heads of an even width)',
+      '--size: layers must be at least 1',
+    ]);
     expect(error('--size', '96')).toMatch(/^--size must look like 96x3/);
-    expect(error('--steps', '10', '--copy-warmup', '20')).toMatch(/^--copy-warmup: copy warm-up must be at most the steps \(10\)\n/);
-    expect(error('--vocab', String(MIN_VOCAB - 1))).toMatch(new RegExp(`^--vocab: vocab must be at least ${MIN_VOCAB}\n`));
+    expect(error('--steps', '10', '--copy-warmup', '20')).toMatch(
+      /^--copy-warmup: copy warm-up must be at most the steps \(10\)\n/,
+    );
+    expect(error('--vocab', String(MIN_VOCAB - 1))).toMatch(
+      new RegExp(`^--vocab: vocab must be at least ${MIN_VOCAB}\n`),
+    );
     expect(error('--passage-share', '1')).toMatch(/^--passage-share: passage share must be below 1\n/);
     expect(error('--batch', '1.5')).toMatch(/^--batch: batch must be a whole number\n/);
     expect(error('--seq', '')).toMatch(/^--seq: seq must be a number\n/);
@@ -108,13 +233,24 @@ describe('npm run pretrain', () => {
 
 describe('pretraining panel', () => {
   const stored: CheckpointMeta[] = [
-    { name: 'my-base', kind: 'model', origin: 'pretrained', createdAt: 0, updatedAt: 0, bytes: 10, cursor: null, metrics: { loss: 2.5 }, base: 'a new tiny model' },
+    {
+      name: 'my-base',
+      kind: 'model',
+      origin: 'pretrained',
+      createdAt: 0,
+      updatedAt: 0,
+      bytes: 10,
+      cursor: null,
+      metrics: { loss: 2.5 },
+      base: 'a new tiny model',
+    },
     { name: 'run-1', kind: 'run', createdAt: 0, updatedAt: 0, bytes: 10, cursor: null, metrics: {}, base: 'x' },
   ];
 
   it('renders every setting with its default and offers the models to continue', () => {
     const form = renderPretrainForm(['piplay-tiny']).text;
-    for (const [k, v] of Object.entries(PRETRAIN_DEFAULTS)) expect(form).toContain(`name="${k}" type="number" step="any" inputmode="decimal" value="${v}"`);
+    for (const [k, v] of Object.entries(PRETRAIN_DEFAULTS))
+      expect(form).toContain(`name="${k}" type="number" step="any" inputmode="decimal" value="${v}"`);
     const from = renderFromOptions(['piplay-tiny'], stored, 'checkpoint:my-base').text;
     expect(from).toContain('<option value="embedded:piplay-tiny">piplay-tiny</option>');
     expect(from).toContain('<option value="checkpoint:my-base" selected>my-base</option>');
@@ -122,9 +258,19 @@ describe('pretraining panel', () => {
   });
 
   it('reads the form back as a request, or the problems per field', () => {
-    const values: Record<string, string> = { ...Object.fromEntries(Object.entries(PRETRAIN_DEFAULTS).map(([k, v]) => [k, String(v)])), steps: ' 3 ', from: 'embedded:piplay-tiny', name: ' mine ' };
+    const values: Record<string, string> = {
+      ...Object.fromEntries(Object.entries(PRETRAIN_DEFAULTS).map(([k, v]) => [k, String(v)])),
+      steps: ' 3 ',
+      from: 'embedded:piplay-tiny',
+      name: ' mine ',
+    };
     const ok = readPretrainForm((k) => values[k] ?? '');
-    expect(ok.request).toEqual({ ...PRETRAIN_DEFAULTS, steps: 3, from: { kind: 'embedded', name: 'piplay-tiny' }, name: 'mine' });
+    expect(ok.request).toEqual({
+      ...PRETRAIN_DEFAULTS,
+      steps: 3,
+      from: { kind: 'embedded', name: 'piplay-tiny' },
+      name: 'mine',
+    });
     const form = (o: Record<string, string>) => (k: string) => ({ ...values, ...o })[k] ?? '';
     const fresh = readPretrainForm(form({ from: '', name: '' }));
     expect(fresh.request).toEqual({ ...PRETRAIN_DEFAULTS, steps: 3 });
@@ -138,17 +284,51 @@ describe('pretraining panel', () => {
     expect(pretrainControlState('running', 'pretrain')).toEqual({ start: false, stop: true });
     expect(pretrainControlState('running', 'selfplay')).toEqual({ start: false, stop: false });
     expect(pretrainControlState('failed', 'pretrain')).toEqual({ start: true, stop: false });
-    expect(controlState('running', 'pretrain')).toEqual({ start: false, pause: false, resume: false, stop: true, save: false });
+    expect(controlState('running', 'pretrain')).toEqual({
+      start: false,
+      pause: false,
+      resume: false,
+      stop: true,
+      save: false,
+    });
   });
 
   it('shows progress without iterations, the summary, and the stored model as pretrained', () => {
-    const p = renderProgress({ stage: 'pretrain', iteration: 0, done: 30, total: 100, etaSeconds: 70, label: 'loss 3.100 · 800 tokens/s', since: 0, doneAt: 0 }, 'running', null).text;
+    const p = renderProgress(
+      {
+        stage: 'pretrain',
+        iteration: 0,
+        done: 30,
+        total: 100,
+        etaSeconds: 70,
+        label: 'loss 3.100 · 800 tokens/s',
+        since: 0,
+        doneAt: 0,
+      },
+      'running',
+      null,
+    ).text;
     expect(p).toContain('pre-training');
     expect(p).not.toContain('iteration');
     expect(p).toContain('30 / 100 · loss 3.100 · 800 tokens/s');
     expect(p).toContain('≈ 1m 10s left');
     expect(p).toContain('aria-valuenow="30"');
-    const sum = { name: 'my-base', params: 123456, tokens: 6000, targets: 4000, seconds: 12, finalLoss: 2.5, firstLoss: 6.2, tailLoss: 2.6, steps: 3, hidden: 16, layers: 1, vocab: 512, from: null, device: 'SwiftShader' };
+    const sum = {
+      name: 'my-base',
+      params: 123456,
+      tokens: 6000,
+      targets: 4000,
+      seconds: 12,
+      finalLoss: 2.5,
+      firstLoss: 6.2,
+      tailLoss: 2.6,
+      steps: 3,
+      hidden: 16,
+      layers: 1,
+      vocab: 512,
+      from: null,
+      device: 'SwiftShader',
+    };
     const done = renderPretrainSummary(sum, 'my-base').text;
     expect(done).toContain('Stored as <code>my-base</code>');
     expect(done).toContain('123.5k');
@@ -164,16 +344,53 @@ describe('pretraining panel', () => {
 describe('TRAINING.md', () => {
   it('records the settings, the model, the data and the loss curve', () => {
     const cfg = tinyConfig({ vocabSize: 512, hidden: 16, layers: 1 });
-    const stats: PretrainStats = { rows: 3, tokens: 3072, targets: 2000, passageTokens: 900, transcriptTokens: 1660, dropped: 1, docs: 20, copyTokens: 512, copyTargets: 300 };
-    const logs: StepLog[] = [1, 2, 3].map((step) => ({ step, steps: 3, loss: 7 - step, lr: 1e-2, tokens: step * 1024, seconds: step }));
-    const settings = { ...PRETRAIN_DEFAULTS, steps: 3, batch: 1, seq: 1024, lr: 1e-2, hidden: 16, layers: 1, vocab: 512 };
-    const sum = summarisePretrain({ name: 'toy', cfg, params: 9999, stats, logs, seconds: 4, from: null, device: 'lavapipe' });
+    const stats: PretrainStats = {
+      rows: 3,
+      tokens: 3072,
+      targets: 2000,
+      passageTokens: 900,
+      transcriptTokens: 1660,
+      dropped: 1,
+      docs: 20,
+      copyTokens: 512,
+      copyTargets: 300,
+    };
+    const logs: StepLog[] = [1, 2, 3].map((step) => ({
+      step,
+      steps: 3,
+      loss: 7 - step,
+      lr: 1e-2,
+      tokens: step * 1024,
+      seconds: step,
+    }));
+    const settings = {
+      ...PRETRAIN_DEFAULTS,
+      steps: 3,
+      batch: 1,
+      seq: 1024,
+      lr: 1e-2,
+      hidden: 16,
+      layers: 1,
+      vocab: 512,
+    };
+    const sum = summarisePretrain({
+      name: 'toy',
+      cfg,
+      params: 9999,
+      stats,
+      logs,
+      seconds: 4,
+      from: null,
+      device: 'lavapipe',
+    });
     expect(sum).toMatchObject({ finalLoss: 4, firstLoss: 6, tailLoss: 5, steps: 3, tokens: 3072 });
     const md = trainingMarkdown(sum, settings, cfg, stats, logs);
     expect(md).toMatch(/^# toy: a base model pretrained in the browser/);
     expect(md).toContain('| steps | 3 (batch 1 x seq 1024, peak lr 0.01, warm-up + cosine) |');
     expect(md).toContain('| parameters | 9999 |');
-    expect(md).toContain('| tokens seen | 3072 (2000 loss targets; 900 passage, 1660 transcript, 512 copy-task tokens;');
+    expect(md).toContain(
+      '| tokens seen | 3072 (2000 loss targets; 900 passage, 1660 transcript, 512 copy-task tokens;',
+    );
     expect(md).toContain('| wall time | 4s (768 tokens/s) on lavapipe |');
     expect(md).toContain('| final loss | 4.000 (last logged step); mean of the last 3 logs 5.000; first 6.000 |');
     expect(md).toContain('| 3 | 4.000 | 1.00e-2 |');

@@ -14,13 +14,31 @@ import { filesFromNodeFolder } from '../../../src/gpu/host/node-files.ts';
 import { loadModel } from '../../../src/model/io.ts';
 import { loadTokenizer, tokenizerFromJson, type Tokenizer } from '../../../src/model/tokenizer.ts';
 import { IM_END, TOOL_TAGS, trainTokenizer } from '../../../src/model/tokenizer-train.ts';
-import { DEFAULT_WORLD_SEED, TEACHER_MODES, worldDocs, worldSeed, type DataSettings } from '../../../src/pretrain/data.ts';
+import {
+  DEFAULT_WORLD_SEED,
+  TEACHER_MODES,
+  worldDocs,
+  worldSeed,
+  type DataSettings,
+} from '../../../src/pretrain/data.ts';
 import { checkCopying } from '../../../src/pretrain/check.ts';
 import { copyTaskBatch } from '../../../src/pretrain/copy-task.ts';
 import { Packer } from '../../../src/pretrain/pack.ts';
 import { defaultWorldFiles, isCopyStep, pretrain } from '../../../src/pretrain/run.ts';
 import { learningRate } from '../../../src/pretrain/train.ts';
-import { chatPrompt, copyDrill, docText, examinerTranscript, factSentence, scriptWorld, studentTranscript, teacherTranscript, toolReply, TOP_K, type Doc } from '../../../src/pretrain/transcripts.ts';
+import {
+  chatPrompt,
+  copyDrill,
+  docText,
+  examinerTranscript,
+  factSentence,
+  scriptWorld,
+  studentTranscript,
+  teacherTranscript,
+  toolReply,
+  TOP_K,
+  type Doc,
+} from '../../../src/pretrain/transcripts.ts';
 import { examinerFormatRewardOfTranscript } from '../../../src/rl/rewards.ts';
 import { encodeToolReply } from '../../../src/rl/tool-reply.ts';
 import { testEngine } from '../../helpers/engine.ts';
@@ -42,7 +60,12 @@ afterAll(() => {
 });
 
 /** The assistant part of a transcript (what a rollout's text holds). */
-const assistantText = (d: Doc) => d.segments.slice(1).map((s) => s.text).join('').replace(IM_END, '');
+const assistantText = (d: Doc) =>
+  d.segments
+    .slice(1)
+    .map((s) => s.text)
+    .join('')
+    .replace(IM_END, '');
 
 describe('data', () => {
   it('never uses the default world and mixes passages, students and examiners', () => {
@@ -56,7 +79,10 @@ describe('data', () => {
   });
 
   it('writes the shipped default world and its held-out set byte for byte (question phrasing is not to drift)', () => {
-    for (const [name, bytes] of defaultWorldFiles()) expect(new TextDecoder().decode(bytes), name).toBe(readFileSync(new URL(`../../../public/worlds/default/${name}`, import.meta.url), 'utf8'));
+    for (const [name, bytes] of defaultWorldFiles())
+      expect(new TextDecoder().decode(bytes), name).toBe(
+        readFileSync(new URL(`../../../public/worlds/default/${name}`, import.meta.url), 'utf8'),
+      );
   });
 
   it('scripts students that search the named entity and answer with the gold answer', () => {
@@ -78,7 +104,8 @@ describe('data', () => {
       expect(quote![2]).toContain(q.answers[0]!);
       expect(text).toContain(quote![2]!);
       // Loss only on what the agent writes: never on the prompt or a tool reply.
-      for (const s of d.segments) if (s.text.includes('<information>') || s.text.includes('<|im_start|>')) expect(s.loss).toBe(false);
+      for (const s of d.segments)
+        if (s.text.includes('<information>') || s.text.includes('<|im_start|>')) expect(s.loss).toBe(false);
       checked++;
     }
     expect(checked).toBeGreaterThan(15);
@@ -98,7 +125,12 @@ describe('data', () => {
       expect(first!.replace(/^Names: /, '')).toBe(again);
       for (const n of again!.replace(/\.$/, '').split(', ')) expect(names.has(n)).toBe(true);
     }
-    expect(withDrills.filter((x) => x.kind !== 'drill').map(docText).sort()).toEqual(docs.map(docText).sort());
+    expect(
+      withDrills
+        .filter((x) => x.kind !== 'drill')
+        .map(docText)
+        .sort(),
+    ).toEqual(docs.map(docText).sort());
   });
 
   it("scripts the student given the teacher's prompt: the same actions after a privileged block, on request", () => {
@@ -117,10 +149,13 @@ describe('data', () => {
       expect(d.kind).toBe('teacher');
       // The prompt is the teacher's, with the QCP the self-play environment gives a world question.
       const qcp = worldQcp(w.ix, q, search);
-      expect(d.segments[0]!.text).toBe(chatPrompt(teacherPrompt({ question: q.question, qcp, mode, options: { seed: `t-${i}` } })));
+      expect(d.segments[0]!.text).toBe(
+        chatPrompt(teacherPrompt({ question: q.question, qcp, mode, options: { seed: `t-${i}` } })),
+      );
       expect(d.segments[0]!.text).toContain(`${PRIVILEGED_HEADER}`);
       expect(d.segments[0]!.loss).toBe(false);
-      if (mode === 'full') qcp.searches.forEach((s, k) => expect(d.segments[0]!.text).toContain(`Search ${k + 1}: ${s.query}`));
+      if (mode === 'full')
+        qcp.searches.forEach((s, k) => expect(d.segments[0]!.text).toContain(`Search ${k + 1}: ${s.query}`));
       // The agent acts exactly as without the notes: same searches, quotes and answer, same loss flags.
       expect(d.segments.slice(1)).toEqual(plain.segments.slice(1));
       checked++;
@@ -128,7 +163,12 @@ describe('data', () => {
     expect(checked).toBeGreaterThan(8);
     const withTeacher = worldDocs({ ...DATA, teacherPerWorld: 5 }, 0);
     expect(withTeacher.filter((x) => x.kind === 'teacher')).toHaveLength(5);
-    expect(withTeacher.filter((x) => x.kind !== 'teacher').map(docText).sort()).toEqual(docs.map(docText).sort());
+    expect(
+      withTeacher
+        .filter((x) => x.kind !== 'teacher')
+        .map(docText)
+        .sort(),
+    ).toEqual(docs.map(docText).sort());
   });
 
   it("scripts the teacher after a student's slip: a wrong last quote, shown but not a target, then the right answer", () => {
@@ -157,7 +197,9 @@ describe('data', () => {
     // Slips are drawn only when asked for: without them the text is unchanged.
     const some = worldDocs({ ...DATA, teacherPerWorld: 6, teacherSlips: 0.5 }, 0).filter((x) => x.kind === 'teacher');
     const none = worldDocs({ ...DATA, teacherPerWorld: 6 }, 0).filter((x) => x.kind === 'teacher');
-    expect(worldDocs({ ...DATA, teacherPerWorld: 6, teacherSlips: 0 }, 0).map(docText)).toEqual(worldDocs({ ...DATA, teacherPerWorld: 6 }, 0).map(docText));
+    expect(worldDocs({ ...DATA, teacherPerWorld: 6, teacherSlips: 0 }, 0).map(docText)).toEqual(
+      worldDocs({ ...DATA, teacherPerWorld: 6 }, 0).map(docText),
+    );
     const slipped = (d: Doc) => d.segments.some((s, k) => k > 0 && !s.loss && s.text.startsWith('<think>'));
     expect(some.filter(slipped).length).toBeGreaterThan(0);
     expect(none.filter(slipped)).toHaveLength(0);
@@ -218,9 +260,15 @@ describe('data', () => {
 
   it('writes prompts and tool replies exactly as the chat template and src/rl/tool-reply.ts do', () => {
     const user = 'Answer the question.\nQuestion: Who?\n';
-    expect(chatPrompt(user)).toBe(tok.applyChatTemplate([{ role: 'user', content: user }], { addGenerationPrompt: true }));
-    const passages = new Bm25Index(generateWorld({ seed: 9, size: 30 }).passages).search('city', 3).map((h) => h.passage);
-    expect(tok.encode(toolReply(passages), { addSpecialTokens: false })).toEqual(encodeToolReply(tok, passages, 10_000).ids);
+    expect(chatPrompt(user)).toBe(
+      tok.applyChatTemplate([{ role: 'user', content: user }], { addGenerationPrompt: true }),
+    );
+    const passages = new Bm25Index(generateWorld({ seed: 9, size: 30 }).passages)
+      .search('city', 3)
+      .map((h) => h.passage);
+    expect(tok.encode(toolReply(passages), { addSpecialTokens: false })).toEqual(
+      encodeToolReply(tok, passages, 10_000).ids,
+    );
     // Segment by segment encodes to the ids of the whole text (boundaries sit at added tokens).
     for (const d of docs.filter((x) => x.kind !== 'passage')) {
       const whole = tok.encode(docText(d), { addSpecialTokens: false });
@@ -231,7 +279,8 @@ describe('data', () => {
 
 describe('copy-task steps', () => {
   it('the warm-up, then every copyEvery-th step', () => {
-    const which = (o: { copyWarmup?: number; copyEvery?: number }) => Array.from({ length: 10 }, (_, s) => s).filter((s) => isCopyStep(s, o));
+    const which = (o: { copyWarmup?: number; copyEvery?: number }) =>
+      Array.from({ length: 10 }, (_, s) => s).filter((s) => isCopyStep(s, o));
     expect(which({})).toEqual([]);
     expect(which({ copyWarmup: 3 })).toEqual([0, 1, 2]);
     expect(which({ copyEvery: 3 })).toEqual([2, 5, 8]);
@@ -246,7 +295,8 @@ describe('Packer', () => {
     const packer = new Packer(tok, docs[Symbol.iterator](), seq, 0.3);
     const b = packer.next(3);
     expect(b.ids.length).toBe(3 * seq);
-    for (let r = 0; r < 3; r++) for (let t = 0; t + 1 < seq; t++) expect(b.targets[r * seq + t]).toBe(b.ids[r * seq + t + 1]);
+    for (let r = 0; r < 3; r++)
+      for (let t = 0; t + 1 < seq; t++) expect(b.targets[r * seq + t]).toBe(b.ids[r * seq + t + 1]);
     // Inside an <information> block nothing is a target; the tag that follows a tool reply is.
     const open = tok.tokenToId('<information>')!;
     const close = tok.tokenToId('</information>')!;
@@ -320,13 +370,24 @@ describe('pretrain', () => {
     const qs = [0, 1, 2].map(() => generateQuestion(new WorldIndex(world), new Rng(9), 1)!);
     const copy = await checkCopying(result.model, result.tokenizer, world, qs);
     const ix = new WorldIndex(world);
-    expect(copy.tokens).toBe(qs.reduce((n, q) => n + result.tokenizer.encode(` ${ix.entity(q.path[0]!.from).name}`, { addSpecialTokens: false }).length, 0));
+    expect(copy.tokens).toBe(
+      qs.reduce(
+        (n, q) =>
+          n + result.tokenizer.encode(` ${ix.entity(q.path[0]!.from).name}`, { addSpecialTokens: false }).length,
+        0,
+      ),
+    );
     for (const share of [copy.fromQuestion, copy.fromNote]) expect(share >= 0 && share <= 1).toBe(true);
 
     const dir = mkdtempSync(join(tmpdir(), 'piplay-pretrain-'));
     dirs.push(dir);
     for (const [name, bytes] of result.files) writeFileSync(join(dir, name), bytes);
-    expect(readdirSync(dir).sort()).toEqual(['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
+    expect(readdirSync(dir).sort()).toEqual([
+      'config.json',
+      'model.safetensors',
+      'tokenizer.json',
+      'tokenizer_config.json',
+    ]);
     const model = await loadModel(e, filesFromNodeFolder(dir));
     const loaded = await loadTokenizer(filesFromNodeFolder(dir), { eosIds: model.cfg.eosIds });
     expect(model.cfg.vocabSize).toBe(loaded.vocabSize);
@@ -356,11 +417,25 @@ describe('pretrain', () => {
     expect(more.cfg.hidden).toBe(32);
     expect(more.cfg.layers).toBe(1);
     expect(more.logs[0]!.loss).toBeLessThan(losses[0]! - 0.5);
-    for (const name of ['tokenizer.json', 'tokenizer_config.json']) expect(more.files.get(name)).toEqual(result.files.get(name));
+    for (const name of ['tokenizer.json', 'tokenizer_config.json'])
+      expect(more.files.get(name)).toEqual(result.files.get(name));
     more.model.dispose();
 
     // --copy-warmup and --copy-every: copy-task rows (16 x 32) at steps 1, 3 and 5, counted in the totals.
-    const warm = await pretrain(e, { seed: 7, steps: 5, copyWarmup: 1, copyEvery: 2, batch: 1, seq: 700, lr: 1e-3, hidden: 32, layers: 1, logEvery: 1, data: DATA, from: { files: filesFromNodeFolder(dir), source: dir } });
+    const warm = await pretrain(e, {
+      seed: 7,
+      steps: 5,
+      copyWarmup: 1,
+      copyEvery: 2,
+      batch: 1,
+      seq: 700,
+      lr: 1e-3,
+      hidden: 32,
+      layers: 1,
+      logEvery: 1,
+      data: DATA,
+      from: { files: filesFromNodeFolder(dir), source: dir },
+    });
     expect(warm.stats.copyTokens).toBe(3 * 16 * 32);
     expect(warm.stats.copyTargets).toBeGreaterThan(0);
     expect(warm.stats.tokens).toBe(3 * 16 * 32 + 2 * 700);

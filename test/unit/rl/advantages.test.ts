@@ -13,7 +13,7 @@ describe('groupAdvantages', () => {
     // Group a: 1, 0, 0 -> mean 1/3, std sqrt(1/3); group b: 2, 4 -> mean 3, std sqrt(2).
     const got = groupAdvantages([1, 2, 0, 4, 0], ['a', 'b', 'a', 'b', 'a'], 0);
     const s = Math.sqrt(1 / 3);
-    expectClose(got, [(2 / 3) / s, -1 / Math.SQRT2, -(1 / 3) / s, 1 / Math.SQRT2, -(1 / 3) / s], 1e-12, 0);
+    expectClose(got, [2 / 3 / s, -1 / Math.SQRT2, -(1 / 3) / s, 1 / Math.SQRT2, -(1 / 3) / s], 1e-12, 0);
   });
 
   it('adds eps to the std', () => {

@@ -71,7 +71,11 @@ describe('teacher alignment', () => {
     const tool = encodeToolReply(tok, [qcp.source], 200).ids;
     const s2 = enc('<answer>Beta</answer>');
     const response = [...s1, ...tool, ...s2];
-    const rollout = { ids: [...sp, ...response], mask: [...sp.map(() => 0), ...s1.map(() => 1), ...tool.map(() => 0), ...s2.map(() => 1)], promptLength: sp.length };
+    const rollout = {
+      ids: [...sp, ...response],
+      mask: [...sp.map(() => 0), ...s1.map(() => 1), ...tool.map(() => 0), ...s2.map(() => 1)],
+      promptLength: sp.length,
+    };
     for (const mode of ['full', 'partial', 'gt', 'gt-hop', 'none'] as const) {
       const tp = encodePrompt(tok, teacherPrompt({ question, qcp, mode, options: { seed: 3 } }));
       const t = teacherSequence(rollout, tp);

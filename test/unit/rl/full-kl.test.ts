@@ -42,7 +42,16 @@ describe('fullKl', () => {
       const full = Array.from({ length: M }, (_, r) => fullKl(zs, zt, r, V, direction));
       let last = new Array<number>(M).fill(0);
       for (const k of [1, 5, 20, V]) {
-        const t = e.noGrad(() => e.tidy(() => topkKl(e.tensor(zs, [M, V]), e.tensor(zt, [M, V]), e.tensor(new Float32Array(M).fill(1), [M]), { k, tail: true, direction }).perToken));
+        const t = e.noGrad(() =>
+          e.tidy(
+            () =>
+              topkKl(e.tensor(zs, [M, V]), e.tensor(zt, [M, V]), e.tensor(new Float32Array(M).fill(1), [M]), {
+                k,
+                tail: true,
+                direction,
+              }).perToken,
+          ),
+        );
         const d = Array.from(await t.read());
         t.dispose();
         d.forEach((x, r) => {

@@ -116,10 +116,23 @@ describe('studentLoss', () => {
     const r = e.noGrad(() =>
       e.tidy(() => {
         const out = studentLoss(
-          { logits: e.tensor(f.zs, [M, V]), teacherLogits: e.tensor(f.zt, [M, V]), targets: f.targets, oldLogp: f.oldLogp, advantages: f.adv, mask: f.mask },
+          {
+            logits: e.tensor(f.zs, [M, V]),
+            teacherLogits: e.tensor(f.zt, [M, V]),
+            targets: f.targets,
+            oldLogp: f.oldLogp,
+            advantages: f.adv,
+            mask: f.mask,
+          },
           s,
         );
-        return { loss: out.loss, pg: out.policyLoss, d: out.distill!, clip: out.clipFraction, per: out.distillPerToken! };
+        return {
+          loss: out.loss,
+          pg: out.policyLoss,
+          d: out.distill!,
+          clip: out.clipFraction,
+          per: out.distillPerToken!,
+        };
       }),
     );
     expectClose([await e.item(r.pg)], [ref.pg], 1e-4, 1e-5, 'L_GRPO');
@@ -138,7 +151,14 @@ describe('studentLoss', () => {
       const out = e.noGrad(() =>
         e.tidy(() => {
           const o = studentLoss(
-            { logits: e.tensor(f.zs, [M, V]), teacherLogits: e.tensor(f.zt, [M, V]), targets: f.targets, oldLogp: f.oldLogp, advantages: f.adv, mask: f.mask },
+            {
+              logits: e.tensor(f.zs, [M, V]),
+              teacherLogits: e.tensor(f.zt, [M, V]),
+              targets: f.targets,
+              oldLogp: f.oldLogp,
+              advantages: f.adv,
+              mask: f.mask,
+            },
             settings({ lambda }),
           );
           return { loss: o.loss, d: o.distill! };
@@ -160,7 +180,17 @@ describe('studentLoss', () => {
     const f = fixture(13);
     const { gs, gt } = await grads(
       (student, teacher) =>
-        studentLoss({ logits: student, teacherLogits: teacher, targets: f.targets, oldLogp: f.oldLogp, advantages: f.adv, mask: f.mask }, settings()).loss,
+        studentLoss(
+          {
+            logits: student,
+            teacherLogits: teacher,
+            targets: f.targets,
+            oldLogp: f.oldLogp,
+            advantages: f.adv,
+            mask: f.mask,
+          },
+          settings(),
+        ).loss,
       f.zs,
       f.zt,
     );
@@ -208,8 +238,14 @@ describe('studentLoss', () => {
     const got: number[] = [];
     for (const rows of parts) {
       const idx = rows.map((r) => keep.indexOf(r));
-      const st = e.tensor(Float32Array.from(idx.flatMap((i) => Array.from(zsK.subarray(i * V, (i + 1) * V)))), [rows.length, V]);
-      const tt = e.tensor(Float32Array.from(idx.flatMap((i) => Array.from(ztK.subarray(i * V, (i + 1) * V)))), [rows.length, V]);
+      const st = e.tensor(Float32Array.from(idx.flatMap((i) => Array.from(zsK.subarray(i * V, (i + 1) * V)))), [
+        rows.length,
+        V,
+      ]);
+      const tt = e.tensor(Float32Array.from(idx.flatMap((i) => Array.from(ztK.subarray(i * V, (i + 1) * V)))), [
+        rows.length,
+        V,
+      ]);
       st.requiresGrad = true;
       const loss = e.tidy(() => inputs(rows, st, tt, rows.length / keep.length));
       e.backward(loss);
@@ -220,11 +256,27 @@ describe('studentLoss', () => {
     // And the masked full batch gives the same gradient on its masked rows as the unmasked subset.
     const { gs } = await grads(
       (student, teacher) =>
-        studentLoss({ logits: student, teacherLogits: teacher, targets: f.targets, oldLogp: f.oldLogp, advantages: f.adv, mask: f.mask }, s).loss,
+        studentLoss(
+          {
+            logits: student,
+            teacherLogits: teacher,
+            targets: f.targets,
+            oldLogp: f.oldLogp,
+            advantages: f.adv,
+            mask: f.mask,
+          },
+          s,
+        ).loss,
       f.zs,
       f.zt,
     );
-    expectClose(keep.flatMap((r) => Array.from(rowOf(gs!, r))), whole, 1e-4, 1e-7, 'masked vs subset');
+    expectClose(
+      keep.flatMap((r) => Array.from(rowOf(gs!, r))),
+      whole,
+      1e-4,
+      1e-7,
+      'masked vs subset',
+    );
   });
 
   it('adds β·k3 to the reference and refuses λ > 0 without a teacher', async () => {
@@ -232,7 +284,18 @@ describe('studentLoss', () => {
     const ref = Float32Array.from(f.lp, (x, i) => x + 0.1 * (i - 3));
     const out = e.noGrad(() =>
       e.tidy(() => {
-        const o = studentLoss({ logits: e.tensor(f.zs, [M, V]), teacherLogits: null, targets: f.targets, oldLogp: f.oldLogp, refLogp: ref, advantages: f.adv, mask: f.mask }, settings({ beta: 0.5, lambda: 0 }));
+        const o = studentLoss(
+          {
+            logits: e.tensor(f.zs, [M, V]),
+            teacherLogits: null,
+            targets: f.targets,
+            oldLogp: f.oldLogp,
+            refLogp: ref,
+            advantages: f.adv,
+            mask: f.mask,
+          },
+          settings({ beta: 0.5, lambda: 0 }),
+        );
         return { loss: o.loss, kl: o.klRef };
       }),
     );
@@ -249,7 +312,20 @@ describe('studentLoss', () => {
     out.loss.dispose();
     out.kl.dispose();
     expect(() =>
-      e.noGrad(() => e.tidy(() => studentLoss({ logits: e.tensor(f.zs, [M, V]), teacherLogits: null, targets: f.targets, oldLogp: f.oldLogp, advantages: f.adv }, settings()))),
+      e.noGrad(() =>
+        e.tidy(() =>
+          studentLoss(
+            {
+              logits: e.tensor(f.zs, [M, V]),
+              teacherLogits: null,
+              targets: f.targets,
+              oldLogp: f.oldLogp,
+              advantages: f.adv,
+            },
+            settings(),
+          ),
+        ),
+      ),
     ).toThrow(/lambda > 0 needs teacher/);
   });
 });
@@ -275,7 +351,8 @@ describe('examinerLoss', () => {
     const expected: number[] = [];
     for (let r = 0; r < M; r++) {
       const p = logSoftmax(rowOf(f.zs, r)).map(Math.exp);
-      for (let v = 0; v < V; v++) expected.push(f.mask[r] ? (-f.adv[r]! / n) * ((v === f.targets[r] ? 1 : 0) - p[v]!) : 0);
+      for (let v = 0; v < V; v++)
+        expected.push(f.mask[r] ? (-f.adv[r]! / n) * ((v === f.targets[r] ? 1 : 0) - p[v]!) : 0);
     }
     expectClose(gs!, expected, 1e-3, 1e-6, 'dL_E/dz');
   });
@@ -287,7 +364,14 @@ describe('examinerLoss with the KL to the reference', () => {
     const ref = Float32Array.from(f.lp, (x, i) => x + 0.15 * (i - 2));
     const out = e.noGrad(() =>
       e.tidy(() => {
-        const o = examinerLoss({ logits: e.tensor(f.zs, [M, V]), targets: f.targets, advantages: f.adv, mask: f.mask, refLogp: ref, beta: 0.5 });
+        const o = examinerLoss({
+          logits: e.tensor(f.zs, [M, V]),
+          targets: f.targets,
+          advantages: f.adv,
+          mask: f.mask,
+          refLogp: ref,
+          beta: 0.5,
+        });
         return { loss: o.loss, kl: o.klRef };
       }),
     );
@@ -301,20 +385,44 @@ describe('examinerLoss with the KL to the reference', () => {
       k3 += Math.exp(q) - q - 1;
       n++;
     }
-    expectClose([await e.item(out.kl), await e.item(out.loss)], [k3 / n, pg / n + 0.5 * (k3 / n)], 1e-4, 1e-6, 'L_E with k3');
+    expectClose(
+      [await e.item(out.kl), await e.item(out.loss)],
+      [k3 / n, pg / n + 0.5 * (k3 / n)],
+      1e-4,
+      1e-6,
+      'L_E with k3',
+    );
     out.loss.dispose();
     out.kl.dispose();
-    expect(() => e.noGrad(() => e.tidy(() => examinerLoss({ logits: e.tensor(f.zs, [M, V]), targets: f.targets, advantages: f.adv, beta: 0.1 }).loss))).toThrow(
-      /beta > 0 needs the reference/,
-    );
+    expect(() =>
+      e.noGrad(() =>
+        e.tidy(
+          () => examinerLoss({ logits: e.tensor(f.zs, [M, V]), targets: f.targets, advantages: f.adv, beta: 0.1 }).loss,
+        ),
+      ),
+    ).toThrow(/beta > 0 needs the reference/);
   });
 });
 
 describe('assembly on a tiny model', () => {
   it('gives the same loss, D and parameter gradients whether or not masked tool positions are in the batch', async () => {
     const cfg = tinyConfig({ vocabSize: 40, hidden: 16, layers: 1, heads: 2, kvHeads: 1, maxPositions: 64 });
-    const student = CausalLM.fromHost(e, cfg, ((w) => (n: string) => w.get(n))(initWeights(cfg, { seed: 5 })));
-    const teacher = CausalLM.fromHost(e, cfg, ((w) => (n: string) => w.get(n))(initWeights(cfg, { seed: 6, initializerRange: 0.2 })));
+    const student = CausalLM.fromHost(
+      e,
+      cfg,
+      (
+        (w) => (n: string) =>
+          w.get(n)
+      )(initWeights(cfg, { seed: 5 })),
+    );
+    const teacher = CausalLM.fromHost(
+      e,
+      cfg,
+      (
+        (w) => (n: string) =>
+          w.get(n)
+      )(initWeights(cfg, { seed: 6, initializerRange: 0.2 })),
+    );
     student.setTrainable(true);
     const r = rng(3);
     const ids = Array.from({ length: 14 }, () => Math.floor(r() * 40));
@@ -326,7 +434,14 @@ describe('assembly on a tiny model', () => {
       const old = perPolicyToken(pb, (_, t) => -3 + 0.1 * t);
       const out = e.tidy(() => {
         const o = studentLoss(
-          { logits: policyLogits(student, pb, 1), teacherLogits: e.noGrad(() => policyLogits(teacher, pb, 1)), targets: pb.targets, oldLogp: old, advantages: perPolicyToken(pb, () => 0.7), mask: m },
+          {
+            logits: policyLogits(student, pb, 1),
+            teacherLogits: e.noGrad(() => policyLogits(teacher, pb, 1)),
+            targets: pb.targets,
+            oldLogp: old,
+            advantages: perPolicyToken(pb, () => 0.7),
+            mask: m,
+          },
           s,
         );
         return { loss: o.loss, d: o.distill! };
@@ -335,7 +450,8 @@ describe('assembly on a tiny model', () => {
       const d = await e.item(out.d);
       e.backward(out.loss);
       const g: number[] = [];
-      for (const name of ['model.layers.0.mlp.up_proj.weight', 'model.embed_tokens.weight']) g.push(...((await student.param(name).grad!.read()) as Float32Array));
+      for (const name of ['model.layers.0.mlp.up_proj.weight', 'model.embed_tokens.weight'])
+        g.push(...((await student.param(name).grad!.read()) as Float32Array));
       for (const p of student.params.values()) {
         p.grad?.dispose();
         p.grad = null;
@@ -365,14 +481,29 @@ describe('the tempered policy (src/rl/forward.ts)', () => {
   // entropy are those of z / T, so a rollout's own sampling log-probs give ratio 1 and no clipping.
   it.each([0.6, 1.3])('computes L_GRPO, D, entropy and the PPO KL from logits / T at T = %s', async (T) => {
     const cfg = tinyConfig({ vocabSize: 40, hidden: 16, layers: 1, heads: 2, kvHeads: 1, maxPositions: 64 });
-    const student = CausalLM.fromHost(e, cfg, ((w) => (n: string) => w.get(n))(initWeights(cfg, { seed: 7, initializerRange: 0.3 })));
-    const teacher = CausalLM.fromHost(e, cfg, ((w) => (n: string) => w.get(n))(initWeights(cfg, { seed: 8, initializerRange: 0.3 })));
+    const student = CausalLM.fromHost(
+      e,
+      cfg,
+      (
+        (w) => (n: string) =>
+          w.get(n)
+      )(initWeights(cfg, { seed: 7, initializerRange: 0.3 })),
+    );
+    const teacher = CausalLM.fromHost(
+      e,
+      cfg,
+      (
+        (w) => (n: string) =>
+          w.get(n)
+      )(initWeights(cfg, { seed: 8, initializerRange: 0.3 })),
+    );
     const r = rng(5);
     const ids = Array.from({ length: 12 }, () => Math.floor(r() * 40));
     const pb = policyBatch([{ ids, mask: ids.map((_, t) => (t >= 4 ? 1 : 0)) }]);
     const Mp = pb.targets.length;
     const Vp = cfg.vocabSize;
-    const raw = async (m: CausalLM) => (await e.noGrad(() => e.tidy(() => policyLogits(m, pb, 1))).read()) as Float32Array;
+    const raw = async (m: CausalLM) =>
+      (await e.noGrad(() => e.tidy(() => policyLogits(m, pb, 1))).read()) as Float32Array;
     const zs = await raw(student);
     const zt = await raw(teacher);
     const row = (z: Float32Array, i: number) => Array.from(z.subarray(i * Vp, (i + 1) * Vp), (x) => x / T);
@@ -392,7 +523,13 @@ describe('the tempered policy (src/rl/forward.ts)', () => {
     const out = e.noGrad(() =>
       e.tidy(() => {
         const o = studentLoss(
-          { logits: policyLogits(student, pb, T), teacherLogits: policyLogits(teacher, pb, T), targets: pb.targets, oldLogp: old, advantages: adv },
+          {
+            logits: policyLogits(student, pb, T),
+            teacherLogits: policyLogits(teacher, pb, T),
+            targets: pb.targets,
+            oldLogp: old,
+            advantages: adv,
+          },
           s,
         );
         return { pg: o.policyLoss, d: o.distill!, ent: o.entropy, kl: o.ppoKl, clip: o.clipFraction };

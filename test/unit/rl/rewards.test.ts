@@ -22,7 +22,12 @@ describe('student reward (EM)', () => {
     expect(studentReward('b', ['a', 'B'])).toBe(1);
   });
   it('reads the last <answer> of a rollout', () => {
-    expect(studentRewardOfRollout('<answer>wrong</answer><search>q</search><information>r</information><answer> Poupol </answer>', 'Poupol')).toBe(1);
+    expect(
+      studentRewardOfRollout(
+        '<answer>wrong</answer><search>q</search><information>r</information><answer> Poupol </answer>',
+        'Poupol',
+      ),
+    ).toBe(1);
     expect(studentRewardOfRollout('<answer>Poupol</answer><answer>wrong</answer>', 'Poupol')).toBe(0);
     expect(studentRewardOfRollout('Poupol', 'Poupol')).toBe(0);
   });
@@ -92,7 +97,10 @@ describe('examiner format reward (Dr. Zero)', () => {
     expect(r.ans).toBe(0);
     expect(r.f).toBeCloseTo((1 + 2 / 3 + 0 + 0) / 4, 15);
     // answer in the source: found regardless
-    expect(examinerFormatReward({ ...base, toolReplies: 1, answer: 'Poupol', question: 'Where was Kahola Drastalley born?' }).ans).toBe(1);
+    expect(
+      examinerFormatReward({ ...base, toolReplies: 1, answer: 'Poupol', question: 'Where was Kahola Drastalley born?' })
+        .ans,
+    ).toBe(1);
   });
 
   it('answer term: yes/no, word counts, normalisation, substring rule', () => {
@@ -110,7 +118,14 @@ describe('examiner format reward (Dr. Zero)', () => {
   });
 
   it('integrity: empty question or answer, or answer inside the question, gives f = 0', () => {
-    for (const patch of [{ question: '' }, { question: '   ' }, { answer: '' }, { answer: ' ' }, { question: 'Is Soudrovia the country of Poupol?' }, { answer: 'The' }]) {
+    for (const patch of [
+      { question: '' },
+      { question: '   ' },
+      { answer: '' },
+      { answer: ' ' },
+      { question: 'Is Soudrovia the country of Poupol?' },
+      { answer: 'The' },
+    ]) {
       const r = examinerFormatReward({ ...base, ...patch });
       expect(r.integrity).toBe(false);
       expect(r.f).toBe(0);
@@ -120,7 +135,16 @@ describe('examiner format reward (Dr. Zero)', () => {
   });
 
   it('yes/no answers are exempt from the evidence check only', () => {
-    const r = examinerFormatReward({ ...base, hops: 1, validSearches: 0, toolReplies: 0, retrievedTexts: [], turns: [{ thinks: true }], question: 'Was Kahola Drastalley a poet?', answer: 'Yes' });
+    const r = examinerFormatReward({
+      ...base,
+      hops: 1,
+      validSearches: 0,
+      toolReplies: 0,
+      retrievedTexts: [],
+      turns: [{ thinks: true }],
+      question: 'Was Kahola Drastalley a poet?',
+      answer: 'Yes',
+    });
     expect(r).toEqual({ f: 1, integrity: true, think: 1, tool: 1, ans: 1 });
   });
 

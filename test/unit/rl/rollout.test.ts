@@ -29,7 +29,10 @@ describe('turn logic', () => {
   });
 
   it('maps a student turn to search, answer or an end', () => {
-    expect(turnAction('student', '<think>x</think><search> capital of Y </search>', '', 'stop-string')).toEqual({ kind: 'search', query: 'capital of Y' });
+    expect(turnAction('student', '<think>x</think><search> capital of Y </search>', '', 'stop-string')).toEqual({
+      kind: 'search',
+      query: 'capital of Y',
+    });
     expect(turnAction('student', '<answer>Z</answer>', '', 'stop-string')).toEqual({ kind: 'done', finish: 'answer' });
     expect(turnAction('student', 'junk </answer>', '', 'stop-string')).toEqual({ kind: 'done', finish: 'no-action' });
     expect(turnAction('student', 'anything', '', 'stop-id')).toEqual({ kind: 'done', finish: 'eos' });
@@ -37,13 +40,20 @@ describe('turn logic', () => {
   });
 
   it('lets the examiner stop at </answer> only after a <question>', () => {
-    expect(turnAction('examiner', '<answer>early</answer>', '<answer>early</answer>', 'stop-string')).toEqual({ kind: 'continue' });
+    expect(turnAction('examiner', '<answer>early</answer>', '<answer>early</answer>', 'stop-string')).toEqual({
+      kind: 'continue',
+    });
     const done = '<question>Q?</question><answer>A</answer>';
     expect(turnAction('examiner', done, done, 'stop-string')).toEqual({ kind: 'done', finish: 'answer' });
     // An empty search is no valid call: no tool reply, the policy writes on.
-    expect(turnAction('examiner', '<search> </search>', '<search> </search>', 'stop-string')).toEqual({ kind: 'continue' });
+    expect(turnAction('examiner', '<search> </search>', '<search> </search>', 'stop-string')).toEqual({
+      kind: 'continue',
+    });
     expect(turnAction('student', '<search></search>', '', 'stop-string')).toEqual({ kind: 'continue' });
-    expect(turnAction('examiner', '<search>who</search>', '<search>who</search>', 'stop-string')).toEqual({ kind: 'search', query: 'who' });
+    expect(turnAction('examiner', '<search>who</search>', '<search>who</search>', 'stop-string')).toEqual({
+      kind: 'search',
+      query: 'who',
+    });
   });
 });
 
@@ -66,7 +76,14 @@ describe('runRollouts on a scripted model', () => {
   });
 
   function model(): ScriptedModel {
-    return new ScriptedModel(e, base.cfg, 4, tok.eosIds[0]!, tok.tokenToId('<information>')!, tok.tokenToId('</information>')!);
+    return new ScriptedModel(
+      e,
+      base.cfg,
+      4,
+      tok.eosIds[0]!,
+      tok.tokenToId('<information>')!,
+      tok.tokenToId('</information>')!,
+    );
   }
   const ids = (text: string) => tok.encode(text, { addSpecialTokens: false });
   const opts = (over: Partial<RolloutOptions> = {}): RolloutOptions => ({
@@ -93,7 +110,8 @@ describe('runRollouts on a scripted model', () => {
     expect(r0!.ids).toEqual([...prompts[0]!, ...turn1, ...reply.ids, ...turn2]);
     expect(r0!.mask).toEqual([0, 0, 0, 0, ...turn1.map(() => 1), ...reply.ids.map(() => 0), ...turn2.map(() => 1)]);
     r0!.logprobs.forEach((lp, t) => {
-      if (r0!.mask[t]) expect(lp).toBeGreaterThan(-1e-4); // the scripted id has probability ~1
+      if (r0!.mask[t])
+        expect(lp).toBeGreaterThan(-1e-4); // the scripted id has probability ~1
       else expect(lp).toBe(0);
     });
     expect(r0!.searches.map((s) => s.query)).toEqual(['alpha founder']);
@@ -145,10 +163,12 @@ describe('runRollouts on a scripted model', () => {
     expect(encodeToolReply(tok, [], 100).body).toBe('No results.');
   });
 
-  it('tells the policy\'s text from tool replies by the mask: an <information> block the policy wrote is its own', async () => {
+  it("tells the policy's text from tool replies by the mask: an <information> block the policy wrote is its own", async () => {
     // No tool reply in this rollout: the script counts every id (its own reply detection is by id).
     const m = new ScriptedModel(e, base.cfg, 4, tok.eosIds[0]!, -1, -1);
-    const own = ids('<think>x</think><information>Zorblat lives in Gamma.</information><question>Who?</question><answer>Zorblat</answer>');
+    const own = ids(
+      '<think>x</think><information>Zorblat lives in Gamma.</information><question>Who?</question><answer>Zorblat</answer>',
+    );
     m.script(prompts[0]!, own);
     const [r] = await runRollouts(m, tok, [prompts[0]!], opts({ role: 'examiner' }));
     expect(r!.searches).toHaveLength(0);
@@ -209,17 +229,32 @@ describe('runRollouts on a scripted model', () => {
 
   // The trained policy is the tempered one (src/rl/forward.ts): at every temperature the rollout's own
   // log-probs are the training forward's, so the first PPO minibatch is exactly on-policy.
-  it.each([1, 0.6, 1.3])('records sampling log-probs that a training forward reproduces at T = %s (ragged prompts)', async (T) => {
-    // A random model with large weights: peaked, varied distributions, so a misaligned position shows.
-    const m = CausalLM.fromHost(e, base.cfg, ((w) => (n: string) => w.get(n))(initWeights(base.cfg, { seed: 4, initializerRange: 0.3 })));
-    const r = rng(9);
-    const ragged = [5, 9, 14].map((n) => Array.from({ length: n }, () => 3 + Math.floor(r() * 200)));
-    const rollouts = await runRollouts(m, tok, ragged, opts({ turnTokens: 12, maxTurns: 1, stopIds: [], temperature: T }));
-    const pb = policyBatch(rollouts, tok.padId ?? 0);
-    const lp = await policyLogprobs(m, pb, T);
-    const old = Array.from(pb.owner, (o, i) => rollouts[o]!.logprobs[pb.index[i]!]!);
-    expect(Math.min(...old)).toBeLessThan(-1); // not a flat distribution
-    expectClose(lp, old, 1e-3, 1e-3, `rollout vs training log-probs at T = ${T}`);
-    m.dispose();
-  });
+  it.each([1, 0.6, 1.3])(
+    'records sampling log-probs that a training forward reproduces at T = %s (ragged prompts)',
+    async (T) => {
+      // A random model with large weights: peaked, varied distributions, so a misaligned position shows.
+      const m = CausalLM.fromHost(
+        e,
+        base.cfg,
+        (
+          (w) => (n: string) =>
+            w.get(n)
+        )(initWeights(base.cfg, { seed: 4, initializerRange: 0.3 })),
+      );
+      const r = rng(9);
+      const ragged = [5, 9, 14].map((n) => Array.from({ length: n }, () => 3 + Math.floor(r() * 200)));
+      const rollouts = await runRollouts(
+        m,
+        tok,
+        ragged,
+        opts({ turnTokens: 12, maxTurns: 1, stopIds: [], temperature: T }),
+      );
+      const pb = policyBatch(rollouts, tok.padId ?? 0);
+      const lp = await policyLogprobs(m, pb, T);
+      const old = Array.from(pb.owner, (o, i) => rollouts[o]!.logprobs[pb.index[i]!]!);
+      expect(Math.min(...old)).toBeLessThan(-1); // not a flat distribution
+      expectClose(lp, old, 1e-3, 1e-3, `rollout vs training log-probs at T = ${T}`);
+      m.dispose();
+    },
+  );
 });

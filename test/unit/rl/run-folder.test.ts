@@ -33,7 +33,11 @@ describe('run folder', () => {
   });
 
   it('parses command lines and names unknown or bad options', () => {
-    const a = parseArgs(['--out', 'x', '--topk', '25', '--tail=off', '--resume', '--lambda', '0.1,0.03'], ['out'], ['resume']);
+    const a = parseArgs(
+      ['--out', 'x', '--topk', '25', '--tail=off', '--resume', '--lambda', '0.1,0.03'],
+      ['out'],
+      ['resume'],
+    );
     expect(a.own).toEqual({ out: 'x', resume: 'true' });
     expect(a.settings).toEqual({ topK: 25, tail: false, lambda: [0.1, 0.03] });
     expect(parseArgs(['--beta', '-0'], [], []).settings).toEqual({ beta: -0 });

@@ -2,7 +2,17 @@
 // search measures of section 7.
 import { describe, expect, it } from 'vitest';
 import { lambdaAt, parseLambda, validateLambda } from '../../../src/rl/schedule.ts';
-import { DEMO, SETTINGS, PAPER, PRESETS, SMOKE, keyOfFlag, makeConfig, parseOptionValue, validateConfig } from '../../../src/selfplay/config.ts';
+import {
+  DEMO,
+  SETTINGS,
+  PAPER,
+  PRESETS,
+  SMOKE,
+  keyOfFlag,
+  makeConfig,
+  parseOptionValue,
+  validateConfig,
+} from '../../../src/selfplay/config.ts';
 import { queryRedundancy, searchStats } from '../../../src/selfplay/measures.ts';
 import { firstCursor, nextCursor } from '../../../src/selfplay/loop.ts';
 
@@ -59,8 +69,12 @@ describe('settings', () => {
     expect(parseOptionValue('tail', 'off')).toBe(false);
     expect(parseOptionValue('lambda', '0.1,0.03')).toEqual([0.1, 0.03]);
     expect(parseOptionValue('privileged', 'gt-hop')).toBe('gt-hop');
-    expect(() => parseOptionValue('kl', 'sideways')).toThrow("--kl: 'sideways' is not allowed; use one of reverse, forward");
-    expect(() => parseOptionValue('privileged', 'all')).toThrow(/--privileged: 'all' is not allowed; use one of full, partial, gt, gt-hop, none/);
+    expect(() => parseOptionValue('kl', 'sideways')).toThrow(
+      "--kl: 'sideways' is not allowed; use one of reverse, forward",
+    );
+    expect(() => parseOptionValue('privileged', 'all')).toThrow(
+      /--privileged: 'all' is not allowed; use one of full, partial, gt, gt-hop, none/,
+    );
     expect(() => parseOptionValue('topK', '2.5')).toThrow(/--topk: '2.5' is not allowed; use an integer >= 1/);
     expect(() => parseOptionValue('tail', 'maybe')).toThrow(/--tail: 'maybe' is not allowed; use on or off/);
     expect(() => parseOptionValue('tau', '2')).toThrow(/--tau/);
@@ -70,15 +84,29 @@ describe('settings', () => {
     expect(() => makeConfig('smoke', { privileged: 'none', lambda: 0.1 })).toThrow(/--lambda/);
     expect(() => makeConfig('smoke', { miniBatches: 99 })).toThrow(/--mini-batches/);
     expect(() => makeConfig('nope' as 'smoke')).toThrow(/--preset/);
-    expect(() => makeConfig('smoke', { studentQuestions: 'world', corpus: 'my.jsonl' })).toThrow(/--student-questions: 'world' needs the world corpus/);
+    expect(() => makeConfig('smoke', { studentQuestions: 'world', corpus: 'my.jsonl' })).toThrow(
+      /--student-questions: 'world' needs the world corpus/,
+    );
   });
   it('walks the units of an iteration in order', () => {
     const c = makeConfig('smoke', { examinerSteps: 2, studentSteps: 2, iterations: 2 });
     const seen: string[] = [];
-    for (let cur = firstCursor(c); cur.stage !== 'done'; cur = nextCursor(cur, c)) seen.push(`${cur.iteration}:${cur.stage}:${cur.step}`);
+    for (let cur = firstCursor(c); cur.stage !== 'done'; cur = nextCursor(cur, c))
+      seen.push(`${cur.iteration}:${cur.stage}:${cur.step}`);
     expect(seen).toEqual([
-      '0:eval-start:0', '0:examiner:0', '0:examiner:1', '0:generate:0', '0:student:0', '0:student:1', '0:eval:0',
-      '1:examiner:0', '1:examiner:1', '1:generate:0', '1:student:0', '1:student:1', '1:eval:0',
+      '0:eval-start:0',
+      '0:examiner:0',
+      '0:examiner:1',
+      '0:generate:0',
+      '0:student:0',
+      '0:student:1',
+      '0:eval:0',
+      '1:examiner:0',
+      '1:examiner:1',
+      '1:generate:0',
+      '1:student:0',
+      '1:student:1',
+      '1:eval:0',
     ]);
   });
 });
@@ -87,7 +115,11 @@ describe('search measures', () => {
   it('counts repeats of earlier queries of the same rollout', () => {
     expect(queryRedundancy([])).toBe(0);
     expect(queryRedundancy(['a b', 'A  b', 'c', 'a b'])).toBe(0.5);
-    const s = searchStats([{ searches: [{ query: 'x' }, { query: 'x' }] }, { searches: [] }, { searches: [{ query: 'y' }] }]);
+    const s = searchStats([
+      { searches: [{ query: 'x' }, { query: 'x' }] },
+      { searches: [] },
+      { searches: [{ query: 'y' }] },
+    ]);
     expect(s.searches).toBe(1);
     expect(s.redundancy).toBe(0.25);
   });

@@ -4,7 +4,12 @@
 import { describe, expect, it } from 'vitest';
 import type { AdamWState } from '../../../src/gpu/optim/adamw.ts';
 import { writeSafetensors } from '../../../src/model/safetensors.ts';
-import { latestCheckpoint, NonFiniteCheckpointError, saveCheckpoint, type RunState } from '../../../src/selfplay/checkpoint.ts';
+import {
+  latestCheckpoint,
+  NonFiniteCheckpointError,
+  saveCheckpoint,
+  type RunState,
+} from '../../../src/selfplay/checkpoint.ts';
 import { makeConfig } from '../../../src/selfplay/config.ts';
 import type { Policies } from '../../../src/selfplay/policies.ts';
 import { MemoryStorage, textBytes } from '../../../src/selfplay/storage.ts';
@@ -13,8 +18,14 @@ import { MemoryStorage, textBytes } from '../../../src/selfplay/storage.ts';
 function fakePolicies(weight: number, moment = 0): Policies {
   const w = new Float32Array([weight, 1, 2]);
   return {
-    saveWeights: async () => writeSafetensors([{ name: 'w', dtype: 'F32', shape: [3], data: new Uint8Array(w.slice().buffer) }], { format: 'pt' }),
-    optimizerState: async (): Promise<AdamWState> => ({ step: 1, params: [{ name: 'w', shape: [3], step: 1, m: new Float32Array([moment, 0, 0]), v: new Float32Array(3) }] }),
+    saveWeights: async () =>
+      writeSafetensors([{ name: 'w', dtype: 'F32', shape: [3], data: new Uint8Array(w.slice().buffer) }], {
+        format: 'pt',
+      }),
+    optimizerState: async (): Promise<AdamWState> => ({
+      step: 1,
+      params: [{ name: 'w', shape: [3], step: 1, m: new Float32Array([moment, 0, 0]), v: new Float32Array(3) }],
+    }),
   } as unknown as Policies;
 }
 
@@ -38,7 +49,9 @@ describe('checkpoints', () => {
     expect(await saveCheckpoint(s, fakePolicies(0.5), state(1))).toBe('a');
     const err = await saveCheckpoint(s, fakePolicies(Infinity), state(2)).catch((x: unknown) => x);
     expect(err).toBeInstanceOf(NonFiniteCheckpointError);
-    expect((err as Error).message).toMatch(/the examiner's weight 'w' holds 1 of 3 values that are NaN or infinite.*iteration 1, examiner step 2 was not saved/);
+    expect((err as Error).message).toMatch(
+      /the examiner's weight 'w' holds 1 of 3 values that are NaN or infinite.*iteration 1, examiner step 2 was not saved/,
+    );
     const m = await saveCheckpoint(s, fakePolicies(0.5, NaN), state(2)).catch((x: unknown) => x);
     expect((m as Error).message).toMatch(/the examiner's optimizer first moment of parameter 0 'w' holds 1 of 3/);
     const latest = await latestCheckpoint(s);
@@ -60,7 +73,9 @@ describe('checkpoints', () => {
     const cp = await latestCheckpoint(s);
     expect(cp?.slot).toBe('a');
     expect(cp?.state.cursor.step).toBe(1);
-    expect(cp?.warning).toMatch(/^checkpoints\/b\/state.json is not valid JSON .*; using the other checkpoint, checkpoints\/a \(iteration 1, examiner step 1\)/);
+    expect(cp?.warning).toMatch(
+      /^checkpoints\/b\/state.json is not valid JSON .*; using the other checkpoint, checkpoints\/a \(iteration 1, examiner step 1\)/,
+    );
     // A run resumed from slot a keeps it: the next save goes to b.
     expect(await saveCheckpoint(s, fakePolicies(0.5), state(2), cp!.slot)).toBe('b');
     expect((await latestCheckpoint(s))?.warning).toBeUndefined();

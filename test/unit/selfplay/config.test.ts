@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { existsSync, readFileSync } from 'node:fs';
-import { configToJson, expectedTensors, parameterCount, parseConfig, type ModelConfig } from '../../../src/model/config.ts';
+import {
+  configToJson,
+  expectedTensors,
+  parameterCount,
+  parseConfig,
+  type ModelConfig,
+} from '../../../src/model/config.ts';
 
 const FIXTURES = new URL('../../../../shared/fixtures/', import.meta.url).pathname;
 const MODELS = ['llama_tiny_bf16', 'qwen2_tiny_f16', 'qwen3_tiny_f32'].filter((m) => existsSync(FIXTURES + m));
@@ -45,9 +51,27 @@ describe('parseConfig on the fixture checkpoints', () => {
       torchDtype: 'bfloat16',
     });
     const qwen2 = parseConfig(readJson(FIXTURES + 'qwen2_tiny_f16/config.json'));
-    expect(qwen2).toMatchObject({ arch: 'qwen2', attentionBias: true, qkNorm: false, tieEmbeddings: false, headDim: 16, ropeTheta: 1e6, rmsEps: 1e-6, torchDtype: 'float16' });
+    expect(qwen2).toMatchObject({
+      arch: 'qwen2',
+      attentionBias: true,
+      qkNorm: false,
+      tieEmbeddings: false,
+      headDim: 16,
+      ropeTheta: 1e6,
+      rmsEps: 1e-6,
+      torchDtype: 'float16',
+    });
     const qwen3 = parseConfig(readJson(FIXTURES + 'qwen3_tiny_f32/config.json'));
-    expect(qwen3).toMatchObject({ arch: 'qwen3', attentionBias: false, qkNorm: true, tieEmbeddings: true, headDim: 32, heads: 4, kvHeads: 1, torchDtype: 'float32' });
+    expect(qwen3).toMatchObject({
+      arch: 'qwen3',
+      attentionBias: false,
+      qkNorm: true,
+      tieEmbeddings: true,
+      headDim: 32,
+      heads: 4,
+      kvHeads: 1,
+      torchDtype: 'float32',
+    });
   });
 
   it.each(MODELS)('configToJson(%s) parses back to the same config and keeps unknown fields', (name) => {
@@ -65,16 +89,46 @@ describe('parseConfig on the fixture checkpoints', () => {
 describe('parseConfig on real-model configs (test/assets/configs)', () => {
   it('Qwen3-0.6B', () => {
     const c = parseConfig(readJson(ASSETS + 'qwen3-0.6b.json'));
-    expect(c).toMatchObject({ arch: 'qwen3', hidden: 1024, heads: 16, kvHeads: 8, headDim: 128, layers: 28, qkNorm: true, tieEmbeddings: true, eosIds: [151645], bosId: 151643, vocabSize: 151936 });
+    expect(c).toMatchObject({
+      arch: 'qwen3',
+      hidden: 1024,
+      heads: 16,
+      kvHeads: 8,
+      headDim: 128,
+      layers: 28,
+      qkNorm: true,
+      tieEmbeddings: true,
+      eosIds: [151645],
+      bosId: 151643,
+      vocabSize: 151936,
+    });
     expect(c.heads * c.headDim).not.toBe(c.hidden); // Qwen3's explicit head_dim
   });
   it('Qwen2.5-0.5B-Instruct (sliding window present but off)', () => {
     const c = parseConfig(readJson(ASSETS + 'qwen2.5-0.5b-instruct.json'));
-    expect(c).toMatchObject({ arch: 'qwen2', hidden: 896, heads: 14, kvHeads: 2, headDim: 64, attentionBias: true, tieEmbeddings: true, ropeTheta: 1e6 });
+    expect(c).toMatchObject({
+      arch: 'qwen2',
+      hidden: 896,
+      heads: 14,
+      kvHeads: 2,
+      headDim: 64,
+      attentionBias: true,
+      tieEmbeddings: true,
+      ropeTheta: 1e6,
+    });
   });
   it('SmolLM2-135M (llama)', () => {
     const c = parseConfig(readJson(ASSETS + 'smollm2-135m.json'));
-    expect(c).toMatchObject({ arch: 'llama', hidden: 576, heads: 9, kvHeads: 3, headDim: 64, layers: 30, tieEmbeddings: true, ropeTheta: 100000 });
+    expect(c).toMatchObject({
+      arch: 'llama',
+      hidden: 576,
+      heads: 9,
+      kvHeads: 3,
+      headDim: 64,
+      layers: 30,
+      tieEmbeddings: true,
+      ropeTheta: 100000,
+    });
     expect(parameterCount(c)).toBe(134_515_008);
   });
 });
@@ -94,10 +148,16 @@ describe('parseConfig normalisation', () => {
   });
 
   it('uses head_dim when given, and transformers v5 rope_parameters', () => {
-    const c = parseConfig({ ...llamaBase, head_dim: 32, rope_parameters: { rope_type: 'default', rope_theta: 500000 } });
+    const c = parseConfig({
+      ...llamaBase,
+      head_dim: 32,
+      rope_parameters: { rope_type: 'default', rope_theta: 500000 },
+    });
     expect(c.headDim).toBe(32);
     expect(c.ropeTheta).toBe(500000);
-    expect(expectedTensors(c).find((t) => t.name === 'model.layers.0.self_attn.q_proj.weight')!.shape).toEqual([128, 64]);
+    expect(expectedTensors(c).find((t) => t.name === 'model.layers.0.self_attn.q_proj.weight')!.shape).toEqual([
+      128, 64,
+    ]);
     expect(parseConfig(configToJson(c))).toEqual(c);
   });
 
@@ -109,17 +169,29 @@ describe('parseConfig normalisation', () => {
 
 describe('parseConfig refuses what piplay cannot run, naming field and value', () => {
   const cases: [string, Record<string, unknown>, RegExp][] = [
-    ['unsupported architecture', { architectures: ['MistralForCausalLM'], model_type: 'mistral' }, /architectures.*MistralForCausalLM.*LlamaForCausalLM, Qwen2ForCausalLM and Qwen3ForCausalLM/],
+    [
+      'unsupported architecture',
+      { architectures: ['MistralForCausalLM'], model_type: 'mistral' },
+      /architectures.*MistralForCausalLM.*LlamaForCausalLM, Qwen2ForCausalLM and Qwen3ForCausalLM/,
+    ],
     ['rope_scaling (llama3)', { rope_scaling: { rope_type: 'llama3', factor: 8 } }, /rope_scaling.*llama3/],
     ['rope_scaling (yarn, old key)', { rope_scaling: { type: 'yarn', factor: 4 } }, /rope_scaling.*yarn/],
-    ['rope_parameters (linear)', { rope_parameters: { rope_type: 'linear', factor: 2, rope_theta: 1e4 } }, /rope_parameters\.rope_type.*linear/],
+    [
+      'rope_parameters (linear)',
+      { rope_parameters: { rope_type: 'linear', factor: 2, rope_theta: 1e4 } },
+      /rope_parameters\.rope_type.*linear/,
+    ],
     ['sliding window', { use_sliding_window: true }, /use_sliding_window = true.*sliding-window/],
     ['sliding layers', { layer_types: ['full_attention', 'sliding_attention'] }, /layer_types = "sliding_attention"/],
     ['gelu', { hidden_act: 'gelu_pytorch_tanh' }, /hidden_act = "gelu_pytorch_tanh".*silu/],
     ['mlp bias', { mlp_bias: true }, /mlp_bias = true/],
     ['o_proj bias', { attention_bias: true }, /attention_bias = true.*o_proj/],
     ['kv heads', { num_key_value_heads: 3 }, /num_key_value_heads = 3 does not divide num_attention_heads = 4/],
-    ['heads vs hidden', { num_attention_heads: 5, num_key_value_heads: 5 }, /num_attention_heads = 5 does not divide hidden_size = 64/],
+    [
+      'heads vs hidden',
+      { num_attention_heads: 5, num_key_value_heads: 5 },
+      /num_attention_heads = 5 does not divide hidden_size = 64/,
+    ],
     ['missing field', { hidden_size: undefined }, /required field hidden_size is missing/],
     ['bad number', { num_hidden_layers: 2.5 }, /num_hidden_layers = 2\.5 must be a positive integer/],
     ['bad dtype', { torch_dtype: 'float8_e4m3fn' }, /torch_dtype = "float8_e4m3fn".*float32, float16 and bfloat16/],

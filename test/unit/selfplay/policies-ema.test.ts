@@ -18,7 +18,8 @@ beforeAll(async () => {
 /** [out, in] = B [out, r] · A [r, in], in float64. */
 function product(B: Float32Array, A: Float32Array, out: number, r: number, inp: number): Float64Array {
   const w = new Float64Array(out * inp);
-  for (let o = 0; o < out; o++) for (let k = 0; k < r; k++) for (let i = 0; i < inp; i++) w[o * inp + i]! += B[o * r + k]! * A[k * inp + i]!;
+  for (let o = 0; o < out; o++)
+    for (let k = 0; k < r; k++) for (let i = 0; i < inp; i++) w[o * inp + i]! += B[o * r + k]! * A[k * inp + i]!;
   return w;
 }
 
@@ -57,7 +58,10 @@ describe('the teacher EMA under LoRA', () => {
       }
       gaps.push(Math.sqrt(diff / norm));
     }
-    console.log(`LoRA teacher: relative gap ||EMA(B)EMA(A) - EMA(BA)|| / ||EMA(BA)|| after 1, 5, 10, 20 steps (tau ${tau}): ` + [0, 4, 9, 19].map((i) => gaps[i]!.toFixed(4)).join(', '));
+    console.log(
+      `LoRA teacher: relative gap ||EMA(B)EMA(A) - EMA(BA)|| / ||EMA(BA)|| after 1, 5, 10, 20 steps (tau ${tau}): ` +
+        [0, 4, 9, 19].map((i) => gaps[i]!.toFixed(4)).join(', '),
+    );
     // Not the same rule: the gap is real (printed above), though below the delta itself.
     expect(gaps[19]!).toBeGreaterThan(1e-3);
     expect(Math.max(...gaps)).toBeLessThan(1);

@@ -18,8 +18,17 @@ const record = (over: Partial<QuestionRecord>): QuestionRecord => ({
   answer: 'Poupol',
   hops: 2,
   qcp: [
-    { kind: 'source', passages: [{ id: 'b', title: 'Beyond Thefyn', text: 'Beyond Thefyn is a poetry collection by Noraexel Moufeirani.' }] },
-    { kind: 'search', query: 'Noraexel Moufeirani', passages: [{ id: 'n', title: 'Noraexel Moufeirani', text: 'Noraexel Moufeirani was born in Poupol.' }] },
+    {
+      kind: 'source',
+      passages: [
+        { id: 'b', title: 'Beyond Thefyn', text: 'Beyond Thefyn is a poetry collection by Noraexel Moufeirani.' },
+      ],
+    },
+    {
+      kind: 'search',
+      query: 'Noraexel Moufeirani',
+      passages: [{ id: 'n', title: 'Noraexel Moufeirani', text: 'Noraexel Moufeirani was born in Poupol.' }],
+    },
   ],
   k: 1,
   n: 5,
@@ -32,14 +41,20 @@ const record = (over: Partial<QuestionRecord>): QuestionRecord => ({
 
 describe('the TRL dataset of a run', () => {
   it("keeps the valid questions, with the student's and the teacher's prompts and the path", () => {
-    const recs = [record({}), record({ formatReward: 0, question: '' }), record({ step: -1, hops: 1, qcp: [record({}).qcp[0]!] })];
+    const recs = [
+      record({}),
+      record({ formatReward: 0, question: '' }),
+      record({ step: -1, hops: 1, qcp: [record({}).qcp[0]!] }),
+    ];
     const rows = trlRows(recs, 'full', { seed: 1, partialDrop: 0.5 });
     expect(rows).toHaveLength(2);
     const [r] = rows;
     expect(r!.prompt).toEqual([{ role: 'user', content: studentPrompt({ question: recs[0]!.question }) }]);
     const block = privilegedBlock(qcpOfRecord(recs[0]!), 'full');
     expect(r!.teacher_prompt[0]!.content.replace(block, '')).toBe(r!.prompt[0]!.content);
-    expect(block).toContain('Search 1: Noraexel Moufeirani\n<information>Doc 1 (Title: Noraexel Moufeirani) Noraexel Moufeirani was born in Poupol.</information>');
+    expect(block).toContain(
+      'Search 1: Noraexel Moufeirani\n<information>Doc 1 (Title: Noraexel Moufeirani) Noraexel Moufeirani was born in Poupol.</information>',
+    );
     expect(r).toMatchObject({ answer: 'Poupol', hops: 2, k: 1, n: 5, iteration: 0, step: 0 });
     expect(rows[1]!.step).toBe(-1);
     expect(trlRows(recs, 'none', { seed: 1, partialDrop: 0.5 })[0]!.teacher_prompt).toEqual(r!.prompt);
@@ -48,12 +63,18 @@ describe('the TRL dataset of a run', () => {
   it('is written by npm run dataset, which refuses to overwrite a file and names a missing run', () => {
     const dir = mkdtempSync(join(tmpdir(), 'piplay-dataset-'));
     writeFileSync(join(dir, 'config.json'), JSON.stringify(makeConfig('smoke')));
-    writeFileSync(join(dir, 'questions.jsonl'), [record({}), record({ formatReward: 0 })].map((q) => JSON.stringify(q) + '\n').join(''));
+    writeFileSync(
+      join(dir, 'questions.jsonl'),
+      [record({}), record({ formatReward: 0 })].map((q) => JSON.stringify(q) + '\n').join(''),
+    );
     const cli = (...args: string[]) => spawnSync('npx', ['tsx', 'src/cli/dataset.ts', ...args], { encoding: 'utf8' });
     const out = join(dir, 'data.jsonl');
     const ok = cli('--run', dir, '--out', out, '--privileged', 'gt');
     expect(ok.status, ok.stderr).toBe(0);
-    const rows = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const rows = readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(rows).toHaveLength(1);
     expect(rows[0].teacher_prompt[0].content).toContain('the answer is Poupol.');
     const again = cli('--run', dir, '--out', out);

@@ -18,10 +18,24 @@ beforeAll(async () => {
 function linear(pValues: number[], c: number, lr = 1e-3) {
   const p = e.keep(e.tensor(pValues, [pValues.length]));
   p.requiresGrad = true;
-  const coef = e.keep(e.tensor(pValues.map(() => c), [pValues.length]));
+  const coef = e.keep(
+    e.tensor(
+      pValues.map(() => c),
+      [pValues.length],
+    ),
+  );
   const opt = new AdamW([p], { lr, weightDecay: 0 });
   const micro: MicroStep = { weight: 1, run: () => ({ loss: sum(mul(p, coef)), metrics: {} }) };
-  return { p, opt, micro, dispose: () => (p.dispose(), coef.dispose(), opt.dispose()) };
+  return {
+    p,
+    opt,
+    micro,
+    dispose: () => {
+      p.dispose();
+      coef.dispose();
+      opt.dispose();
+    },
+  };
 }
 
 describe('gradientStep', () => {
@@ -37,7 +51,9 @@ describe('gradientStep', () => {
     // Each gradient is 1e38: finite, but the sum of squares overflows f32; the loss is 4e28.
     const t = linear([1e-10, 1e-10, 1e-10, 1e-10], 1e38);
     const before = await t.opt.state();
-    const err = await gradientStep(e, t.opt, [t.micro], { stage: 'examiner', iteration: 3, step: 2 }).catch((x: unknown) => x);
+    const err = await gradientStep(e, t.opt, [t.micro], { stage: 'examiner', iteration: 3, step: 2 }).catch(
+      (x: unknown) => x,
+    );
     expect(err).toBeInstanceOf(NonFiniteLossError);
     expect((err as Error).message).toMatch(
       /the examiner's gradient norm is Infinity at the examiner stage, iteration 4, step 2: training diverged.*before the optimizer step.*--examiner-lr/,
@@ -52,10 +68,14 @@ describe('gradientStep', () => {
 
   it('weights that a finite step makes non-finite stop the run, naming the step', async () => {
     const t = linear([1, 1], 1, 1e38);
-    const err = await gradientStep(e, t.opt, [t.micro, t.micro], { stage: 'student', iteration: 1, step: 4 }).catch((x: unknown) => x);
+    const err = await gradientStep(e, t.opt, [t.micro, t.micro], { stage: 'student', iteration: 1, step: 4 }).catch(
+      (x: unknown) => x,
+    );
     // p - 1e38 * ~1 twice (two micro-batches accumulate the same gradient): |p| ~ 1e38, its square overflows.
     expect(err).toBeInstanceOf(NonFiniteLossError);
-    expect((err as Error).message).toMatch(/the student's weight norm is Infinity after the optimizer step at the student stage, iteration 2, step 4.*--lr/);
+    expect((err as Error).message).toMatch(
+      /the student's weight norm is Infinity after the optimizer step at the student stage, iteration 2, step 4.*--lr/,
+    );
     t.dispose();
   });
 });

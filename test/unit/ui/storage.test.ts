@@ -71,7 +71,9 @@ describe('zip', () => {
     const all = new Uint8Array([...local, ...z, ...cd, ...end]);
     const [e] = await readZip(all);
     expect(dec.decode(e!.data)).toBe('hello hello hello hello hello');
-    await expect(readZip(bytes('not a zip at all, just some text here'), 'x.zip')).rejects.toThrow(/x\.zip is not a readable ZIP file/);
+    await expect(readZip(bytes('not a zip at all, just some text here'), 'x.zip')).rejects.toThrow(
+      /x\.zip is not a readable ZIP file/,
+    );
     const bad = all.slice();
     bad[30 + name.length] ^= 0xff; // corrupt the data
     await expect(readZip(bad, 'bad.zip')).rejects.toThrow(/bad\.zip/);
@@ -79,7 +81,11 @@ describe('zip', () => {
 });
 
 /** What src/selfplay/checkpoint.ts writes for one checkpoint (its layout, not its code). */
-async function saveLikeTheLoop(st: { put(n: string, b: Uint8Array): Promise<void>; get(n: string): Promise<Uint8Array | null> }, em: number, cursorStep: number) {
+async function saveLikeTheLoop(
+  st: { put(n: string, b: Uint8Array): Promise<void>; get(n: string): Promise<Uint8Array | null> },
+  em: number,
+  cursorStep: number,
+) {
   const prev = await st.get(POINTER_FILE);
   const slot = prev && JSON.parse(dec.decode(prev)).slot === 'a' ? 'b' : 'a';
   await st.put(`checkpoints/${slot}/student.safetensors`, new Uint8Array(1000).fill(em * 10));
@@ -130,11 +136,22 @@ describe('checkpoints in IndexedDB (over an in-memory idb-keyval)', () => {
   });
 
   it("exports a LoRA run: the student's adapters merged into its base, rebuilt by the store's runBase", async () => {
-    const f32 = (name: string, shape: number[], values: number[]) => ({ name, dtype: 'F32' as const, shape, data: new Uint8Array(Float32Array.from(values).buffer) });
+    const f32 = (name: string, shape: number[], values: number[]) => ({
+      name,
+      dtype: 'F32' as const,
+      shape,
+      data: new Uint8Array(Float32Array.from(values).buffer),
+    });
     const q = 'model.layers.0.self_attn.q_proj';
     // rank 1, alpha 2: W + 2 · B A.
-    const student = writeSafetensors([f32(`${q}.lora_A.weight`, [1, 3], [1, 2, 3]), f32(`${q}.lora_B.weight`, [2, 1], [0.5, -1])]);
-    const examiner = writeSafetensors([f32(`${q}.lora_A.weight`, [1, 3], [9, 9, 9]), f32(`${q}.lora_B.weight`, [2, 1], [9, 9])]);
+    const student = writeSafetensors([
+      f32(`${q}.lora_A.weight`, [1, 3], [1, 2, 3]),
+      f32(`${q}.lora_B.weight`, [2, 1], [0.5, -1]),
+    ]);
+    const examiner = writeSafetensors([
+      f32(`${q}.lora_A.weight`, [1, 3], [9, 9, 9]),
+      f32(`${q}.lora_B.weight`, [2, 1], [9, 9]),
+    ]);
     const base = new Map([
       [`${q}.weight`, { data: Float32Array.from([1, 1, 1, 0, 0, 0]), shape: [2, 3] }],
       ['model.norm.weight', { data: Float32Array.from([1, 1, 1]), shape: [3] }],
@@ -147,7 +164,11 @@ describe('checkpoints in IndexedDB (over an in-memory idb-keyval)', () => {
         return base;
       },
     });
-    const run = await store.createRun({ name: 'lora1', base: 'b', config: { policies: 'lora', loraRank: 1, loraAlpha: 2 } as never });
+    const run = await store.createRun({
+      name: 'lora1',
+      base: 'b',
+      config: { policies: 'lora', loraRank: 1, loraAlpha: 2 } as never,
+    });
     await run.put('base/config.json', bytes('{}'));
     await run.put('base/tokenizer.json', bytes('{"model":{}}'));
     await run.put('base/tokenizer_config.json', bytes('{}'));
@@ -157,7 +178,12 @@ describe('checkpoints in IndexedDB (over an in-memory idb-keyval)', () => {
     await run.put('checkpoints/a/examiner.safetensors', examiner);
     const files = await store.modelFiles('lora1');
     expect(asked).toEqual(['lora1']);
-    expect([...files.keys()].sort()).toEqual(['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
+    expect([...files.keys()].sort()).toEqual([
+      'config.json',
+      'model.safetensors',
+      'tokenizer.json',
+      'tokenizer_config.json',
+    ]);
     const st = parseSafetensors(files.get('model.safetensors')!, 'model.safetensors');
     expect([...st.tensors.keys()]).toEqual([`${q}.weight`, 'model.norm.weight']);
     expect(st.tensors.get(`${q}.weight`)!.shape).toEqual([2, 3]);
@@ -165,9 +191,15 @@ describe('checkpoints in IndexedDB (over an in-memory idb-keyval)', () => {
     expect([...toFloat32(st.tensors.get('model.norm.weight')!)]).toEqual([1, 1, 1]);
 
     // Without a way to rebuild the base, or when rebuilding fails, the error says why.
-    await expect(new BrowserCheckpoints(kv).modelFiles('lora1')).rejects.toThrow(/run 'lora1' trains LoRA adapters on a base model that is not stored with it/);
-    const failing = new BrowserCheckpoints(kv, { runBase: () => Promise.reject(new Error('the folder picked from disk is gone')) });
-    await expect(failing.modelFiles('lora1')).rejects.toThrow(/run 'lora1': exporting merges the student's LoRA adapters into the run's base model, which could not be rebuilt: the folder/);
+    await expect(new BrowserCheckpoints(kv).modelFiles('lora1')).rejects.toThrow(
+      /run 'lora1' trains LoRA adapters on a base model that is not stored with it/,
+    );
+    const failing = new BrowserCheckpoints(kv, {
+      runBase: () => Promise.reject(new Error('the folder picked from disk is gone')),
+    });
+    await expect(failing.modelFiles('lora1')).rejects.toThrow(
+      /run 'lora1': exporting merges the student's LoRA adapters into the run's base model, which could not be rebuilt: the folder/,
+    );
   });
 
   it('imports model folders, replaces by name, sweeps orphans and deletes', async () => {
@@ -203,15 +235,37 @@ describe('checkpoints in IndexedDB (over an in-memory idb-keyval)', () => {
         { stage: 'student', iteration: 0, step: 1, reward: 0.2 },
       ],
     });
-    expect(m).toEqual({ em: 0.1, em_hop1: 0.2, student_reward: 0.2, examiner_reward: 0.3, examiner_solvable_share: 0.4 });
+    expect(m).toEqual({
+      em: 0.1,
+      em_hop1: 0.2,
+      student_reward: 0.2,
+      examiner_reward: 0.3,
+      examiner_solvable_share: 0.4,
+    });
   });
 });
 
 describe('rollout events cross as transferables', () => {
   const tokens: TokenRecord[] = [
-    { id: 5, text: '<search>', policy: 1, studentLogp: -0.5, teacherLogp: -0.25, kl: 0.125, topk: { ids: [5, 7], texts: ['<search>', 'x'], studentLogp: [-0.5, -1.5], teacherLogp: [-0.25, -2] } },
+    {
+      id: 5,
+      text: '<search>',
+      policy: 1,
+      studentLogp: -0.5,
+      teacherLogp: -0.25,
+      kl: 0.125,
+      topk: { ids: [5, 7], texts: ['<search>', 'x'], studentLogp: [-0.5, -1.5], teacherLogp: [-0.25, -2] },
+    },
     { id: 9, text: ' tool', policy: 0, studentLogp: 0, teacherLogp: 0, kl: 0 },
-    { id: 7, text: 'x', policy: 1, studentLogp: -1, teacherLogp: -3, kl: 0.5, topk: { ids: [7], texts: ['x'], studentLogp: [-1], teacherLogp: [-3] } },
+    {
+      id: 7,
+      text: 'x',
+      policy: 1,
+      studentLogp: -1,
+      teacherLogp: -3,
+      kl: 0.5,
+      topk: { ids: [7], texts: ['x'], studentLogp: [-1], teacherLogp: [-3] },
+    },
   ];
 
   it('packs tokens into typed arrays and unpacks them unchanged', () => {
@@ -223,7 +277,21 @@ describe('rollout events cross as transferables', () => {
   });
 
   it('an event lists the buffers to transfer; other events pass as they are', () => {
-    const ev: RunEvent = { type: 'rollout', record: { iteration: 0, step: 0, question: 'q', gold: 'g', hops: 1, answer: '', reward: 0, advantage: 0, searches: [], tokens } };
+    const ev: RunEvent = {
+      type: 'rollout',
+      record: {
+        iteration: 0,
+        step: 0,
+        question: 'q',
+        gold: 'g',
+        hops: 1,
+        answer: '',
+        reward: 0,
+        advantage: 0,
+        searches: [],
+        tokens,
+      },
+    };
     const { wire, transfer } = packEvent(ev);
     expect(transfer.length).toBe(8);
     expect(transfer.every((b) => b instanceof ArrayBuffer)).toBe(true);

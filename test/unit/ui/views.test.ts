@@ -8,14 +8,55 @@ import { PRESETS } from '../../../src/selfplay/config.ts';
 import type { QuestionRecord, RolloutRecord, TokenRecord } from '../../../src/selfplay/events.ts';
 import { fmtBytes, fmtDuration, fmtIteration, fmtNum, fmtSigned } from '../../../src/ui/format.ts';
 import { escapeHtml, html, raw } from '../../../src/ui/html.ts';
-import { CURATED, align, chartData, chartOptions, iterationLabel, resolveCharts, smooth } from '../../../src/ui/panels/charts.ts';
+import {
+  CURATED,
+  align,
+  chartData,
+  chartOptions,
+  iterationLabel,
+  resolveCharts,
+  smooth,
+} from '../../../src/ui/panels/charts.ts';
 import { isResumable, pickMetrics, renderCheckpointList, whereText } from '../../../src/ui/panels/checkpoints.ts';
-import { filterQuestions, highlight, renderExaminer, renderQcp, renderQuestion, solvedDots } from '../../../src/ui/panels/examiner.ts';
-import { heatStats, renderHeatmapView, renderPrivileged, renderTokenDetail, renderTokens, shownToken, visibleText } from '../../../src/ui/panels/heatmap.ts';
-import { DIFF_SCALE, KL_SCALE, diffColor, klColor, klHistogram, logPosition, renderHistogram, renderScaleLegend } from '../../../src/ui/panels/heat-scale.ts';
+import {
+  filterQuestions,
+  highlight,
+  renderExaminer,
+  renderQcp,
+  renderQuestion,
+  solvedDots,
+} from '../../../src/ui/panels/examiner.ts';
+import {
+  heatStats,
+  renderHeatmapView,
+  renderPrivileged,
+  renderTokenDetail,
+  renderTokens,
+  shownToken,
+  visibleText,
+} from '../../../src/ui/panels/heatmap.ts';
+import {
+  DIFF_SCALE,
+  KL_SCALE,
+  diffColor,
+  klColor,
+  klHistogram,
+  logPosition,
+  renderHistogram,
+  renderScaleLegend,
+} from '../../../src/ui/panels/heat-scale.ts';
 import { renderLog } from '../../../src/ui/panels/messages.ts';
 import { renderProgress } from '../../../src/ui/panels/progress.ts';
-import { ADVANCED_FIELDS, MAIN_FIELDS, controlState, fieldText, readSettings, renderCorpusStatus, renderEstimate, renderField } from '../../../src/ui/panels/setup.ts';
+import {
+  ADVANCED_FIELDS,
+  MAIN_FIELDS,
+  controlState,
+  fieldText,
+  readSettings,
+  renderCorpusStatus,
+  renderEstimate,
+  renderField,
+} from '../../../src/ui/panels/setup.ts';
 import { renderGroup, segmentText, turnsOf } from '../../../src/ui/panels/student.ts';
 import { applyEvent, emptyState, etaSeconds, groupRollouts, questionFor } from '../../../src/ui/state.ts';
 import type { CheckpointMeta } from '../../../src/worker/checkpoint-store.ts';
@@ -49,12 +90,25 @@ const question: QuestionRecord = {
 };
 
 function tok(text: string, policy: 0 | 1, kl = 0, s = -1, t = -1, topk?: TokenRecord['topk']): TokenRecord {
-  return { id: text.length, text, policy, studentLogp: policy ? s : 0, teacherLogp: policy ? t : 0, kl: policy ? kl : 0, ...(topk ? { topk } : {}) };
+  return {
+    id: text.length,
+    text,
+    policy,
+    studentLogp: policy ? s : 0,
+    teacherLogp: policy ? t : 0,
+    kl: policy ? kl : 0,
+    ...(topk ? { topk } : {}),
+  };
 }
 
 const tokens: TokenRecord[] = [
   tok('<think>', 1, 0.01, -0.1, -0.1),
-  tok('who founded', 1, 0.2, -2, -0.5, { ids: [11, 3], texts: ['who founded', 'x'], studentLogp: [-2, -0.2], teacherLogp: [-0.5, -3] }),
+  tok('who founded', 1, 0.2, -2, -0.5, {
+    ids: [11, 3],
+    texts: ['who founded', 'x'],
+    studentLogp: [-2, -0.2],
+    teacherLogp: [-0.5, -3],
+  }),
   tok('</think>', 1, 0.02),
   tok('<search>', 1, 0.05),
   tok('Nexglis', 1, 0.9, -3, -0.2),
@@ -110,7 +164,15 @@ describe('examiner view', () => {
     expect(out).toMatch(/<details class="qcp" open>/);
     const path = renderQcp(question).text;
     // source -> search 1 (with the query and its passages) -> question, in that order
-    const order = ['source document', 'org-1', 'search 1', '<code class="query">Nexglis Zidez', 'person-13', 'city-2', 'qcp-kind">question'].map((s) => path.indexOf(s));
+    const order = [
+      'source document',
+      'org-1',
+      'search 1',
+      '<code class="query">Nexglis Zidez',
+      'person-13',
+      'city-2',
+      'qcp-kind">question',
+    ].map((s) => path.indexOf(s));
     expect(order.every((x, i) => x >= 0 && (i === 0 || x > order[i - 1]!))).toBe(true);
     expect(path).toContain('<mark>Driwick</mark>');
   });
@@ -188,7 +250,9 @@ describe('teacher-vs-student heatmap', () => {
     expect(quiet.split('data-i="1"')[0]).toBe(loud.split('data-i="1"')[0]);
     expect(quiet).not.toContain(klColor(0.9));
     // The legend states the range; the histogram counts every token once on the same axis.
-    expect(renderScaleLegend('kl').text).toMatch(/data-lo="0.0001" data-hi="1".*>1e−4<.*>1e−3<.*>0.01<.*>0.1<.*>1<.*log scale/s);
+    expect(renderScaleLegend('kl').text).toMatch(
+      /data-lo="0.0001" data-hi="1".*>1e−4<.*>1e−3<.*>0.01<.*>0.1<.*>1<.*log scale/s,
+    );
     expect(renderScaleLegend('diff').text).toMatch(/log scale by size/);
     const bins = klHistogram([0, 5e-5, 1e-4, 5e-4, 0.05, 1, 7, Number.NaN]);
     expect(bins).toHaveLength(10);
@@ -210,7 +274,9 @@ describe('teacher-vs-student heatmap', () => {
   });
 
   it('shows what the privileged teacher saw, per mode', () => {
-    expect(renderPrivileged(question, 'full', 'Driwick', 2).text).toMatch(/how the question was made.*search 1.*Nexglis Zidez/s);
+    expect(renderPrivileged(question, 'full', 'Driwick', 2).text).toMatch(
+      /how the question was made.*search 1.*Nexglis Zidez/s,
+    );
     expect(renderPrivileged(question, 'gt', 'Driwick', 2).text).not.toContain('search 1');
     expect(renderPrivileged(question, 'gt-hop', 'Driwick', 2).text).toContain('2 hops');
     expect(renderPrivileged(question, 'none', 'Driwick', 2).text).toContain('Dr. Zero');
@@ -223,10 +289,33 @@ describe('teacher-vs-student heatmap', () => {
 describe('run state', () => {
   it('folds metrics into per-stage series, evaluations into EM-by-hop series, and bounds lists', () => {
     const s = emptyState();
-    applyEvent(s, { type: 'metrics', metrics: { stage: 'student', iteration: 0, step: 0, reward: 0.5, distill: 0.1, note: 'x' } });
-    applyEvent(s, { type: 'metrics', metrics: { stage: 'student', iteration: 0, step: 1, reward: 0.7, distill: Number.NaN } });
-    applyEvent(s, { type: 'eval', metrics: { iteration: 0, em: 0.3, emByHop: { '1': 0.5, '2': 0.1 }, searchesPerRollout: 1.5, redundancy: 0, n: 20 } });
-    expect(s.series.get('student/reward')).toEqual({ x: [1, 2], y: [0.5, 0.7], at: [{ iteration: 0, step: 0 }, { iteration: 0, step: 1 }] });
+    applyEvent(s, {
+      type: 'metrics',
+      metrics: { stage: 'student', iteration: 0, step: 0, reward: 0.5, distill: 0.1, note: 'x' },
+    });
+    applyEvent(s, {
+      type: 'metrics',
+      metrics: { stage: 'student', iteration: 0, step: 1, reward: 0.7, distill: Number.NaN },
+    });
+    applyEvent(s, {
+      type: 'eval',
+      metrics: {
+        iteration: 0,
+        em: 0.3,
+        emByHop: { '1': 0.5, '2': 0.1 },
+        searchesPerRollout: 1.5,
+        redundancy: 0,
+        n: 20,
+      },
+    });
+    expect(s.series.get('student/reward')).toEqual({
+      x: [1, 2],
+      y: [0.5, 0.7],
+      at: [
+        { iteration: 0, step: 0 },
+        { iteration: 0, step: 1 },
+      ],
+    });
     expect(s.series.get('student/distill')!.y).toEqual([0.1]);
     expect(s.series.has('student/note')).toBe(false);
     expect(s.series.get('eval/em_hop2')!.y).toEqual([0.1]);
@@ -274,12 +363,19 @@ describe('run state', () => {
 describe('charts', () => {
   it('puts evaluations at the iteration they followed, labelled "before training", "iteration 1", ...', () => {
     const s = emptyState();
-    for (const iteration of [-1, 0, 1]) applyEvent(s, { type: 'eval', metrics: { iteration, em: 0.1, emByHop: {}, searchesPerRollout: 1, redundancy: 0, n: 4 } });
+    for (const iteration of [-1, 0, 1])
+      applyEvent(s, {
+        type: 'eval',
+        metrics: { iteration, em: 0.1, emByHop: {}, searchesPerRollout: 1, redundancy: 0, n: 4 },
+      });
     expect(s.series.get('eval/em')!.x).toEqual([0, 1, 2]);
     expect([0, 1, 2].map(iterationLabel)).toEqual(['before training', 'iteration 1', 'iteration 2']);
     const em = CURATED.find((c) => c.id === 'em')!;
     const axis = chartOptions(em, ['all'], { width: 300, height: 100 }).axes![0]!;
-    expect((axis.values as (u: unknown, t: number[]) => string[])(null, [0, 1])).toEqual(['before training', 'iteration 1']);
+    expect((axis.values as (u: unknown, t: number[]) => string[])(null, [0, 1])).toEqual([
+      'before training',
+      'iteration 1',
+    ]);
   });
 
   it('draws λ as steps, never smoothed', () => {
@@ -292,7 +388,13 @@ describe('charts', () => {
   it('shows the latest values in a legend while the cursor is off the chart', () => {
     const em = CURATED.find((c) => c.id === 'em')!;
     const o = chartOptions(em, ['all'], { width: 300, height: 100 });
-    const u = { data: [[0, 1, 2], [0.1, 0.2, 0.3], [0.1, 0.25, 0.35]] } as unknown as uPlot;
+    const u = {
+      data: [
+        [0, 1, 2],
+        [0.1, 0.2, 0.3],
+        [0.1, 0.25, 0.35],
+      ],
+    } as unknown as uPlot;
     const x = o.series[0]!.value as (u: uPlot, v: number | null, si: number, idx: number | null) => string;
     const y = o.series[1]!.value as (u: uPlot, v: number | null, si: number, idx: number | null) => string;
     expect(x(u, null, 0, null)).toBe('iteration 2 (latest)');
@@ -307,12 +409,38 @@ describe('charts', () => {
     expect(s[1]).toBeCloseTo((0.25 * 0 + 0.5 * 10) / 0.75);
     expect(s[2]).toBeNull();
     expect(smooth([3, 4], 0)).toEqual([3, 4]);
-    expect(align([{ x: [1, 2], y: [5, 6], at: [] }, { x: [2, 3], y: [7, 8], at: [] }])).toEqual({ x: [1, 2, 3], ys: [[5, 6, null], [null, 7, 8]] });
+    expect(
+      align([
+        { x: [1, 2], y: [5, 6], at: [] },
+        { x: [2, 3], y: [7, 8], at: [] },
+      ]),
+    ).toEqual({
+      x: [1, 2, 3],
+      ys: [
+        [5, 6, null],
+        [null, 7, 8],
+      ],
+    });
   });
 
   it('puts the paper’s quantities first and gives every other metric a chart', () => {
-    const charts = resolveCharts(['eval/em', 'eval/em_hop1', 'student/reward', 'student/distill', 'student/lambda', 'examiner/solvable_share', 'student/grad_norm']);
-    expect(charts.map((c) => c.spec.id)).toEqual(['em', 'student-reward', 'examiner-reward', 'kl', 'lambda', 'm-student/grad_norm']);
+    const charts = resolveCharts([
+      'eval/em',
+      'eval/em_hop1',
+      'student/reward',
+      'student/distill',
+      'student/lambda',
+      'examiner/solvable_share',
+      'student/grad_norm',
+    ]);
+    expect(charts.map((c) => c.spec.id)).toEqual([
+      'em',
+      'student-reward',
+      'examiner-reward',
+      'kl',
+      'lambda',
+      'm-student/grad_norm',
+    ]);
     expect(charts[0]!.labels).toEqual(['all', '1-hop']);
     expect(charts[2]!.labels).toEqual(['0<k<n']);
   });
@@ -354,7 +482,12 @@ describe('setup', () => {
     for (const k of [...MAIN_FIELDS, ...ADVANCED_FIELDS]) expect(renderField(k, base[k]).text).toContain(`name="${k}"`);
     expect(renderField('lambda', base.lambda).text).toContain('lambda-preset');
     expect(renderField('tail', true).text).toContain('checked');
-    const values: Record<string, string | boolean> = { iterations: '2', lambda: '0.1, 0.01', tail: false, privileged: 'gt' };
+    const values: Record<string, string | boolean> = {
+      iterations: '2',
+      lambda: '0.1, 0.01',
+      tail: false,
+      privileged: 'gt',
+    };
     const ok = readSettings((k) => values[k], base);
     expect(ok.errors.size).toBe(0);
     expect(ok.config).toMatchObject({ iterations: 2, lambda: [0.1, 0.01], tail: false, privileged: 'gt' });
@@ -375,7 +508,8 @@ describe('setup', () => {
   });
 
   it('estimates memory from config.json before anything is allocated, against the adapter limits', () => {
-    const cfg = (name: string) => parseConfig(JSON.parse(readFileSync(new URL(`../../assets/configs/${name}.json`, import.meta.url), 'utf8')));
+    const cfg = (name: string) =>
+      parseConfig(JSON.parse(readFileSync(new URL(`../../assets/configs/${name}.json`, import.meta.url), 'utf8')));
     const browser = { maxStorageBufferBindingSize: 128 * 2 ** 20, maxBufferSize: 256 * 2 ** 20 };
     const big = { maxStorageBufferBindingSize: 2 ** 31, maxBufferSize: 2 ** 31 };
     const q3 = estimateRun(cfg('qwen3-0.6b'), PRESETS.demo, browser);
@@ -393,9 +527,17 @@ describe('setup', () => {
     const smol = estimateRun(cfg('smollm2-135m'), { ...PRESETS.demo, policies: 'lora' }, big);
     expect(smol.breakdown[0]!.label).toMatch(/one shared frozen base/);
     expect(loraParams(cfg('smollm2-135m'), 16)).toBeGreaterThan(0);
-    const shown = renderEstimate({ ok: false, where: 'x', memory: q3, error: q3.problems[0], errorKind: 'too-large' }).text;
+    const shown = renderEstimate({
+      ok: false,
+      where: 'x',
+      memory: q3,
+      error: q3.problems[0],
+      errorKind: 'too-large',
+    }).text;
     expect(shown).toContain('Too large for this GPU');
-    expect(renderEstimate({ ok: true, where: 'x', memory: q3big, downloadBytes: 1.2e9, cached: false }).text).toMatch(/download 1\.1 GiB/);
+    expect(renderEstimate({ ok: true, where: 'x', memory: q3big, downloadBytes: 1.2e9, cached: false }).text).toMatch(
+      /download 1\.1 GiB/,
+    );
   });
 
   it('explains bad model ids and corpus errors', () => {

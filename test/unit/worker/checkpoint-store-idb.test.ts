@@ -165,7 +165,8 @@ describe('saveCheckpoint into IndexedDB under injected failures', () => {
         faultAt = null;
         expect(err, `write ${n}`).toBeInstanceOf(CheckpointSaveError);
         expect((err as CheckpointSaveError).quota, `write ${n}`).toBe(fault === 'quota');
-        const at = `^Could not save a checkpoint of run 'r1' \\(checkpoints/.*\\): ${WHY[fault]}; ` +
+        const at =
+          `^Could not save a checkpoint of run 'r1' \\(checkpoints/.*\\): ${WHY[fault]}; ` +
           'the previous checkpoint is intact';
         expect((err as Error).message, `write ${n}`).toMatch(new RegExp(at));
         await expectLatest(2);
@@ -211,7 +212,12 @@ describe('importModel into IndexedDB under injected failures', () => {
         await reopen().store.importModel('tiny', folder(1));
         puts = 0;
         faultAt = { n, fault };
-        const err = await reopen().store.importModel('tiny', folder(2)).then(() => null, (e: unknown) => e);
+        const err = await reopen()
+          .store.importModel('tiny', folder(2))
+          .then(
+            () => null,
+            (e: unknown) => e,
+          );
         faultAt = null;
         expect(err, `write ${n}`).toBeInstanceOf(CheckpointSaveError);
         const at = `^Could not store 'tiny' .*: ${WHY[fault]}; the previous 'tiny' is intact`;

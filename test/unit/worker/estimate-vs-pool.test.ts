@@ -42,7 +42,10 @@ describe.each(['separate', 'lora'] as const)('estimate vs measured, %s policies'
     run.dispose();
     const ratio = est.totalBytes / peak;
     const terms = est.breakdown.map((l) => `${l.label}: ${(l.bytes / 2 ** 20).toFixed(1)} MiB`).join('; ');
-    expect(ratio, `estimate ${(est.totalBytes / 2 ** 20).toFixed(1)} MiB vs measured ${(peak / 2 ** 20).toFixed(1)} MiB (${terms})`).toBeGreaterThan(0.8);
+    expect(
+      ratio,
+      `estimate ${(est.totalBytes / 2 ** 20).toFixed(1)} MiB vs measured ${(peak / 2 ** 20).toFixed(1)} MiB (${terms})`,
+    ).toBeGreaterThan(0.8);
     expect(ratio).toBeLessThan(1.2);
   }, 240_000);
 });

@@ -67,7 +67,11 @@ describe('import and export of checkpoint names', () => {
     expect(meta.name).toBe('imported');
     const out = await api.exportCheckpoint(meta.name);
     expect(out.fileName).toBe('imported.zip');
-    expect((await expectContained(out.blob)).sort()).toEqual(folderFiles().map(([f]) => `imported/${f}`).sort());
+    expect((await expectContained(out.blob)).sort()).toEqual(
+      folderFiles()
+        .map(([f]) => `imported/${f}`)
+        .sort(),
+    );
   });
 
   it('a zip file named with separators and dots, and entries with unsafe names, are cleaned on import', async () => {
@@ -79,7 +83,11 @@ describe('import and export of checkpoint names', () => {
     ];
     const meta = await api.importCheckpoint({ kind: 'zip', name: '../../evil.zip', bytes: await zipOf(null, files) });
     expect(meta.name).toBe('_evil');
-    expect(meta.files!.sort()).toEqual(folderFiles().map(([f]) => f).sort());
+    expect(meta.files!.sort()).toEqual(
+      folderFiles()
+        .map(([f]) => f)
+        .sort(),
+    );
     await expectContained((await api.exportCheckpoint(meta.name)).blob);
   });
 
@@ -89,6 +97,10 @@ describe('import and export of checkpoint names', () => {
     await new BrowserCheckpoints(kv).importModel('..', stored);
     const out = await new WorkerApi(nodeHost(), kv).exportCheckpoint('..');
     expect(out.fileName).toBe('model.zip');
-    expect((await expectContained(out.blob)).sort()).toEqual(folderFiles().map(([f]) => `model/${f}`).sort());
+    expect((await expectContained(out.blob)).sort()).toEqual(
+      folderFiles()
+        .map(([f]) => `model/${f}`)
+        .sort(),
+    );
   });
 });

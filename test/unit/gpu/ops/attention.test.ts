@@ -205,15 +205,25 @@ describe.each<AttentionVariant>(['rows', 'tiled'])('attention (%s)', (variant) =
           vc.set(v.subarray(h * T * Dh, (h + 1) * T * Dh), h * cap * Dh);
           qc.set(q.subarray((h * T + T - n) * Dh, (h + 1) * T * Dh), h * n * Dh);
         }
-        const part = attention(e.tensor(qc, [B, H, n, Dh]), e.tensor(kc, [B, H, cap, Dh]), e.tensor(vc, [B, H, cap, Dh]), {
-          kvLength: T,
-          kvCapacity: cap,
-        });
+        const part = attention(
+          e.tensor(qc, [B, H, n, Dh]),
+          e.tensor(kc, [B, H, cap, Dh]),
+          e.tensor(vc, [B, H, cap, Dh]),
+          {
+            kvLength: T,
+            kvCapacity: cap,
+          },
+        );
         return [e.keep(full), e.keep(part)];
       });
       const [full, part] = [await got[0]!.read(), await got[1]!.read()];
       for (let h = 0; h < H; h++) {
-        expectClose(part.subarray(h * n * Dh, (h + 1) * n * Dh), full.subarray((h * T + T - n) * Dh, (h + 1) * T * Dh), 1e-5, 1e-6);
+        expectClose(
+          part.subarray(h * n * Dh, (h + 1) * n * Dh),
+          full.subarray((h * T + T - n) * Dh, (h + 1) * T * Dh),
+          1e-5,
+          1e-6,
+        );
       }
       got.forEach((t) => t.dispose());
     });
@@ -233,7 +243,14 @@ describe.each<AttentionVariant>(['rows', 'tiled'])('attention (%s)', (variant) =
       await check({ B: 2, Hq: 4, Hkv: 1, Tq: 2, Tk: 10, cap: 16, Dh: 12, keyStart: [3, 10] }, 11, false);
       const o = e.tidy(() => {
         const ks = e.tensor(Int32Array.from([0, 99]), [2], 'i32');
-        return e.keep(attention(e.tensor(randn(2 * 4, 1), [2, 1, 1, 4]), e.tensor(randn(2 * 12, 2), [2, 1, 3, 4]), e.tensor(randn(2 * 12, 3), [2, 1, 3, 4]), { keyStart: ks }));
+        return e.keep(
+          attention(
+            e.tensor(randn(2 * 4, 1), [2, 1, 1, 4]),
+            e.tensor(randn(2 * 12, 2), [2, 1, 3, 4]),
+            e.tensor(randn(2 * 12, 3), [2, 1, 3, 4]),
+            { keyStart: ks },
+          ),
+        );
       });
       const got = await o.read();
       expect(Array.from(got.subarray(4))).toEqual([0, 0, 0, 0]);

@@ -38,7 +38,20 @@ describe('cast', () => {
 
   it('special values: saturation, subnormals, signed zero, exact halves', async (ctx) => {
     if (!e.info.f16) ctx.skip();
-    const x = Float32Array.from([1e6, -1e6, 65504, 65519, 1e-7, -3e-5, 6.0e-8, 0, -0, 1 + 2 ** -11, 1 + 3 * 2 ** -11, 2049]);
+    const x = Float32Array.from([
+      1e6,
+      -1e6,
+      65504,
+      65519,
+      1e-7,
+      -3e-5,
+      6.0e-8,
+      0,
+      -0,
+      1 + 2 ** -11,
+      1 + 3 * 2 ** -11,
+      2049,
+    ]);
     const got = await e.tidy(() => e.keep(cast(cast(e.tensor(x, [x.length]), 'f16'), 'f32'))).read();
     expect(Array.from(got)).toEqual(roundF16(x));
     expect(Object.is(got[8], -0)).toBe(true);

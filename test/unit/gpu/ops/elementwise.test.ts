@@ -1,7 +1,20 @@
 import { describe, it, beforeAll, expect } from 'vitest';
 import type { Engine } from '../../../../src/gpu/engine.ts';
 import type { Tensor } from '../../../../src/gpu/tensor.ts';
-import { add, sub, mul, scale, axpby, exp, square, sum, mean, sumRows, sumCols, transpose2d } from '../../../../src/gpu/ops/elementwise.ts';
+import {
+  add,
+  sub,
+  mul,
+  scale,
+  axpby,
+  exp,
+  square,
+  sum,
+  mean,
+  sumRows,
+  sumCols,
+  transpose2d,
+} from '../../../../src/gpu/ops/elementwise.ts';
 import { gradCheck } from '../../../helpers/gradcheck.ts';
 import { testEngine } from '../../../helpers/engine.ts';
 import { randn } from '../../../helpers/random.ts';
@@ -38,9 +51,15 @@ describe('binary ops with broadcast vs float64', () => {
     [[7], [7]],
     [[3, 5], [5]],
     [[33, 17], [17]],
-    [[2, 3, 129], [3, 129]],
+    [
+      [2, 3, 129],
+      [3, 129],
+    ],
     [[5, 11], [1]],
-    [[4, 6], [2, 3]],
+    [
+      [4, 6],
+      [2, 3],
+    ],
   ];
   const ops = {
     add: { fn: add, ref: (x: number, y: number) => x + y },
@@ -60,7 +79,12 @@ describe('binary ops with broadcast vs float64', () => {
           ([x, y]) => fn(x!, y!),
         );
         expect(got.shape).toEqual(sa);
-        expectClose(got.data, Float64Array.from(a, (x, i) => ref(x, b[i % b.length]!)), 1e-6, 1e-7);
+        expectClose(
+          got.data,
+          Float64Array.from(a, (x, i) => ref(x, b[i % b.length]!)),
+          1e-6,
+          1e-7,
+        );
       });
     }
   }
@@ -75,7 +99,12 @@ describe('binary ops with broadcast vs float64', () => {
       ],
       ([x, y]) => axpby(0.3, x!, -1.7, y!),
     );
-    expectClose(got.data, Float64Array.from(a, (x, i) => 0.3 * x - 1.7 * b[i]!), 1e-6, 1e-6);
+    expectClose(
+      got.data,
+      Float64Array.from(a, (x, i) => 0.3 * x - 1.7 * b[i]!),
+      1e-6,
+      1e-6,
+    );
   });
 
   it('rejects an operand that is not a trailing block', () => {
@@ -94,11 +123,23 @@ describe('unary ops vs float64', () => {
     it(`scale, exp, square [${shape}]`, async () => {
       const a = randn(n, n + 5);
       const sc = await run([[a, shape]], ([x]) => scale(x!, -2.5, 0.75));
-      expectClose(sc.data, Float64Array.from(a, (x) => -2.5 * x + 0.75), 1e-6, 1e-6, 'scale');
+      expectClose(
+        sc.data,
+        Float64Array.from(a, (x) => -2.5 * x + 0.75),
+        1e-6,
+        1e-6,
+        'scale',
+      );
       const ex = await run([[a, shape]], ([x]) => exp(x!));
       expectClose(ex.data, Float64Array.from(a, Math.exp), 1e-5, 1e-7, 'exp');
       const sq = await run([[a, shape]], ([x]) => square(x!));
-      expectClose(sq.data, Float64Array.from(a, (x) => x * x), 1e-6, 1e-7, 'square');
+      expectClose(
+        sq.data,
+        Float64Array.from(a, (x) => x * x),
+        1e-6,
+        1e-7,
+        'square',
+      );
       expect(sq.shape).toEqual(shape);
     });
   }
@@ -181,7 +222,8 @@ describe('transpose2d', () => {
     const got = await t.read();
     t.dispose();
     expect(Array.from(got)).toEqual([0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11].map((i) => ids[i]));
-    if (e.info.f16) e.tidy(() => expect(() => transpose2d(e.tensor(new Float32Array(4), [2, 2], 'f16'))).toThrow(/f32/));
+    if (e.info.f16)
+      e.tidy(() => expect(() => transpose2d(e.tensor(new Float32Array(4), [2, 2], 'f16'))).toThrow(/f32/));
   });
 });
 

@@ -43,7 +43,10 @@ describe('embedding', () => {
         const g = randn(N * D, N + 1);
         const got = await forwardBackward(
           e,
-          [{ data: table, shape: [V, D] }, { data: ids, shape: idsShape, dtype: 'i32' }],
+          [
+            { data: table, shape: [V, D] },
+            { data: ids, shape: idsShape, dtype: 'i32' },
+          ],
           ([t, i]) => embedding(t!, i!, withHost ? ids : undefined),
           g,
         );
@@ -60,7 +63,15 @@ describe('embedding', () => {
     const table = randn(V * D, 1);
     const ids = randint(N, V, 2);
     const g = randn(N * D, 3);
-    const got = await forwardBackward(e, [{ data: table, shape: [V, D] }, { data: ids, shape: [N], dtype: 'i32' }], ([t, i]) => embedding(t!, i!), g);
+    const got = await forwardBackward(
+      e,
+      [
+        { data: table, shape: [V, D] },
+        { data: ids, shape: [N], dtype: 'i32' },
+      ],
+      ([t, i]) => embedding(t!, i!),
+      g,
+    );
     expectClose(got.grads[0]!, refEmbedding(table, ids, g, V, D).dt, 1e-5, 1e-4, 'dtable');
   });
 
@@ -70,7 +81,15 @@ describe('embedding', () => {
     const ids = randint(N, V, 5);
     const g = randn(N * D, 6);
     const run = (host: boolean) =>
-      forwardBackward(e, [{ data: table, shape: [V, D] }, { data: ids, shape: [N], dtype: 'i32' }], ([t, i]) => embedding(t!, i!, host ? ids : undefined), g);
+      forwardBackward(
+        e,
+        [
+          { data: table, shape: [V, D] },
+          { data: ids, shape: [N], dtype: 'i32' },
+        ],
+        ([t, i]) => embedding(t!, i!, host ? ids : undefined),
+        g,
+      );
     const a = (await run(true)).grads[0]!;
     const b = (await run(true)).grads[0]!;
     const c = (await run(false)).grads[0]!;
@@ -105,7 +124,10 @@ describe('embedding', () => {
     // logits = embedding(table, ids) @ tableᵀ; dtable = scatter(g @ table) + gᵀ @ x
     const got = await forwardBackward(
       e,
-      [{ data: table, shape: [V, D] }, { data: ids, shape: [N], dtype: 'i32' }],
+      [
+        { data: table, shape: [V, D] },
+        { data: ids, shape: [N], dtype: 'i32' },
+      ],
       ([t, i]) => linear(embedding(t!, i!, ids), t!),
       g,
     );
@@ -127,10 +149,16 @@ describe('embedding', () => {
     const table = randn(4 * 3, 1);
     e.tidy(() => {
       const t = e.tensor(table, [4, 3]);
-      expect(() => embedding(t, e.tensor(Int32Array.from([1, 4]), [2], 'i32'), Int32Array.from([1, 4]))).toThrow(/id 4 at position 1/);
-      expect(() => embedding(t, e.tensor(Int32Array.from([1, 2]), [2], 'i32'), Int32Array.from([1]))).toThrow(/hostIds/);
+      expect(() => embedding(t, e.tensor(Int32Array.from([1, 4]), [2], 'i32'), Int32Array.from([1, 4]))).toThrow(
+        /id 4 at position 1/,
+      );
+      expect(() => embedding(t, e.tensor(Int32Array.from([1, 2]), [2], 'i32'), Int32Array.from([1]))).toThrow(
+        /hostIds/,
+      );
     });
-    const y = e.tidy(() => e.keep(embedding(e.tensor(table, [4, 3]), e.tensor(Int32Array.from([-1, 2, 9]), [3], 'i32'))));
+    const y = e.tidy(() =>
+      e.keep(embedding(e.tensor(table, [4, 3]), e.tensor(Int32Array.from([-1, 2, 9]), [3], 'i32'))),
+    );
     expect(Array.from(await y.read())).toEqual([0, 0, 0, ...table.slice(6, 9), 0, 0, 0]);
     y.dispose();
   });

@@ -225,12 +225,17 @@ describe('gradients through the tape', () => {
 
   it('clippedRatio loss alone matches finite differences', async () => {
     const b = smoothBatch(33, 22);
-    await gradCheck(e, grads(b, [33]), ([logp, old, ref, adv, mask]) => clippedRatio(logp!, old!, ref!, adv!, mask!).loss, {
-      samples: 33,
-      h: 1e-3,
-      rtol: 1e-2,
-      atol: 1e-3,
-    });
+    await gradCheck(
+      e,
+      grads(b, [33]),
+      ([logp, old, ref, adv, mask]) => clippedRatio(logp!, old!, ref!, adv!, mask!).loss,
+      {
+        samples: 33,
+        h: 1e-3,
+        rtol: 1e-2,
+        atol: 1e-3,
+      },
+    );
   });
 
   it('policyGradient matches finite differences', async () => {
@@ -265,7 +270,13 @@ describe('gradients through the tape', () => {
 
 describe('policyGradient vs float64', () => {
   // beta = 0: -A·logp; beta > 0 adds Dr. Zero's k3 KL to the reference, k3 = e^q - q - 1 with q = ref - logp.
-  for (const [R, beta] of [[1, 0], [300, 0], [70_001, 0], [300, 0.25], [70_001, 0.25]] as const) {
+  for (const [R, beta] of [
+    [1, 0],
+    [300, 0],
+    [70_001, 0],
+    [300, 0.25],
+    [70_001, 0.25],
+  ] as const) {
     it(`R=${R}, beta=${beta}`, async () => {
       const b = batch(R, R);
       const kept = e.tidy(() => {
@@ -290,7 +301,9 @@ describe('policyGradient vs float64', () => {
       const inv = W ? 1 / W : 0;
       expectScalar((await kept.loss.read())[0]!, s * inv, 'loss');
       if (beta > 0) expectScalar((await kept.kl.read())[0]!, k * inv, 'k3 mean');
-      const grad = Float64Array.from(b.adv, (a, t) => (b.mask[t] ? (-a + beta * (1 - Math.exp(b.ref[t]! - b.logp[t]!))) * inv : 0));
+      const grad = Float64Array.from(b.adv, (a, t) =>
+        b.mask[t] ? (-a + beta * (1 - Math.exp(b.ref[t]! - b.logp[t]!))) * inv : 0,
+      );
       expectClose(await kept.g.read(), grad, 1e-4, 1e-9, 'grad');
       for (const x of Object.values(kept)) x.dispose();
     });

@@ -7,7 +7,16 @@ import { randn } from '../../../helpers/random.ts';
 import { expectClose } from '../../../helpers/compare.ts';
 
 /** float64 reference of alpha * op(A) @ op(B). */
-function refMatmul(a: Float32Array, b: Float32Array, M: number, N: number, K: number, tA: boolean, tB: boolean, alpha = 1) {
+function refMatmul(
+  a: Float32Array,
+  b: Float32Array,
+  M: number,
+  N: number,
+  K: number,
+  tA: boolean,
+  tB: boolean,
+  alpha = 1,
+) {
   const c = new Float64Array(M * N);
   for (let i = 0; i < M; i++)
     for (let j = 0; j < N; j++) {
@@ -44,7 +53,13 @@ describe.each<MatmulVariant>(['regs', 'tiled', 'subgroup'])('matmul (%s)', (vari
         const a = randn(M * K, M * 7 + K);
         const b = randn(K * N, N * 13 + K);
         const out = e.tidy(() =>
-          e.keep(matmul(e.tensor(a, tA ? [K, M] : [M, K]), e.tensor(b, tB ? [N, K] : [K, N]), { transA: tA, transB: tB, alpha: 0.5 })),
+          e.keep(
+            matmul(e.tensor(a, tA ? [K, M] : [M, K]), e.tensor(b, tB ? [N, K] : [K, N]), {
+              transA: tA,
+              transB: tB,
+              alpha: 0.5,
+            }),
+          ),
         );
         expectClose(await out.read(), refMatmul(a, b, M, N, K, tA, tB, 0.5), 1e-4, 1e-4);
         out.dispose();

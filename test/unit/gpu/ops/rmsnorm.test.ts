@@ -36,7 +36,17 @@ beforeAll(async () => {
 
 describe('rmsnorm', () => {
   // Leading shapes of any rank, D from 1 to 8192, R large enough for many weight-gradient chunks.
-  const shapes: number[][] = [[1, 1], [3, 7], [7, 64], [2, 3, 129], [5, 1000], [2, 8192], [2, 3, 5, 24], [1500, 33], [3, 1]];
+  const shapes: number[][] = [
+    [1, 1],
+    [3, 7],
+    [7, 64],
+    [2, 3, 129],
+    [5, 1000],
+    [2, 8192],
+    [2, 3, 5, 24],
+    [1500, 33],
+    [3, 1],
+  ];
   for (const shape of shapes) {
     it(`x [${shape}] forward and gradients match float64`, async () => {
       const D = shape[shape.length - 1]!;
@@ -45,7 +55,15 @@ describe('rmsnorm', () => {
       const w = randn(D, D + 1);
       const g = randn(n, n + 7);
       const eps = 1e-5;
-      const got = await forwardBackward(e, [{ data: x, shape }, { data: w, shape: [D] }], ([x, w]) => rmsnorm(x!, w!, eps), g);
+      const got = await forwardBackward(
+        e,
+        [
+          { data: x, shape },
+          { data: w, shape: [D] },
+        ],
+        ([x, w]) => rmsnorm(x!, w!, eps),
+        g,
+      );
       const want = refRmsnorm(x, w, g, D, eps);
       expectClose(got.y, want.y, 1e-4, 1e-5, 'y');
       expectClose(got.grads[0]!, want.dx, 1e-4, 1e-4, 'dx');
@@ -58,7 +76,15 @@ describe('rmsnorm', () => {
     const x = randn(R * D, 11);
     const w = randn(D, 12);
     const g = randn(R * D, 13);
-    const got = await forwardBackward(e, [{ data: x, shape: [R, D] }, { data: w, shape: [D] }], ([x, w]) => rmsnorm(x!, w!, 1e-6), g);
+    const got = await forwardBackward(
+      e,
+      [
+        { data: x, shape: [R, D] },
+        { data: w, shape: [D] },
+      ],
+      ([x, w]) => rmsnorm(x!, w!, 1e-6),
+      g,
+    );
     const want = refRmsnorm(x, w, g, D, 1e-6);
     expectClose(got.y, want.y, 1e-4, 1e-5, 'y');
     expectClose(got.grads[0]!, want.dx, 1e-4, 1e-4, 'dx');
@@ -73,7 +99,10 @@ describe('rmsnorm', () => {
     const g = randn(R * D, 23);
     const got = await forwardBackward(
       e,
-      [{ data: x, shape: [R, D], grad: false }, { data: w, shape: [D] }],
+      [
+        { data: x, shape: [R, D], grad: false },
+        { data: w, shape: [D] },
+      ],
       ([x, w]) => rmsnorm(x!, w!, 1e-6),
       g,
     );

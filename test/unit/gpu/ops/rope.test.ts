@@ -37,7 +37,13 @@ beforeAll(async () => {
 });
 
 describe('rope', () => {
-  const cases: { shape: [number, number, number, number]; theta: number; maxPos: number; perRow: boolean; atol: number }[] = [
+  const cases: {
+    shape: [number, number, number, number];
+    theta: number;
+    maxPos: number;
+    perRow: boolean;
+    atol: number;
+  }[] = [
     { shape: [1, 1, 1, 2], theta: 10000, maxPos: 8, perRow: false, atol: 1e-6 },
     { shape: [2, 5, 3, 16], theta: 10000, maxPos: 5, perRow: false, atol: 1e-6 },
     { shape: [3, 7, 2, 10], theta: 500000, maxPos: 100, perRow: true, atol: 1e-6 },
@@ -58,7 +64,10 @@ describe('rope', () => {
       const g = randn(n, n + 2);
       const got = await forwardBackward(
         e,
-        [{ data: x, shape }, { data: pos, shape: perRow ? [B, T] : [T], dtype: 'i32' }],
+        [
+          { data: x, shape },
+          { data: pos, shape: perRow ? [B, T] : [T], dtype: 'i32' },
+        ],
         ([x, p]) => rope(x!, p!, theta),
         g,
       );
@@ -72,7 +81,15 @@ describe('rope', () => {
     const shape = [1, 4, 2, 12];
     const pos = Int32Array.from([-1, -4000, 0, -77]);
     const x = randn(96, 5);
-    const got = await forwardBackward(e, [{ data: x, shape }, { data: pos, shape: [4], dtype: 'i32' }], ([x, p]) => rope(x!, p!, 10000), randn(96, 6));
+    const got = await forwardBackward(
+      e,
+      [
+        { data: x, shape },
+        { data: pos, shape: [4], dtype: 'i32' },
+      ],
+      ([x, p]) => rope(x!, p!, 10000),
+      randn(96, 6),
+    );
     expectClose(got.y, refRope(x, pos, shape, 10000), 1e-5, 3e-6, 'y');
   });
 

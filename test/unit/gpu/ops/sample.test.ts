@@ -67,7 +67,15 @@ function refRow(x: ArrayLike<number>, temperature: number, topP: number) {
  * Checks each row's id against the CPU inverse-CDF choice: equal, or (rounding) u within `tol` of the
  * boundary between the two. Always inside the nucleus (up to `tol` of mass), and log-probs match.
  */
-function checkRows(x: Float32Array, B: number, V: number, T: number, topP: number, u: Float32Array, got: { ids: Int32Array; lp: Float32Array }) {
+function checkRows(
+  x: Float32Array,
+  B: number,
+  V: number,
+  T: number,
+  topP: number,
+  u: Float32Array,
+  got: { ids: Int32Array; lp: Float32Array },
+) {
   const tol = 1e-5;
   const wantLp: number[] = [];
   for (let b = 0; b < B; b++) {
@@ -160,7 +168,7 @@ describe('sample: temperature and top-p', () => {
     for (const id of seen) expect(ref.allowed[id], `id ${id} outside the nucleus`).toBe(true);
     // Every nucleus token with a real share of the draws shows up.
     ref.allowed.forEach((ok, j) => {
-      if (ok && (ref.hi[j]! - ref.lo[j]!) > 2 / B) expect(seen.has(j), `nucleus id ${j} never drawn`).toBe(true);
+      if (ok && ref.hi[j]! - ref.lo[j]! > 2 / B) expect(seen.has(j), `nucleus id ${j} never drawn`).toBe(true);
     });
     checkRows(x, B, V, 1, topP, u, got);
   });
@@ -169,7 +177,14 @@ describe('sample: temperature and top-p', () => {
     const V = 10;
     const x = new Float32Array(V).fill(1); // uniform: the nucleus of mass 0.45 is ids 0..4
     const u = Float32Array.from({ length: 8 }, (_, b) => (b + 0.5) / 8);
-    const got = await gpuSample(new Float32Array(8 * V).map((_, i) => x[i % V]!), 8, V, 1, 0.45, u);
+    const got = await gpuSample(
+      new Float32Array(8 * V).map((_, i) => x[i % V]!),
+      8,
+      V,
+      1,
+      0.45,
+      u,
+    );
     expect(Array.from(got.ids)).toEqual([0, 0, 1, 2, 2, 3, 4, 4]);
   });
 
@@ -189,7 +204,10 @@ describe('sample: temperature and top-p', () => {
       for (const id of got.ids) counts[id]!++;
       for (let j = 0; j < V; j++) {
         const want = (ref.hi[j]! - ref.lo[j]!) * B;
-        expect(Math.abs(counts[j]! - want), `T=${T} topP=${topP} id ${j}: ${counts[j]} draws, want ${want.toFixed(1)}`).toBeLessThanOrEqual(1);
+        expect(
+          Math.abs(counts[j]! - want),
+          `T=${T} topP=${topP} id ${j}: ${counts[j]} draws, want ${want.toFixed(1)}`,
+        ).toBeLessThanOrEqual(1);
       }
     }
   });
@@ -205,7 +223,10 @@ describe('sample: temperature and top-p', () => {
       [2, 0.95],
     ]) {
       const got = await gpuSample(x, B, V, T, topP, u);
-      expect(Array.from(got.ids).every((id) => id >= 0 && id < 300), `T=${T} topP=${topP}`).toBe(true);
+      expect(
+        Array.from(got.ids).every((id) => id >= 0 && id < 300),
+        `T=${T} topP=${topP}`,
+      ).toBe(true);
       expect(Array.from(got.lp).every(Number.isFinite)).toBe(true);
     }
   });

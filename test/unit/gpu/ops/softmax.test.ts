@@ -200,7 +200,11 @@ describe('crossEntropy', () => {
       const lp = refTokenLogprobs(x, t, R, V);
       let s = 0;
       let n = 0;
-      for (let r = 0; r < R; r++) if (mask[r]) (s -= lp[r]!), n++;
+      for (let r = 0; r < R; r++) {
+        if (!mask[r]) continue;
+        s -= lp[r]!;
+        n++;
+      }
       expectClose(got, [s / n], 1e-5, 1e-5);
     });
   }

@@ -33,7 +33,15 @@ describe('swiglu', () => {
       const a = randn(n, n, 3);
       const u = randn(n, n + 1);
       const g = randn(n, n + 2);
-      const got = await forwardBackward(e, [{ data: a, shape }, { data: u, shape }], ([a, u]) => swiglu(a!, u!), g);
+      const got = await forwardBackward(
+        e,
+        [
+          { data: a, shape },
+          { data: u, shape },
+        ],
+        ([a, u]) => swiglu(a!, u!),
+        g,
+      );
       const want = refSwiglu(a, u, g);
       expectClose(got.y, want.y, 1e-5, 1e-6, 'y');
       expectClose(got.grads[0]!, want.da, 1e-5, 1e-6, 'dgate');
@@ -45,7 +53,15 @@ describe('swiglu', () => {
     const a = Float32Array.from([-1000, -100, -88.8, -20, 0, 20, 88.8, 100, 1000]);
     const u = Float32Array.from(a, (_, i) => (i % 2 ? 1.5 : -0.5));
     const g = Float32Array.from(a, () => 1);
-    const got = await forwardBackward(e, [{ data: a, shape: [9] }, { data: u, shape: [9] }], ([a, u]) => swiglu(a!, u!), g);
+    const got = await forwardBackward(
+      e,
+      [
+        { data: a, shape: [9] },
+        { data: u, shape: [9] },
+      ],
+      ([a, u]) => swiglu(a!, u!),
+      g,
+    );
     const want = refSwiglu(a, u, g);
     for (const arr of [got.y, ...got.grads]) expect(arr!.every(Number.isFinite)).toBe(true);
     expectClose(got.y, want.y, 1e-5, 1e-6, 'y');
@@ -68,7 +84,15 @@ describe('swiglu', () => {
     const a = randn(10, 71);
     const u = randn(10, 72);
     const g = randn(10, 73);
-    const got = await forwardBackward(e, [{ data: a, shape: [10] }, { data: u, shape: [10], grad: false }], ([a, u]) => swiglu(a!, u!), g);
+    const got = await forwardBackward(
+      e,
+      [
+        { data: a, shape: [10] },
+        { data: u, shape: [10], grad: false },
+      ],
+      ([a, u]) => swiglu(a!, u!),
+      g,
+    );
     expect(got.grads[1]).toBeNull();
     expectClose(got.grads[0]!, refSwiglu(a, u, g).da, 1e-5, 1e-6, 'dgate');
   });

@@ -70,8 +70,17 @@ function refRow(zs: ArrayLike<number>, zt: ArrayLike<number>, o: Opts, fixedIds?
   return { ids, sLogp, tLogp, kl };
 }
 
-function refTopk(zs: Float32Array | Float64Array, zt: Float32Array, mask: ArrayLike<number>, R: number, V: number, o: Opts) {
-  const rows = Array.from({ length: R }, (_, r) => refRow(zs.subarray(r * V, (r + 1) * V), zt.subarray(r * V, (r + 1) * V), o));
+function refTopk(
+  zs: Float32Array | Float64Array,
+  zt: Float32Array,
+  mask: ArrayLike<number>,
+  R: number,
+  V: number,
+  o: Opts,
+) {
+  const rows = Array.from({ length: R }, (_, r) =>
+    refRow(zs.subarray(r * V, (r + 1) * V), zt.subarray(r * V, (r + 1) * V), o),
+  );
   let s = 0;
   let n = 0;
   rows.forEach((row, r) => {
@@ -86,7 +95,13 @@ function refTopk(zs: Float32Array | Float64Array, zt: Float32Array, mask: ArrayL
 async function gpuTopk(zs: Float32Array, zt: Float32Array, mask: Float32Array, R: number, V: number, o: Opts) {
   const out = e.tidy(() => {
     const r = topkKl(e.tensor(zs, [R, V]), e.tensor(zt, [R, V]), e.tensor(mask, [R]), o);
-    return { loss: e.keep(r.loss), perToken: e.keep(r.perToken), ids: e.keep(r.ids), s: e.keep(r.studentLogp), t: e.keep(r.teacherLogp) };
+    return {
+      loss: e.keep(r.loss),
+      perToken: e.keep(r.perToken),
+      ids: e.keep(r.ids),
+      s: e.keep(r.studentLogp),
+      t: e.keep(r.teacherLogp),
+    };
   });
   const res = {
     loss: (await out.loss.read())[0]!,
@@ -120,9 +135,27 @@ async function checkForward(zs: Float32Array, zt: Float32Array, R: number, V: nu
   const want = refTopk(zs, zt, mask, R, V, o);
   const K = o.k;
   expect(Array.from(got.ids)).toEqual(want.rows.flatMap((row) => row.ids));
-  expectClose(got.sLogp, want.rows.flatMap((row) => row.sLogp), 1e-5, 2e-5, 'student log-probs');
-  expectClose(got.tLogp, want.rows.flatMap((row) => row.tLogp), 1e-5, 2e-5, 'teacher log-probs');
-  expectClose(got.perToken, want.rows.map((row) => row.kl), 1e-4, 2e-5, 'per-token KL');
+  expectClose(
+    got.sLogp,
+    want.rows.flatMap((row) => row.sLogp),
+    1e-5,
+    2e-5,
+    'student log-probs',
+  );
+  expectClose(
+    got.tLogp,
+    want.rows.flatMap((row) => row.tLogp),
+    1e-5,
+    2e-5,
+    'teacher log-probs',
+  );
+  expectClose(
+    got.perToken,
+    want.rows.map((row) => row.kl),
+    1e-4,
+    2e-5,
+    'per-token KL',
+  );
   expectClose([got.loss], [want.loss], 1e-4, 2e-5, 'loss');
   expect(got.ids.length).toBe(R * K);
 }
@@ -170,7 +203,11 @@ describe('topkKl forward', () => {
     const zt = randn(3 * V, 12);
     await checkForward(zs, zt, 3, V, { tail: true, direction: 'reverse', k: 20 });
     const small = randn(2 * 40, 13);
-    const got = await gpuTopk(small, randn(2 * 40, 14), Float32Array.from([1, 1]), 2, 40, { tail: true, direction: 'forward', k: 40 });
+    const got = await gpuTopk(small, randn(2 * 40, 14), Float32Array.from([1, 1]), 2, 40, {
+      tail: true,
+      direction: 'forward',
+      k: 40,
+    });
     expect([...got.perToken].every(Number.isFinite)).toBe(true);
     await checkForward(small, randn(2 * 40, 14), 2, 40, { tail: true, direction: 'reverse', k: 40 });
   });
@@ -182,7 +219,12 @@ describe('topkKl forward', () => {
     const got = await gpuTopk(zs, zt, new Float32Array(R), R, V, { tail: true, direction: 'reverse', k: 5 });
     expect(got.loss).toBe(0);
     const want = refTopk(zs, zt, [1, 1, 1], R, V, { tail: true, direction: 'reverse', k: 5 });
-    expectClose(got.perToken, want.rows.map((row) => row.kl), 1e-4, 2e-5);
+    expectClose(
+      got.perToken,
+      want.rows.map((row) => row.kl),
+      1e-4,
+      2e-5,
+    );
   });
 
   it('rejects K > V, K > 256 and mismatched shapes clearly', () => {
@@ -200,7 +242,15 @@ describe('topkKl forward', () => {
 });
 
 /** The gradient of loss + sum(perToken * u) into the student logits, from the tape. */
-async function gpuGrad(zs: Float32Array, zt: Float32Array, mask: Float32Array, u: Float32Array, R: number, V: number, o: Opts) {
+async function gpuGrad(
+  zs: Float32Array,
+  zt: Float32Array,
+  mask: Float32Array,
+  u: Float32Array,
+  R: number,
+  V: number,
+  o: Opts,
+) {
   const s = e.tensor(zs, [R, V]);
   s.requiresGrad = true;
   const g = e.tidy(() => {
@@ -238,7 +288,7 @@ describe('topkKl backward', () => {
         for (let r = 0; r < R; r++) {
           const row = base.slice(r * V, (r + 1) * V);
           const tr = zt.subarray(r * V, (r + 1) * V);
-          const w = (mask[r]! / mask.reduce((a, b) => a + b, 0)) + u[r]!;
+          const w = mask[r]! / mask.reduce((a, b) => a + b, 0) + u[r]!;
           for (let j = 0; j < V; j++) {
             const x0 = row[j]!;
             row[j] = x0 + h;
