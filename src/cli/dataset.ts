@@ -9,6 +9,7 @@ import { ConfigError, type SelfPlayConfig } from '../selfplay/config.ts';
 import type { QuestionRecord } from '../selfplay/events.ts';
 import { trlRows } from '../selfplay/trl-dataset.ts';
 import { scanArgs } from './args.ts';
+import { runCommand } from './command.ts';
 
 const USAGE = [
   'usage: npm run dataset -- --run DIR --out FILE.jsonl [--privileged MODE]',
@@ -66,13 +67,4 @@ function main(argv: string[]): number {
   return 0;
 }
 
-try {
-  process.exitCode = main(process.argv.slice(2));
-} catch (err) {
-  console.error(
-    err instanceof ConfigError
-      ? `${err.message}\n(npm run dataset -- --help lists the options)`
-      : (err as Error).message,
-  );
-  process.exitCode = 1;
-}
+runCommand('dataset', main);

@@ -12,6 +12,7 @@ import type { PolicyName } from '../selfplay/policies.ts';
 import { parseArgs } from './args.ts';
 import { ConsoleReporter, evalLine } from './progress.ts';
 import { openModel, openRun } from './setup.ts';
+import { runCommand } from './command.ts';
 
 const USAGE = [
   'usage: npm run eval -- --run DIR [--policy student|teacher|examiner]',
@@ -84,14 +85,4 @@ function report(r: Awaited<ReturnType<typeof evaluate>>, show: number, label: st
   console.log(JSON.stringify(r.metrics));
 }
 
-main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
-  (err) => {
-    console.error(
-      err instanceof ConfigError
-        ? `${err.message}\n(npm run eval -- --help lists the options)`
-        : (err as Error).message,
-    );
-    process.exit(1);
-  },
-);
+runCommand('eval', main);

@@ -57,6 +57,7 @@ import { checkOutFolder, type OutRule } from './out-folder.ts';
 import { ConsoleReporter, evalLine, formatTime } from './progress.ts';
 import { LOGS, RUN_NAMES, RunFolder } from './run-folder.ts';
 import { buildBase, buildEnvironment } from './setup.ts';
+import { runCommand } from './command.ts';
 
 const USAGE = [
   'usage: npm run experiment -- [--out DIR] [--seeds 1,2,3] [--arms LIST] [--preset NAME] [--resume] [--<setting> value ...]',
@@ -565,14 +566,4 @@ async function main(argv: string[]): Promise<number> {
   return 0;
 }
 
-main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
-  (err) => {
-    console.error(
-      err instanceof ConfigError
-        ? `${err.message}\n(npm run experiment -- --help lists the options)`
-        : (err as Error).message,
-    );
-    process.exit(1);
-  },
-);
+runCommand('experiment', main);

@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { Engine } from '../gpu/engine.ts';
 import { nodeHost } from '../gpu/host/node.ts';
 import { loadFixture, runFixture } from '../fixtures/runner.ts';
+import { runCommand } from './command.ts';
 
 async function main(): Promise<number> {
   const dir = resolve(process.argv[2] ?? '../shared/fixtures');
@@ -44,10 +45,4 @@ async function main(): Promise<number> {
   return failed === 0 ? 0 : 1;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err) => {
-    console.error((err as Error).message);
-    process.exit(2);
-  },
-);
+runCommand('fixtures', main, 2);

@@ -15,6 +15,7 @@ import { checkCopying, checkStudent, summarise, type CheckSummary, type CopyChec
 import { DEFAULT_WORLD_SEED } from '../pretrain/data.ts';
 import { defaultWorldFiles, pretrain, type PretrainOptions } from '../pretrain/run.ts';
 import type { StepLog } from '../pretrain/train.ts';
+import { runCommand } from './command.ts';
 
 function bar(log: StepLog): string {
   const width = 24;
@@ -155,10 +156,4 @@ async function main(): Promise<number> {
   return 0;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err) => {
-    console.error((err as Error).message);
-    process.exit(1);
-  },
-);
+runCommand('pretrain', main);

@@ -19,6 +19,7 @@ import { probeQuestions, probeTeacher } from '../selfplay/probe.ts';
 import { probeExaminer } from '../selfplay/examiner-probe.ts';
 import { parseArgs } from './args.ts';
 import { openModel, openRun } from './setup.ts';
+import { runCommand } from './command.ts';
 
 const USAGE = [
   'usage: npm run probe -- --model FOLDER [--preset demo] [--questions N] [--modes full,partial,gt] [--examiner-questions N] [--<setting> value ...]',
@@ -115,12 +116,4 @@ async function main(argv: string[]): Promise<number> {
   return 0;
 }
 
-main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
-  (err) => {
-    console.error(
-      err instanceof ConfigError ? `${err.message}\n(npm run probe -- --help lists the options)` : (err as Error).stack,
-    );
-    process.exit(1);
-  },
-);
+runCommand('probe', main);

@@ -29,6 +29,7 @@ import { estimateLines, refusal } from './memory.ts';
 import { checkOutFolder } from './out-folder.ts';
 import { RunFolder, trainOutRule } from './run-folder.ts';
 import { buildBase, buildEnvironment, previewBase } from './setup.ts';
+import { runCommand } from './command.ts';
 
 const USAGE = [
   'usage: npm run train -- --out DIR [--preset smoke|demo|paper] [--resume] [--<setting> value ...]',
@@ -155,14 +156,4 @@ async function main(argv: string[]): Promise<number> {
   return 0;
 }
 
-main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
-  (err) => {
-    console.error(
-      err instanceof ConfigError
-        ? `${err.message}\n(npm run train -- --help lists the options)`
-        : (err as Error).message,
-    );
-    process.exit(1);
-  },
-);
+runCommand('train', main);
