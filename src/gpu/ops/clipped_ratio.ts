@@ -69,8 +69,9 @@ export function clippedRatio(
   if (beta !== 0 && !refLogp)
     throw new Error(`piplay: ${op}: beta = ${beta} needs refLogp (the reference policy's log-probs)`);
 
-  const fw = forward(0, logp, oldLogp, refLogp, advantages, mask, epsLow, epsHigh, beta);
-  recordBackward(0, fw, logp, oldLogp, refLogp, advantages, mask, epsLow, epsHigh, beta);
+  const inp: Inputs = { mode: 0, logp, oldLogp, refLogp, advantages, mask, epsLow, epsHigh, beta };
+  const fw = forward(inp);
+  recordBackward(inp, fw);
   return { loss: fw.loss, clipFraction: fw.clipFraction, klMean: fw.klMean, perToken: fw.perToken };
 }
 
@@ -95,9 +96,11 @@ export function policyGradient(
   check(op, logp, { advantages, mask, ...(ref ? { refLogp: ref.logp } : {}) });
   const beta = ref?.beta ?? 0;
   const refLogp = ref?.logp ?? null;
-  const fw = forward(1, logp, logp, refLogp, advantages, mask, 0, 0, beta);
+  // No ratio in this mode: oldLogp is unused (bound to logp) and the clip range is irrelevant.
+  const inp: Inputs = { mode: 1, logp, oldLogp: logp, refLogp, advantages, mask, epsLow: 0, epsHigh: 0, beta };
+  const fw = forward(inp);
   for (const t of [fw.clipFraction, fw.perToken]) t.dispose();
-  recordBackward(1, fw, logp, logp, refLogp, advantages, mask, 0, 0, beta);
+  recordBackward(inp, fw);
   return { loss: fw.loss, klMean: fw.klMean };
 }
 
@@ -109,17 +112,21 @@ function check(op: string, logp: Tensor, others: Record<string, Tensor>): void {
   }
 }
 
-function forward(
-  mode: Mode,
-  logp: Tensor,
-  oldLogp: Tensor,
-  refLogp: Tensor | null,
-  advantages: Tensor,
-  mask: Tensor,
-  epsLow: number,
-  epsHigh: number,
-  beta: number,
-): Forward {
+/** One launch's inputs: the mode, the per-token tensors and the clip range and KL weight. */
+interface Inputs {
+  mode: Mode;
+  logp: Tensor;
+  oldLogp: Tensor;
+  refLogp: Tensor | null;
+  advantages: Tensor;
+  mask: Tensor;
+  epsLow: number;
+  epsHigh: number;
+  beta: number;
+}
+
+function forward(inp: Inputs): Forward {
+  const { mode, logp, oldLogp, refLogp, advantages, mask, epsLow, epsHigh, beta } = inp;
   const e = logp.engine;
   const R = logp.size;
   const parts = Math.min(Math.max(1, Math.ceil(R / WG)), MAX_PARTS);
@@ -151,18 +158,8 @@ function forward(
   return out;
 }
 
-function recordBackward(
-  mode: Mode,
-  fw: Forward,
-  logp: Tensor,
-  oldLogp: Tensor,
-  refLogp: Tensor | null,
-  advantages: Tensor,
-  mask: Tensor,
-  epsLow: number,
-  epsHigh: number,
-  beta: number,
-): void {
+function recordBackward(inp: Inputs, fw: Forward): void {
+  const { mode, logp, oldLogp, refLogp, advantages, mask, epsLow, epsHigh, beta } = inp;
   const e = logp.engine;
   const outputs = mode === 0 ? [fw.loss, fw.perToken] : [fw.loss];
   const save = [oldLogp, advantages, mask, fw.invWeight, ...(refLogp ? [refLogp] : [])];
