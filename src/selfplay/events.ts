@@ -1,6 +1,8 @@
 // What a π-Play run tells whoever listens (the command line, the browser UI, the run folder). Plain data
 // only (structured-clone safe), so events cross from the worker to the page unchanged.
 
+import type { PrivilegedMode } from '../env/prompts.ts';
+
 export type Stage = 'eval' | 'examiner' | 'generate' | 'student' | 'checkpoint' | 'pretrain' | 'load';
 
 /** One entry of a construction path: the source document, then each search with what it returned. */
@@ -59,6 +61,14 @@ export interface RolloutRecord {
   searches: string[];
   /** The response part (after the prompt): sampled and tool tokens in order. */
   tokens: TokenRecord[];
+  /** The run's --privileged mode. Absent in records made before it was recorded. */
+  privilegedMode?: PrivilegedMode;
+  /**
+   * The privileged block of the teacher's prompt (env/prompts.ts `privilegedBlock`, ending in "\n"): the
+   * teacher saw the student's prompt with this inserted before the question line. null without a teacher
+   * (--privileged none: Dr. Zero). Absent in records made before it was recorded.
+   */
+  privilegedBlock?: string | null;
 }
 
 export interface StepMetrics {

@@ -3,7 +3,7 @@
 // L_S = L_GRPO + β·KL_ref + λ·D. The old log-probs are the rollout's own sampling log-probs; the teacher
 // scores the same response ids after its privileged prompt; it follows the student by EMA after every
 // optimizer step.
-import { studentPrompt, teacherPrompt } from '../env/prompts.ts';
+import { privilegedBlock, studentPrompt, teacherPrompt, type PrivilegedOptions } from '../env/prompts.ts';
 import type { Rng } from '../env/random.ts';
 import type { Tensor } from '../gpu/tensor.ts';
 import { groupAdvantages, learnableShare } from '../rl/advantages.ts';
@@ -47,14 +47,17 @@ export function teacherPromptIds(
   mode = ctx.config.privileged,
   seed = ctx.config.seed,
 ): number[] {
-  const c = ctx.config;
-  const text = teacherPrompt({
-    question: q.question,
-    qcp: q.qcp,
-    mode,
-    options: { seed: `${seed}/${q.id}`, dropFraction: c.partialDrop },
-  });
+  const text = teacherPrompt({ question: q.question, qcp: q.qcp, mode, options: privilegedOptions(ctx, q, seed) });
   return encodePrompt(ctx.base.tokenizer, text);
+}
+
+/** What 'partial' removes of a question's path: seeded per question, so every use of the block agrees. */
+function privilegedOptions(
+  ctx: Pick<RunContext, 'config'>,
+  q: TrainQuestion,
+  seed = ctx.config.seed,
+): PrivilegedOptions {
+  return { seed: `${seed}/${q.id}`, dropFraction: ctx.config.partialDrop };
 }
 
 export interface StudentStepResult {
@@ -169,6 +172,10 @@ async function rolloutRecords(
       advantage: col.advantages[i]!,
       searches: col.rollouts[i]!.searches.map((s) => s.query),
       tokens: await tokenRecords(ctx, col.rollouts[i]!, teacherBatch(ctx, col, [i]), settings),
+      privilegedMode: ctx.config.privileged,
+      privilegedBlock: ctx.policies.teacher
+        ? privilegedBlock(q.qcp, ctx.config.privileged, privilegedOptions(ctx, q))
+        : null,
     });
   }
   return records;

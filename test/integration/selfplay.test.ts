@@ -4,6 +4,7 @@
 // the checkpoint before the second student step computes the same metrics, records and weights as the
 // run that went on.
 import { beforeAll, describe, expect, it } from 'vitest';
+import { PRIVILEGED_HEADER } from '../../src/env/prompts.ts';
 import type { Engine } from '../../src/gpu/engine.ts';
 import type { CausalLM } from '../../src/model/decoder.ts';
 import { groupAdvantages } from '../../src/rl/advantages.ts';
@@ -149,6 +150,9 @@ describe('one π-Play iteration on a tiny random model', () => {
     expect(recs.length).toBe(config.rolloutSamples);
     const policyTokens = recs[0]!.tokens.filter((t) => t.policy === 1);
     expect(policyTokens.length).toBeGreaterThan(0);
+    // What the teacher saw besides the student's prompt, for the page's side-by-side view.
+    expect(recs[0]!.privilegedMode).toBe(config.privileged);
+    expect(recs[0]!.privilegedBlock).toContain(PRIVILEGED_HEADER);
     for (const t of recs[0]!.tokens) {
       if (t.policy) expect(t.studentLogp).toBeLessThan(0);
       else expect([t.studentLogp, t.teacherLogp, t.kl]).toEqual([0, 0, 0]);

@@ -8,6 +8,7 @@ import { cls, html, type Html } from '../html.ts';
 import type { PrivilegedMode } from '../../env/prompts.ts';
 import { DIFF_SCALE, KL_SCALE, diffColor, klColor, renderHistogram, renderScaleLegend } from './heat-scale.ts';
 import { heatmapPng } from '../heatmap-png.ts';
+import { renderPromptsSeen } from './prompts-seen.ts';
 
 export type HeatMode = 'kl' | 'diff';
 
@@ -191,11 +192,14 @@ export function renderHeatmapView(
 ): Html {
   const st = heatStats(r.tokens);
   const kls = r.tokens.filter((t) => t.policy).map((t) => t.kl);
-  return html`<div class="heat-top">
+  // A record that carries the teacher's block shows it in full below; an older one, the summary from its question.
+  const recorded = r.privilegedBlock !== undefined;
+  return html`<div class="${cls('heat-top', recorded && 'single')}">
     <div class="heat-q"><span class="badge hops">${r.hops}-hop</span> <span class="q-text">${r.question}</span>
       <span class="${cls('verdict', r.reward > 0 ? 'good' : 'bad')}">${r.reward > 0 ? '✓' : '✗'} ${r.answer || '(no answer)'}</span></div>
-    ${renderPrivileged(q, privileged, r.gold, r.hops)}
+    ${recorded ? '' : renderPrivileged(q, r.privilegedMode ?? privileged, r.gold, r.hops)}
   </div>
+  ${renderPromptsSeen(r)}
   <p class="summary">${st.policy} student tokens · ${st.masked} masked tool/prompt tokens · mean KL ${fmtNum(st.meanKl)} · sum ${fmtNum(st.sumKl)} ·
     mean log p<sub>T</sub>−log p<sub>S</sub> ${fmtSigned(st.meanDiff, 3)}</p>
   ${
