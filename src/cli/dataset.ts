@@ -2,7 +2,7 @@
 // The questions a run's examiner wrote (valid ones), with the student's and the teacher's prompts, the answer
 // and the construction path, as JSONL in TRL's conversational fields (src/selfplay/trl-dataset.ts): the data
 // to run the same recipe at scale on an existing engine. Never overwrites a file.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { PRIVILEGED_MODES, type PrivilegedMode } from '../env/prompts.ts';
 import { ConfigError, type SelfPlayConfig } from '../selfplay/config.ts';
@@ -10,6 +10,8 @@ import type { QuestionRecord } from '../selfplay/events.ts';
 import { trlRows } from '../selfplay/trl-dataset.ts';
 import { scanArgs } from './args.ts';
 import { runCommand } from './command.ts';
+import { readJson } from './out-folder.ts';
+import { isRunFolder, LOGS, readLog } from './run-folder.ts';
 
 const USAGE = [
   'usage: npm run dataset -- --run DIR --out FILE.jsonl [--privileged MODE]',
@@ -17,32 +19,6 @@ const USAGE = [
   '  --out FILE         the JSONL file to write (refused if it exists)',
   "  --privileged MODE  the teacher prompt's privileged block: full, partial, gt, gt-hop or none (default: the run's)",
 ].join('\n');
-
-function readJson<T>(path: string, what: string): T {
-  if (!existsSync(path))
-    throw new ConfigError(`--run: ${path} is missing; give a run folder of npm run train (${what})`);
-  try {
-    return JSON.parse(readFileSync(path, 'utf8')) as T;
-  } catch (e) {
-    throw new ConfigError(
-      `--run: ${path} is not valid JSON (${(e as Error).message}); is it a run folder of npm run train?`,
-    );
-  }
-}
-
-function readRecords(path: string): QuestionRecord[] {
-  if (!existsSync(path)) throw new ConfigError(`--run: ${path} is missing; give a run folder of npm run train`);
-  return readFileSync(path, 'utf8')
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l, i) => {
-      try {
-        return JSON.parse(l) as QuestionRecord;
-      } catch (e) {
-        throw new ConfigError(`--run: line ${i + 1} of ${path} is not valid JSON (${(e as Error).message})`);
-      }
-    });
-}
 
 function main(argv: string[]): number {
   const { own } = scanArgs(argv, ['run', 'out', 'privileged'], ['help'], () => false);
@@ -54,11 +30,16 @@ function main(argv: string[]): number {
   const dir = resolve(own['run']);
   const out = resolve(own['out']);
   if (existsSync(out)) throw new ConfigError(`--out: ${out} exists; piplay never overwrites a file: give a new path`);
-  const config = readJson<SelfPlayConfig>(join(dir, 'config.json'), 'its settings');
+  const configPath = join(dir, 'config.json');
+  if (!existsSync(configPath))
+    throw new ConfigError(`--run: ${configPath} is missing; give a run folder of npm run train`);
+  if (!isRunFolder(dir))
+    throw new ConfigError(`--run: ${configPath} holds no run's settings; give a run folder of npm run train`);
+  const config = readJson(configPath) as unknown as SelfPlayConfig;
   const mode = (own['privileged'] ?? config.privileged) as PrivilegedMode;
   if (!PRIVILEGED_MODES.includes(mode))
     throw new ConfigError(`--privileged: '${mode}' is not allowed; use one of ${PRIVILEGED_MODES.join(', ')}`);
-  const rows = trlRows(readRecords(join(dir, 'questions.jsonl')), mode, {
+  const rows = trlRows(readLog<QuestionRecord>(join(dir, LOGS.questions)), mode, {
     seed: config.seed,
     partialDrop: config.partialDrop,
   });

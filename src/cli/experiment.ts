@@ -55,7 +55,7 @@ import { stopOnInterrupt } from './interrupt.ts';
 import { DirStorage } from './fs-storage.ts';
 import { checkOutFolder, type OutRule } from './out-folder.ts';
 import { ConsoleReporter, evalLine, formatTime } from './progress.ts';
-import { LOGS, RUN_NAMES, RunFolder } from './run-folder.ts';
+import { LOGS, RUN_NAMES, RunFolder, readLog } from './run-folder.ts';
 import { buildBase, buildEnvironment } from './setup.ts';
 import { runCommand } from './command.ts';
 
@@ -75,14 +75,6 @@ const USAGE = [
 /** result.json of a finished run: what the report uses, and the settings it ran with. */
 interface StoredResult extends SeedResult {
   config: SelfPlayConfig;
-}
-
-function readJsonl<T>(path: string): T[] {
-  if (!existsSync(path)) return [];
-  return readFileSync(path, 'utf8')
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l) => JSON.parse(l) as T);
 }
 
 function showValue(v: unknown): string {
@@ -282,7 +274,7 @@ class Experiment {
         const kept = JSON.parse(readFileSync(stored, 'utf8')) as StoredResult;
         // result.json of an older version lacks the training signal: its metrics.jsonl has it.
         if (kept.trained && !kept.signal)
-          kept.signal = signalOf(readJsonl<StepMetrics>(join(dir, LOGS.metrics)), kept.iterations);
+          kept.signal = signalOf(readLog<StepMetrics>(join(dir, LOGS.metrics)), kept.iterations);
         this.results.push(kept);
         this.write();
         continue;
@@ -418,7 +410,7 @@ class Experiment {
     env: Environment,
   ): Promise<DriftPoint[]> {
     const c = job.config;
-    const generated = readJsonl<QuestionRecord>(join(dir, 'questions.jsonl')).filter((q) => q.step === -1);
+    const generated = readLog<QuestionRecord>(join(dir, LOGS.questions)).filter((q) => q.step === -1);
     const lines: string[] = [];
     const points: DriftPoint[] = [];
     for (let it = 0; it < c.iterations; it++) {

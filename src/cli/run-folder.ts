@@ -32,6 +32,24 @@ export function trainOutRule(resume: boolean): OutRule {
   return { flag: '--out', command: 'npm run train', own, names: RUN_NAMES, marker: isRunFolder, resume };
 }
 
+/** The records of a log file, one JSON object per line ([] when the file is missing); a bad line is named. */
+export function readLog<T>(path: string): T[] {
+  if (!existsSync(path)) return [];
+  const text = withPath('read', path, () => readFileSync(path, 'utf8'));
+  return text
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l, i) => {
+      try {
+        return JSON.parse(l) as T;
+      } catch (e) {
+        throw new Error(
+          `line ${i + 1} of ${path} is not valid JSON (${(e as Error).message}); is it a log of npm run train?`,
+        );
+      }
+    });
+}
+
 export class RunFolder {
   constructor(readonly dir: string) {
     withPath('create', dir, () => mkdirSync(dir, { recursive: true }));
