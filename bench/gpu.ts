@@ -7,47 +7,16 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Engine } from '../src/gpu/engine.ts';
 import { nodeHost } from '../src/gpu/host/node.ts';
-import { crossEntropy } from '../src/gpu/ops/log_softmax.ts';
-import { AdamW } from '../src/gpu/optim/adamw.ts';
 import { parseConfig, expectedTensors } from '../src/model/config.ts';
 import { CausalLM } from '../src/model/decoder.ts';
-import { generate } from '../src/model/generate.ts';
 import { benchAttention, type AttentionSize } from './attention.ts';
 import { benchMatmul } from './matmul.ts';
+import { throughput } from './throughput.ts';
 import { fmt } from './timing.ts';
+// The real models' configs, as the tests hold them (test/assets/configs/, from the models' repositories).
+import QWEN3_06B from '../test/assets/configs/qwen3-0.6b.json' with { type: 'json' };
+import SMOLLM2_135M from '../test/assets/configs/smollm2-135m.json' with { type: 'json' };
 
-const SMOLLM2_135M = {
-  architectures: ['LlamaForCausalLM'],
-  model_type: 'llama',
-  vocab_size: 49152,
-  hidden_size: 576,
-  intermediate_size: 1536,
-  num_hidden_layers: 30,
-  num_attention_heads: 9,
-  num_key_value_heads: 3,
-  max_position_embeddings: 8192,
-  rms_norm_eps: 1e-5,
-  rope_theta: 100000,
-  tie_word_embeddings: true,
-  hidden_act: 'silu',
-};
-const QWEN3_06B = {
-  architectures: ['Qwen3ForCausalLM'],
-  model_type: 'qwen3',
-  vocab_size: 151936,
-  hidden_size: 1024,
-  intermediate_size: 3072,
-  num_hidden_layers: 28,
-  num_attention_heads: 16,
-  num_key_value_heads: 8,
-  head_dim: 128,
-  max_position_embeddings: 40960,
-  rms_norm_eps: 1e-6,
-  rope_theta: 1000000,
-  tie_word_embeddings: true,
-  hidden_act: 'silu',
-  attention_bias: false,
-};
 const TINY = {
   ...SMOLLM2_135M,
   vocab_size: 512,
@@ -79,45 +48,24 @@ async function benchModel(e: Engine, name: string, config: object, small: boolea
   const t0 = performance.now();
   const model = randomModel(e, config);
   const V = model.cfg.vocabSize;
-  const decode = async (B: number) => {
-    const prompts = Array.from({ length: B }, (_, b) => Array.from({ length: 16 }, (_, t) => (b * 31 + t * 7 + 1) % V));
-    const newTokens = small ? 8 : 32;
-    await generate(model, prompts, { maxNewTokens: 2, temperature: 0, random: () => 0.5 });
-    const s = performance.now();
-    await generate(model, prompts, { maxNewTokens: newTokens, temperature: 0, random: () => 0.5 });
-    return (B * newTokens) / ((performance.now() - s) / 1000);
-  };
-  const d1 = await decode(1);
-  const d8 = await decode(8);
   const [B, T] = small ? [2, 32] : [4, 256];
-  const ids = Int32Array.from({ length: B * T }, (_, i) => (i * 7 + 3) % V);
-  const targets = Int32Array.from({ length: B * T }, (_, i) => (i * 7 + 10) % V);
-  model.setTrainable(true);
-  const opt = new AdamW(model.trainable(), { lr: 1e-5, maxGradNorm: 1 });
-  const step = () =>
-    e.tidy(() => {
-      const logits = model.forward({ ids, batch: B, time: T });
-      const loss = crossEntropy(
-        logits.reshape([B * T, V]),
-        e.tensor(targets, [B * T], 'i32'),
-        e.tensor(new Float32Array(B * T).fill(1), [B * T]),
-      );
-      e.backward(loss);
-      opt.step().dispose();
-      opt.zeroGrad();
-    });
-  step();
-  await e.sync();
-  const steps = small ? 2 : 3;
-  const s = performance.now();
-  for (let k = 0; k < steps; k++) step();
-  await e.sync();
-  const train = (steps * B * T) / ((performance.now() - s) / 1000);
+  const {
+    decode1: d1,
+    decode8: d8,
+    train,
+  } = await throughput(e, model, {
+    prompt: (b) => Array.from({ length: 16 }, (_, t) => (b * 31 + t * 7 + 1) % V),
+    warmTokens: 2,
+    newTokens: small ? 8 : 32,
+    batch: B,
+    time: T,
+    steps: small ? 2 : 3,
+    lr: 1e-5,
+  });
   console.log(
     `  ${name.padEnd(14)} ${String(model.numParameters()).padStart(10)} | ${fmt(d1, 1)} ${fmt(d8, 1)} | ${fmt(train, 1)} (batch ${B} x ${T})`,
   );
   const params = model.numParameters();
-  opt.dispose();
   model.dispose();
   return {
     op: 'model',
