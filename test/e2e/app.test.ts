@@ -11,16 +11,9 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readZip } from '../../src/worker/zip.ts';
-import { hasChromium, startBrowserSession, type BrowserSession } from '../helpers/browser.ts';
+import { hasChromium, ready, startBrowserSession, type BrowserSession } from '../helpers/browser.ts';
 
 const SHOTS = new URL('../screenshots/', import.meta.url).pathname;
-
-async function ready(page: Page, url: string): Promise<void> {
-  await page.goto(url);
-  await page.waitForFunction(() => document.getElementById('gpu-status')?.dataset.selftest !== undefined, null, {
-    timeout: 90_000,
-  });
-}
 
 async function phase(page: Page): Promise<string | undefined> {
   return page.evaluate(() => document.body.dataset.phase);

@@ -4,7 +4,7 @@
 import { mkdirSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasChromium, startBrowserSession, type BrowserSession } from '../helpers/browser.ts';
+import { hasChromium, ready, startBrowserSession, type BrowserSession } from '../helpers/browser.ts';
 
 const SHOTS = new URL('../screenshots/', import.meta.url).pathname;
 
@@ -17,10 +17,7 @@ describe.skipIf(!hasChromium)('what each model saw (headless Chromium, SwiftShad
     s = await startBrowserSession();
     page = await s.newPage();
     page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(s.url);
-    await page.waitForFunction(() => document.getElementById('gpu-status')?.dataset.selftest !== undefined, null, {
-      timeout: 90_000,
-    });
+    await ready(page, s.url);
   }, 120_000);
   afterAll(async () => {
     await s?.close();

@@ -9,16 +9,9 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasChromium, startBrowserSession, type BrowserSession } from '../helpers/browser.ts';
+import { hasChromium, ready, startBrowserSession, type BrowserSession } from '../helpers/browser.ts';
 
 const SHOTS = new URL('../screenshots/', import.meta.url).pathname;
-
-async function ready(page: Page, url: string): Promise<void> {
-  await page.goto(url);
-  await page.waitForFunction(() => document.getElementById('gpu-status')?.dataset.selftest !== undefined, null, {
-    timeout: 90_000,
-  });
-}
 
 async function waitPhase(page: Page, want: string[], timeout: number): Promise<string> {
   await page.waitForFunction((w) => w.includes(document.body.dataset.phase ?? ''), want, { timeout, polling: 250 });

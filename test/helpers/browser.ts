@@ -18,6 +18,14 @@ const FLAGS = [
   '--no-first-run',
 ];
 
+/** Opens the app at `url` and waits until its WebGPU self-test has run (the page is then ready to use). */
+export async function ready(page: Page, url: string): Promise<void> {
+  await page.goto(url);
+  await page.waitForFunction(() => document.getElementById('gpu-status')?.dataset.selftest !== undefined, null, {
+    timeout: 90_000,
+  });
+}
+
 export interface BrowserSession {
   server: ViteDevServer;
   browser: Browser;
