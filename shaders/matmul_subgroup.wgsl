@@ -7,21 +7,7 @@ enable subgroups;
 // 8 values of A's column from its neighbours by subgroupBroadcast, for 16 multiply-adds per lane (the
 // scalar `regs` kernel: 8 loads for 16). Any M, N, K and either transpose; the host uses it only where the
 // subgroup size is exactly 8 (src/gpu/ops/matmul.ts).
-override TRANS_A: bool = false;
-override TRANS_B: bool = false;
-override ACCUMULATE: bool = false;
-
-struct Params { M: u32, N: u32, K: u32, strideA: u32, strideB: u32, strideC: u32, alpha: f32 }
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> A: array<f32>;
-@group(0) @binding(2) var<storage, read> B: array<f32>;
-@group(0) @binding(3) var<storage, read_write> C: array<f32>;
-
-fn store(base: u32, r: u32, c: u32, v: f32) {
-  if (r >= p.M || c >= p.N) { return; }
-  let idx = base + r * p.N + c;
-  if (ACCUMULATE) { C[idx] += p.alpha * v; } else { C[idx] = p.alpha * v; }
-}
+#include "lib/matmul_io.wgsl"
 
 @compute @workgroup_size(8, 1, 1)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane: u32) {
