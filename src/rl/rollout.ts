@@ -141,7 +141,7 @@ type TurnAction = { kind: 'search'; query: string } | { kind: 'done'; finish: Fi
 
 /**
  * What a finished turn asks for, given why generation stopped and what the role wrote: `turnText` this turn's
- * sampled text, `ownText` all the policy's own text so far (tool replies left out).
+ * sampled text, `ownText` all the policy's own text so far (tool replies left out; read for the examiner only).
  */
 export function turnAction(role: Role, turnText: string, ownText: string, stop: string | null): TurnAction {
   if (stop === 'stop-id') return { kind: 'done', finish: 'eos' };
@@ -225,7 +225,9 @@ export async function runRollouts(
       const st = state[r]!;
       st.turns++;
       const turnText = tok.decode(s.ids.slice(starts[j]));
-      const ownText = sampledRuns(s.ids, s.sampled, st.promptLength).map(decode).join('\n');
+      // Only the examiner's stop rule reads the whole of its own text: the student's turns are not decoded again.
+      const ownText =
+        opts.role === 'examiner' ? sampledRuns(s.ids, s.sampled, st.promptLength).map(decode).join('\n') : '';
       const action = turnAction(opts.role, turnText, ownText, s.stop);
       if (action.kind === 'done') {
         st.finish = action.finish;
