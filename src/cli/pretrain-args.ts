@@ -30,6 +30,10 @@ const OWN_LINES: [string, string][] = [
     '--world-out DIR',
     "where the default world's corpus.jsonl and eval.jsonl go (default public/worlds/default; '' to skip)",
   ],
+  [
+    '--write-stream DIR',
+    'write the start model and every batch to DIR instead of training, for scripts/torch-train/pretrain.py',
+  ],
   ['--check N', 'greedy rollouts on N 1-hop eval questions of the default world afterwards (default 25; 0 skips)'],
 ];
 
@@ -65,6 +69,8 @@ export interface PretrainArgs {
   worldOut: string;
   /** Eval questions to check afterwards (0 skips). */
   check: number;
+  /** Write the batches here instead of training (src/cli/pretrain-stream.ts). */
+  writeStream?: string;
 }
 
 /** A value as the page's form reads it: blank is not a number. */
@@ -73,7 +79,9 @@ const number = (v: string) => (v.trim() === '' ? NaN : Number(v));
 /** Parses the arguments (without node and the script), or 'help'; throws naming the flag, then the usage. */
 export function parsePretrainArgs(argv: string[]): PretrainArgs | 'help' {
   const flags = new Set(KEYS.flatMap((k) => PRETRAIN_FIELDS[k].flag ?? []));
-  const scanned = scanArgs(argv, ['out', 'from', 'world-out', 'check'], ['help'], (flag) => flags.has(flag));
+  const scanned = scanArgs(argv, ['out', 'from', 'world-out', 'check', 'write-stream'], ['help'], (flag) =>
+    flags.has(flag),
+  );
   if (scanned.own['help']) return 'help';
   const values = new Map<string, string>([...Object.entries(scanned.own), ...scanned.given]);
   const value = (flag: string) => values.get(flag);
@@ -97,7 +105,9 @@ export function parsePretrainArgs(argv: string[]): PretrainArgs | 'help' {
 
   const from = value('from');
   const check = value('check');
+  const writeStream = value('write-stream');
   return {
+    ...(writeStream ? { writeStream } : {}),
     options: settingsToOptions(s),
     ...(from ? { from } : {}),
     out: value('out') ?? 'public/models/piplay-tiny',
@@ -122,4 +132,10 @@ export const WORLD_OUT_RULE: OutRule = {
   command: 'npm run pretrain',
   own: "a default world's corpus.jsonl and eval.jsonl (they are replaced)",
   names: ['corpus.jsonl', 'eval.jsonl'],
+};
+export const STREAM_OUT_RULE: OutRule = {
+  flag: '--write-stream',
+  command: 'npm run pretrain -- --write-stream',
+  own: 'a stream folder that --write-stream wrote (it is replaced)',
+  names: ['model', 'spec.json', 'steps.bin', 'ids.bin', 'targets.bin', 'mask.bin', 'stats.json'],
 };

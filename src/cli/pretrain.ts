@@ -4,7 +4,14 @@
 // default world's 1-hop eval questions.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { parsePretrainArgs, PRETRAIN_OUT_RULE, PRETRAIN_USAGE, WORLD_OUT_RULE } from './pretrain-args.ts';
+import {
+  parsePretrainArgs,
+  PRETRAIN_OUT_RULE,
+  PRETRAIN_USAGE,
+  STREAM_OUT_RULE,
+  WORLD_OUT_RULE,
+} from './pretrain-args.ts';
+import { writeStream } from './pretrain-stream.ts';
 import { checkOutFolder } from './out-folder.ts';
 import { formatTime } from './progress.ts';
 import { Engine } from '../gpu/engine.ts';
@@ -55,14 +62,29 @@ async function main(): Promise<number> {
     ...(args.from ? { from: { files: filesFromNodeFolder(resolve(args.from)), source: args.from } } : {}),
   };
   const { worldOut, check: checkN } = args;
-  const out = resolve(args.out);
-  // Both folders are checked before hours of training, and before a byte is written.
-  checkOutFolder(out, PRETRAIN_OUT_RULE);
-  if (worldOut) checkOutFolder(resolve(worldOut), WORLD_OUT_RULE);
   const command = `npm run pretrain -- ${process.argv
     .slice(2)
     .map((a) => (/^[\w./=:-]+$/.test(a) ? a : `'${a}'`))
     .join(' ')}`.trim();
+  if (args.writeStream) {
+    const dir = resolve(args.writeStream);
+    checkOutFolder(dir, STREAM_OUT_RULE);
+    const e = await Engine.create(nodeHost());
+    const t = Date.now();
+    const every = Math.max(1, Math.floor(opts.steps / 20));
+    const done = await writeStream(e, opts, dir, command, (step) => {
+      if (step % every === 0) console.log(`write-stream: ${step}/${opts.steps} steps`);
+    });
+    console.log(
+      `write-stream: ${done.tokens} tokens (${done.targets} targets) in ${formatTime((Date.now() - t) / 1000)}; wrote ${dir}`,
+    );
+    e.destroy();
+    return 0;
+  }
+  const out = resolve(args.out);
+  // Both folders are checked before hours of training, and before a byte is written.
+  checkOutFolder(out, PRETRAIN_OUT_RULE);
+  if (worldOut) checkOutFolder(resolve(worldOut), WORLD_OUT_RULE);
 
   const e = await Engine.create(nodeHost());
   console.log(`pretrain: ${e.info.description} (${e.info.host}); ${JSON.stringify(opts)}`);

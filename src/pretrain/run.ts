@@ -13,7 +13,7 @@ import { CONTROL_TOKENS, IM_END, TOOL_TAGS, tokenizerFiles, trainTokenizer } fro
 import { Rng } from '../env/random.ts';
 import { copyTaskBatch } from './copy-task.ts';
 import { DEFAULT_WORLD_SEED, docStream, worldDocs, type DataSettings } from './data.ts';
-import { Packer, type PackStats } from './pack.ts';
+import { Packer, type Batch, type PackStats } from './pack.ts';
 import { pretrainLoop, type StepLog, type TrainSettings } from './train.ts';
 import { docText } from './transcripts.ts';
 
@@ -76,41 +76,60 @@ export async function pretrain(
   o: PretrainOptions,
   onLog?: (log: StepLog) => void,
 ): Promise<PretrainResult> {
-  const data: DataSettings = { ...o.data, seed: o.seed };
-  const start = o.from ? await continued(engine, o.from) : await fresh(engine, o, data);
+  const start = await pretrainStart(engine, o);
   const { model, tokenizer, tokenizerFiles: tokFiles } = start;
   const cfg = model.cfg;
   try {
-    const packer = new Packer(tokenizer, docStream(data), o.seq, o.passageShare ?? 0.3);
-    const copy = {
-      rng: new Rng(`copy-task-${o.seed}`),
-      ids: ordinaryIds(tokenizer),
-      rows: o.copyRows ?? ([16, 32] as const),
-    };
-    let step = 0;
-    let copyTokens = 0;
-    let copyTargets = 0;
-    const nextBatch = () => {
-      if (!isCopyStep(step++, o)) return packer.next(o.batch);
-      const b = copyTaskBatch(copy.rng, ...copy.rows, { ids: copy.ids });
-      copyTokens += b.ids.length;
-      for (const m of b.mask) copyTargets += m;
-      return b;
-    };
+    const source = batchSource(tokenizer, o);
     const logs = await pretrainLoop(
       model,
-      nextBatch,
+      source.next,
       { steps: o.steps, lr: o.lr, logEvery: o.logEvery, ...o.train },
       onLog,
     );
     const files = await exportModel(model, { extraFiles: tokFiles });
-    const p = packer.stats;
-    const stats = { ...p, tokens: p.tokens + copyTokens, targets: p.targets + copyTargets, copyTokens, copyTargets };
-    return { model, tokenizer, cfg, params: parameterCount(cfg), logs, stats, files };
+    return { model, tokenizer, cfg, params: parameterCount(cfg), logs, stats: source.stats(), files };
   } catch (err) {
     model.dispose();
     throw err;
   }
+}
+
+/** The model a run starts from: `o.from` continued, or a fresh tokenizer and initialisation. */
+export function pretrainStart(engine: Engine, o: PretrainOptions): Promise<Start> {
+  return o.from ? continued(engine, o.from) : fresh(engine, o, { ...o.data, seed: o.seed });
+}
+
+/**
+ * The run's batches, one per step, in order: packed text rows, with copy-task steps where `isCopyStep` says.
+ * Training in the engine and the stream written for an external trainer (`--write-stream`) read the same.
+ */
+export function batchSource(
+  tokenizer: Tokenizer,
+  o: PretrainOptions,
+): { next: () => Batch; stats: () => PretrainStats } {
+  const data: DataSettings = { ...o.data, seed: o.seed };
+  const packer = new Packer(tokenizer, docStream(data), o.seq, o.passageShare ?? 0.3);
+  const copy = {
+    rng: new Rng(`copy-task-${o.seed}`),
+    ids: ordinaryIds(tokenizer),
+    rows: o.copyRows ?? ([16, 32] as const),
+  };
+  let step = 0;
+  let copyTokens = 0;
+  let copyTargets = 0;
+  const next = () => {
+    if (!isCopyStep(step++, o)) return packer.next(o.batch);
+    const b = copyTaskBatch(copy.rng, ...copy.rows, { ids: copy.ids });
+    copyTokens += b.ids.length;
+    for (const m of b.mask) copyTargets += m;
+    return b;
+  };
+  const stats = () => {
+    const p = packer.stats;
+    return { ...p, tokens: p.tokens + copyTokens, targets: p.targets + copyTargets, copyTokens, copyTargets };
+  };
+  return { next, stats };
 }
 
 /** Whether step `step` (from 0) trains on the copy task: the warm-up, then every `copyEvery`-th step. */
@@ -133,7 +152,7 @@ export interface PretrainStats extends PackStats {
   copyTargets: number;
 }
 
-interface Start {
+export interface Start {
   model: CausalLM;
   tokenizer: Tokenizer;
   /** tokenizer.json and tokenizer_config.json, written next to the weights. */

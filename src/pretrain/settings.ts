@@ -94,6 +94,27 @@ export const PRETRAIN_FIELDS = table({
     min: 0,
     flag: 'drills',
   },
+  /** Student transcripts per generated world (data.studentPerWorld). */
+  student: {
+    label: 'student transcripts',
+    default: 40,
+    help: 'per world: a scripted student answering a question with the search tool',
+    integer: true,
+    min: 0,
+    advanced: true,
+    flag: 'student',
+  },
+  /** Share of the student transcripts with 2 or 3 hops, 4:1 (data.studentHops). */
+  studentMultiHop: {
+    label: 'student multi-hop share',
+    default: 0.1,
+    help: 'share of student transcripts with 2 or 3 hops (4:1); the rest are 1-hop',
+    integer: false,
+    min: 0,
+    below: 1,
+    advanced: true,
+    flag: 'student-multi-hop',
+  },
   /** Transcripts with the teacher's privileged prompt per generated world (data.teacherPerWorld). */
   teacher: {
     label: 'teacher transcripts',
@@ -222,6 +243,8 @@ export function settingsToOptions(s: PretrainSettings): PretrainOptions {
     copyEvery: s.copyEvery,
     data: {
       worldSize: s.worldSize,
+      studentPerWorld: s.student,
+      studentHops: [1 - s.studentMultiHop, (4 * s.studentMultiHop) / 5, s.studentMultiHop / 5],
       drillsPerWorld: s.drills,
       teacherPerWorld: s.teacher,
       teacherSlips: s.teacherSlips,

@@ -21,6 +21,8 @@ export interface TrainSettings {
   beta2?: number;
   /** Read the loss back every this many steps (default 10; the last step is always read). */
   logEvery?: number;
+  /** Train only the first this many steps of the schedule (checking an external trainer); default all. */
+  stopAfter?: number;
   /** Checked before each step; once aborted the loop throws the signal's reason (the browser's Stop). */
   signal?: AbortSignal;
 }
@@ -70,7 +72,8 @@ export async function pretrainLoop(
   const t0 = performance.now();
   let tokens = 0;
   try {
-    for (let step = 0; step < s.steps; step++) {
+    const last = Math.min(s.steps, s.stopAfter ?? s.steps);
+    for (let step = 0; step < last; step++) {
       s.signal?.throwIfAborted();
       const b = nextBatch();
       const lr = learningRate(step, s);
@@ -94,7 +97,7 @@ export async function pretrainLoop(
         return l;
       });
       tokens += b.ids.length;
-      if ((step + 1) % logEvery === 0 || step === s.steps - 1 || step === 0) {
+      if ((step + 1) % logEvery === 0 || step === last - 1 || step === 0) {
         const value = (await loss.read())[0]!;
         const log = {
           step: step + 1,

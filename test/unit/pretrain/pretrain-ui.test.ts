@@ -12,6 +12,7 @@ import {
   PRETRAIN_DEFAULTS,
   PRETRAIN_FIELDS,
   pretrainProblems,
+  settingsToOptions,
   type PretrainKey,
 } from '../../../src/pretrain/settings.ts';
 import { summarisePretrain, trainingMarkdown } from '../../../src/pretrain/summary.ts';
@@ -35,6 +36,8 @@ describe('pretraining settings', () => {
     expect(PRETRAIN_DEFAULTS.drills).toBe(DATA_DEFAULTS.drillsPerWorld);
     expect(PRETRAIN_DEFAULTS.teacher).toBe(DATA_DEFAULTS.teacherPerWorld);
     expect(PRETRAIN_DEFAULTS.examiner).toBe(DATA_DEFAULTS.examinerPerWorld);
+    expect(PRETRAIN_DEFAULTS.student).toBe(DATA_DEFAULTS.studentPerWorld);
+    expect(settingsToOptions(PRETRAIN_DEFAULTS).data?.studentHops).toEqual(DATA_DEFAULTS.studentHops);
   });
 
   it('names each bad setting', () => {
@@ -94,6 +97,8 @@ describe('npm run pretrain', () => {
       'seed',
       'passage-share',
       'drills',
+      'student',
+      'student-multi-hop',
       'teacher',
       'teacher-slips',
       'examiner',
@@ -103,6 +108,7 @@ describe('npm run pretrain', () => {
       'out',
       'from',
       'world-out',
+      'write-stream',
       'check',
     ]);
     for (const key of Object.keys(PRETRAIN_FIELDS) as PretrainKey[]) {
@@ -128,7 +134,15 @@ describe('npm run pretrain', () => {
         logEvery: 10,
         copyWarmup: 0,
         copyEvery: 0,
-        data: { worldSize: 80, drillsPerWorld: 0, teacherPerWorld: 0, teacherSlips: 0, examinerPerWorld: 20 },
+        data: {
+          worldSize: 80,
+          studentPerWorld: 40,
+          studentHops: [0.9, 0.08, 0.02],
+          drillsPerWorld: 0,
+          teacherPerWorld: 0,
+          teacherSlips: 0,
+          examinerPerWorld: 20,
+        },
       },
       out: 'public/models/piplay-tiny',
       worldOut: 'public/worlds/default',
@@ -194,7 +208,15 @@ describe('npm run pretrain', () => {
         copyWarmup: 100,
         copyEvery: 4,
         logEvery: 5,
-        data: { worldSize: 80, drillsPerWorld: 150, teacherPerWorld: 60, teacherSlips: 0.5, examinerPerWorld: 50 },
+        data: {
+          worldSize: 80,
+          studentPerWorld: 40,
+          studentHops: [0.9, 0.08, 0.02],
+          drillsPerWorld: 150,
+          teacherPerWorld: 60,
+          teacherSlips: 0.5,
+          examinerPerWorld: 50,
+        },
       },
       out: 'x',
       worldOut: '',
