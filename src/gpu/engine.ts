@@ -1,13 +1,27 @@
 // The engine: one GPU device, its buffer pool and pipeline cache, a batched command stream, tensor
 // creation and read-back, memory scopes, and the autograd tape. Ops (src/gpu/ops/) call `dispatch`.
+//
+// Calling a kernel: values are bound by the names the WGSL declares (read once per module by
+// kernel-interface.ts), never by position:
+//   e.dispatch({
+//     shader: 'clipped_ratio', entry: 'tokens',      // shaders/clipped_ratio.wgsl, fn tokens
+//     constants: { WG, MODE: 0, HAS_REF: true },      // its `override`s; those without a default are required
+//     params: { R, clip_lo: 0.8, clip_hi: 1.2, beta }, // every field of its uniform struct, plain numbers
+//     bindings: { logp, old_logp: oldLogp, ... },     // every var<storage> the entry point uses, no others
+//     workgroups: e.grid(R, WG),
+//   });
+// Each param is written as the struct declares it (u32, i32 or f32). A missing or extra field, binding or
+// constant throws an error naming the kernel and the name. Workgroup sizes are `override WG: u32;` (no
+// default) set from the host's constant, the same one its `grid(n, WG)` uses.
 import { BufferPool, type PoolOptions, type PoolStats } from './buffer-pool.ts';
 import { f16ArrayToF32, f32ArrayToF16 } from './half.ts';
 import type { GpuHost } from './host/types.ts';
 import type { Profile } from './profile.ts';
+import { type EntryInterface, type KernelInterface, parseKernelInterface } from './kernel-interface.ts';
 import { expandIncludes } from './shader-source.ts';
 import { BYTES_PER_ELEMENT, Storage, Tensor, numel, shapeString, type DType, type HostArray } from './tensor.ts';
 
-/** A uniform field: a plain number is a u32, `{ f }` an f32, `{ i }` an i32. */
+/** A uniform field (positional form, being replaced): a number is a u32, `{ f }` an f32, `{ i }` an i32. */
 export type Param = number | { f: number } | { i: number };
 export const f = (x: number): Param => ({ f: x });
 export const i = (x: number): Param => ({ i: x });
@@ -17,12 +31,12 @@ export interface DispatchSpec {
   shader: string;
   /** Entry point (default `main`). */
   entry?: string;
-  /** WGSL `override` constants; each distinct set compiles its own pipeline. */
+  /** WGSL `override` constants by name; each distinct set compiles its own pipeline. */
   constants?: Record<string, number | boolean>;
-  /** Fields of the shader's `var<uniform> p` at @binding(0), 4 bytes each, in declaration order. */
-  params?: Param[];
-  /** Storage buffers at @binding(1), @binding(2), ... in order. */
-  bindings: (Tensor | GPUBuffer)[];
+  /** The fields of the shader's uniform struct by name (or, being replaced, a positional `Param[]`). */
+  params?: Record<string, number> | Param[];
+  /** The storage buffers the entry point uses, by their `var<storage>` names (or, being replaced, in order). */
+  bindings: Record<string, Tensor | GPUBuffer> | (Tensor | GPUBuffer)[];
   /** Workgroup counts; see `grid()` for large 1-D launches. */
   workgroups: readonly [number, number?, number?];
 }
@@ -68,6 +82,9 @@ const REQUIRED = {
   maxComputeWorkgroupStorageSize: 16384,
 };
 
+/** Workgroup size of shaders/fill.wgsl. */
+const FILL_WG = 256;
+
 export interface EngineOptions {
   powerPreference?: GPUPowerPreference;
   /** Use f16 storage where the device has `shader-f16` (default true). */
@@ -90,7 +107,7 @@ interface TapeNode {
 export class Engine {
   readonly pool: BufferPool;
   private pipelines = new Map<string, GPUComputePipeline>();
-  private modules = new Map<string, GPUShaderModule>();
+  private modules = new Map<string, { module: GPUShaderModule; iface: KernelInterface }>();
 
   // The open batch: one command encoder with one compute pass, and its uniform arena.
   private encoder: GPUCommandEncoder | null = null;
@@ -242,9 +259,10 @@ export class Engine {
     } else bits = value >>> 0;
     this.dispatch({
       shader: 'fill',
-      params: [words, bits],
-      bindings: [t.buffer],
-      workgroups: this.grid(words, 256),
+      constants: { WG: FILL_WG },
+      params: { words, bits },
+      bindings: { out: t.buffer },
+      workgroups: this.grid(words, FILL_WG),
     });
   }
 
@@ -361,29 +379,15 @@ export class Engine {
     const profile = this.profile;
     const phase = profile?.dispatchPhase(`${spec.shader}.${spec.entry ?? 'main'}`);
     if (profile && this.encoder && phase !== this.batchPhase) this.flush();
-    const pipeline = this.pipeline(spec.shader, spec.entry ?? 'main', spec.constants);
+    const entry = spec.entry ?? 'main';
+    const { pipeline, iface } = this.pipeline(spec.shader, entry, spec.constants);
     if (!this.encoder) {
       this.encoder = this.device.createCommandEncoder();
       this.pass = this.encoder.beginComputePass();
       this.arena = this.pool.acquire(this.arenaData.byteLength, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST);
       if (phase) this.batchPhase = phase;
     }
-    const entries: GPUBindGroupEntry[] = [];
-    if (spec.params && spec.params.length > 0) {
-      const offset = this.dispatches * this.uniformStride;
-      spec.params.forEach((p, k) => {
-        const at = offset + 4 * k;
-        if (typeof p === 'number') this.arenaView.setUint32(at, p >>> 0, true);
-        else if ('f' in p) this.arenaView.setFloat32(at, p.f, true);
-        else this.arenaView.setInt32(at, p.i, true);
-      });
-      const size = Math.max(16, Math.ceil((spec.params.length * 4) / 16) * 16);
-      entries.push({ binding: 0, resource: { buffer: this.arena!, offset, size } });
-    }
-    spec.bindings.forEach((b, k) => {
-      const buffer = b instanceof Tensor ? b.buffer : b;
-      entries.push({ binding: k + 1, resource: { buffer } });
-    });
+    const entries = Array.isArray(spec.bindings) ? this.positional(spec) : this.named(spec, iface);
     const bindGroup = this.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries });
     const pass = this.pass!;
     pass.setPipeline(pipeline);
@@ -393,6 +397,72 @@ export class Engine {
     this.dispatches++;
     this.counters.dispatches++;
     profile?.count('dispatches', 1, phase);
+  }
+
+  /** The bind group entries of a positional spec (the form being replaced by names). */
+  private positional(spec: DispatchSpec): GPUBindGroupEntry[] {
+    const entries: GPUBindGroupEntry[] = [];
+    const params = (spec.params ?? []) as Param[];
+    if (params.length > 0) {
+      const offset = this.dispatches * this.uniformStride;
+      params.forEach((p, k) => {
+        const at = offset + 4 * k;
+        if (typeof p === 'number') this.arenaView.setUint32(at, p >>> 0, true);
+        else if ('f' in p) this.arenaView.setFloat32(at, p.f, true);
+        else this.arenaView.setInt32(at, p.i, true);
+      });
+      const size = Math.max(16, Math.ceil((params.length * 4) / 16) * 16);
+      entries.push({ binding: 0, resource: { buffer: this.arena!, offset, size } });
+    }
+    (spec.bindings as (Tensor | GPUBuffer)[]).forEach((b, k) => {
+      const buffer = b instanceof Tensor ? b.buffer : b;
+      entries.push({ binding: k + 1, resource: { buffer } });
+    });
+    return entries;
+  }
+
+  /**
+   * The bind group entries of a named spec: writes its params into the arena as the uniform struct lays them
+   * out and orders its buffers by binding number; throws on a missing or extra name.
+   */
+  private named(spec: DispatchSpec, iface: KernelInterface): GPUBindGroupEntry[] {
+    const entry = spec.entry ?? 'main';
+    const io = iface.entries.get(entry)!;
+    const entries: GPUBindGroupEntry[] = [];
+    const params = (spec.params ?? {}) as Record<string, number>;
+    if (io.uniform) {
+      const offset = this.dispatches * this.uniformStride;
+      iface.params.forEach((field, k) => {
+        const v = params[field.name];
+        if (v === undefined) throw contractError(iface, entry, `no value for param '${field.name}'`, paramList(iface));
+        const at = offset + 4 * k;
+        if (field.type === 'f32') this.arenaView.setFloat32(at, v, true);
+        else if (!Number.isInteger(v)) {
+          throw contractError(iface, entry, `param '${field.name}' is ${field.type} but got ${v}`, paramList(iface));
+        } else if (field.type === 'u32') this.arenaView.setUint32(at, v >>> 0, true);
+        else this.arenaView.setInt32(at, v, true);
+      });
+      if (Object.keys(params).length !== iface.params.length) {
+        const extra = Object.keys(params).find((k) => !iface.params.some((fd) => fd.name === k));
+        throw contractError(iface, entry, `unknown param '${extra}'`, paramList(iface));
+      }
+      const size = Math.max(16, Math.ceil((iface.params.length * 4) / 16) * 16);
+      entries.push({ binding: io.uniform.binding, resource: { buffer: this.arena!, offset, size } });
+    } else if (spec.params && Object.keys(params).length > 0) {
+      throw contractError(iface, entry, 'takes no params (it does not use the uniform)', '');
+    }
+    const given = spec.bindings as Record<string, Tensor | GPUBuffer>;
+    for (const r of io.storage) {
+      const b = given[r.name];
+      if (b === undefined) throw contractError(iface, entry, `no buffer for binding '${r.name}'`, bindingList(io));
+      entries.push({ binding: r.binding, resource: { buffer: b instanceof Tensor ? b.buffer : b } });
+    }
+    if (Object.keys(given).length !== io.storage.length) {
+      const extra = Object.keys(given).find((k) => !io.storage.some((r) => r.name === k))!;
+      const why = iface.resources.some((r) => r.name === extra) ? 'which this entry point does not use' : 'unknown';
+      throw contractError(iface, entry, `binding '${extra}' given, ${why}`, bindingList(io));
+    }
+    return entries;
   }
 
   /**
@@ -448,26 +518,55 @@ export class Engine {
     }
   }
 
-  private pipeline(shader: string, entry: string, constants?: Record<string, number | boolean>): GPUComputePipeline {
+  private pipeline(
+    shader: string,
+    entry: string,
+    constants?: Record<string, number | boolean>,
+  ): { pipeline: GPUComputePipeline; iface: KernelInterface } {
+    const kernel = this.kernel(shader);
     const key = `${shader}:${entry}:${constants ? JSON.stringify(constants) : ''}`;
     let p = this.pipelines.get(key);
-    if (p) return p;
-    let module = this.modules.get(shader);
-    if (!module) {
-      let code = expandIncludes(shader, (name) => this.host.shaderSource(name));
-      if (!this.info.f16) code = code.replace(/^enable f16;.*$/m, '');
-      module = this.device.createShaderModule({ code, label: shader });
-      this.modules.set(shader, module);
+    if (p) return { pipeline: p, iface: kernel.iface };
+    const { module, iface } = kernel;
+    if (!iface.entries.has(entry)) {
+      throw contractError(
+        iface,
+        entry,
+        'no such @compute entry point',
+        `it has ${[...iface.entries.keys()].join(', ')}`,
+      );
     }
     const numeric: Record<string, number> = {};
-    for (const [k, v] of Object.entries(constants ?? {})) numeric[k] = typeof v === 'boolean' ? (v ? 1 : 0) : v;
+    for (const [k, v] of Object.entries(constants ?? {})) {
+      if (!iface.overrides.some((o) => o.name === k))
+        throw contractError(iface, entry, `unknown constant '${k}'`, overrideList(iface));
+      numeric[k] = typeof v === 'boolean' ? (v ? 1 : 0) : v;
+    }
+    for (const o of iface.overrides) {
+      if (!o.hasDefault && !(o.name in numeric)) {
+        throw contractError(iface, entry, `no value for constant '${o.name}' (it has no default)`, overrideList(iface));
+      }
+    }
     p = this.device.createComputePipeline({
       label: key,
       layout: 'auto',
       compute: { module, entryPoint: entry, constants: numeric },
     });
     this.pipelines.set(key, p);
-    return p;
+    return { pipeline: p, iface };
+  }
+
+  /** The compiled module of a shader and its interface, made once per device. */
+  private kernel(shader: string): { module: GPUShaderModule; iface: KernelInterface } {
+    let k = this.modules.get(shader);
+    if (!k) {
+      let code = expandIncludes(shader, (name) => this.host.shaderSource(name));
+      if (!this.info.f16) code = code.replace(/^enable f16;.*$/m, '');
+      const iface = parseKernelInterface(shader, code);
+      k = { module: this.device.createShaderModule({ code, label: shader }), iface };
+      this.modules.set(shader, k);
+    }
+    return k;
   }
 
   // ---------------------------------------------------------------- memory scopes
@@ -618,6 +717,19 @@ export function setGradAdd(fn: (e: Engine, a: Tensor, b: Tensor) => Tensor): voi
 function addInto(e: Engine, a: Tensor, b: Tensor): Tensor {
   if (!addImpl) throw new Error('piplay: gradient accumulation needs ops/elementwise to be loaded');
   return addImpl(e, a, sameShape(a.shape, b.shape) ? b : b.reshape(a.shape));
+}
+
+function contractError(iface: KernelInterface, entry: string, what: string, has: string): Error {
+  return new Error(`piplay: kernel '${iface.shader}' (entry '${entry}'): ${what}${has ? `; ${has}` : ''}`);
+}
+function paramList(iface: KernelInterface): string {
+  return `its params are ${iface.params.map((p) => p.name).join(', ')}`;
+}
+function bindingList(io: EntryInterface): string {
+  return `it binds ${io.storage.map((r) => r.name).join(', ') || 'no storage buffers'}`;
+}
+function overrideList(iface: KernelInterface): string {
+  return `its constants are ${iface.overrides.map((o) => o.name).join(', ') || 'none'}`;
 }
 
 function sameShape(a: readonly number[], b: readonly number[]): boolean {
