@@ -5,7 +5,8 @@
 // kernel-interface.ts), never by position:
 //   e.dispatch({
 //     shader: 'clipped_ratio', entry: 'tokens',      // shaders/clipped_ratio.wgsl, fn tokens
-//     constants: { WG, MODE: 0, HAS_REF: true },      // its `override`s; those without a default are required
+//     constants: { WG, MODE: 0, HAS_REF: true },      // its `override`s: every one without a default that
+//                                                     // the entry uses is required
 //     params: { R, clip_lo: 0.8, clip_hi: 1.2, beta }, // every field of its uniform struct, plain numbers
 //     bindings: { logp, old_logp: oldLogp, ... },     // every var<storage> the entry point uses, no others
 //     workgroups: e.grid(R, WG),
@@ -542,8 +543,9 @@ export class Engine {
         throw contractError(iface, entry, `unknown constant '${k}'`, overrideList(iface));
       numeric[k] = typeof v === 'boolean' ? (v ? 1 : 0) : v;
     }
+    const used = iface.entries.get(entry)!.overrides;
     for (const o of iface.overrides) {
-      if (!o.hasDefault && !(o.name in numeric)) {
+      if (!o.hasDefault && used.has(o.name) && !(o.name in numeric)) {
         throw contractError(iface, entry, `no value for constant '${o.name}' (it has no default)`, overrideList(iface));
       }
     }

@@ -32,6 +32,8 @@ export interface EntryInterface {
   uniform: ResourceBinding | null;
   /** Storage bindings the entry uses, by binding number. */
   storage: ResourceBinding[];
+  /** The override constants the entry uses (in its body, its @workgroup_size, its workgroup arrays' sizes). */
+  overrides: Set<string>;
 }
 
 export interface KernelInterface {
@@ -95,10 +97,14 @@ export function parseKernelInterface(shader: string, code: string): KernelInterf
       });
   }
 
+  // Module-scope declarations whose text may name overrides: an override's default, a workgroup array's size.
+  const refs = new Map<string, Set<string>>();
   const overrides: OverrideConstant[] = [];
   for (const m of src.matchAll(/(?:@id\([^)]*\)\s*)?\boverride\s+(\w+)\s*(?::\s*(\w+))?\s*(=[^;]+)?;/g)) {
     overrides.push({ name: m[1]!, type: m[2] ?? 'inferred', hasDefault: m[3] !== undefined });
+    refs.set(m[1]!, identifiers(m[3] ?? ''));
   }
+  for (const m of src.matchAll(/\bvar<\s*workgroup\s*>\s*(\w+)\s*:([^;]+);/g)) refs.set(m[1]!, identifiers(m[2]!));
 
   // Functions: each body's identifiers (not member names after `.`), to follow calls and find resource uses.
   const bodies = new Map<string, Set<string>>();
@@ -109,33 +115,37 @@ export function parseKernelInterface(shader: string, code: string): KernelInterf
     if (open < 0) fail(`function '${m[2]}' has no body`);
     const close = matchBrace(src, open);
     if (close < 0) fail(`function '${m[2]}' has unbalanced braces`);
-    const ids = new Set<string>();
-    for (const t of src.slice(open, close).matchAll(/(\.\s*)?\b([A-Za-z_]\w*)/g)) if (!t[1]) ids.add(t[2]!);
-    bodies.set(m[2]!, ids);
+    // The entry's attributes count as its body: `@workgroup_size(WG)` uses WG.
+    bodies.set(m[2]!, identifiers(m[1]! + src.slice(open, close)));
     if (/@compute\b/.test(m[1]!)) computeEntries.push(m[2]!);
   }
   const entries = new Map<string, EntryInterface>();
   for (const entry of computeEntries) {
+    // Everything the entry reaches: functions it calls, and the declarations those name.
     const used = new Set<string>();
     const stack = [entry];
-    const seen = new Set<string>();
     while (stack.length > 0) {
-      const fn = stack.pop()!;
-      if (seen.has(fn)) continue;
-      seen.add(fn);
-      for (const id of bodies.get(fn)!) {
-        if (bodies.has(id)) stack.push(id);
-        else if (names.has(id)) used.add(id);
-      }
+      const id = stack.pop()!;
+      if (used.has(id)) continue;
+      used.add(id);
+      for (const next of bodies.get(id) ?? refs.get(id) ?? []) stack.push(next);
     }
     const mine = resources.filter((r) => used.has(r.name));
     entries.set(entry, {
       uniform: mine.find((r) => r.kind === 'uniform') ?? null,
       storage: mine.filter((r) => r.kind === 'storage'),
+      overrides: new Set(overrides.filter((o) => used.has(o.name)).map((o) => o.name)),
     });
   }
   if (entries.size === 0) fail('has no @compute entry point');
   return { shader, params, resources, overrides, entries };
+}
+
+/** The identifiers in a piece of code, except member names (after `.`). */
+function identifiers(code: string): Set<string> {
+  const ids = new Set<string>();
+  for (const t of code.matchAll(/(\.\s*)?\b([A-Za-z_]\w*)/g)) if (!t[1]) ids.add(t[2]!);
+  return ids;
 }
 
 /** The code with `//` and `/* *\/` comments replaced by spaces (offsets kept). */

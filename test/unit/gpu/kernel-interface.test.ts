@@ -18,6 +18,8 @@ const shaders = readdirSync(dir)
 const SRC = `
 override WG: u32;
 override MODE: u32 = 0u; // a default
+override TILE: u32;
+var<workgroup> sh: array<f32, TILE>;
 struct Params {
   n: u32, scale: f32, // comment
   off: i32,
@@ -33,7 +35,7 @@ fn fwd(@builtin(global_invocation_id) gid: vec3u) {
   if (gid.x < p.n) { out[gid.x] = helper(gid.x); }
 }
 @compute @workgroup_size(WG, 1, 1)
-fn bwd(@builtin(global_invocation_id) gid: vec3u) { out[gid.x] = g[gid.x] + out.length; }
+fn bwd(@builtin(global_invocation_id) gid: vec3u) { sh[0] = 1.0; out[gid.x] = g[gid.x] + out.TILE; }
 `;
 
 describe('parseKernelInterface', () => {
@@ -53,13 +55,17 @@ describe('parseKernelInterface', () => {
     expect(k.overrides).toEqual([
       { name: 'WG', type: 'u32', hasDefault: false },
       { name: 'MODE', type: 'u32', hasDefault: true },
+      { name: 'TILE', type: 'u32', hasDefault: false },
     ]);
     expect([...k.entries.keys()]).toEqual(['fwd', 'bwd']);
-    // fwd reaches x and p through helper; comments and member names (out.length) are not uses.
+    // fwd reaches x and p through helper; comments and member names (out.TILE) are not uses; bwd uses TILE
+    // through the size of the workgroup array it writes, and both use WG in their @workgroup_size.
     expect(k.entries.get('fwd')!.storage.map((r) => r.name)).toEqual(['x', 'out']);
     expect(k.entries.get('fwd')!.uniform?.name).toBe('p');
     expect(k.entries.get('bwd')!.storage.map((r) => r.name)).toEqual(['out', 'g']);
     expect(k.entries.get('bwd')!.uniform).toBeNull();
+    expect([...k.entries.get('fwd')!.overrides]).toEqual(['WG']);
+    expect([...k.entries.get('bwd')!.overrides].sort()).toEqual(['TILE', 'WG']);
   });
 
   it('refuses what it cannot read, naming the shader', () => {
@@ -148,9 +154,10 @@ describe('dispatch by name', () => {
       if (/\bsubgroup/.test(code) && !e.info.subgroups) continue;
       const k = parseKernelInterface(name, code);
       const module = device.createShaderModule({ code });
-      const constants: Record<string, number> = {};
-      for (const o of k.overrides) if (!o.hasDefault) constants[o.name] = 64;
       for (const [entry, io] of k.entries) {
+        // Only the constants the parser says the entry uses: a missed one fails the pipeline.
+        const constants: Record<string, number> = {};
+        for (const o of k.overrides) if (!o.hasDefault && io.overrides.has(o.name)) constants[o.name] = 64;
         const used = [...(io.uniform ? [io.uniform] : []), ...io.storage];
         const entries = used.map((r) => ({
           binding: r.binding,
