@@ -22,11 +22,6 @@ import { type EntryInterface, type KernelInterface, parseKernelInterface } from 
 import { expandIncludes } from './shader-source.ts';
 import { BYTES_PER_ELEMENT, Storage, Tensor, numel, shapeString, type DType, type HostArray } from './tensor.ts';
 
-/** A uniform field (positional form, being replaced): a number is a u32, `{ f }` an f32, `{ i }` an i32. */
-export type Param = number | { f: number } | { i: number };
-export const f = (x: number): Param => ({ f: x });
-export const i = (x: number): Param => ({ i: x });
-
 export interface DispatchSpec {
   /** File name in shaders/ without `.wgsl`. */
   shader: string;
@@ -34,10 +29,10 @@ export interface DispatchSpec {
   entry?: string;
   /** WGSL `override` constants by name; each distinct set compiles its own pipeline. */
   constants?: Record<string, number | boolean>;
-  /** The fields of the shader's uniform struct by name (or, being replaced, a positional `Param[]`). */
-  params?: Record<string, number> | Param[];
-  /** The storage buffers the entry point uses, by their `var<storage>` names (or, being replaced, in order). */
-  bindings: Record<string, Tensor | GPUBuffer> | (Tensor | GPUBuffer)[];
+  /** The fields of the shader's uniform struct by name, each written as the struct declares it. */
+  params?: Record<string, number>;
+  /** The storage buffers the entry point uses, by their `var<storage>` names. */
+  bindings: Record<string, Tensor | GPUBuffer>;
   /** Workgroup counts; see `grid()` for large 1-D launches. */
   workgroups: readonly [number, number?, number?];
 }
@@ -388,7 +383,7 @@ export class Engine {
       this.arena = this.pool.acquire(this.arenaData.byteLength, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST);
       if (phase) this.batchPhase = phase;
     }
-    const entries = Array.isArray(spec.bindings) ? this.positional(spec) : this.named(spec, iface);
+    const entries = this.bindGroupEntries(spec, iface);
     const bindGroup = this.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries });
     const pass = this.pass!;
     pass.setPipeline(pipeline);
@@ -400,37 +395,15 @@ export class Engine {
     profile?.count('dispatches', 1, phase);
   }
 
-  /** The bind group entries of a positional spec (the form being replaced by names). */
-  private positional(spec: DispatchSpec): GPUBindGroupEntry[] {
-    const entries: GPUBindGroupEntry[] = [];
-    const params = (spec.params ?? []) as Param[];
-    if (params.length > 0) {
-      const offset = this.dispatches * this.uniformStride;
-      params.forEach((p, k) => {
-        const at = offset + 4 * k;
-        if (typeof p === 'number') this.arenaView.setUint32(at, p >>> 0, true);
-        else if ('f' in p) this.arenaView.setFloat32(at, p.f, true);
-        else this.arenaView.setInt32(at, p.i, true);
-      });
-      const size = Math.max(16, Math.ceil((params.length * 4) / 16) * 16);
-      entries.push({ binding: 0, resource: { buffer: this.arena!, offset, size } });
-    }
-    (spec.bindings as (Tensor | GPUBuffer)[]).forEach((b, k) => {
-      const buffer = b instanceof Tensor ? b.buffer : b;
-      entries.push({ binding: k + 1, resource: { buffer } });
-    });
-    return entries;
-  }
-
   /**
-   * The bind group entries of a named spec: writes its params into the arena as the uniform struct lays them
+   * The bind group entries of a dispatch: writes its params into the arena as the uniform struct lays them
    * out and orders its buffers by binding number; throws on a missing or extra name.
    */
-  private named(spec: DispatchSpec, iface: KernelInterface): GPUBindGroupEntry[] {
+  private bindGroupEntries(spec: DispatchSpec, iface: KernelInterface): GPUBindGroupEntry[] {
     const entry = spec.entry ?? 'main';
     const io = iface.entries.get(entry)!;
     const entries: GPUBindGroupEntry[] = [];
-    const params = (spec.params ?? {}) as Record<string, number>;
+    const params = spec.params ?? {};
     if (io.uniform) {
       const offset = this.dispatches * this.uniformStride;
       iface.params.forEach((field, k) => {
@@ -452,7 +425,7 @@ export class Engine {
     } else if (spec.params && Object.keys(params).length > 0) {
       throw contractError(iface, entry, 'takes no params (it does not use the uniform)', '');
     }
-    const given = spec.bindings as Record<string, Tensor | GPUBuffer>;
+    const given = spec.bindings;
     for (const r of io.storage) {
       const b = given[r.name];
       if (b === undefined) throw contractError(iface, entry, `no buffer for binding '${r.name}'`, bindingList(io));

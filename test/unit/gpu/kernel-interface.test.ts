@@ -136,6 +136,12 @@ describe('dispatch by name', () => {
     expect(() => e.dispatch({ ...spec, constants: wg, entry: 'fwd' })).toThrow(
       "piplay: kernel 'fill' (entry 'fwd'): no such @compute entry point; it has main",
     );
+    // A buffer the module declares but this entry point does not use is refused too.
+    const fwd = { shader: 'swiglu', entry: 'forward', constants: { WG: 256 }, params: { n: 4 } };
+    expect(() => e.dispatch({ ...fwd, bindings: { gate: out, up: out, out, gy: out }, workgroups: [1] })).toThrow(
+      "piplay: kernel 'swiglu' (entry 'forward'): binding 'gy' given, which this entry point does not use; " +
+        'it binds gate, up, out',
+    );
     expect(Array.from(await e.read(out))).toEqual([0, 0, 0, 0]);
     out.dispose();
   });
