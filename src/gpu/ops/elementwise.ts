@@ -1,5 +1,4 @@
 // Elementwise arithmetic with autograd (shaders/elementwise.wgsl) and sums (shaders/reduce.wgsl).
-import { setGradAdd, type Engine } from '../engine.ts';
 import { numel, type Tensor } from '../tensor.ts';
 import { expect, rowsCols } from './util.ts';
 
@@ -169,5 +168,3 @@ export function transpose2d(a: Tensor): Tensor {
   e.record([a], [out], ([g]) => [transpose2d(g!)]);
   return out;
 }
-
-setGradAdd((_e: Engine, a: Tensor, b: Tensor) => launch('add', a, b));
