@@ -22,7 +22,7 @@ override BK: u32 = 11u; // bk when FIXED; also sizes ts, so >= bk
 override TILE: u32 = 320u; // vec4s in each staged tile: >= bk * nc * cv
 override PART: u32 = 704u; // slots in each partial-sum array: >= WG * bk
 
-const WG = 64u;
+override WG: u32; // the workgroup size, set by the host
 const MAXV = 8u;
 
 struct Params {

@@ -25,7 +25,7 @@ override BK: u32 = 16u; // bk when FIXED: keys per block
 override TILE: u32 = 384u; // vec4s in a K or V tile: >= bk * nc * cv
 override PART: u32 = 1024u; // partial-score slots: >= WG * bk
 
-const WG = 64u;
+override WG: u32; // the workgroup size, set by the host
 const MAXV = 8u;
 const NEG = -3.0e38; // "minus infinity" that stays finite, so exp(NEG - m) is 0 and never NaN
 

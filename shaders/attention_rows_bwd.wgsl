@@ -19,7 +19,7 @@
 // accumulate in private arrays of MAXD floats per row; wider head dimensions go in passes over column
 // chunks, each recomputing the scores. Loops over the head dimension go one column at a time. Loop bounds
 // come from the uniform: one pipeline per entry point serves every shape.
-const WG = 16u;
+override WG: u32; // the workgroup size, set by the host
 const MAXD = 128u; // gradient columns per pass: head dims up to 128 take one pass
 
 struct Params { Hq: u32, Hkv: u32, Tq: u32, Tk: u32, cap: u32, Dh: u32, off: u32, scale: f32, hasKeyStart: u32 }

@@ -25,7 +25,7 @@
 // scores (big private arrays make lavapipe's compile time explode). Loops over the head dimension go one
 // column at a time: lavapipe's cost is per loaded element either way, and each load site in the code costs
 // compile time. Loop bounds come from the uniform, so one pipeline serves every shape.
-const WG = 16u;
+override WG: u32; // the workgroup size, set by the host
 const MAXD = 128u; // output columns per pass: head dims up to 128 take one pass
 const NEG = -3.0e38; // "minus infinity" that stays finite, so exp(NEG - m) is 0 and never NaN
 

@@ -6,6 +6,7 @@ enable f16;
 //           conversion; magnitudes past the f16 range saturate to ±65504 rather than become inf (a project
 //           choice: an inf would poison every later sum).
 //   to_f32: thread i widens f16 element i (exact).
+override WG: u32; // the workgroup size, set by the host
 struct Params { n: u32 } // elements
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> src: array<u32>;
@@ -15,9 +16,9 @@ fn narrow(bits: u32) -> f16 {
   return f16(clamp(bitcast<f32>(bits), -65504.0, 65504.0));
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn to_f16(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-  let k = gid.x + gid.y * nwg.x * 256u;
+  let k = gid.x + gid.y * nwg.x * WG;
   let i = 2u * k;
   if (i >= p.n) { return; }
   var hi = f16(0.0);
@@ -25,9 +26,9 @@ fn to_f16(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nw
   dst[k] = bitcast<u32>(vec2<f16>(narrow(src[i]), hi));
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn to_f32(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-  let i = gid.x + gid.y * nwg.x * 256u;
+  let i = gid.x + gid.y * nwg.x * WG;
   if (i >= p.n) { return; }
   let pair = bitcast<vec2<f16>>(src[i / 2u]);
   dst[i] = bitcast<u32>(f32(pair[i % 2u]));

@@ -27,7 +27,7 @@ struct Params { R: u32, clip_lo: f32, clip_hi: f32, beta: f32 }
 @group(0) @binding(7) var<storage, read_write> acc: array<f32>;
 @group(0) @binding(8) var<storage, read> up: array<f32>;
 
-const WG = 256u;
+override WG: u32; // the workgroup size, set by the host
 const MAX_LOG_RATIO = 20.0;
 
 struct Token { term: f32, dterm: f32, clipped: f32, k3: f32 }

@@ -9,7 +9,7 @@ struct Params { parts: u32 }
 // 1 / sum(w), which the backward pass needs.
 @group(0) @binding(5) var<storage, read_write> inv_weight: array<f32>;
 
-const WG = 256u;
+override WG: u32; // the workgroup size, set by the host
 var<workgroup> sums: array<vec4f, WG>;
 
 #include "lib/reduce_sum4.wgsl"

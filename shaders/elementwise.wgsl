@@ -8,15 +8,16 @@
 override OP: u32 = 0u;
 override ROW_BCAST: bool = false;
 
+override WG: u32; // the workgroup size, set by the host
 struct Params { n: u32, nb: u32, alpha: f32, beta: f32 }
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> a: array<f32>;
 @group(0) @binding(2) var<storage, read> b: array<f32>;
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-  let i = gid.x + gid.y * nwg.x * 256u;
+  let i = gid.x + gid.y * nwg.x * WG;
   if (i >= p.n) { return; }
   let x = a[i];
   var y: f32;

@@ -5,7 +5,8 @@
 // list in ascending order (`next`, -1 ends it), whose head is listed in `starts` (-1 entries are skipped).
 // One workgroup sums one list for WG adjacent columns; the caller zero-fills `out` first, so rows of
 // unused ids stay zero. The lists come from the host (ids are host data) or from embedding_links.wgsl.
-override WG: u32 = 64u;
+override GATHER_WG: u32; // gather's workgroup size, set by the host
+override WG: u32; // scatter's workgroup size (columns per workgroup), set by the host
 
 struct Params { N: u32, D: u32, V: u32, S: u32 }
 @group(0) @binding(0) var<uniform> p: Params;
@@ -15,9 +16,9 @@ struct Params { N: u32, D: u32, V: u32, S: u32 }
 @group(0) @binding(4) var<storage, read> next: array<i32>;
 @group(0) @binding(5) var<storage, read> starts: array<i32>;
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(GATHER_WG)
 fn gather(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-  let idx = gid.x + gid.y * nwg.x * 256u;
+  let idx = gid.x + gid.y * nwg.x * GATHER_WG;
   if (idx >= p.N * p.D) { return; }
   let id = ids[idx / p.D];
   var v = 0.0;

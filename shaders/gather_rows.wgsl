@@ -1,24 +1,25 @@
 // Row gather and its inverse scatter for [rows, D] matrices of 32-bit words, idx i32 [M]:
 //   gather:  dst[m, :] = src[idx[m], :]      (dst [M, D])
 //   scatter: dst[idx[m], :] = src[m, :]      (dst [rows, D], other rows untouched; idx must be unique)
+override WG: u32; // the workgroup size, set by the host
 struct Params { M: u32, D: u32 }
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> src: array<u32>;
 @group(0) @binding(2) var<storage, read> idx: array<i32>;
 @group(0) @binding(3) var<storage, read_write> dst: array<u32>;
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn gather(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-  let i = gid.x + gid.y * nwg.x * 256u;
+  let i = gid.x + gid.y * nwg.x * WG;
   if (i >= p.M * p.D) { return; }
   let m = i / p.D;
   let d = i % p.D;
   dst[i] = src[u32(idx[m]) * p.D + d];
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn scatter(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-  let i = gid.x + gid.y * nwg.x * 256u;
+  let i = gid.x + gid.y * nwg.x * WG;
   if (i >= p.M * p.D) { return; }
   let m = i / p.D;
   let d = i % p.D;

@@ -7,7 +7,7 @@ struct Params { n: u32, offset: u32 }
 @group(0) @binding(1) var<storage, read> src: array<f32>;
 @group(0) @binding(2) var<storage, read_write> dst: array<f32>;
 
-const WG = 256u;
+override WG: u32; // the workgroup size, set by the host
 var<workgroup> sums: array<f32, WG>;
 
 fn reduce(lid: u32, s: f32) -> f32 {

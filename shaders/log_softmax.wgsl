@@ -11,7 +11,7 @@ struct Params { R: u32, V: u32 }
 @group(0) @binding(2) var<storage, read_write> dst: array<f32>;
 @group(0) @binding(3) var<storage, read> grad: array<f32>;
 
-const WG = 256u;
+override WG: u32; // the workgroup size, set by the host
 
 var<workgroup> redM: array<f32, WG>;
 var<workgroup> redS: array<f32, WG>;

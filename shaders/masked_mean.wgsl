@@ -8,7 +8,7 @@ struct Params { n: u32, scale: f32 }
 @group(0) @binding(3) var<storage, read_write> loss: array<f32>;
 @group(0) @binding(4) var<storage, read_write> inv: array<f32>;
 
-const WG = 256u;
+override WG: u32; // the workgroup size, set by the host
 var<workgroup> redX: array<f32, WG>;
 var<workgroup> redM: array<f32, WG>;
 

@@ -6,7 +6,7 @@ struct Params { R: u32, C: u32, scale: f32 }
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
 
-const WG = 256u;
+override WG: u32; // the workgroup size, set by the host
 var<workgroup> partial: array<f32, WG>;
 
 @compute @workgroup_size(WG)

@@ -6,7 +6,7 @@
 //   backward_x: x, w, rstd, g -> dx (in `out`):
 //     dx = rstd * (g*w) - x * rstd^3 * sum(g*w*x) / D
 // The weight gradient, a sum over rows, is in rmsnorm_dw.wgsl (it binds a different set of buffers).
-override WG: u32 = 256u; // a power of two
+override WG: u32; // the workgroup size, a power of two, set by the host
 
 struct Params { R: u32, D: u32, eps: f32 }
 @group(0) @binding(0) var<uniform> p: Params;

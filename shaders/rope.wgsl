@@ -15,6 +15,7 @@
 override PER_ROW: bool = false;
 override INVERSE: bool = false;
 
+override WG: u32; // the workgroup size, set by the host
 struct Params { n: u32, T: u32, H: u32, half: u32 }
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> x: array<f32>;
@@ -52,9 +53,9 @@ fn sincosTurns(r: f32) -> vec2f {
   }
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-  let idx = gid.x + gid.y * nwg.x * 256u; // one thread per rotated pair
+  let idx = gid.x + gid.y * nwg.x * WG; // one thread per rotated pair
   if (idx >= p.n) { return; }
   let i = idx % p.half;
   let row = idx / p.half;  // (b, t, h)

@@ -19,7 +19,7 @@ struct Params { B: u32, V: u32, temperature: f32, topP: f32 }
 @group(0) @binding(3) var<storage, read_write> ids: array<i32>;
 @group(0) @binding(4) var<storage, read_write> logprobs: array<f32>;
 
-const WG = 256u;
+override WG: u32; // the workgroup size, set by the host
 const NONE = 0xFFFFFFFFu;
 const FIXED_ONE = 2147483648.0; // 2^31: probability 1 in fixed point; V/2 rounding slack still fits a u32
 

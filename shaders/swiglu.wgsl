@@ -4,6 +4,7 @@
 //     dup   = gy * silu(gate)
 //     dgate = gy * up * s * (1 + gate * (1 - s)),  s = sigmoid(gate)
 // One thread per element; i = gid.x + gid.y * (threads per grid row) for launches past 65535 workgroups.
+override WG: u32; // the workgroup size, set by the host
 struct Params { n: u32 }
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> gate: array<f32>;
@@ -17,17 +18,17 @@ fn sigmoid(a: f32) -> f32 {
   return 1.0 / (1.0 + exp(-a));
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn forward(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-  let i = gid.x + gid.y * nwg.x * 256u;
+  let i = gid.x + gid.y * nwg.x * WG;
   if (i >= p.n) { return; }
   let a = gate[i];
   out[i] = a * sigmoid(a) * up[i];
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn backward(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-  let i = gid.x + gid.y * nwg.x * 256u;
+  let i = gid.x + gid.y * nwg.x * WG;
   if (i >= p.n) { return; }
   let a = gate[i];
   let s = sigmoid(a);

@@ -12,7 +12,7 @@ struct Params { R: u32, V: u32 }
 @group(0) @binding(4) var<storage, read_write> lse: array<f32>;
 @group(0) @binding(5) var<storage, read> grad: array<f32>;
 
-const WG = 256u;
+override WG: u32; // the workgroup size, set by the host
 
 var<workgroup> redM: array<f32, WG>;
 var<workgroup> redS: array<f32, WG>;

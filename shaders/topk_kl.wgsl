@@ -43,7 +43,7 @@ struct Params { R: u32, V: u32, K: u32 }
 @group(0) @binding(7) var<storage, read_write> studentLogp: array<f32>;  // [R, K]
 @group(0) @binding(8) var<storage, read_write> teacherLogp: array<f32>;  // [R, K]
 
-const WG = 256u;
+override WG: u32; // the workgroup size, set by the host
 const TINY = 1e-30;      // floor of a tail mass before its log
 
 var<workgroup> redM: array<f32, WG>;

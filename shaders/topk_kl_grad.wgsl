@@ -12,7 +12,7 @@ struct Params { R: u32, V: u32, K: u32 }
 @group(0) @binding(5) var<storage, read> grad: array<f32>; // [R] upstream gradient of the per-row loss
 @group(0) @binding(6) var<storage, read_write> dz: array<f32>;
 
-const WG = 256u;
+override WG: u32; // the workgroup size, set by the host
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_index) lid: u32) {

@@ -3,7 +3,7 @@
 //   IOTA       the lane offsets 0..3 of a vec4 half of a block;
 //   queryTile  the setup of the query-row entries (forward main, backward dq): an invocation's 4 query
 //              rows, the keys they see and where their data starts.
-// The including shader declares: const WG; a uniform p with Hq, Hkv, Tq, Tk, cap, Dh, off, hasKeyStart;
+// The including shader declares: WG; a uniform p with Hq, Hkv, Tq, Tk, cap, Dh, off, hasKeyStart;
 // and the storage array keyStart (read by firstKey).
 
 #include "lib/attention_first_key.wgsl"

@@ -3,7 +3,7 @@
 //   ldq, ldk, ldv             four consecutive elements of a q, k or v row from column d, zero past Dh;
 //   blockKeyEnd               the end of the keys that any of a workgroup's query rows sees;
 //   stageKV                   stages a block of K and V rows in workgroup memory.
-// The including shader declares: const WG; override FIXED, NC, CV, BK, TILE; a uniform p with Tq, Tk, Dh,
+// The including shader declares: WG; override FIXED, NC, CV, BK, TILE; a uniform p with Tq, Tk, Dh,
 // off, nc, cv, bk; the storage arrays q, k, v; and var<workgroup> ta, tb: array<vec4f, TILE>.
 
 fn nChunks() -> u32 { if (FIXED) { return NC; } return p.nc; }

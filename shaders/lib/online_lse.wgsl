@@ -2,7 +2,7 @@
 //   NEG_BIG        the running max of nothing;
 //   lseStep        adds one element to a thread's (max m, sum of exp(x - m)) pair, starting from (NEG_BIG, 0);
 //   reduceLse      merges the threads' pairs into the row's logsumexp, returned to every thread.
-// The including shader declares: const WG (the workgroup size, a power of two) and
+// The including shader declares: WG (the workgroup size, a power of two) and
 // var<workgroup> redM, redS: array<f32, WG>. reduceLse has barriers: call it in uniform control flow.
 
 // A finite stand-in for -inf, so merging two empty partials computes 0 * exp(0) instead of

@@ -1,5 +1,5 @@
 // reduceSum(lid, v): the sum of v over the workgroup (a tree reduction), returned to every thread.
-// The including shader declares: const WG (the workgroup size, a power of two) and
+// The including shader declares: WG (the workgroup size, a power of two) and
 // var<workgroup> redS: array<f32, WG>. It has barriers: call it in uniform control flow.
 
 fn reduceSum(lid: u32, v: f32) -> f32 {

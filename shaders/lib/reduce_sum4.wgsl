@@ -1,5 +1,5 @@
 // reduceSum4(lid, v): the sum of the vec4s v over the workgroup (a tree reduction), returned to every thread.
-// The including shader declares: const WG (the workgroup size, a power of two) and
+// The including shader declares: WG (the workgroup size, a power of two) and
 // var<workgroup> sums: array<vec4f, WG>. It has barriers: call it in uniform control flow.
 
 fn reduceSum4(lid: u32, v: vec4f) -> vec4f {

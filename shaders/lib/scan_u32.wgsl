@@ -1,5 +1,5 @@
 // scanU32(lid, v): this thread's inclusive prefix sum of the threads' v in thread order (a Hillis-Steele
-// scan). The including shader declares: const WG (the workgroup size) and var<workgroup> scanU: array<u32, WG>.
+// scan). The including shader declares: WG (the workgroup size) and var<workgroup> scanU: array<u32, WG>.
 // It has barriers: call it in uniform control flow.
 
 fn scanU32(lid: u32, v: u32) -> u32 {

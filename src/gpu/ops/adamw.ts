@@ -1,8 +1,10 @@
 // One in-place AdamW step on a parameter tensor and its moments (shaders/adamw.wgsl), with torch.optim.AdamW
 // semantics. The optimizer class with state and gradient clipping is src/gpu/optim/adamw.ts.
-import { f } from '../engine.ts';
 import type { Tensor } from '../tensor.ts';
 import { expect } from './util.ts';
+
+/** Workgroup size of shaders/adamw.wgsl. */
+const WG = 256;
 
 export interface AdamWHyper {
   lr: number;
@@ -56,19 +58,20 @@ export function adamwUpdate(
   const bc2Sqrt = Math.sqrt(1 - beta2 ** step);
   e.dispatch({
     shader: 'adamw',
-    params: [
-      param.size,
-      f(1 - lr * weightDecay),
-      f(1 - beta1),
-      f(beta2),
-      f(1 - beta2),
-      f(stepSize),
-      f(bc2Sqrt),
-      f(eps),
-      f(maxNorm),
-    ],
+    constants: { WG },
+    params: {
+      n: param.size,
+      decay: 1 - lr * weightDecay,
+      one_minus_beta1: 1 - beta1,
+      beta2,
+      one_minus_beta2: 1 - beta2,
+      step_size: stepSize,
+      bc2_sqrt: bc2Sqrt,
+      eps,
+      max_norm: maxNorm,
+    },
     // Without clipping the norm slot is not read; grad stands in for it.
-    bindings: [param, grad, m, v, maxNorm > 0 ? gradNorm! : grad],
-    workgroups: e.grid(param.size, 256),
+    bindings: { param, grad, m, v, norm: maxNorm > 0 ? gradNorm! : grad },
+    workgroups: e.grid(param.size, WG),
   });
 }

@@ -6,7 +6,7 @@
 //           4 rows against blocks of 8 keys (or queries) streamed straight from storage, no workgroup
 //           memory. Best on CPU drivers (lavapipe), which load every element lane by lane: the tile makes
 //           each load feed several multiply-adds.
-import { f, type Engine } from '../engine.ts';
+import type { Engine } from '../engine.ts';
 import type { Tensor } from '../tensor.ts';
 import { expect } from './util.ts';
 
@@ -25,7 +25,7 @@ export interface AttentionOptions {
 
 /** Workgroup memory the kernels may use (the engine's required minimum). */
 const WG_BYTES = 16384;
-/** Threads per workgroup (WG in the shaders). */
+/** Threads per workgroup of the 'tiled' kernels (their WG). */
 const WG = 64;
 /** Largest head dimension: 16 threads per row x 8 vec4s each. */
 export const ATTENTION_MAX_HEAD_DIM = 512;
@@ -35,8 +35,10 @@ export const ATTENTION_MAX_HEAD_DIM = 512;
  */
 const CPU_ARRAYS = { fwd: [384, 1024], bwd: [320, 704] } as const;
 
-/** Rows (query rows, or key rows for dK/dV) per workgroup of the 'rows' kernels: WG invocations x 4. */
-const ROWS_WG = 64;
+/** Threads per workgroup of the 'rows' kernels (their WG). */
+const ROWS_THREADS = 16;
+/** Rows (query rows, or key rows for dK/dV) per workgroup of the 'rows' kernels: 4 per thread. */
+const ROWS_WG = 4 * ROWS_THREADS;
 
 export type AttentionVariant = 'rows' | 'tiled';
 let forcedVariant: AttentionVariant | null = null;
@@ -71,7 +73,7 @@ function layout(e: Engine, Dh: number, pass: 'fwd' | 'bwd') {
   const cv = Math.ceil(Math.ceil(Dh / nc) / 4);
   const vec4s = nc * cv;
   let bk: number;
-  let constants: Record<string, number | boolean> = {};
+  let constants: Record<string, number | boolean> = { WG };
   if (!(forcedFixed ?? !e.info.isCpu)) {
     const [tile, part] = CPU_ARRAYS[pass];
     bk = Math.min(Math.floor(tile / vec4s), Math.floor(part / WG));
@@ -79,7 +81,7 @@ function layout(e: Engine, Dh: number, pass: 'fwd' | 'bwd') {
     // Two [bk, vec4s] tiles plus WG partial sums per block item (two of them, and (lse, D), backward).
     const perItem = 32 * vec4s + (pass === 'bwd' ? 8 * WG + 8 : 4 * WG);
     bk = Math.min(32, Math.floor(WG_BYTES / perItem));
-    constants = { FIXED: true, NC: nc, CV: cv, BK: bk, TILE: bk * vec4s, PART: WG * bk };
+    constants = { WG, FIXED: true, NC: nc, CV: cv, BK: bk, TILE: bk * vec4s, PART: WG * bk };
   }
   return { nc, cv, bk, rows: WG / nc, constants };
 }
@@ -108,13 +110,17 @@ interface Geometry {
 }
 
 function params(g: Geometry, l: { nc: number; cv: number; bk: number }, hasKeyStart: boolean) {
-  return [g.Hq, g.Hkv, g.Tq, g.Tk, g.cap, g.Dh, g.off, f(g.scale), l.nc, l.cv, l.bk, hasKeyStart ? 1 : 0];
+  return { ...rowsParams(g, hasKeyStart), nc: l.nc, cv: l.cv, bk: l.bk };
 }
 
 /** Uniform of the 'rows' kernels. */
 function rowsParams(g: Geometry, hasKeyStart: boolean) {
-  return [g.Hq, g.Hkv, g.Tq, g.Tk, g.cap, g.Dh, g.off, f(g.scale), hasKeyStart ? 1 : 0];
+  const { Hq, Hkv, Tq, Tk, cap, Dh, off, scale } = g;
+  return { Hq, Hkv, Tq, Tk, cap, Dh, off, scale, hasKeyStart: hasKeyStart ? 1 : 0 };
 }
+
+/** The constants of the 'rows' kernels. */
+const ROWS_CONSTANTS = { WG: ROWS_THREADS };
 
 function checkGrid(e: Engine, x: number, what: string): void {
   const cap = e.info.limits.maxComputeWorkgroupsPerDimension;
@@ -175,8 +181,9 @@ export function attention(q: Tensor, k: Tensor, v: Tensor, opts: AttentionOption
     checkGrid(e, x, `${Hq / Hkv} x ${Tq} query rows per kv head`);
     e.dispatch({
       shader: 'attention_rows_fwd',
+      constants: ROWS_CONSTANTS,
       params: rowsParams(geo, keyStart !== null),
-      bindings: [q, k, v, keyStart ?? placeholder(e), o, stats],
+      bindings: { q, k, v, keyStart: keyStart ?? placeholder(e), o, stats },
       workgroups: [x, Hkv, B],
     });
   } else if (o.size > 0) {
@@ -187,7 +194,7 @@ export function attention(q: Tensor, k: Tensor, v: Tensor, opts: AttentionOption
       shader: 'attention_fwd',
       constants: l.constants,
       params: params(geo, l, keyStart !== null),
-      bindings: [q, k, v, keyStart ?? placeholder(e), o, stats],
+      bindings: { q, k, v, keyStart: keyStart ?? placeholder(e), o, stats },
       workgroups: [x, Hkv, B],
     });
   }
@@ -231,8 +238,9 @@ function attentionBackward(
     e.dispatch({
       shader: 'attention_rows_bwd',
       entry: 'dq',
+      constants: ROWS_CONSTANTS,
       params: rowsParams(g, keyStart !== null),
-      bindings: [q, k, v, ks, stats, dO, dq, o],
+      bindings: { q, k, v, keyStart: ks, stats, dO, out: dq, aux: o },
       workgroups: [xq, g.Hkv, g.B],
     });
     const xk = Math.ceil(g.cap / ROWS_WG);
@@ -240,8 +248,9 @@ function attentionBackward(
     e.dispatch({
       shader: 'attention_rows_bwd',
       entry: 'dkv',
+      constants: ROWS_CONSTANTS,
       params: rowsParams(g, keyStart !== null),
-      bindings: [q, k, v, ks, stats, dO, dk, dv],
+      bindings: { q, k, v, keyStart: ks, stats, dO, out: dk, aux: dv },
       workgroups: [xk, g.Hkv, g.B],
     });
     return [dq, dk, dv];
@@ -255,7 +264,7 @@ function attentionBackward(
     entry: 'dq',
     constants: l.constants,
     params: params(g, l, keyStart !== null),
-    bindings: [q, k, v, ks, stats, dO, dq, o],
+    bindings: { q, k, v, keyStart: ks, stats, dO, out: dq, aux: o },
     workgroups: [xq, g.Hkv, g.B],
   });
   const xk = Math.ceil(g.cap / l.rows);
@@ -265,7 +274,7 @@ function attentionBackward(
     entry: 'dkv',
     constants: l.constants,
     params: params(g, l, keyStart !== null),
-    bindings: [q, k, v, ks, stats, dO, dk, dv],
+    bindings: { q, k, v, keyStart: ks, stats, dO, out: dk, aux: dv },
     workgroups: [xk, g.Hkv, g.B],
   });
   return [dq, dk, dv];

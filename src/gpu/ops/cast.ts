@@ -24,6 +24,9 @@ export function cast(x: Tensor, dtype: 'f16' | 'f32'): Tensor {
   return out;
 }
 
+/** Workgroup size of shaders/cast.wgsl. */
+const WG = 256;
+
 function convert(x: Tensor, dtype: DType): Tensor {
   const e = x.engine;
   const out = e.empty(x.shape, dtype);
@@ -33,9 +36,10 @@ function convert(x: Tensor, dtype: DType): Tensor {
     e.dispatch({
       shader: 'cast',
       entry: toF16 ? 'to_f16' : 'to_f32',
-      params: [n],
-      bindings: [x, out],
-      workgroups: e.grid(toF16 ? Math.ceil(n / 2) : n, 256),
+      constants: { WG },
+      params: { n },
+      bindings: { src: x, dst: out },
+      workgroups: e.grid(toF16 ? Math.ceil(n / 2) : n, WG),
     });
   }
   return out;

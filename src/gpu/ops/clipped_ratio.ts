@@ -2,7 +2,6 @@
 //   clippedRatio   the PPO/GRPO clipped-ratio objective (+ beta * k3 KL to a reference), for the student;
 //   policyGradient the plain on-policy -A * logp (+ beta * k3 to a reference), for the examiner (HRPO).
 // Both are token-means over mask == 1 across the whole batch and send gradients into logp only.
-import { f } from '../engine.ts';
 import type { Tensor } from '../tensor.ts';
 import { mul } from './elementwise.ts';
 import { expect } from './util.ts';
@@ -27,6 +26,7 @@ export interface ClippedRatioResult {
   perToken: Tensor;
 }
 
+/** Workgroup size of shaders/clipped_ratio.wgsl and clipped_ratio_finish.wgsl. */
 const WG = 256;
 /** Workgroups of the first pass: enough to fill a GPU, few enough for one workgroup to finish. */
 const MAX_PARTS = 256;
@@ -135,10 +135,18 @@ function forward(inp: Inputs): Forward {
   e.dispatch({
     shader: 'clipped_ratio',
     entry: 'tokens',
-    constants: { MODE: mode, HAS_REF: refLogp !== null },
-    params: [R, f(1 - epsLow), f(1 + epsHigh), f(beta)],
+    constants: { WG, MODE: mode, HAS_REF: refLogp !== null },
+    params: { R, clip_lo: 1 - epsLow, clip_hi: 1 + epsHigh, beta },
     // Unused inputs (no reference, or the policy-gradient mode) are bound to logp, read-only.
-    bindings: [logp, oldLogp, refLogp ?? logp, advantages, mask, perToken, partials],
+    bindings: {
+      logp,
+      old_logp: oldLogp,
+      ref_logp: refLogp ?? logp,
+      adv: advantages,
+      mask,
+      out: perToken,
+      acc: partials,
+    },
     workgroups: [parts],
   });
   const out: Forward = {
@@ -150,8 +158,15 @@ function forward(inp: Inputs): Forward {
   };
   e.dispatch({
     shader: 'clipped_ratio_finish',
-    params: [parts],
-    bindings: [partials, out.loss, out.clipFraction, out.klMean, out.invWeight],
+    constants: { WG },
+    params: { parts },
+    bindings: {
+      acc: partials,
+      loss: out.loss,
+      clip_fraction: out.clipFraction,
+      kl_mean: out.klMean,
+      inv_weight: out.invWeight,
+    },
     workgroups: [1],
   });
   partials.dispose(); // the pool keeps it until the GPU is done with it
@@ -174,9 +189,18 @@ function recordBackward(inp: Inputs, fw: Forward): void {
         e.dispatch({
           shader: 'clipped_ratio',
           entry: 'backward',
-          constants: { MODE: mode, HAS_REF: refLogp !== null, HAS_UP: Boolean(gPer) },
-          params: [logp.size, f(1 - epsLow), f(1 + epsHigh), f(beta)],
-          bindings: [logp, oldLogp, refLogp ?? logp, advantages, mask, grad, coef, gPer ?? logp],
+          constants: { WG, MODE: mode, HAS_REF: refLogp !== null, HAS_UP: Boolean(gPer) },
+          params: { R: logp.size, clip_lo: 1 - epsLow, clip_hi: 1 + epsHigh, beta },
+          bindings: {
+            logp,
+            old_logp: oldLogp,
+            ref_logp: refLogp ?? logp,
+            adv: advantages,
+            mask,
+            out: grad,
+            acc: coef,
+            up: gPer ?? logp,
+          },
           workgroups: e.grid(logp.size, WG),
         });
       }

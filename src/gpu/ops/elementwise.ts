@@ -1,5 +1,4 @@
 // Elementwise arithmetic with autograd (shaders/elementwise.wgsl) and sums (shaders/reduce.wgsl).
-import { f, setGradAdd, type Engine } from '../engine.ts';
 import { numel, type Tensor } from '../tensor.ts';
 import { expect, rowsCols } from './util.ts';
 
@@ -19,6 +18,9 @@ const OP = {
   bcast: 12,
 } as const;
 
+/** Workgroup size of the elementwise, reduce and transpose kernels. */
+const WG = 256;
+
 function launch(op: keyof typeof OP, a: Tensor, b: Tensor, alpha = 1, beta = 0, rowBcast = false): Tensor {
   const e = a.engine;
   expect(a, op, { dtype: 'f32' });
@@ -30,10 +32,10 @@ function launch(op: keyof typeof OP, a: Tensor, b: Tensor, alpha = 1, beta = 0, 
   if (a.size > 0) {
     e.dispatch({
       shader: 'elementwise',
-      constants: { OP: OP[op], ROW_BCAST: rowBcast },
-      params: [a.size, rowBcast ? a.size / b.size : b.size, f(alpha), f(beta)],
-      bindings: [a, b, out],
-      workgroups: e.grid(a.size, 256),
+      constants: { WG, OP: OP[op], ROW_BCAST: rowBcast },
+      params: { n: a.size, nb: rowBcast ? a.size / b.size : b.size, alpha, beta },
+      bindings: { a, b, out },
+      workgroups: e.grid(a.size, WG),
     });
   }
   return out;
@@ -122,9 +124,10 @@ export function sumRows(a: Tensor, alpha = 1): Tensor {
   e.dispatch({
     shader: 'reduce',
     entry: 'rows',
-    params: [R, C, f(alpha)],
-    bindings: [a, out],
-    workgroups: e.grid(R, 1),
+    constants: { WG },
+    params: { R, C, scale: alpha },
+    bindings: { x: a, out },
+    workgroups: e.grid(R, 1), // one workgroup per row
   });
   e.record([a], [out], ([g]) => [launch('bcast', a, g!, alpha, 0, true)]);
   return out;
@@ -139,9 +142,10 @@ export function sumCols(a: Tensor, alpha = 1): Tensor {
   e.dispatch({
     shader: 'reduce',
     entry: 'cols',
-    params: [R, C, f(alpha)],
-    bindings: [a, out],
-    workgroups: e.grid(C, 256),
+    constants: { WG },
+    params: { R, C, scale: alpha },
+    bindings: { x: a, out },
+    workgroups: e.grid(C, WG),
   });
   e.record([a], [out], ([g]) => [launch('bcast', a, g!, alpha)]);
   return out;
@@ -154,9 +158,13 @@ export function transpose2d(a: Tensor): Tensor {
   expect(a, 'transpose2d', { rank: 2, dtype: ['f32', 'i32', 'u32'] });
   const [R, C] = a.shape as [number, number];
   const out = e.empty([C, R], a.dtype);
-  e.dispatch({ shader: 'transpose', params: [R, C], bindings: [a, out], workgroups: e.grid(R * C, 256) });
+  e.dispatch({
+    shader: 'transpose',
+    constants: { WG },
+    params: { R, C },
+    bindings: { a, out },
+    workgroups: e.grid(R * C, WG),
+  });
   e.record([a], [out], ([g]) => [transpose2d(g!)]);
   return out;
 }
-
-setGradAdd((_e: Engine, a: Tensor, b: Tensor) => launch('add', a, b));

@@ -1,7 +1,9 @@
 // In-place exponential moving average (shaders/ema.wgsl): the privileged teacher follows the student.
-import { f } from '../engine.ts';
 import type { Tensor } from '../tensor.ts';
 import { expect } from './util.ts';
+
+/** Workgroup size of shaders/ema.wgsl. */
+const WG = 256;
 
 /** teacher <- (1 - tau)*teacher + tau*student, in place (f32, same shape). Not recorded on the tape. */
 export function emaInto(teacher: Tensor, student: Tensor, tau: number): void {
@@ -14,9 +16,10 @@ export function emaInto(teacher: Tensor, student: Tensor, tau: number): void {
   const leave = e.profile?.enterOuter('teacher EMA');
   e.dispatch({
     shader: 'ema',
-    params: [teacher.size, f(tau)],
-    bindings: [teacher, student],
-    workgroups: e.grid(teacher.size, 256),
+    constants: { WG },
+    params: { n: teacher.size, tau },
+    bindings: { teacher, student },
+    workgroups: e.grid(teacher.size, WG),
   });
   leave?.();
 }

@@ -2,6 +2,11 @@
 import type { Tensor } from '../tensor.ts';
 import { expect } from './util.ts';
 
+/** Workgroup sizes: the gather's threads (one per element), the scatter's columns, the list builder's threads. */
+const GATHER_WG = 256;
+const SCATTER_WG = 64;
+const LINKS_WG = 64;
+
 /**
  * The ascending position lists of each distinct id, as embedding.wgsl's scatter reads them:
  * next[n] = the next position with ids[n]'s id (-1 at the end), starts = the first position of each id.
@@ -48,9 +53,10 @@ export function embedding(table: Tensor, ids: Tensor, hostIds?: Int32Array): Ten
     e.dispatch({
       shader: 'embedding',
       entry: 'gather',
-      params: [N, D, V, 0],
-      bindings: [ids, table, out],
-      workgroups: e.grid(N * D, 256),
+      constants: { GATHER_WG },
+      params: { N, D, V, S: 0 },
+      bindings: { ids, src: table, out },
+      workgroups: e.grid(N * D, GATHER_WG),
     });
   }
   // The caller may reuse its array after this call; the backward pass needs these very ids.
@@ -74,17 +80,22 @@ function scatterGrad(ids: Tensor, g: Tensor, V: number, D: number, hostIds: Int3
   } else {
     next = e.empty([N], 'i32');
     starts = e.empty([N], 'i32');
-    e.dispatch({ shader: 'embedding_links', params: [N], bindings: [ids, next, starts], workgroups: e.grid(N, 64) });
+    e.dispatch({
+      shader: 'embedding_links',
+      constants: { WG: LINKS_WG },
+      params: { N },
+      bindings: { ids, next, starts },
+      workgroups: e.grid(N, LINKS_WG),
+    });
   }
-  const WG = 64;
   const S = starts.size;
   e.dispatch({
     shader: 'embedding',
     entry: 'scatter',
-    constants: { WG },
-    params: [N, D, V, S],
-    bindings: [ids, g, dtable, next, starts],
-    workgroups: e.grid(S * Math.ceil(D / WG), 1),
+    constants: { WG: SCATTER_WG },
+    params: { N, D, V, S },
+    bindings: { ids, src: g, out: dtable, next, starts },
+    workgroups: e.grid(S * Math.ceil(D / SCATTER_WG), 1),
   });
   next.dispose();
   starts.dispose();

@@ -2,6 +2,7 @@
 // torch.nn.utils.clip_grad_norm_ returns, and what AdamW reads to clip without a read-back.
 import type { Tensor } from '../tensor.ts';
 
+/** Workgroup size of shaders/grad_norm.wgsl. */
 const WG = 256;
 /** Workgroups (partial-sum slots) per tensor at most. */
 const MAX_SLOTS = 256;
@@ -25,14 +26,22 @@ export function gradNorm(tensors: Tensor[]): Tensor {
     e.dispatch({
       shader: 'grad_norm',
       entry: 'partial',
-      params: [t.size, offset],
-      bindings: [t, partials],
+      constants: { WG },
+      params: { n: t.size, offset },
+      bindings: { src: t, dst: partials },
       workgroups: [k],
     });
     offset += k;
   }
   const norm = e.empty([]);
-  e.dispatch({ shader: 'grad_norm', entry: 'finish', params: [total, 0], bindings: [partials, norm], workgroups: [1] });
+  e.dispatch({
+    shader: 'grad_norm',
+    entry: 'finish',
+    constants: { WG },
+    params: { n: total, offset: 0 },
+    bindings: { src: partials, dst: norm },
+    workgroups: [1],
+  });
   partials.dispose(); // the pool keeps it until the GPU is done with it
   return norm;
 }

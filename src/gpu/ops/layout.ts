@@ -2,6 +2,9 @@
 import type { Tensor } from '../tensor.ts';
 import { expect } from './util.ts';
 
+/** Workgroup size of the permute, kv_append and gather_rows kernels. */
+const WG = 256;
+
 /** [A, B, C, D] -> [A, C, B, D] (e.g. [batch, time, heads, dim] <-> [batch, heads, time, dim]). */
 export function swapAxes12(x: Tensor): Tensor {
   const e = x.engine;
@@ -9,7 +12,13 @@ export function swapAxes12(x: Tensor): Tensor {
   const [A, B, C, D] = x.shape as [number, number, number, number];
   const out = e.empty([A, C, B, D], x.dtype);
   if (x.size > 0) {
-    e.dispatch({ shader: 'permute', params: [A, B, C, D], bindings: [x, out], workgroups: e.grid(x.size, 256) });
+    e.dispatch({
+      shader: 'permute',
+      constants: { WG },
+      params: { A, B, C, D },
+      bindings: { src: x, dst: out },
+      workgroups: e.grid(x.size, WG),
+    });
   }
   e.record([x], [out], ([g]) => [swapAxes12(g!)]);
   return out;
@@ -28,9 +37,10 @@ export function kvAppend(src: Tensor, cache: Tensor, start: number): void {
   if (src.size === 0) return;
   e.dispatch({
     shader: 'kv_append',
-    params: [B, Tnew, H, Dh, capacity, start],
-    bindings: [src, cache],
-    workgroups: e.grid(src.size, 256),
+    constants: { WG },
+    params: { B, Tnew, H, Dh, capacity, start },
+    bindings: { src, cache },
+    workgroups: e.grid(src.size, WG),
   });
 }
 
@@ -55,9 +65,10 @@ export function gatherRows(x: Tensor, idx: Int32Array): Tensor {
     e.dispatch({
       shader: 'gather_rows',
       entry: 'gather',
-      params: [M, D],
-      bindings: [x, idxT, out],
-      workgroups: e.grid(M * D, 256),
+      constants: { WG },
+      params: { M, D },
+      bindings: { src: x, idx: idxT, dst: out },
+      workgroups: e.grid(M * D, WG),
     });
   }
   e.record(
@@ -69,9 +80,10 @@ export function gatherRows(x: Tensor, idx: Int32Array): Tensor {
         e.dispatch({
           shader: 'gather_rows',
           entry: 'scatter',
-          params: [M, D],
-          bindings: [g!, idxT, dx],
-          workgroups: e.grid(M * D, 256),
+          constants: { WG },
+          params: { M, D },
+          bindings: { src: g!, idx: idxT, dst: dx },
+          workgroups: e.grid(M * D, WG),
         });
       }
       return [dx];

@@ -5,6 +5,9 @@ import type { Tensor } from '../tensor.ts';
 import { maskedMean } from './masked_mean.ts';
 import { expect, rowsCols } from './util.ts';
 
+/** Workgroup size of shaders/log_softmax.wgsl and token_logprobs.wgsl (one workgroup per row). */
+const WG = 256;
+
 function vocabRows(op: string, x: Tensor): [number, number] {
   expect(x, op, { dtype: 'f32' });
   if (x.rank < 1 || x.shape[x.rank - 1] === 0) {
@@ -19,7 +22,14 @@ export function logSoftmax(x: Tensor): Tensor {
   const [R, V] = vocabRows('logSoftmax', x);
   const y = e.empty(x.shape);
   if (R > 0) {
-    e.dispatch({ shader: 'log_softmax', entry: 'forward', params: [R, V], bindings: [x, y], workgroups: e.grid(R, 1) });
+    e.dispatch({
+      shader: 'log_softmax',
+      entry: 'forward',
+      constants: { WG },
+      params: { R, V },
+      bindings: { src: x, dst: y },
+      workgroups: e.grid(R, 1),
+    });
   }
   e.record([x], [y], ([g]) => {
     const dx = e.empty(x.shape);
@@ -27,8 +37,9 @@ export function logSoftmax(x: Tensor): Tensor {
       e.dispatch({
         shader: 'log_softmax',
         entry: 'backward',
-        params: [R, V],
-        bindings: [y, dx, g!],
+        constants: { WG },
+        params: { R, V },
+        bindings: { src: y, dst: dx, grad: g! },
         workgroups: e.grid(R, 1),
       });
     }
@@ -46,8 +57,9 @@ export function entropy(logits: Tensor): Tensor {
     e.dispatch({
       shader: 'log_softmax',
       entry: 'entropy',
-      params: [R, V],
-      bindings: [logits, h],
+      constants: { WG },
+      params: { R, V },
+      bindings: { src: logits, dst: h },
       workgroups: e.grid(R, 1),
     });
   }
@@ -78,8 +90,9 @@ export function tokenLogprobs(logits: Tensor, targets: Tensor): Tensor {
     e.dispatch({
       shader: 'token_logprobs',
       entry: 'forward',
-      params: [R, V],
-      bindings: [logits, targets, lp, lse],
+      constants: { WG },
+      params: { R, V },
+      bindings: { logits, targets, dst: lp, lse },
       workgroups: e.grid(R, 1),
     });
   }
@@ -92,9 +105,10 @@ export function tokenLogprobs(logits: Tensor, targets: Tensor): Tensor {
         e.dispatch({
           shader: 'token_logprobs',
           entry: 'backward',
-          params: [R, V],
-          bindings: [logits, targets, d, lse, g!],
-          workgroups: e.grid(R * V, 256),
+          constants: { WG },
+          params: { R, V },
+          bindings: { logits, targets, dst: d, lse, grad: g! },
+          workgroups: e.grid(R * V, WG),
         });
       }
       return [d, null];

@@ -1,8 +1,10 @@
 // The token-mean of a per-row loss over mask == 1 rows (shaders/masked_mean.wgsl), with autograd.
-import { f } from '../engine.ts';
 import type { Tensor } from '../tensor.ts';
 import { mul, scale as scaleOp } from './elementwise.ts';
 import { expect } from './util.ts';
+
+/** Workgroup size of shaders/masked_mean.wgsl (one workgroup does the whole sum). */
+const WG = 256;
 
 /**
  * scale * sum_r mask[r] x[r] / sum_r mask[r] as a scalar tensor of shape [], and 0 (not NaN) when the mask
@@ -20,8 +22,9 @@ export function maskedMean(x: Tensor, mask: Tensor, scale = 1): Tensor {
   const inv = e.empty([]); // 1 / sum(mask), 0 when empty: saved for the backward
   e.dispatch({
     shader: 'masked_mean',
-    params: [x.size, f(scale)],
-    bindings: [x, mask, loss, inv],
+    constants: { WG },
+    params: { n: x.size, scale },
+    bindings: { x, mask, loss, inv },
     workgroups: [1],
   });
   e.record([x, mask], [loss], ([g]) => [mul(mask.reshape(x.shape), scaleOp(mul(g!, inv), scale)), null], [inv]);

@@ -1,5 +1,4 @@
 // Matrix products (shaders/matmul.wgsl) with autograd: matmul, batched matmul, and linear layers.
-import { f } from '../engine.ts';
 import type { Tensor } from '../tensor.ts';
 import { shapeString } from '../tensor.ts';
 import { add } from './elementwise.ts';
@@ -104,8 +103,8 @@ export function gemm(a: Tensor, b: Tensor, out: Tensor, s: GemmShape): void {
     shader: variant === 'subgroup' ? 'matmul_subgroup' : 'matmul',
     entry: variant === 'subgroup' ? 'main' : variant,
     constants: { TRANS_A: s.transA, TRANS_B: s.transB, ACCUMULATE: s.accumulate ?? false },
-    params: [s.M, s.N, s.K, strideA, strideB, s.M * s.N, f(s.alpha)],
-    bindings: [a, b, out],
+    params: { M: s.M, N: s.N, K: s.K, strideA, strideB, strideC: s.M * s.N, alpha: s.alpha },
+    bindings: { A: a, B: b, C: out },
     workgroups: [Math.ceil(s.N / cols), Math.ceil(s.M / rows), s.batch],
   });
 }

@@ -1,5 +1,4 @@
 // RMSNorm with autograd (shaders/rmsnorm.wgsl, shaders/rmsnorm_dw.wgsl).
-import { f } from '../engine.ts';
 import type { Tensor } from '../tensor.ts';
 import { sumCols } from './elementwise.ts';
 import { expect, rowsCols } from './util.ts';
@@ -37,8 +36,8 @@ export function rmsnorm(x: Tensor, w: Tensor, eps = 1e-6): Tensor {
       shader: 'rmsnorm',
       entry: 'forward',
       constants: { WG },
-      params: [R, D, f(eps)],
-      bindings: [x, w, y, rstd],
+      params: { R, D, eps },
+      bindings: { x, w, out: y, rstd },
       workgroups: e.grid(R, 1),
     });
   }
@@ -56,8 +55,8 @@ export function rmsnorm(x: Tensor, w: Tensor, eps = 1e-6): Tensor {
             shader: 'rmsnorm',
             entry: 'backward_x',
             constants: { WG },
-            params: [R, D, f(eps)],
-            bindings: [x, w, dx, rstd, gy],
+            params: { R, D, eps },
+            bindings: { x, w, out: dx, rstd, g: gy },
             workgroups: e.grid(R, 1),
           });
         }
@@ -72,6 +71,9 @@ export function rmsnorm(x: Tensor, w: Tensor, eps = 1e-6): Tensor {
   rstd.dispose();
   return y;
 }
+
+/** Columns per workgroup of shaders/rmsnorm_dw.wgsl. */
+const DW_WG = 64;
 
 /** dw[c] = sum_r g[r,c] * x[r,c] * rstd[r]: per-chunk partial sums, then a sum over chunks (deterministic). */
 function weightGrad(x: Tensor, g: Tensor, rstd: Tensor, R: number, D: number): Tensor {
@@ -88,9 +90,10 @@ function weightGrad(x: Tensor, g: Tensor, rstd: Tensor, R: number, D: number): T
   const part = e.empty([n, D]);
   e.dispatch({
     shader: 'rmsnorm_dw',
-    params: [R, D, CH],
-    bindings: [x, g, rstd, part],
-    workgroups: [Math.ceil(D / 64), n],
+    constants: { WG: DW_WG },
+    params: { R, D, CH },
+    bindings: { x, g, rstd, part },
+    workgroups: [Math.ceil(D / DW_WG), n],
   });
   if (n === 1) return part.reshape([D]);
   return sumCols(part);

@@ -3,6 +3,9 @@ import type { Engine } from '../engine.ts';
 import type { Tensor } from '../tensor.ts';
 import { expect } from './util.ts';
 
+/** Workgroup size of shaders/rope.wgsl. */
+const WG = 256;
+
 // Per engine, the (hi, lo) frequency table of each (head dim, theta): a few hundred bytes, uploaded once.
 const tables = new WeakMap<Engine, Map<string, Tensor>>();
 
@@ -61,10 +64,10 @@ export function rope(x: Tensor, positions: Tensor, theta = 10000): Tensor {
     if (n > 0) {
       e.dispatch({
         shader: 'rope',
-        constants: { PER_ROW: perRow, INVERSE: inverse },
-        params: [n, T, H, Dh / 2],
-        bindings: [src, positions, frequencyTable(e, Dh, theta), out],
-        workgroups: e.grid(n, 256),
+        constants: { WG, PER_ROW: perRow, INVERSE: inverse },
+        params: { n, T, H, half: Dh / 2 },
+        bindings: { x: src, pos: positions, freq: frequencyTable(e, Dh, theta), out },
+        workgroups: e.grid(n, WG),
       });
     }
     return out;

@@ -1,8 +1,10 @@
 // Token sampling for generation (shaders/sample.wgsl): greedy, temperature and top-p (nucleus), one token
 // per row, deterministic given the caller's uniforms.
-import { f } from '../engine.ts';
 import type { Tensor } from '../tensor.ts';
 import { expect, rowsCols } from './util.ts';
+
+/** Workgroup size of shaders/sample.wgsl (one workgroup per row; also its histogram bins). */
+const WG = 256;
 
 export interface SampleOptions {
   /** 0 = greedy argmax (ties: lowest id); otherwise logits are divided by it. */
@@ -50,8 +52,9 @@ export function sample(logits: Tensor, opts: SampleOptions): SampleResult {
   if (B > 0) {
     e.dispatch({
       shader: 'sample',
-      params: [B, V, f(temperature), f(topP)],
-      bindings: [logits, uniforms, ids, logprobs],
+      constants: { WG },
+      params: { B, V, temperature, topP },
+      bindings: { logits, uniforms, ids, logprobs },
       workgroups: e.grid(B, 1),
     });
   }

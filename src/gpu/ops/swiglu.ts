@@ -2,6 +2,9 @@
 import type { Tensor } from '../tensor.ts';
 import { expect } from './util.ts';
 
+/** Workgroup size of shaders/swiglu.wgsl. */
+const WG = 256;
+
 /** y = silu(gate) * up for two f32 tensors of the same shape. */
 export function swiglu(gate: Tensor, up: Tensor): Tensor {
   const e = gate.engine;
@@ -13,9 +16,10 @@ export function swiglu(gate: Tensor, up: Tensor): Tensor {
     e.dispatch({
       shader: 'swiglu',
       entry: 'forward',
-      params: [n],
-      bindings: [gate, up, y],
-      workgroups: e.grid(n, 256),
+      constants: { WG },
+      params: { n },
+      bindings: { gate, up, out: y },
+      workgroups: e.grid(n, WG),
     });
   }
   e.record([gate, up], [y], ([g]) => {
@@ -26,9 +30,10 @@ export function swiglu(gate: Tensor, up: Tensor): Tensor {
       e.dispatch({
         shader: 'swiglu',
         entry: 'backward',
-        params: [n],
-        bindings: [gate, up, dgate, g!, dup],
-        workgroups: e.grid(n, 256),
+        constants: { WG },
+        params: { n },
+        bindings: { gate, up, out: dgate, gy: g!, dup },
+        workgroups: e.grid(n, WG),
       });
     }
     if (!gate.requiresGrad) dgate.dispose();

@@ -3,6 +3,12 @@ import type { Tensor } from '../tensor.ts';
 import { maskedMean } from './masked_mean.ts';
 import { expect, rowsCols } from './util.ts';
 
+/**
+ * Workgroup size of shaders/topk_kl.wgsl and topk_kl_grad.wgsl (one workgroup per row); also topk_kl's radix
+ * histogram bins, one per thread (8 bits a pass), so it stays 256.
+ */
+const WG = 256;
+
 /** The selection kernel gives each of the K tokens one of its 256 threads. */
 export const TOPK_KL_MAX_K = 256;
 
@@ -72,9 +78,9 @@ export function topkKl(student: Tensor, teacher: Tensor, mask: Tensor, opts: Top
   if (R > 0) {
     e.dispatch({
       shader: 'topk_kl',
-      constants: { TAIL: tail, REVERSE: direction === 'reverse' },
-      params: [R, V, K],
-      bindings: [student, teacher, ids, stats, coef, perToken, studentLogp, teacherLogp],
+      constants: { WG, TAIL: tail, REVERSE: direction === 'reverse' },
+      params: { R, V, K },
+      bindings: { student, teacher, ids, stats, coef, perToken, studentLogp, teacherLogp },
       workgroups: e.grid(R, 1),
     });
   }
@@ -86,8 +92,9 @@ export function topkKl(student: Tensor, teacher: Tensor, mask: Tensor, opts: Top
       if (R > 0) {
         e.dispatch({
           shader: 'topk_kl_grad',
-          params: [R, V, K],
-          bindings: [student, stats, coef, ids, g!, dz],
+          constants: { WG },
+          params: { R, V, K },
+          bindings: { student, stats, coef, ids, grad: g!, dz },
           workgroups: e.grid(R, 1),
         });
       }

@@ -1,0 +1,261 @@
+// The dispatch stream: the compiled kernels (one module and interface per shader, one pipeline per entry and
+// constants), and the open batch: dispatches recorded into one compute pass, their uniforms in one arena
+// buffer written once per submission, submitted every `maxDispatches` or when a read needs the results.
+//
+// Calling a kernel: values are bound by the names the WGSL declares (read once per module by
+// kernel-interface.ts), never by position:
+//   e.dispatch({
+//     shader: 'clipped_ratio', entry: 'tokens',      // shaders/clipped_ratio.wgsl, fn tokens
+//     constants: { WG, MODE: 0, HAS_REF: true },      // its `override`s: every one without a default that
+//                                                     // the entry uses is required
+//     params: { R, clip_lo: 0.8, clip_hi: 1.2, beta }, // every field of its uniform struct, plain numbers
+//     bindings: { logp, old_logp: oldLogp, ... },     // every var<storage> the entry point uses, no others
+//     workgroups: e.grid(R, WG),
+//   });
+// Each param is written as the struct declares it (u32, i32 or f32). A missing or extra field, binding or
+// constant throws an error naming the kernel and the name. Workgroup sizes are `override WG: u32;` (no
+// default) set from the host's constant, the same one its `grid(n, WG)` uses.
+import type { BufferPool } from './buffer-pool.ts';
+import type { DeviceHealth, EngineInfo } from './device.ts';
+import type { GpuHost } from './host/types.ts';
+import { type EntryInterface, type KernelInterface, parseKernelInterface } from './kernel-interface.ts';
+import type { Profile } from './profile.ts';
+import { expandIncludes } from './shader-source.ts';
+import { Tensor } from './tensor.ts';
+
+export interface DispatchSpec {
+  /** File name in shaders/ without `.wgsl`. */
+  shader: string;
+  /** Entry point (default `main`). */
+  entry?: string;
+  /** WGSL `override` constants by name; each distinct set compiles its own pipeline. */
+  constants?: Record<string, number | boolean>;
+  /** The fields of the shader's uniform struct by name, each written as the struct declares it. */
+  params?: Record<string, number>;
+  /** The storage buffers the entry point uses, by their `var<storage>` names. */
+  bindings: Record<string, Tensor | GPUBuffer>;
+  /** Workgroup counts; see `grid()` for large 1-D launches. */
+  workgroups: readonly [number, number?, number?];
+}
+
+/** Counters for benchmarks and tests. */
+export interface StreamCounters {
+  dispatches: number;
+  submits: number;
+  reads: number;
+  uploads: number;
+}
+
+export class DispatchStream {
+  private pipelines = new Map<string, GPUComputePipeline>();
+  private modules = new Map<string, { module: GPUShaderModule; iface: KernelInterface }>();
+
+  // The open batch: one command encoder with one compute pass, and its uniform arena.
+  private encoder: GPUCommandEncoder | null = null;
+  private pass: GPUComputePassEncoder | null = null;
+  private arena: GPUBuffer | null = null;
+  private arenaData: ArrayBuffer;
+  private arenaView: DataView;
+  private dispatches = 0;
+  private readonly uniformStride: number;
+
+  /** When set, dispatches, submissions and GPU time are charged to its current phase (see profile.ts). */
+  profile: Profile | null = null;
+  /** The phase whose work the open batch holds (profiling only). */
+  private batchPhase = '';
+
+  constructor(
+    private readonly device: GPUDevice,
+    private readonly host: GpuHost,
+    private readonly info: EngineInfo,
+    private readonly pool: BufferPool,
+    private readonly health: DeviceHealth,
+    readonly counters: StreamCounters,
+    private readonly maxDispatches: number,
+  ) {
+    this.uniformStride = Math.max(256, device.limits.minUniformBufferOffsetAlignment);
+    this.arenaData = new ArrayBuffer(this.uniformStride * this.maxDispatches);
+    this.arenaView = new DataView(this.arenaData);
+  }
+
+  /** 1-D launch of `n` threads in workgroups of `wg`, folded into 2-D when it exceeds the per-dimension cap. */
+  grid(n: number, wg: number): [number, number] {
+    const groups = Math.max(1, Math.ceil(n / wg));
+    const cap = this.info.limits.maxComputeWorkgroupsPerDimension;
+    if (groups <= cap) return [groups, 1];
+    const y = Math.ceil(groups / cap);
+    return [Math.ceil(groups / y), y];
+  }
+
+  /** Records one compute dispatch into the open batch; submits automatically when the batch is full. */
+  dispatch(spec: DispatchSpec): void {
+    this.health.assertNotLost();
+    if (this.dispatches >= this.maxDispatches) this.flush();
+    const profile = this.profile;
+    const phase = profile?.dispatchPhase(`${spec.shader}.${spec.entry ?? 'main'}`);
+    if (profile && this.encoder && phase !== this.batchPhase) this.flush();
+    const entry = spec.entry ?? 'main';
+    const { pipeline, iface } = this.pipeline(spec.shader, entry, spec.constants);
+    if (!this.encoder) {
+      this.encoder = this.device.createCommandEncoder();
+      this.pass = this.encoder.beginComputePass();
+      this.arena = this.pool.acquire(this.arenaData.byteLength, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST);
+      if (phase) this.batchPhase = phase;
+    }
+    const entries = this.bindGroupEntries(spec, iface);
+    const bindGroup = this.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries });
+    const pass = this.pass!;
+    pass.setPipeline(pipeline);
+    pass.setBindGroup(0, bindGroup);
+    const [x, y = 1, z = 1] = spec.workgroups;
+    pass.dispatchWorkgroups(x, y, z);
+    this.dispatches++;
+    this.counters.dispatches++;
+    profile?.count('dispatches', 1, phase);
+  }
+
+  /**
+   * The bind group entries of a dispatch: writes its params into the arena as the uniform struct lays them
+   * out and orders its buffers by binding number; throws on a missing or extra name.
+   */
+  private bindGroupEntries(spec: DispatchSpec, iface: KernelInterface): GPUBindGroupEntry[] {
+    const entry = spec.entry ?? 'main';
+    const io = iface.entries.get(entry)!;
+    const entries: GPUBindGroupEntry[] = [];
+    const params = spec.params ?? {};
+    if (io.uniform) {
+      const offset = this.dispatches * this.uniformStride;
+      iface.params.forEach((field, k) => {
+        const v = params[field.name];
+        if (v === undefined) throw contractError(iface, entry, `no value for param '${field.name}'`, paramList(iface));
+        const at = offset + 4 * k;
+        if (field.type === 'f32') this.arenaView.setFloat32(at, v, true);
+        else if (!Number.isInteger(v)) {
+          throw contractError(iface, entry, `param '${field.name}' is ${field.type} but got ${v}`, paramList(iface));
+        } else if (field.type === 'u32') this.arenaView.setUint32(at, v >>> 0, true);
+        else this.arenaView.setInt32(at, v, true);
+      });
+      if (Object.keys(params).length !== iface.params.length) {
+        const extra = Object.keys(params).find((k) => !iface.params.some((fd) => fd.name === k));
+        throw contractError(iface, entry, `unknown param '${extra}'`, paramList(iface));
+      }
+      const size = Math.max(16, Math.ceil((iface.params.length * 4) / 16) * 16);
+      entries.push({ binding: io.uniform.binding, resource: { buffer: this.arena!, offset, size } });
+    } else if (spec.params && Object.keys(params).length > 0) {
+      throw contractError(iface, entry, 'takes no params (it does not use the uniform)', '');
+    }
+    const given = spec.bindings;
+    for (const r of io.storage) {
+      const b = given[r.name];
+      if (b === undefined) throw contractError(iface, entry, `no buffer for binding '${r.name}'`, bindingList(io));
+      entries.push({ binding: r.binding, resource: { buffer: b instanceof Tensor ? b.buffer : b } });
+    }
+    if (Object.keys(given).length !== io.storage.length) {
+      const extra = Object.keys(given).find((k) => !io.storage.some((r) => r.name === k))!;
+      const why = iface.resources.some((r) => r.name === extra) ? 'which this entry point does not use' : 'unknown';
+      throw contractError(iface, entry, `binding '${extra}' given, ${why}`, bindingList(io));
+    }
+    return entries;
+  }
+
+  /**
+   * Submits the open batch (if any). Buffers released so far become reusable once it completes. `tail`
+   * records more commands (a read-back's copies) into the same submission, or into one of their own.
+   */
+  flush(tail?: (enc: GPUCommandEncoder) => void): void {
+    if (this.encoder) {
+      this.pass!.end();
+      tail?.(this.encoder);
+      this.device.queue.writeBuffer(this.arena!, 0, this.arenaData, 0, this.dispatches * this.uniformStride);
+      this.device.queue.submit([this.encoder.finish()]);
+      this.pool.release(this.arena!);
+      this.encoder = null;
+      this.pass = null;
+      this.arena = null;
+      this.dispatches = 0;
+      this.counters.submits++;
+      if (this.profile) {
+        this.profile.count('submits', 1, this.batchPhase);
+        this.timeSubmission(this.batchPhase);
+      }
+    } else if (tail) {
+      const enc = this.device.createCommandEncoder();
+      tail(enc);
+      this.device.queue.submit([enc.finish()]);
+      if (this.profile) this.timeSubmission(this.profile.phase);
+    }
+    this.pool.afterSubmit();
+  }
+
+  /** Charges the GPU time of the submission just made to `phase`. */
+  private timeSubmission(phase: string): void {
+    const profile = this.profile!;
+    const submitted = performance.now();
+    void this.device.queue.onSubmittedWorkDone().then(() => profile.gpuDone(phase, submitted, performance.now()));
+  }
+
+  private pipeline(
+    shader: string,
+    entry: string,
+    constants?: Record<string, number | boolean>,
+  ): { pipeline: GPUComputePipeline; iface: KernelInterface } {
+    const kernel = this.kernel(shader);
+    const key = `${shader}:${entry}:${constants ? JSON.stringify(constants) : ''}`;
+    let p = this.pipelines.get(key);
+    if (p) return { pipeline: p, iface: kernel.iface };
+    const { module, iface } = kernel;
+    if (!iface.entries.has(entry)) {
+      throw contractError(
+        iface,
+        entry,
+        'no such @compute entry point',
+        `it has ${[...iface.entries.keys()].join(', ')}`,
+      );
+    }
+    const numeric: Record<string, number> = {};
+    for (const [k, v] of Object.entries(constants ?? {})) {
+      if (!iface.overrides.some((o) => o.name === k))
+        throw contractError(iface, entry, `unknown constant '${k}'`, overrideList(iface));
+      numeric[k] = typeof v === 'boolean' ? (v ? 1 : 0) : v;
+    }
+    const used = iface.entries.get(entry)!.overrides;
+    for (const o of iface.overrides) {
+      if (!o.hasDefault && used.has(o.name) && !(o.name in numeric)) {
+        throw contractError(iface, entry, `no value for constant '${o.name}' (it has no default)`, overrideList(iface));
+      }
+    }
+    p = this.device.createComputePipeline({
+      label: key,
+      layout: 'auto',
+      compute: { module, entryPoint: entry, constants: numeric },
+    });
+    this.pipelines.set(key, p);
+    return { pipeline: p, iface };
+  }
+
+  /** The compiled module of a shader and its interface, made once per device. */
+  private kernel(shader: string): { module: GPUShaderModule; iface: KernelInterface } {
+    let k = this.modules.get(shader);
+    if (!k) {
+      let code = expandIncludes(shader, (name) => this.host.shaderSource(name));
+      if (!this.info.f16) code = code.replace(/^enable f16;.*$/m, '');
+      const iface = parseKernelInterface(shader, code);
+      k = { module: this.device.createShaderModule({ code, label: shader }), iface };
+      this.modules.set(shader, k);
+    }
+    return k;
+  }
+}
+
+function contractError(iface: KernelInterface, entry: string, what: string, has: string): Error {
+  return new Error(`piplay: kernel '${iface.shader}' (entry '${entry}'): ${what}${has ? `; ${has}` : ''}`);
+}
+function paramList(iface: KernelInterface): string {
+  return `its params are ${iface.params.map((p) => p.name).join(', ')}`;
+}
+function bindingList(io: EntryInterface): string {
+  return `it binds ${io.storage.map((r) => r.name).join(', ') || 'no storage buffers'}`;
+}
+function overrideList(iface: KernelInterface): string {
+  return `its constants are ${iface.overrides.map((o) => o.name).join(', ') || 'none'}`;
+}
