@@ -30,7 +30,8 @@ fn regs(@builtin(global_invocation_id) gid: vec3u) {
   for (var k = 0u; k < p.K; k++) {
     var bv: vec4f;
     if (TRANS_B) {
-      bv = vec4f(readB(baseB + cb[0] * p.K + k), readB(baseB + cb[1] * p.K + k), readB(baseB + cb[2] * p.K + k), readB(baseB + cb[3] * p.K + k));
+      bv = vec4f(readB(baseB + cb[0] * p.K + k), readB(baseB + cb[1] * p.K + k),
+                 readB(baseB + cb[2] * p.K + k), readB(baseB + cb[3] * p.K + k));
     } else {
       let row = baseB + k * p.N;
       bv = vec4f(readB(row + cb[0]), readB(row + cb[1]), readB(row + cb[2]), readB(row + cb[3]));

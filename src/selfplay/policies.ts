@@ -1,7 +1,8 @@
 // The three policies of π-Play (ALGORITHM.md section 1) and their optimizers. By default each is a full
 // copy of the base model, fine-tuned as a whole (f32); with `policies: 'lora'` they are LoRA adapters on one
-// frozen shared base (in the checkpoint's dtype). The teacher is never trained by gradient: it follows the student by EMA after
-// every student optimizer step. A frozen reference copy exists only when a k3 KL is on (beta or examinerBeta > 0).
+// frozen shared base (in the checkpoint's dtype). The teacher is never trained by gradient: it follows the
+// student by EMA after every student optimizer step. A frozen reference copy exists only when a k3 KL is on
+// (beta or examinerBeta > 0).
 import type { Engine } from '../gpu/engine.ts';
 import type { Tensor } from '../gpu/tensor.ts';
 import { emaInto } from '../gpu/ops/ema.ts';
