@@ -8,7 +8,7 @@
 //           Best on CPU drivers (lavapipe, SwiftShader), where workgroup memory is slow.
 //   tiled - 64x64 block per workgroup, 16-wide K slabs staged in workgroup memory, 4x4 per thread.
 //           Best on real GPUs.
-// Both guard every edge, so any M, N, K works.
+// Both guard every edge, so any M, N, K works. B is read through readB (lib/matmul_io.wgsl): f32, f16 or bf16.
 #include "lib/matmul_io.wgsl"
 
 @compute @workgroup_size(8, 8, 1)
@@ -30,10 +30,11 @@ fn regs(@builtin(global_invocation_id) gid: vec3u) {
   for (var k = 0u; k < p.K; k++) {
     var bv: vec4f;
     if (TRANS_B) {
-      bv = vec4f(B[baseB + cb[0] * p.K + k], B[baseB + cb[1] * p.K + k], B[baseB + cb[2] * p.K + k], B[baseB + cb[3] * p.K + k]);
+      bv = vec4f(readB(baseB + cb[0] * p.K + k), readB(baseB + cb[1] * p.K + k),
+                 readB(baseB + cb[2] * p.K + k), readB(baseB + cb[3] * p.K + k));
     } else {
       let row = baseB + k * p.N;
-      bv = vec4f(B[row + cb[0]], B[row + cb[1]], B[row + cb[2]], B[row + cb[3]]);
+      bv = vec4f(readB(row + cb[0]), readB(row + cb[1]), readB(row + cb[2]), readB(row + cb[3]));
     }
     for (var i = 0u; i < 4u; i++) {
       var av: f32;

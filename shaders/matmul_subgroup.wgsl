@@ -29,11 +29,11 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane
     var b1: f32;
     if (TRANS_A) { av = A[baseA + k * p.M + ra]; } else { av = A[baseA + ra * p.K + k]; }
     if (TRANS_B) {
-      b0 = B[baseB + cb0 * p.K + k];
-      b1 = B[baseB + cb1 * p.K + k];
+      b0 = readB(baseB + cb0 * p.K + k);
+      b1 = readB(baseB + cb1 * p.K + k);
     } else {
-      b0 = B[baseB + k * p.N + cb0];
-      b1 = B[baseB + k * p.N + cb1];
+      b0 = readB(baseB + k * p.N + cb0);
+      b1 = readB(baseB + k * p.N + cb1);
     }
     let a0 = subgroupBroadcast(av, 0u);
     let a1 = subgroupBroadcast(av, 1u);

@@ -5,6 +5,7 @@ import { resolve } from 'node:path';
 import type { Engine } from '../gpu/engine.ts';
 import { CausalLM } from '../model/decoder.ts';
 import { readConfig } from '../model/io.ts';
+import { frozenDtypes } from '../model/weight-storage.ts';
 import { loadTokenizer } from '../model/tokenizer.ts';
 import { parseCorpusJsonl, parseEvalSetJsonl } from '../env/index.ts';
 import { filesFromNodeFolder } from '../gpu/host/node-files.ts';
@@ -77,14 +78,18 @@ export async function previewBase(c: SelfPlayConfig, env: Environment): Promise<
   return { cfg, tokenizer: await loadTokenizer(files, { where: c.model, eosIds: cfg.eosIds }) };
 }
 
-/** A model folder (or 'random-tiny') as the config names it, with its corpus, on the device. */
+/**
+ * A model folder (or 'random-tiny') as the config names it, with its corpus, on the device, for evaluation
+ * (never trained: its matrices stay in the checkpoint's dtype, weight-storage.ts).
+ */
 export async function openModel(
   e: Engine,
   config: SelfPlayConfig,
 ): Promise<{ env: Environment; base: BaseModel; model: CausalLM }> {
   const env = buildEnvironment(config);
   const base = await buildBase(e, config, env);
-  return { env, base, model: CausalLM.fromHost(e, base.cfg, (name) => base.weights.get(name)) };
+  const frozen = base.fileDtypes ? frozenDtypes(base.fileDtypes) : undefined;
+  return { env, base, model: CausalLM.fromHost(e, base.cfg, (name) => base.weights.get(name), frozen) };
 }
 
 /** A run folder's latest checkpoint restored: its settings, corpus, base model and policies. */

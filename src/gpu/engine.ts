@@ -15,7 +15,7 @@ import {
   openDevice,
   type EngineInfo,
 } from './device.ts';
-import { f16ArrayToF32, f32ArrayToF16 } from './half.ts';
+import { bf16ArrayToF32, f16ArrayToF32, f32ArrayToBf16, f32ArrayToF16, f32ToBf16Bits } from './half.ts';
 import type { GpuHost } from './host/types.ts';
 import type { Profile } from './profile.ts';
 import { Scopes } from './scopes.ts';
@@ -86,7 +86,7 @@ export class Engine {
     return new Tensor(this, new Storage(buf, bytes), shape, dtype);
   }
 
-  /** Uploads host data as a new tensor. f16 tensors take float data and convert it. */
+  /** Uploads host data as a new tensor. f16 and bf16 tensors take float data and round it (nearest even). */
   tensor(data: ArrayLike<number>, shape: readonly number[], dtype: DType = 'f32'): Tensor {
     const n = numel(shape);
     if (data.length !== n) {
@@ -111,6 +111,9 @@ export class Engine {
     else if (t.dtype === 'f16') {
       const h = f32ArrayToF16([value])[0]!;
       bits = h | (h << 16);
+    } else if (t.dtype === 'bf16') {
+      const h = f32ToBf16Bits(value);
+      bits = (h | (h << 16)) >>> 0;
     } else bits = value >>> 0;
     this.dispatch({
       shader: 'fill',
@@ -131,6 +134,7 @@ export class Engine {
   private writeTo(t: Tensor, data: ArrayLike<number>): void {
     let bytes: ArrayBufferView;
     if (t.dtype === 'f16') bytes = f32ArrayToF16(data);
+    else if (t.dtype === 'bf16') bytes = f32ArrayToBf16(data);
     else if (t.dtype === 'f32') bytes = data instanceof Float32Array ? data : Float32Array.from(data);
     else if (t.dtype === 'i32') bytes = data instanceof Int32Array ? data : Int32Array.from(data);
     else bytes = data instanceof Uint32Array ? data : Uint32Array.from(data);
@@ -325,6 +329,8 @@ function hostArray(t: Tensor, copy: ArrayBuffer, offset: number): HostArray {
       return new Uint32Array(copy, offset, t.size);
     case 'f16':
       return f16ArrayToF32(new Uint16Array(copy, offset, t.size));
+    case 'bf16':
+      return bf16ArrayToF32(new Uint16Array(copy, offset, t.size));
   }
 }
 

@@ -70,3 +70,16 @@ export function f16ArrayToF32(src: Uint16Array): Float32Array {
   for (let i = 0; i < src.length; i++) out[i] = f16BitsToF32(src[i]!);
   return out;
 }
+
+export function f32ArrayToBf16(src: ArrayLike<number>): Uint16Array {
+  const out = new Uint16Array(src.length);
+  for (let i = 0; i < src.length; i++) out[i] = f32ToBf16Bits(src[i]!);
+  return out;
+}
+
+/** bf16 bits -> float32 (exact: a bf16 is the top half of a float32). */
+export function bf16ArrayToF32(src: Uint16Array): Float32Array {
+  const words = new Uint32Array(src.length);
+  for (let i = 0; i < src.length; i++) words[i] = src[i]! << 16;
+  return new Float32Array(words.buffer);
+}

@@ -1,10 +1,11 @@
 import type { Engine } from './engine.ts';
 
-export type DType = 'f32' | 'f16' | 'i32' | 'u32';
+/** Element types; bf16 holds frozen weights of BF16 checkpoints (read by matmul and embedding only). */
+export type DType = 'f32' | 'f16' | 'bf16' | 'i32' | 'u32';
 
-export const BYTES_PER_ELEMENT: Record<DType, number> = { f32: 4, f16: 2, i32: 4, u32: 4 };
+export const BYTES_PER_ELEMENT: Record<DType, number> = { f32: 4, f16: 2, bf16: 2, i32: 4, u32: 4 };
 
-/** Host-side arrays for each dtype (f16 reads back widened to f32). */
+/** Host-side arrays for each dtype (f16 and bf16 read back widened to f32). */
 export type HostArray = Float32Array | Int32Array | Uint32Array;
 
 /** One GPU buffer shared by a tensor and its views; freed when the last of them is disposed. */

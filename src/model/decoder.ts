@@ -1,7 +1,7 @@
 // The decoder-only causal LM of the Llama / Qwen2 / Qwen3 families, exactly as Hugging Face defines them,
 // on the engine's ops. Parameters carry their HF names, so loading, export and checkpoints are name maps.
 import type { Engine } from '../gpu/engine.ts';
-import type { Tensor } from '../gpu/tensor.ts';
+import type { DType, Tensor } from '../gpu/tensor.ts';
 import { add } from '../gpu/ops/elementwise.ts';
 import { linear } from '../gpu/ops/matmul.ts';
 import { swapAxes12, kvAppend, gatherRows } from '../gpu/ops/layout.ts';
@@ -54,11 +54,16 @@ export class CausalLM {
     readonly cfg: ModelConfig,
   ) {}
 
-  /** Builds the model from host float data by HF name; throws naming any missing tensor or wrong shape. */
+  /**
+   * Builds the model from host float data by HF name; throws naming any missing tensor or wrong shape.
+   * `dtypeOf` picks each weight's GPU dtype (default f32; f16 or bf16 only for frozen matrices, see
+   * weight-storage.ts).
+   */
   static fromHost(
     engine: Engine,
     cfg: ModelConfig,
     get: (name: string) => { data: Float32Array; shape: number[] } | undefined,
+    dtypeOf: (name: string, shape: number[]) => DType = () => 'f32',
   ): CausalLM {
     const m = new CausalLM(engine, cfg);
     for (const spec of expectedTensors(cfg)) {
@@ -69,7 +74,7 @@ export class CausalLM {
           `piplay: tensor '${spec.name}' has shape [${t.shape}] but config.json implies [${spec.shape}]; the weights do not match the config`,
         );
       }
-      const p = engine.keep(engine.tensor(t.data, spec.shape));
+      const p = engine.keep(engine.tensor(t.data, spec.shape, dtypeOf(spec.name, spec.shape)));
       p.name = spec.name;
       m.params.set(spec.name, p);
     }

@@ -13,12 +13,25 @@ import {
   type Dtype,
 } from './safetensors.ts';
 import { FLOAT_DTYPES, nonFiniteValues, notFloatMessage, type LoadedCheckpoint } from './safetensors.ts';
+import { frozenDtypes } from './weight-storage.ts';
 
 export interface LoadOptions {
   /** Called per weight file read (for progress bars). */
   onFile?: (name: string, index: number, count: number) => void;
   /** Where the folder came from, for messages ("public/models/tiny", a hub id, ...). */
   source?: string;
+  /**
+   * The model is never trained (evaluation, a frozen base): its matrices stay in the checkpoint's dtype
+   * on the GPU (F16, BF16; weight-storage.ts) instead of f32.
+   */
+  frozen?: boolean;
+}
+
+/** A model folder's weights on the host, as f32 by HF name, with the dtype each had in its file. */
+export interface HostCheckpoint {
+  cfg: ModelConfig;
+  weights: Map<string, { data: Float32Array; shape: number[] }>;
+  fileDtypes: Map<string, Dtype>;
 }
 
 export async function readConfig(readFile: ReadFile, source = 'the model folder'): Promise<ModelConfig> {
@@ -82,21 +95,39 @@ export function checkWeightValues(weights: LoadedCheckpoint, cfg: ModelConfig, s
   );
 }
 
-/** Loads config.json and the weights (single file or shards) into a CausalLM. */
-export async function loadModel(e: Engine, readFile: ReadFile, opts: LoadOptions = {}): Promise<CausalLM> {
+/**
+ * Reads config.json and the weights (single file or shards) to the host, checked against the config and
+ * for finite values, without touching the GPU (but for its limits).
+ */
+export async function loadHostCheckpoint(
+  e: Engine,
+  readFile: ReadFile,
+  opts: LoadOptions = {},
+): Promise<HostCheckpoint> {
   const source = opts.source ?? 'the model folder';
   const cfg = await readConfig(readFile, source);
   checkFits(e, cfg, source);
-  const weights = await loadSafetensorsWeights(readFile, { onFile: opts.onFile }).catch((err: Error) => {
+  const loaded = await loadSafetensorsWeights(readFile, { onFile: opts.onFile }).catch((err: Error) => {
     throw new Error(`${source}: ${err.message}`);
   });
-  assertMatchesConfig(weights.tensors, cfg, source);
-  checkWeightValues(weights, cfg, source);
-  return CausalLM.fromHost(e, cfg, (name) => {
-    const entry = weights.tensors.get(name);
-    if (!entry) return undefined;
-    return { data: toFloat32(entry, `${source}: tensor "${name}" in ${weights.fileOf.get(name)}`), shape: entry.shape };
-  });
+  assertMatchesConfig(loaded.tensors, cfg, source);
+  checkWeightValues(loaded, cfg, source);
+  const weights: HostCheckpoint['weights'] = new Map();
+  const fileDtypes = new Map<string, Dtype>();
+  for (const spec of expectedTensors(cfg)) {
+    const entry = loaded.tensors.get(spec.name)!; // assertMatchesConfig checked it is there
+    const what = `${source}: tensor "${spec.name}" in ${loaded.fileOf.get(spec.name)}`;
+    weights.set(spec.name, { data: toFloat32(entry, what), shape: entry.shape });
+    fileDtypes.set(spec.name, entry.dtype);
+  }
+  return { cfg, weights, fileDtypes };
+}
+
+/** Loads config.json and the weights (single file or shards) into a CausalLM. */
+export async function loadModel(e: Engine, readFile: ReadFile, opts: LoadOptions = {}): Promise<CausalLM> {
+  const { cfg, weights, fileDtypes } = await loadHostCheckpoint(e, readFile, opts);
+  const dtypeOf = opts.frozen ? frozenDtypes(fileDtypes) : undefined;
+  return CausalLM.fromHost(e, cfg, (name) => weights.get(name), dtypeOf);
 }
 
 export interface ExportOptions {

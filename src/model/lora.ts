@@ -5,6 +5,7 @@ import type { Engine } from '../gpu/engine.ts';
 import type { Tensor } from '../gpu/tensor.ts';
 import { add, scale } from '../gpu/ops/elementwise.ts';
 import { linear, matmul } from '../gpu/ops/matmul.ts';
+import { widen } from '../gpu/ops/packed.ts';
 import type { ModelConfig } from './config.ts';
 import { mulberry32 } from './seeded.ts';
 
@@ -75,12 +76,13 @@ export class LoraSet {
 
   /**
    * The weight `name.weight` with its adapter folded in, W + scale · B A (W itself when the projection has
-   * no adapter): what an exported model folder carries, so it needs no LoRA support to load.
+   * no adapter): what an exported model folder carries, so it needs no LoRA support to load. A 16-bit base
+   * is widened first: the sum is f32.
    */
   merged(name: string, w: Tensor): Tensor {
     const ad = this.adapters.get(name);
     if (!ad) return w;
-    return add(w, matmul(ad.B, ad.A, { alpha: this.scale }));
+    return add(widen(w), matmul(ad.B, ad.A, { alpha: this.scale }));
   }
 
   parameters(): Tensor[] {

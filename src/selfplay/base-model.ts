@@ -6,7 +6,8 @@ import { STUDENT_INSTRUCTIONS, examinerPrompt, type Passage } from '../env/index
 import type { ModelConfig } from '../model/config.ts';
 import { parseJsonFile, readOptional, type ReadFile } from '../model/files.ts';
 import { initWeights, tinyConfig } from '../model/init.ts';
-import { loadModel } from '../model/io.ts';
+import { loadHostCheckpoint } from '../model/io.ts';
+import type { Dtype } from '../model/safetensors.ts';
 import { checkTokenizerFitsModel, loadTokenizer, tokenizerFromJson, type Tokenizer } from '../model/tokenizer.ts';
 import { TOOL_TAGS, tokenizerFiles, trainTokenizer } from '../model/tokenizer-train.ts';
 import type { SelfPlayConfig } from './config.ts';
@@ -18,6 +19,8 @@ export interface BaseModel {
   name: string;
   cfg: ModelConfig;
   weights: HostWeights;
+  /** Each weight's dtype in its file (absent for random-tiny: f32); frozen copies keep it on the GPU. */
+  fileDtypes?: Map<string, Dtype>;
   tokenizer: Tokenizer;
   /**
    * Files written as they are next to exported weights: tokenizer.json and tokenizer_config.json, and the
@@ -58,28 +61,20 @@ export async function randomTinyBase(c: SelfPlayConfig, passages: readonly Passa
   };
 }
 
-/** A model folder: weights (read once, kept on the host for the copies) and its tokenizer. */
+/**
+ * A model folder: weights (read once, kept on the host for the copies) and its tokenizer. Nothing goes to
+ * the GPU here (`e` gives its limits), so no f32 copy of the weights sets the memory's high-water mark.
+ */
 export async function folderBase(e: Engine, readFile: ReadFile, source: string): Promise<BaseModel> {
-  const model = await loadModel(e, readFile, { source });
-  try {
-    const tokenizer = await loadTokenizer(readFile, { where: source, eosIds: model.cfg.eosIds });
-    checkTokenizerFitsModel(tokenizer, model.cfg.vocabSize, source);
-    const files: Record<string, Uint8Array> = {};
-    for (const name of ['tokenizer.json', 'tokenizer_config.json']) files[name] = await readFile(name);
-    const generation = await readOptional(readFile, 'generation_config.json');
-    if (generation) files['generation_config.json'] = generation;
-    const configJson = parseJsonFile(await readFile('config.json'), 'config.json') as Record<string, unknown>;
-    return {
-      name: source,
-      cfg: model.cfg,
-      weights: await model.toHost(),
-      tokenizer,
-      tokenizerFiles: files,
-      configJson,
-    };
-  } finally {
-    model.dispose();
-  }
+  const { cfg, weights, fileDtypes } = await loadHostCheckpoint(e, readFile, { source });
+  const tokenizer = await loadTokenizer(readFile, { where: source, eosIds: cfg.eosIds });
+  checkTokenizerFitsModel(tokenizer, cfg.vocabSize, source);
+  const files: Record<string, Uint8Array> = {};
+  for (const name of ['tokenizer.json', 'tokenizer_config.json']) files[name] = await readFile(name);
+  const generation = await readOptional(readFile, 'generation_config.json');
+  if (generation) files['generation_config.json'] = generation;
+  const configJson = parseJsonFile(await readFile('config.json'), 'config.json') as Record<string, unknown>;
+  return { name: source, cfg, weights, fileDtypes, tokenizer, tokenizerFiles: files, configJson };
 }
 
 /** A prompt as ids: the chat template's user turn + assistant header when there is one, else plain text. */

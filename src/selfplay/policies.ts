@@ -1,13 +1,15 @@
 // The three policies of π-Play (ALGORITHM.md section 1) and their optimizers. By default each is a full
-// copy of the base model, fine-tuned as a whole; with `policies: 'lora'` they are LoRA adapters on one
-// frozen shared base. The teacher is never trained by gradient: it follows the student by EMA after
-// every student optimizer step. A frozen reference copy exists only when a k3 KL is on (beta or examinerBeta > 0).
+// copy of the base model, fine-tuned as a whole (f32); with `policies: 'lora'` they are LoRA adapters on one
+// frozen shared base (in the checkpoint's dtype). The teacher is never trained by gradient: it follows the
+// student by EMA after every student optimizer step. A frozen reference copy exists only when a k3 KL is on
+// (beta or examinerBeta > 0).
 import type { Engine } from '../gpu/engine.ts';
 import type { Tensor } from '../gpu/tensor.ts';
 import { emaInto } from '../gpu/ops/ema.ts';
 import { AdamW, type AdamWState } from '../gpu/optim/adamw.ts';
 import { CausalLM } from '../model/decoder.ts';
 import { LoraSet } from '../model/lora.ts';
+import { frozenDtypes } from '../model/weight-storage.ts';
 import { parseSafetensors, toFloat32, writeSafetensors } from '../model/safetensors.ts';
 import { nonFiniteValues, type TensorEntry } from '../model/safetensors.ts';
 import type { BaseModel } from './base-model.ts';
@@ -37,13 +39,16 @@ export class Policies {
     let reference: CausalLM | null = null;
     let shared: CausalLM | null = null;
     const copy = () => CausalLM.fromHost(e, base.cfg, (name) => base.weights.get(name));
+    // What is never trained (the LoRA base, the reference) keeps the checkpoint's dtype (weight-storage.ts).
+    const frozen = base.fileDtypes ? frozenDtypes(base.fileDtypes) : undefined;
+    const frozenCopy = () => CausalLM.fromHost(e, base.cfg, (name) => base.weights.get(name), frozen);
     if (c.policies === 'separate') {
       examiner = copy();
       student = copy();
       if (withTeacher) teacher = copy();
-      if (needsReference(c)) reference = copy();
+      if (needsReference(c)) reference = frozenCopy();
     } else {
-      shared = copy();
+      shared = frozenCopy();
       const view = (seed: number | null) => {
         const m = new CausalLM(e, base.cfg);
         for (const [name, p] of shared!.params) m.params.set(name, p);

@@ -8,10 +8,13 @@
 // training forward pass every intermediate of every layer stays alive until the pass ends, and the
 // backward pass keeps all of its gradients until it ends, so a pass costs tokens × layers × the floats one
 // layer makes per token (counted from src/model/decoder.ts below); a pass without a tape (the teacher's,
-// prefill) frees each layer's intermediates as it goes. test/unit/worker/estimate-vs-pool.test.ts holds
+// prefill) frees each layer's intermediates as it goes. Weights count in the dtype they are stored in
+// (src/model/weight-storage.ts): trained copies in f32, frozen ones (the LoRA base, the k3 reference) in the
+// checkpoint's dtype as config.json's torch_dtype names it. test/unit/worker/estimate-vs-pool.test.ts holds
 // the total within 20% of a measured run's high-water mark.
 import { memoryEstimate } from '../model/io.ts';
 import { parameterCount, type ModelConfig } from '../model/config.ts';
+import { weightBytes } from '../model/weight-storage.ts';
 import { needsReference, type SelfPlayConfig } from '../selfplay/config.ts';
 import type { PromptLengths } from '../selfplay/prompt-lengths.ts';
 
@@ -34,6 +37,8 @@ export interface MemoryReport {
   params: number;
   /** f32 weights of one copy. */
   weightBytes: number;
+  /** One frozen copy of the weights as stored (matrices in the checkpoint's dtype when F16/BF16). */
+  frozenWeightBytes: number;
   largestTensorBytes: number;
   /** Sum of the breakdown. */
   totalBytes: number;
@@ -136,21 +141,30 @@ export function estimateRun(
 ): MemoryReport {
   const params = parameterCount(cfg);
   const { paramBytes, largestTensorBytes } = memoryEstimate(cfg);
+  const frozenBytes = weightBytes(cfg, true);
+  const stored = frozenBytes < paramBytes ? ` (matrices in ${cfg.torchDtype})` : '';
   const teacher = run.privileged !== 'none';
   const reference = needsReference(run);
   const lora = run.policies === 'lora' ? { rank: run.loraRank } : null;
   const kept: MemoryLine[] = [];
   let trained: number;
   if (!lora) {
-    const copies = 2 + (teacher ? 1 : 0) + (reference ? 1 : 0);
+    const copies = 2 + (teacher ? 1 : 0);
     kept.push({
-      label: `weights: ${copies} full copies (examiner, student${teacher ? ', teacher' : ''}${reference ? ', reference' : ''})`,
+      label: `weights: ${copies} full f32 copies (examiner, student${teacher ? ', teacher' : ''})`,
       bytes: copies * paramBytes,
       setting: 'LoRA policies (--policies lora)',
     });
+    if (reference) {
+      kept.push({
+        label: `weights: the frozen reference${stored}`,
+        bytes: frozenBytes,
+        setting: '--beta 0 and --examiner-beta 0',
+      });
+    }
     trained = params;
   } else {
-    kept.push({ label: 'weights: one shared frozen base', bytes: paramBytes, setting: 'a smaller model' });
+    kept.push({ label: `weights: one shared frozen base${stored}`, bytes: frozenBytes, setting: 'a smaller model' });
     trained = loraParams(cfg, lora.rank);
     const adapters = 2 + (teacher ? 1 : 0);
     kept.push({
@@ -286,6 +300,7 @@ export function estimateRun(
     vocab: cfg.vocabSize,
     params,
     weightBytes: paramBytes,
+    frozenWeightBytes: frozenBytes,
     largestTensorBytes,
     totalBytes,
     breakdown: lines,

@@ -1,5 +1,6 @@
 // Embedding lookup with autograd (shaders/embedding.wgsl, shaders/embedding_links.wgsl).
 import type { Tensor } from '../tensor.ts';
+import { storageFormat } from './packed.ts';
 import { expect } from './util.ts';
 
 /** Workgroup sizes: the gather's threads (one per element), the scatter's columns, the list builder's threads. */
@@ -30,11 +31,13 @@ export function idLists(ids: Int32Array): { next: Int32Array; starts: Int32Array
  * zero rows (and an error when `hostIds` is given). The gradient of `table` is a deterministic
  * scatter-add (repeated ids sum in position order). Pass `hostIds`, a host copy of the ids (they come
  * from the host anyway), to build the scatter's position lists on the CPU; without it a GPU pass builds
- * them in O(N^2). Tied LM heads that reuse the table get both gradients summed by the tape.
+ * them in O(N^2). Tied LM heads that reuse the table get both gradients summed by the tape. A frozen table
+ * may be stored as f16 or bf16; the rows come out f32.
  */
 export function embedding(table: Tensor, ids: Tensor, hostIds?: Int32Array): Tensor {
   const e = table.engine;
-  expect(table, 'embedding table', { dtype: 'f32', rank: 2 });
+  expect(table, 'embedding table', { rank: 2 });
+  const format = storageFormat(table, 'embedding', 'table');
   expect(ids, 'embedding ids', { dtype: 'i32' });
   const [V, D] = table.shape as [number, number];
   const N = ids.size;
@@ -53,7 +56,7 @@ export function embedding(table: Tensor, ids: Tensor, hostIds?: Int32Array): Ten
     e.dispatch({
       shader: 'embedding',
       entry: 'gather',
-      constants: { GATHER_WG },
+      constants: { GATHER_WG, SRC_FORMAT: format },
       params: { N, D, V, S: 0 },
       bindings: { ids, src: table, out },
       workgroups: e.grid(N * D, GATHER_WG),

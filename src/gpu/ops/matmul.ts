@@ -2,6 +2,7 @@
 import type { Tensor } from '../tensor.ts';
 import { shapeString } from '../tensor.ts';
 import { add } from './elementwise.ts';
+import { storageFormat } from './packed.ts';
 import { expect } from './util.ts';
 
 export interface MatmulOptions {
@@ -23,13 +24,13 @@ export function setMatmulVariant(v: MatmulVariant | null): void {
 
 /**
  * C = alpha * op(A) @ op(B) for 2-D [M, K] x [K, N] operands, or a batch of them (3-D, same batch size).
- * Transposes are read in place.
+ * Transposes are read in place. B may be a frozen weight stored as f16 or bf16 (widened as read, f32 sums).
  */
 export function matmul(a: Tensor, b: Tensor, opts: MatmulOptions = {}): Tensor {
   const { transA = false, transB = false, alpha = 1 } = opts;
   const e = a.engine;
   expect(a, 'matmul', { dtype: 'f32' });
-  expect(b, 'matmul', { dtype: 'f32' });
+  storageFormat(b, 'matmul', 'second operand');
   const batched = a.rank === 3;
   if (!(a.rank === 2 || a.rank === 3) || b.rank !== a.rank || (batched && a.shape[0] !== b.shape[0])) {
     throw new Error(
@@ -91,6 +92,12 @@ function pickVariant(e: Tensor['engine']): MatmulVariant {
   return v === 'subgroup' && !subgroupsOf8(e) ? 'regs' : v;
 }
 
+/** B_FORMAT of lib/matmul_io.wgsl, set only for 16-bit B (so f32 products keep their pipelines). */
+function bFormat(b: Tensor): { B_FORMAT?: number } {
+  const format = storageFormat(b, 'matmul', 'second operand');
+  return format === 0 ? {} : { B_FORMAT: format };
+}
+
 /** Launches the kernel into an existing output (no autograd). */
 export function gemm(a: Tensor, b: Tensor, out: Tensor, s: GemmShape): void {
   const e = a.engine;
@@ -102,7 +109,7 @@ export function gemm(a: Tensor, b: Tensor, out: Tensor, s: GemmShape): void {
   e.dispatch({
     shader: variant === 'subgroup' ? 'matmul_subgroup' : 'matmul',
     entry: variant === 'subgroup' ? 'main' : variant,
-    constants: { TRANS_A: s.transA, TRANS_B: s.transB, ACCUMULATE: s.accumulate ?? false },
+    constants: { TRANS_A: s.transA, TRANS_B: s.transB, ACCUMULATE: s.accumulate ?? false, ...bFormat(b) },
     params: { M: s.M, N: s.N, K: s.K, strideA, strideB, strideC: s.M * s.N, alpha: s.alpha },
     bindings: { A: a, B: b, C: out },
     workgroups: [Math.ceil(s.N / cols), Math.ceil(s.M / rows), s.batch],

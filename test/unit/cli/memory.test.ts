@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { estimateLines, refusal } from '../../../src/cli/memory.ts';
-import { parseConfig } from '../../../src/model/config.ts';
+import { parameterCount, parseConfig } from '../../../src/model/config.ts';
 import { PRESETS } from '../../../src/selfplay/config.ts';
 import { estimateRun } from '../../../src/worker/estimate.ts';
 
@@ -30,5 +30,28 @@ describe('npm run train memory check', () => {
     expect(r).toMatch(/^this run cannot fit this GPU: The logits of one training micro-batch \(6400 tokens/);
     expect(r).toContain(`largest term is ${m.largestTerm.label}`);
     expect(r).toMatch(/lower it with micro-batch \(--micro-batch\)\.$/);
+  });
+
+  it('counts frozen weights in the checkpoint dtype and trained copies in f32', () => {
+    const smol = cfg('smollm2-135m'); // torch_dtype bfloat16
+    const f32 = 4 * parameterCount(smol);
+    const term = (m: ReturnType<typeof estimateRun>, re: RegExp) => m.breakdown.find((l) => re.test(l.label))!;
+    const lora = estimateRun(smol, { ...PRESETS.smoke, policies: 'lora' }, browser, prompts);
+    const base = term(lora, /one shared frozen base/);
+    expect(base.label).toMatch(/\(matrices in bfloat16\)/);
+    expect(base.bytes).toBe(lora.frozenWeightBytes);
+    // All but the norm vectors halve: 269 MB of the 538 MB in f32, as the checkpoint is on disk.
+    expect(base.bytes / f32).toBeGreaterThan(0.5);
+    expect(base.bytes / f32).toBeLessThan(0.501);
+    expect(lora.weightBytes).toBe(f32);
+
+    const separate = estimateRun(smol, { ...PRESETS.smoke, policies: 'separate', beta: 0.01 }, browser, prompts);
+    expect(term(separate, /full f32 copies/).bytes).toBe(3 * f32);
+    expect(term(separate, /frozen reference/).bytes).toBe(lora.frozenWeightBytes);
+
+    // An f32 checkpoint stays f32 frozen or not.
+    const f32cfg = { ...smol, torchDtype: 'float32' as const };
+    const plain = estimateRun(f32cfg, { ...PRESETS.smoke, policies: 'lora' }, browser, prompts);
+    expect(term(plain, /one shared frozen base$/).bytes).toBe(f32);
   });
 });
