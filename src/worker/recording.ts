@@ -10,7 +10,9 @@ import { packTokens, unpackTokens, type PackedTokens } from './wire.ts';
 export const RECORDING_FORMAT = 'piplay-run-recording';
 
 /** A rollout's packed tokens as JSON can hold them (typed arrays as lists). */
-export type JsonPackedTokens = { [K in keyof PackedTokens]: PackedTokens[K] extends ArrayLike<number> ? number[] : PackedTokens[K] };
+export type JsonPackedTokens = {
+  [K in keyof PackedTokens]: PackedTokens[K] extends ArrayLike<number> ? number[] : PackedTokens[K];
+};
 
 export type RecordedEvent =
   | { type: 'metrics'; metrics: StepMetrics }

@@ -104,9 +104,9 @@ describe('run history in the browser store', () => {
       return orig.call(this, value, key);
     } as typeof orig;
     try {
-      await expect(saveCheckpoint(run, policies, state(1, { metrics: 1, questions: 0, rollouts: 0, eval: 0 }))).rejects.toThrow(
-        /quota/,
-      );
+      await expect(
+        saveCheckpoint(run, policies, state(1, { metrics: 1, questions: 0, rollouts: 0, eval: 0 })),
+      ).rejects.toThrow(/quota/);
     } finally {
       IDBObjectStore.prototype.put = orig;
     }
