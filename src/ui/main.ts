@@ -1,8 +1,9 @@
 // The page: starts the engine worker, mounts the panels, and folds the run's messages into the view state.
 // Nothing here computes on the GPU or blocks: the worker does the work, the page renders at most once per
-// animation frame (charts less often), and only the visible view.
+// animation frame (charts less often), and only the visible view. The views can also show another run than the
+// page's own (a recorded example, a stored run's history; src/ui/replay.ts), and the charts overlay a second one.
 import * as Comlink from 'comlink';
-import type { JobKind, PretrainRequest, RunPhase, WorkerMessage } from '../worker/protocol.ts';
+import type { CheckpointMeta, JobKind, PretrainRequest, RunPhase, WorkerMessage } from '../worker/protocol.ts';
 import { unpackEvent } from '../worker/wire.ts';
 import { startEngineWorker } from './engine-client.ts';
 import { html } from './html.ts';
@@ -13,8 +14,17 @@ import { HeatmapPanel } from './panels/heatmap.ts';
 import { Alerts, renderLog } from './panels/messages.ts';
 import { PretrainPanel } from './panels/pretrain.ts';
 import { renderProgress } from './panels/progress.ts';
+import { RunsBar } from './panels/runs-bar.ts';
 import { SetupPanel } from './panels/setup.ts';
 import { StudentPanel } from './panels/student.ts';
+import {
+  fetchExample,
+  listExamples,
+  stateFromEvents,
+  viewRecording,
+  type ExampleEntry,
+  type ViewedRun,
+} from './replay.ts';
 import { applyEvent, emptyState, type RunState } from './state.ts';
 import { Tabs } from './tabs.ts';
 
@@ -28,19 +38,24 @@ function fatal(title: string, message: string): void {
 }
 
 async function boot(): Promise<void> {
+  // Without a usable GPU nothing can train, but recorded examples and stored runs can still be viewed.
+  const viewOnly = ' The recorded example and stored runs can still be viewed.';
   if (!('gpu' in navigator)) {
     fatal(
       'WebGPU is not available',
       'This browser does not expose WebGPU (navigator.gpu). Use a recent Chrome or Edge (113+); on Linux enable ' +
         'chrome://flags/#enable-unsafe-webgpu and chrome://flags/#enable-vulkan, then reload. The page must be ' +
-        'served over https or from localhost.',
+        'served over https or from localhost.' +
+        viewOnly,
     );
+    await new App(startEngineWorker()).mount();
     return;
   }
   const engine = startEngineWorker();
   const init = await engine.init();
   if (!init.ok || !init.info) {
-    fatal('WebGPU is not usable', init.error ?? 'unknown error');
+    fatal('WebGPU is not usable', (init.error ?? 'unknown error') + viewOnly);
+    await new App(engine).mount();
     return;
   }
   const info = init.info;
@@ -80,6 +95,14 @@ class App {
   private charts!: ChartsPanel;
   private pretrain!: PretrainPanel;
   private tabs!: Tabs;
+  private runsBar!: RunsBar;
+  /** The run the views show instead of the page's own, if any. */
+  private viewing: ViewedRun | null = null;
+  private examples: ExampleEntry[] = [];
+  /** The run overlaid on the charts ('' for none); the latest pick wins when loads overlap. */
+  private overlayId = '';
+  /** The stored runs with a checkpoint (the charts can overlay them). */
+  private stored: CheckpointMeta[] = [];
 
   constructor(private engine: Engine) {}
 
@@ -90,11 +113,26 @@ class App {
     this.student = new StudentPanel($('panel-student'));
     this.heatmap = new HeatmapPanel($('panel-heatmap'));
     this.charts = new ChartsPanel($('panel-charts'));
+    this.charts.onOverlay = (id) => void this.setOverlay(id);
     this.tabs = new Tabs($('tabs'), () => this.schedule(true));
+    // The examples first: they need neither the GPU nor the worker.
+    this.runsBar = new RunsBar($('runs-bar'), {
+      openExample: (entry) => void this.openExample(entry),
+      back: () => this.view(null),
+    });
+    void listExamples().then(
+      (list) => {
+        this.examples = list;
+        this.runsBar.setExamples(list);
+        this.updateOverlayChoices();
+      },
+      (err: Error) => this.runsBar.setExamples(err),
+    );
     const e = this.engine;
     this.checkpoints = new CheckpointsPanel($('checkpoints'), {
       list: () => e.listCheckpoints(),
       resume: (name) => void this.resumeRun(name),
+      view: (name) => void this.viewStored(name),
       use: (name) => this.setup.useCheckpoint(name),
       exportZip: (name) => e.exportCheckpoint(name),
       delete: async (name) => void (await e.deleteCheckpoint(name)),
@@ -106,7 +144,10 @@ class App {
           level === 'error' ? 'Checkpoint problem' : 'Checkpoints',
           message,
         ),
-      listed: (list) => this.pretrain?.setStored(list),
+      listed: (list) => {
+        this.pretrain?.setStored(list);
+        this.updateOverlayChoices(list);
+      },
     });
     await e.subscribe(Comlink.proxy((msgs: WorkerMessage[]) => this.onMessages(msgs)));
     const embedded = await e.listEmbedded();
@@ -153,12 +194,78 @@ class App {
     setInterval(() => this.phase === 'running' && this.renderProgress(), 1000);
   }
 
+  /** Shows `run` in the views instead of the page's own run (null: the page's own again). */
+  private view(run: ViewedRun | null): void {
+    this.viewing = run;
+    this.rendered = unrendered();
+    this.runsBar.setViewing(run);
+    const c = run?.config;
+    // (The setup panel is mounted once the worker answers; an example can open before.)
+    this.heatmap.privileged = c?.privileged ?? this.setup?.privileged ?? 'full';
+    this.student.n = c?.rolloutsPerQuestion ?? this.setup?.rollouts ?? 0;
+    this.schedule(true);
+  }
+
+  private async openExample(entry: ExampleEntry): Promise<void> {
+    try {
+      this.view(viewRecording(await fetchExample(entry)));
+      alerts.clear('view-failed');
+    } catch (err) {
+      alerts.show('error', 'Could not open the recorded example', (err as Error).message, [], 'view-failed');
+    }
+  }
+
+  /** A stored run's history as a view (its settings from its checkpoint entry). */
+  private async storedView(name: string): Promise<ViewedRun> {
+    const { meta, events } = await this.engine.runHistory(name);
+    const state = stateFromEvents(events.map(unpackEvent));
+    if (events.length === 0)
+      applyEvent(state, {
+        type: 'log',
+        level: 'info',
+        message: `run '${name}' was stored before runs kept their history`,
+      });
+    return { id: name, title: `'${name}'`, kind: 'stored', config: meta.config ?? {}, state };
+  }
+
+  private async viewStored(name: string): Promise<void> {
+    try {
+      this.view(await this.storedView(name));
+      alerts.clear('view-failed');
+    } catch (err) {
+      alerts.show('error', `Could not open run '${name}'`, (err as Error).message, [], 'view-failed');
+    }
+  }
+
+  /** The runs the charts can overlay: the recorded examples, then the stored runs with a checkpoint. */
+  private updateOverlayChoices(list?: readonly CheckpointMeta[]): void {
+    if (list) this.stored = list.filter((c) => c.kind === 'run' && c.cursor !== null);
+    this.charts.setOverlayChoices([
+      ...this.examples.map((x) => ({ id: `example:${x.name}`, title: `${x.title} (recorded example)` })),
+      ...this.stored.map((c) => ({ id: `run:${c.name}`, title: `run '${c.name}'` })),
+    ]);
+  }
+
+  private async setOverlay(id: string): Promise<void> {
+    this.overlayId = id;
+    if (!id) return this.charts.setOverlay(null);
+    try {
+      const entry = this.examples.find((x) => `example:${x.name}` === id);
+      const run = entry ? viewRecording(await fetchExample(entry)) : await this.storedView(id.slice('run:'.length));
+      if (this.overlayId === id) this.charts.setOverlay({ title: run.title, series: run.state.series }, id);
+    } catch (err) {
+      alerts.show('error', 'Could not overlay that run', (err as Error).message, [], 'view-failed');
+      if (this.overlayId === id) this.charts.setOverlay(null);
+    }
+  }
+
   private async startRun(
     call: () => Promise<{ ok: boolean; error?: string }>,
     iterations: number | null,
   ): Promise<void> {
     alerts.clear('resume-offer');
     alerts.clear('run-failed');
+    this.view(null);
     this.state = emptyState();
     this.rendered = unrendered();
     this.iterations = iterations;
@@ -173,6 +280,7 @@ class App {
   private async startPretrain(req: PretrainRequest): Promise<{ ok: boolean; error?: string }> {
     alerts.clear('resume-offer');
     alerts.clear('run-failed');
+    this.view(null);
     this.state = emptyState();
     this.rendered = unrendered();
     this.iterations = null;
@@ -317,10 +425,11 @@ class App {
   }
 
   private render(): void {
-    const s = this.state;
+    // Progress is always the page's own run; the views show the viewed run, if any.
+    if (this.rendered.progress !== this.state.version.progress) this.renderProgress();
+    const s = this.viewing?.state ?? this.state;
     const v = s.version;
     const tab = this.tabs.current;
-    if (this.rendered.progress !== v.progress) this.renderProgress();
     if (tab === 'examiner' && this.rendered.examiner !== v.questions) {
       this.examiner.render(s.questions);
       this.rendered.examiner = v.questions;
@@ -342,9 +451,9 @@ class App {
         this.lastCharts = now;
       } else setTimeout(() => this.schedule(false), 500);
     }
-    if (tab === 'pretrain' && this.rendered.pretrain !== v.metrics) {
-      this.pretrain.render(s.series.get('pretrain/loss'));
-      this.rendered.pretrain = v.metrics;
+    if (tab === 'pretrain' && this.rendered.pretrain !== this.state.version.metrics) {
+      this.pretrain.render(this.state.series.get('pretrain/loss'));
+      this.rendered.pretrain = this.state.version.metrics;
     }
     if (tab === 'log' && this.rendered.log !== v.logs) {
       document.getElementById('panel-log')!.innerHTML = html`<h3 class="sr-only">Run log</h3>${renderLog(s.logs)}`.text;

@@ -18,6 +18,7 @@ import type { RunEvent } from '../selfplay/events.ts';
 import { SelfPlayRun } from '../selfplay/loop.ts';
 import {
   BrowserCheckpoints,
+  type BrowserRunStorage,
   CheckpointSaveError,
   idbBackend,
   type CheckpointMeta,
@@ -45,7 +46,7 @@ import type {
   WorkerMessage,
 } from './protocol.ts';
 import { buildBase, corpusPassages, recordBase, storedBase, storedCorpus, storedLoraBase } from './run-host.ts';
-import { packEvent } from './wire.ts';
+import { packEvent, wireTransfer, type WireEvent } from './wire.ts';
 import { isPlainFileName, safeName } from './names.ts';
 import { readZip, writeZip } from './zip.ts';
 
@@ -65,6 +66,8 @@ interface ActiveRun {
   control: RunControl;
   run: SelfPlayRun | null;
   engine: Engine | null;
+  /** Where the run's history goes (set once the run is under way, so a resume's replay is not stored twice). */
+  history?: BrowserRunStorage;
 }
 
 /**
@@ -206,6 +209,7 @@ export class WorkerApi {
   }
 
   private emitRun = (ev: RunEvent): void => {
+    this.active?.history?.record(ev);
     const { wire, transfer } = packEvent(ev);
     this.post({ type: 'run', event: wire }, transfer);
     if (ev.type === 'checkpoint') void this.postCheckpoints();
@@ -383,9 +387,16 @@ export class WorkerApi {
           listener: this.emitRun,
           resume: true,
         });
-        // The run's history, so the charts continue where they were.
-        for (const m of run.state.metrics) this.emitRun({ type: 'metrics', metrics: m });
-        for (const m of run.state.evals) this.emitRun({ type: 'eval', metrics: m });
+        // The run's history, so every view continues where it was (a run stored before runs kept one: its
+        // metrics and evaluations from the checkpoint).
+        const history = await this.store.history(name, latest.state.records);
+        if (history.length > 0) {
+          for (const h of history) this.post({ type: 'run', event: h }, wireTransfer(h));
+        } else {
+          for (const m of run.state.metrics) this.emitRun({ type: 'metrics', metrics: m });
+          for (const m of run.state.evals) this.emitRun({ type: 'eval', metrics: m });
+        }
+        this.active.history = storage;
       } else {
         if (!('config' in req)) throw new Error('piplay: a new run needs its settings, model and corpus');
         // The browser has no file paths: the model and corpus come from the pickers, held-out questions from the world.
@@ -425,6 +436,7 @@ export class WorkerApi {
         name = storage.runName;
         this.active.name = name;
         await recordBase(storage, base, req.model, req.corpus);
+        this.active.history = storage;
         run = await SelfPlayRun.start({ engine: e, config, base, env, storage, listener: this.emitRun });
         this.emitRun({
           type: 'log',
@@ -609,6 +621,18 @@ export class WorkerApi {
   }
 
   // ---------------------------------------------------------------------------------------- checkpoints
+
+  /**
+   * What the page showed of a stored run (finished or not), to view it again: its step metrics, evaluations,
+   * questions and rollouts up to its latest checkpoint, and its settings.
+   */
+  async runHistory(name: string): Promise<{ meta: CheckpointMeta; events: WireEvent[] }> {
+    const meta = await this.store.entry(name);
+    if (!meta || meta.kind !== 'run') throw new Error(`no stored run named '${name}'`);
+    const latest = await latestCheckpoint(this.store.runStorage(name));
+    const events = await this.store.history(name, latest?.state.records);
+    return Comlink.transfer({ meta: stripConfig(meta), events }, events.flatMap(wireTransfer));
+  }
 
   async listCheckpoints(): Promise<CheckpointMeta[]> {
     return (await this.store.list()).map(stripConfig);

@@ -4,6 +4,9 @@
 //  - a run: the self-play loop's RunStorage files (src/selfplay/checkpoint.ts writes two slots in turn and
 //    then a pointer naming the complete one) plus the base model's config/tokenizer/corpus this worker adds;
 //  - a model folder (HF config + safetensors + tokenizer), imported or pretrained in the page.
+// A run also keeps its history, what the page showed of it (step metrics, evaluations, questions, token-level
+// rollouts, packed as on the wire): each checkpoint adds the records since the previous one as one chunk, in the
+// transaction that makes the checkpoint visible, so the history a reload shows is exactly the checkpoint's.
 // Writes are atomic: a run's checkpoint data goes to the slot the pointer does not name, then ONE IndexedDB
 // transaction writes the pointer and the manifest entry together; an import writes its files under a fresh
 // id, then flips the manifest. A crash or a full quota mid-save leaves the previous checkpoint as it was,
@@ -14,7 +17,10 @@ import { mergeLoraHost, type HostTensor } from '../model/lora.ts';
 import { parseSafetensors, toFloat32, writeSafetensors } from '../model/safetensors.ts';
 import type { RunState } from '../selfplay/checkpoint.ts';
 import type { SelfPlayConfig } from '../selfplay/config.ts';
+import type { RunEvent } from '../selfplay/events.ts';
 import type { RunStorage } from '../selfplay/storage.ts';
+import { RECORDED_KINDS } from './recording.ts';
+import { packEvent, type WireEvent } from './wire.ts';
 
 export interface CheckpointMeta {
   /** The run id or the imported model's name (unique). */
@@ -47,8 +53,14 @@ export interface KvBackend {
   del(key: string): Promise<void>;
   /** Read-modify-write of `key` in one transaction. */
   update<T>(key: string, fn: (old: T | undefined) => T): Promise<void>;
-  /** Sets `key` and read-modify-writes `other` in ONE transaction (both or neither). */
-  setAndUpdate<T>(key: string, value: unknown, other: string, fn: (old: T | undefined) => T): Promise<void>;
+  /** Sets `key` (and each of `more`) and read-modify-writes `other` in ONE transaction (all or none). */
+  setAndUpdate<T>(
+    key: string,
+    value: unknown,
+    other: string,
+    fn: (old: T | undefined) => T,
+    more?: readonly [string, unknown][],
+  ): Promise<void>;
   keys(): Promise<string[]>;
   /** Usage and quota, where the platform tells (navigator.storage.estimate). */
   estimate?(): Promise<{ usage: number; quota: number } | null>;
@@ -74,6 +86,8 @@ const MANIFEST = 'manifest';
 /** The loop's pointer file (src/selfplay/checkpoint.ts), written last. */
 export const POINTER_FILE = 'checkpoints/latest.json';
 const runKey = (run: string, file: string) => `run:${run}/${file}`;
+/** A run's history chunks: `history/<records so far, zero-padded>`, so the keys sort in the order written. */
+const HISTORY = 'history/';
 const modelKey = (id: string, file: string) => `model:${id}/${file}`;
 
 export function isQuotaError(e: unknown): boolean {
@@ -188,6 +202,29 @@ export class BrowserCheckpoints {
   /** The storage of an existing run (to resume it). */
   runStorage(name: string): BrowserRunStorage {
     return new BrowserRunStorage(this.kv, name);
+  }
+
+  /**
+   * What the page showed of run `name`, in order: its history chunks, cut to `records` (a checkpoint's counts
+   * per kind) when given. [] for a run stored before runs kept a history.
+   */
+  async history(name: string, records?: Partial<Record<HistoryKind, number>>): Promise<WireEvent[]> {
+    const e = await this.entry(name);
+    if (!e || e.kind !== 'run') throw new Error(`no stored run named '${name}'`);
+    const prefix = runKey(name, HISTORY);
+    const chunks = (await this.kv.keys()).filter((k) => k.startsWith(prefix)).sort();
+    const out: WireEvent[] = [];
+    const seen: Partial<Record<HistoryKind, number>> = {};
+    for (const k of chunks) {
+      for (const ev of (await this.kv.get<WireEvent[]>(k)) ?? []) {
+        const kind = historyKind(ev.type);
+        if (!kind) continue;
+        seen[kind] = (seen[kind] ?? 0) + 1;
+        if (records?.[kind] !== undefined && seen[kind]! > records[kind]!) continue;
+        out.push(ev);
+      }
+    }
+    return out;
   }
 
   /** Stores a model folder: files under a fresh id, then the manifest flip. */
@@ -368,6 +405,14 @@ function editManifest(
   return { version: 1, entries: next ? [...rest, next] : rest };
 }
 
+/** The kinds of record a history keeps, by the names RunState.records counts them under. */
+export type HistoryKind = 'metrics' | 'eval' | 'questions' | 'rollouts';
+
+function historyKind(type: string): HistoryKind | null {
+  if (!(RECORDED_KINDS as readonly string[]).includes(type)) return null;
+  return type === 'question' ? 'questions' : type === 'rollout' ? 'rollouts' : (type as 'metrics' | 'eval');
+}
+
 /**
  * The self-play loop's RunStorage for one run. Writing the loop's pointer file also updates the run's
  * manifest entry (cursor, metrics, size) in the same transaction: the checkpoint becomes visible, and
@@ -376,7 +421,9 @@ function editManifest(
 export class BrowserRunStorage implements RunStorage {
   /** Sizes of the files written per slot, and the last state.json per slot (for the manifest). */
   private slotBytes = new Map<string, Map<string, number>>();
-  private slotState = new Map<string, Pick<RunState, 'evals' | 'metrics' | 'cursor'>>();
+  private slotState = new Map<string, Pick<RunState, 'evals' | 'metrics' | 'cursor' | 'records'>>();
+  /** The run's records since the last checkpoint, written with the next one (see record()). */
+  private pending: WireEvent[] = [];
 
   constructor(
     private kv: KvBackend,
@@ -406,7 +453,12 @@ export class BrowserRunStorage implements RunStorage {
       if (name.endsWith('/state.json')) {
         try {
           const s = JSON.parse(new TextDecoder().decode(bytes)) as RunState;
-          this.slotState.set(slot, { evals: s.evals ?? [], metrics: s.metrics ?? [], cursor: s.cursor });
+          this.slotState.set(slot, {
+            evals: s.evals ?? [],
+            metrics: s.metrics ?? [],
+            cursor: s.cursor,
+            records: s.records,
+          });
         } catch {
           /* the loop's state is opaque here; the manifest just shows fewer metrics */
         }
@@ -414,20 +466,41 @@ export class BrowserRunStorage implements RunStorage {
     }
   }
 
+  /**
+   * Keeps one of the run's events for its history (the kinds a recording holds; others are passed over). The
+   * records wait for the next checkpoint, which stores them in the transaction that makes it visible.
+   */
+  record(ev: RunEvent): void {
+    if ((RECORDED_KINDS as readonly string[]).includes(ev.type)) this.pending.push(packEvent(ev).wire);
+  }
+
   private async flip(pointer: Uint8Array): Promise<void> {
     const p = JSON.parse(new TextDecoder().decode(pointer)) as { slot: string; cursor: CheckpointMeta['cursor'] };
     const sizes = this.slotBytes.get(p.slot);
     const state = this.slotState.get(p.slot);
     const bytes = sizes ? [...sizes.values()].reduce((a, b) => a + b, 0) : 0;
-    await this.kv.setAndUpdate<Manifest>(runKey(this.runName, POINTER_FILE), own(pointer), MANIFEST, (m) =>
-      editManifest(m, this.runName, (old) => ({
-        ...(old ?? { name: this.runName, kind: 'run' as const, createdAt: Date.now(), base: '', metrics: {} }),
-        updatedAt: Date.now(),
-        bytes: bytes || old?.bytes || 0,
-        cursor: p.cursor,
-        metrics: state ? summarize(state) : (old?.metrics ?? {}),
-      })),
+    const chunk = this.pending;
+    const r = state?.records;
+    const seq = r ? r.metrics + r.questions + r.rollouts + r.eval : Date.now();
+    const more: [string, unknown][] = chunk.length
+      ? [[runKey(this.runName, `${HISTORY}${String(seq).padStart(12, '0')}`), chunk]]
+      : [];
+    await this.kv.setAndUpdate<Manifest>(
+      runKey(this.runName, POINTER_FILE),
+      own(pointer),
+      MANIFEST,
+      (m) =>
+        editManifest(m, this.runName, (old) => ({
+          ...(old ?? { name: this.runName, kind: 'run' as const, createdAt: Date.now(), base: '', metrics: {} }),
+          updatedAt: Date.now(),
+          bytes: bytes || old?.bytes || 0,
+          cursor: p.cursor,
+          metrics: state ? summarize(state) : (old?.metrics ?? {}),
+        })),
+      more,
     );
+    // Only once stored: a failed save keeps them for the next checkpoint.
+    this.pending = this.pending.slice(chunk.length);
   }
 
   async get(name: string): Promise<Uint8Array | null> {
@@ -450,9 +523,10 @@ export function idbBackend(store: UseStore = createStore('piplay', 'checkpoints'
     set: (k, v) => set(k, v, store),
     del: (k) => del(k, store),
     update: (k, fn) => update(k, fn, store),
-    setAndUpdate: (k, v, other, fn) =>
+    setAndUpdate: (k, v, other, fn, more = []) =>
       store('readwrite', (s) => {
         s.put(v, k);
+        for (const [mk, mv] of more) s.put(mv, mk);
         const r = s.get(other);
         r.onsuccess = () => {
           try {
@@ -498,10 +572,17 @@ export function memoryBackend(
       spend();
       map.set(k, fn(map.get(k) as T | undefined));
     },
-    setAndUpdate: async <T>(k: string, v: unknown, other: string, fn: (old: T | undefined) => T) => {
+    setAndUpdate: async <T>(
+      k: string,
+      v: unknown,
+      other: string,
+      fn: (old: T | undefined) => T,
+      more: readonly [string, unknown][] = [],
+    ) => {
       spend();
       const next = fn(map.get(other) as T | undefined);
       map.set(k, v);
+      for (const [mk, mv] of more) map.set(mk, mv);
       map.set(other, next);
     },
     keys: async () => [...map.keys()],

@@ -92,22 +92,21 @@ export function unpackTokens(p: PackedTokens): TokenRecord[] {
   return out;
 }
 
+/** The buffers a wire event's token arrays can cross in (none for other events). */
+export function wireTransfer(w: WireEvent): ArrayBuffer[] {
+  if (w.type !== 'rollout') return [];
+  const p = w.packed;
+  return [p.ids, p.policy, p.studentLogp, p.teacherLogp, p.kl, p.topkIds, p.topkStudent, p.topkTeacher].map(
+    (a) => a.buffer as ArrayBuffer,
+  );
+}
+
 /** The event to post, and the buffers to transfer with it. */
 export function packEvent(ev: RunEvent): { wire: WireEvent; transfer: Transferable[] } {
   if (ev.type !== 'rollout') return { wire: ev, transfer: [] };
   const { tokens, ...record } = ev.record;
-  const packed = packTokens(tokens);
-  const transfer = [
-    packed.ids,
-    packed.policy,
-    packed.studentLogp,
-    packed.teacherLogp,
-    packed.kl,
-    packed.topkIds,
-    packed.topkStudent,
-    packed.topkTeacher,
-  ].map((a) => a.buffer as ArrayBuffer);
-  return { wire: { type: 'rollout', record, packed }, transfer };
+  const wire: WireEvent = { type: 'rollout', record, packed: packTokens(tokens) };
+  return { wire, transfer: wireTransfer(wire) };
 }
 
 export function unpackEvent(w: WireEvent): RunEvent {

@@ -1,7 +1,8 @@
 // Training curves, TensorBoard-like: one small uPlot chart per quantity, a smoothing slider (debiased
 // exponential moving average, drawn over the faint raw curve) and values under the cursor in each legend.
 // Curated charts come first (the quantities the paper reports); every other metric the run emits gets a
-// chart of its own below them, so nothing the loop measures is hidden.
+// chart of its own below them, so nothing the loop measures is hidden. A second run (a stored run or a recorded
+// example, e.g. Dr. Zero beside π-Play) can be overlaid: its curves share the charts, dashed, in the same colours.
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { fmtNum } from '../format.ts';
@@ -227,11 +228,21 @@ export function lastIndex(values: ArrayLike<number | null | undefined> | undefin
   return null;
 }
 
-/** uPlot options of a chart: per label a bold smoothed curve and a faint raw one (also used by the pretraining panel). */
+/** How one curve is drawn: its colour (an index into the palette) and whether it is dashed (an overlaid run). */
+export interface LineStyle {
+  color: number;
+  dashed: boolean;
+}
+
+/**
+ * uPlot options of a chart: per label a bold smoothed curve and a faint raw one (also used by the pretraining
+ * panel); `lines` styles each label's pair (default: a colour each, solid).
+ */
 export function chartOptions(
   spec: ChartSpec,
   labels: readonly string[],
   size: { width: number; height: number },
+  lines: readonly LineStyle[] = labels.map((_, i) => ({ color: i, dashed: false })),
 ): uPlot.Options {
   const xText = (x: number) => (spec.iterationAxis ? iterationLabel(x) : String(x));
   // Off the chart (idx null) the legend shows the latest point; under the cursor, the point there.
@@ -247,13 +258,16 @@ export function chartOptions(
   ];
   const paths = spec.stepped ? uPlot.paths.stepped?.({ align: 1 }) : undefined;
   labels.forEach((label, i) => {
-    const color = COLORS[i % COLORS.length]!;
+    const line = lines[i] ?? { color: i, dashed: false };
+    const color = COLORS[line.color % COLORS.length]!;
+    const dash = line.dashed ? { dash: [6, 4] } : {};
     // The smoothed curve's legend shows the raw value beside it, as TensorBoard's tooltip does.
     s.push({
       label,
       stroke: color,
       width: 2,
       spanGaps: true,
+      ...dash,
       ...(paths ? { paths } : {}),
       value: (u, v, si, idx) => {
         const j = idx ?? lastIndex(u.data[si]);
@@ -269,6 +283,7 @@ export function chartOptions(
       stroke: withAlpha(color, 0.28),
       width: 1,
       spanGaps: true,
+      ...dash,
       points: { show: false },
       ...(paths ? { paths } : {}),
     });
@@ -300,6 +315,53 @@ export function chartOptions(
   };
 }
 
+/** A run drawn over the current one: what to call it in legends, and its series. */
+export interface Overlay {
+  title: string;
+  series: Map<string, Series>;
+}
+
+/** A choice of run to overlay. */
+export interface OverlayChoice {
+  id: string;
+  title: string;
+}
+
+/**
+ * One chart's curves: the current run's series for the chart's keys, then the overlay's for the same keys (dashed,
+ * each in the colour of its key, labelled with the overlay's title). Keys neither run has are left out.
+ */
+export function overlaidSeries(
+  keys: readonly string[],
+  labels: readonly string[],
+  series: Map<string, Series>,
+  overlay: Overlay | null,
+): { series: Series[]; labels: string[]; lines: LineStyle[]; signature: string } {
+  const out: Series[] = [];
+  const ls: string[] = [];
+  const lines: LineStyle[] = [];
+  const sig: string[] = [];
+  keys.forEach((k, i) => {
+    const s = series.get(k);
+    if (!s) return;
+    out.push(s);
+    ls.push(labels[i]!);
+    lines.push({ color: i, dashed: false });
+    sig.push(k);
+  });
+  if (overlay) {
+    keys.forEach((k, i) => {
+      const s = overlay.series.get(k);
+      if (!s) return;
+      out.push(s);
+      ls.push(`${labels[i]!} · ${overlay.title}`);
+      lines.push({ color: i, dashed: true });
+      sig.push(`overlay:${overlay.title}:${k}`);
+    });
+  }
+  return { series: out, labels: ls, lines, signature: sig.join('|') };
+}
+
 export class ChartsPanel {
   private main: HTMLElement;
   private other: HTMLElement;
@@ -307,6 +369,10 @@ export class ChartsPanel {
   private live = new Map<string, Live>();
   private weight = 0.6;
   private last: Map<string, Series> = new Map();
+  private overlay: Overlay | null = null;
+  private overlaySelect: HTMLSelectElement;
+  /** Told the run picked to overlay ('' for none). */
+  onOverlay: (id: string) => void = () => {};
 
   constructor(root: HTMLElement) {
     root.innerHTML = html`<div class="toolbar">
@@ -314,6 +380,8 @@ export class ChartsPanel {
       <input id="smoothing" type="range" min="0" max="0.99" step="0.01" value="${this.weight}" aria-describedby="smoothing-note">
       <output for="smoothing" id="smoothing-value">${this.weight.toFixed(2)}</output>
       <span class="muted" id="smoothing-note">bold: smoothed (debiased moving average) · faint: raw · hover a chart for values</span>
+      <label>compare with <select class="overlay-select" aria-describedby="overlay-note"><option value="">no other run</option></select></label>
+      <span class="muted sr-only" id="overlay-note">draws another run's curves dashed over these, e.g. Dr. Zero beside π-Play</span>
       <span class="export" role="group" aria-label="download the metrics">download metrics
         <button type="button" class="small" data-export="jsonl">JSONL</button><button type="button" class="small" data-export="csv">CSV</button></span>
     </div><div class="chart-grid main-charts"></div>
@@ -321,6 +389,8 @@ export class ChartsPanel {
     this.main = root.querySelector('.main-charts')!;
     this.otherBox = root.querySelector('.other-charts')!;
     this.other = this.otherBox.querySelector('.chart-grid')!;
+    this.overlaySelect = root.querySelector<HTMLSelectElement>('.overlay-select')!;
+    this.overlaySelect.addEventListener('change', () => this.onOverlay(this.overlaySelect.value));
     const slider = root.querySelector<HTMLInputElement>('#smoothing')!;
     const out = root.querySelector<HTMLOutputElement>('#smoothing-value')!;
     slider.addEventListener('input', () => {
@@ -337,6 +407,21 @@ export class ChartsPanel {
       ro.observe(this.main);
       ro.observe(this.other);
     }
+  }
+
+  /** The runs that can be overlaid (the selection is kept while it is still offered). */
+  setOverlayChoices(choices: readonly OverlayChoice[]): void {
+    const keep = this.overlaySelect.value;
+    this.overlaySelect.innerHTML =
+      html`<option value="">no other run</option>${choices.map((c) => html`<option value="${c.id}">${c.title}</option>`)}`.text;
+    this.overlaySelect.value = choices.some((c) => c.id === keep) ? keep : '';
+  }
+
+  /** Draws `overlay` over the current run (null: none), and shows it as the selected choice. */
+  setOverlay(overlay: Overlay | null, id = ''): void {
+    this.overlay = overlay;
+    if (this.overlaySelect.value !== id) this.overlaySelect.value = id;
+    this.render(this.last);
   }
 
   /** Saves every point of every series shown (raw values) as metrics.jsonl or metrics.csv. */
@@ -357,7 +442,8 @@ export class ChartsPanel {
 
   render(series: Map<string, Series>): void {
     this.last = series;
-    const charts = resolveCharts(series.keys());
+    const overlay = this.overlay;
+    const charts = resolveCharts(new Set([...series.keys(), ...(overlay?.series.keys() ?? [])]));
     this.main.querySelector('.empty')?.remove();
     if (charts.length === 0) {
       for (const l of this.live.values()) l.chart.destroy();
@@ -372,9 +458,10 @@ export class ChartsPanel {
       const curated = !c.spec.id.startsWith('m-');
       if (!curated) others++;
       keep.add(c.spec.id);
-      const aligned = align(c.keys.map((k) => series.get(k)!));
+      const curves = overlaidSeries(c.keys, c.labels, series, overlay);
+      const aligned = align(curves.series);
       const data = chartData(aligned.x, aligned.ys, this.weight, c.spec);
-      const signature = c.keys.join('|');
+      const signature = curves.signature;
       let l = this.live.get(c.spec.id);
       if (l && l.signature !== signature) {
         l.chart.destroy();
@@ -387,7 +474,8 @@ export class ChartsPanel {
         el.dataset.chart = c.spec.id;
         el.innerHTML = html`<figcaption>${c.spec.title}</figcaption>`.text;
         (curated ? this.main : this.other).append(el);
-        l = { chart: new uPlot(chartOptions(c.spec, c.labels, this.size(el)), data, el), signature, el };
+        const opts = chartOptions(c.spec, curves.labels, this.size(el), curves.lines);
+        l = { chart: new uPlot(opts, data, el), signature, el };
         this.live.set(c.spec.id, l);
       } else {
         l.chart.setData(data);

@@ -1,6 +1,7 @@
 // Checkpoints stored in the browser (IndexedDB): listed with their metrics; a run checkpoint can be resumed
 // (also after a page reload), any checkpoint used as the base model of a new run, exported as an HF-format
-// model folder (zip), deleted; model folders (zip or folder) can be imported.
+// model folder (zip), deleted; model folders (zip or folder) can be imported. A run with a checkpoint can be
+// viewed again, finished or not: its questions, rollouts and charts as the page showed them.
 import type { CheckpointMeta } from '../../worker/protocol.ts';
 import { fmtBytes, fmtNum, fmtTime } from '../format.ts';
 import { html, type Html } from '../html.ts';
@@ -51,6 +52,7 @@ export function renderCheckpointRow(c: CheckpointMeta, busy: boolean): Html {
       ${c.note ? html`<span class="muted">${c.note}</span>` : ''}
     </div>
     <div class="ckpt-actions" role="group" aria-label="actions for ${c.name}">
+      ${c.kind === 'run' && c.cursor ? html`<button type="button" class="small" data-act="view" title="show its questions, rollouts and charts again">View run</button>` : ''}
       ${isResumable(c) ? html`<button type="button" class="small primary" data-act="resume"${dis}>Resume run</button>` : ''}
       ${
         c.kind === 'model' || c.cursor
@@ -72,6 +74,8 @@ export function renderCheckpointList(list: readonly CheckpointMeta[], busy = fal
 export interface CheckpointActions {
   list(): Promise<CheckpointMeta[]>;
   resume(name: string): void;
+  /** Shows the stored run's views again (its history). */
+  view?(name: string): void;
   use(name: string): void;
   exportZip(name: string): Promise<{ fileName: string; blob: Blob }>;
   delete(name: string): Promise<void>;
@@ -131,6 +135,7 @@ export class CheckpointsPanel {
 
   private async act(act: string, name: string, button: HTMLButtonElement): Promise<void> {
     if (act === 'resume') this.actions.resume(name);
+    else if (act === 'view') this.actions.view?.(name);
     else if (act === 'use') this.actions.use(name);
     else if (act === 'delete') {
       if (!confirm(`Delete checkpoint '${name}' from this browser?`)) return;

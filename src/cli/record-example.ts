@@ -1,0 +1,77 @@
+// npm run record-example [-- --out public/examples --arms piplay,drzero --keep DIR --<setting> value ...]
+// Records the example runs the page opens with one click (no training, no GPU): each arm is a real, short run of
+// `npm run train` on the demo preset's default model (the smoke preset's sizes with that model's sampling
+// temperature, a few more student steps and token-level rollouts), turned into a recording (src/worker/recording.ts)
+// in --out with the index the page reads. Settings given here override the recording's defaults. Re-run it after
+// the default model changes: nothing here depends on which model that is.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { ConfigError, DEMO, keyOfFlag } from '../selfplay/config.ts';
+import { scanArgs } from './args.ts';
+import { runCommand } from './command.ts';
+import { fileBytes, recordingFromRunFolder, writeExamples } from './run-recording.ts';
+
+/** The arms a recording can hold: the flags each adds to the shared settings, and its title. */
+const ARMS: Record<string, { flags: string[]; title: string }> = {
+  piplay: { flags: [], title: 'π-Play (teacher sees the full construction path)' },
+  drzero: { flags: ['--privileged', 'none'], title: 'Dr. Zero (no teacher)' },
+};
+
+/** A short run of the default model with rollouts worth reading: real turn lengths, searches, several per step. */
+export const RECORD_SETTINGS: [string, string][] = [
+  ['--preset', 'smoke'],
+  ['--model', DEMO.model],
+  ['--temperature', String(DEMO.temperature)],
+  ['--max-turns', '3'],
+  ['--turn-tokens', String(DEMO.turnTokens)],
+  ['--tool-tokens', String(DEMO.toolTokens)],
+  ['--student-steps', '2'],
+  ['--rollout-samples', '3'],
+  ['--eval-per-hop', '2'],
+];
+
+const USAGE = [
+  'usage: npm run record-example [-- --out DIR --arms piplay,drzero --keep DIR --<setting> value ...]',
+  '  --out DIR     where the recordings and index.json go (default public/examples)',
+  `  --arms LIST   which runs to record: ${Object.keys(ARMS).join(', ')} (default all)`,
+  '  --keep DIR    keep the run folders there (default: a temporary folder, removed at the end)',
+  `  settings of npm run train override the defaults: ${RECORD_SETTINGS.map((s) => s.join(' ')).join(' ')}`,
+].join('\n');
+
+const TRAIN = fileURLToPath(new URL('./train.ts', import.meta.url));
+
+async function main(argv: string[]): Promise<number> {
+  const args = scanArgs(argv, ['out', 'arms', 'keep'], ['help'], (f) => f === 'preset' || keyOfFlag(f) !== null);
+  if (args.own['help']) {
+    console.log(USAGE);
+    return 0;
+  }
+  const out = resolve(args.own['out'] ?? 'public/examples');
+  const arms = (args.own['arms'] ?? Object.keys(ARMS).join(',')).split(',').filter(Boolean);
+  for (const a of arms)
+    if (!ARMS[a]) throw new ConfigError(`--arms: unknown arm '${a}' (${Object.keys(ARMS).join(', ')})`);
+  const given = new Map(args.given.map(([f, v]) => [`--${f}`, v]));
+  const settings = [...RECORD_SETTINGS.filter(([f]) => !given.has(f)), ...given].flat();
+  const keep = args.own['keep'] ? resolve(args.own['keep']) : null;
+  const root = keep ?? mkdtempSync(join(tmpdir(), 'piplay-record-'));
+  try {
+    const recordings = arms.map((arm) => {
+      const dir = join(root, arm);
+      const flags = [...settings, ...ARMS[arm]!.flags];
+      const command = `npm run train -- --out DIR ${flags.join(' ')}`;
+      console.log(`record-example: ${arm}: ${command}`);
+      const r = spawnSync(process.execPath, ['--import', 'tsx', TRAIN, '--out', dir, ...flags], { stdio: 'inherit' });
+      if (r.status !== 0) throw new Error(`record-example: the ${arm} run failed (exit ${r.status ?? r.signal})`);
+      return recordingFromRunFolder(dir, { name: arm, title: ARMS[arm]!.title, command });
+    });
+    for (const f of writeExamples(out, recordings)) console.log(`record-example: wrote ${f} (${fileBytes(f)} bytes)`);
+  } finally {
+    if (!keep) rmSync(root, { recursive: true, force: true });
+  }
+  return 0;
+}
+
+runCommand('record-example', main);

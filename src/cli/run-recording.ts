@@ -1,0 +1,78 @@
+// From a run folder of `npm run train` to a recorded run (src/worker/recording.ts) the page opens with no
+// training, and the examples' index the page lists (public/examples/index.json). A file is written only where
+// nothing is, or where an earlier recording or index of ours is, so no user file is ever replaced.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ConfigError, type SelfPlayConfig } from '../selfplay/config.ts';
+import type { EvalMetrics, QuestionRecord, RolloutRecord, RunEvent, StepMetrics } from '../selfplay/events.ts';
+import { makeRecording, RECORDING_FORMAT, type RunRecording } from '../worker/recording.ts';
+import { withPath } from './fs-errors.ts';
+import { readJson } from './out-folder.ts';
+import { LOGS, readLog } from './run-folder.ts';
+
+export const EXAMPLES_FORMAT = 'piplay-examples';
+
+/** public/examples/index.json: the recordings the page offers, first the one its example control opens. */
+export interface ExamplesIndex {
+  format: typeof EXAMPLES_FORMAT;
+  examples: { file: string; name: string; title: string }[];
+}
+
+/** The run's events, read back from its logs (evaluations, step metrics, questions, rollouts). */
+export function runFolderEvents(dir: string): RunEvent[] {
+  const events: RunEvent[] = [];
+  for (const m of readLog<EvalMetrics>(join(dir, LOGS.eval))) events.push({ type: 'eval', metrics: m });
+  for (const m of readLog<StepMetrics>(join(dir, LOGS.metrics))) events.push({ type: 'metrics', metrics: m });
+  for (const r of readLog<QuestionRecord>(join(dir, LOGS.questions))) events.push({ type: 'question', record: r });
+  for (const r of readLog<RolloutRecord>(join(dir, LOGS.rollouts))) events.push({ type: 'rollout', record: r });
+  return events;
+}
+
+/** A recording of the run in `dir` (its config.json and logs). */
+export function recordingFromRunFolder(
+  dir: string,
+  meta: { name: string; title: string; command: string; recordedAt?: string },
+): RunRecording {
+  const config = readJson(join(dir, 'config.json')) as SelfPlayConfig | null;
+  if (!config || !('examinerSteps' in config))
+    throw new ConfigError(`${dir} is not a run folder of npm run train (its config.json holds no run settings)`);
+  const events = runFolderEvents(dir);
+  if (!events.some((e) => e.type === 'rollout'))
+    throw new ConfigError(`${join(dir, LOGS.rollouts)} holds no rollout: the recording would show no heatmap`);
+  return makeRecording(
+    { ...meta, base: config.model, recordedAt: meta.recordedAt ?? new Date().toISOString(), config },
+    events,
+  );
+}
+
+/** Refuses to replace `path` unless it is missing or a file this command wrote (`ours` says which). */
+export function checkReplaceable(path: string, ours: (j: Record<string, unknown>) => boolean, what: string): void {
+  if (!existsSync(path)) return;
+  const j = readJson(path);
+  if (j && ours(j)) return;
+  throw new ConfigError(
+    `${path} exists and is not ${what}; npm run record-example replaces only its own files. Move it away or ` +
+      'choose another --out folder.',
+  );
+}
+
+export const isRecordingJson = (j: Record<string, unknown>) => j.format === RECORDING_FORMAT;
+export const isExamplesIndex = (j: Record<string, unknown>) => j.format === EXAMPLES_FORMAT;
+
+/** Writes the recordings and their index into `out` (checked first: nothing is written if any file is refused). */
+export function writeExamples(out: string, recordings: readonly RunRecording[]): string[] {
+  const files = recordings.map((r) => join(out, `${r.name}.json`));
+  files.forEach((f) => checkReplaceable(f, isRecordingJson, 'a piplay run recording'));
+  const indexPath = join(out, 'index.json');
+  checkReplaceable(indexPath, isExamplesIndex, 'an examples index of piplay');
+  const index: ExamplesIndex = {
+    format: EXAMPLES_FORMAT,
+    examples: recordings.map((r) => ({ file: `${r.name}.json`, name: r.name, title: r.title })),
+  };
+  recordings.forEach((r, i) => withPath('write', files[i]!, () => writeFileSync(files[i]!, JSON.stringify(r) + '\n')));
+  withPath('write', indexPath, () => writeFileSync(indexPath, JSON.stringify(index, null, 2) + '\n'));
+  return [...files, indexPath];
+}
+
+/** The bytes of a file, for the size report. */
+export const fileBytes = (path: string): number => readFileSync(path).byteLength;

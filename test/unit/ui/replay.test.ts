@@ -1,0 +1,166 @@
+// Recorded runs: a run's events survive the recording (rollout tokens within the recording's precision), a bad
+// file is refused with its place named, the shipped examples (public/examples/) fold into view states that every
+// view can read, and `npm run record-example`'s writer replaces only its own files.
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { recordingFromRunFolder, writeExamples } from '../../../src/cli/run-recording.ts';
+import type { RolloutRecord, RunEvent } from '../../../src/selfplay/events.ts';
+import { listExamples, stateFromEvents, viewRecording } from '../../../src/ui/replay.ts';
+import { makeRecording, parseRecording, replayEvent } from '../../../src/worker/recording.ts';
+
+const rollout: RolloutRecord = {
+  iteration: 0,
+  step: 1,
+  question: 'Where was Ada born?',
+  gold: 'Vonez',
+  hops: 1,
+  answer: 'Vonez',
+  reward: 1,
+  advantage: 0.4472135954999579,
+  searches: ['Ada'],
+  privilegedMode: 'full',
+  privilegedBlock: 'Source: Ada\n',
+  tokens: [
+    {
+      id: 5,
+      text: ' Vonez',
+      policy: 1,
+      studentLogp: -0.123456789,
+      teacherLogp: -0.0987654321,
+      kl: 1.23456789e-7,
+      topk: { ids: [5, 6], texts: [' Vonez', ' no'], studentLogp: [-0.123456789, -2.5], teacherLogp: [-0.0987, -3.25] },
+    },
+    { id: 9, text: '\n', policy: 0, studentLogp: 0, teacherLogp: 0, kl: 0 },
+  ],
+};
+
+const events: RunEvent[] = [
+  {
+    type: 'eval',
+    metrics: { iteration: -1, em: 0.25, emByHop: { '1': 0.5 }, searchesPerRollout: 1, redundancy: 0, n: 4 },
+  },
+  { type: 'metrics', metrics: { stage: 'student', iteration: 0, step: 0, distill: 0.4, lambda: 0.1 } },
+  {
+    type: 'question',
+    record: {
+      iteration: 0,
+      step: 0,
+      question: 'Where was Ada born?',
+      answer: 'Vonez',
+      hops: 1,
+      qcp: [{ kind: 'source', passages: [{ id: 'd1', title: 'Ada', text: 'Ada was born in Vonez.' }] }],
+      k: 1,
+      n: 2,
+      formatReward: 1,
+      difficultyReward: 0.5,
+      examinerReward: 0.5,
+      advantage: 0.1,
+    },
+  },
+  { type: 'rollout', record: rollout },
+  { type: 'progress', stage: 'student', iteration: 0, done: 1, total: 2 },
+];
+
+const meta = {
+  name: 'x',
+  title: 'X',
+  base: 'm',
+  recordedAt: 't',
+  command: 'c',
+  config: { privileged: 'full' } as never,
+};
+
+describe('recorded runs', () => {
+  it('keeps a rollout through JSON to the recording’s precision, and only the kinds a run view needs', () => {
+    const rec = parseRecording(JSON.stringify(makeRecording(meta, events)), 'x.json');
+    expect(rec.events.map((e) => e.type)).toEqual(['eval', 'metrics', 'question', 'rollout']);
+    const back = replayEvent(rec.events[3]!) as Extract<RunEvent, { type: 'rollout' }>;
+    const { tokens, ...rest } = back.record;
+    const { tokens: want, ...wantRest } = rollout;
+    expect(rest).toEqual(wantRest);
+    expect(tokens.map((t) => [t.id, t.text, t.policy, t.topk?.ids, t.topk?.texts])).toEqual(
+      want.map((t) => [t.id, t.text, t.policy, t.topk?.ids, t.topk?.texts]),
+    );
+    for (const [i, t] of tokens.entries()) {
+      const w = want[i]!;
+      for (const f of ['studentLogp', 'teacherLogp', 'kl'] as const)
+        expect(Math.abs(t[f] - w[f])).toBeLessThanOrEqual(Math.abs(w[f]) * 1e-4 + 1e-12);
+    }
+    expect(JSON.stringify(rec.events[3])).not.toContain('0.123456789');
+  });
+
+  it('refuses a bad file with what is wrong and where', () => {
+    expect(() => parseRecording('{', 'a.json')).toThrow(/a\.json is not valid JSON/);
+    expect(() => parseRecording('{"format":"other"}', 'a.json')).toThrow(/a\.json is not a piplay run recording/);
+    const rec = makeRecording(meta, events);
+    const bad = { ...rec, events: [...rec.events] };
+    const r = bad.events[3] as Extract<(typeof bad.events)[number], { type: 'rollout' }>;
+    bad.events[3] = { ...r, packed: { ...r.packed, kl: [] } };
+    expect(() => parseRecording(JSON.stringify(bad), 'a.json')).toThrow(
+      /a\.json: event 4 has packed\.kl of other than 2/,
+    );
+    bad.events[1] = { type: 'progress' } as never;
+    expect(() => parseRecording(JSON.stringify(bad), 'a.json')).toThrow(/event 2 has type "progress"/);
+  });
+
+  it('ships examples that are real runs whose every view has something to show', async () => {
+    const dir = new URL('../../../public/examples/', import.meta.url);
+    const fetcher = (async (url: string) => {
+      const text = readFileSync(new URL(url.replace(/^.*examples\//, ''), dir), 'utf8');
+      return new Response(text);
+    }) as typeof fetch;
+    const list = await listExamples(fetcher);
+    expect(list.map((e) => e.name)).toEqual(['piplay', 'drzero']);
+    for (const e of list) {
+      const file = new URL(e.file, dir);
+      const text = readFileSync(file, 'utf8');
+      expect(text.length, `${e.file} size`).toBeLessThan(1_000_000);
+      const rec = parseRecording(text, e.file);
+      const v = viewRecording(rec);
+      expect(v.state.questions.length, `${e.name}: questions`).toBeGreaterThan(0);
+      expect(v.state.rollouts.length, `${e.name}: rollouts`).toBeGreaterThan(0);
+      expect(v.state.rollouts.every((r) => r.tokens.length > 0)).toBe(true);
+      expect(v.state.evals.length, `${e.name}: evaluations`).toBeGreaterThanOrEqual(2);
+      expect([...v.state.series.keys()]).toEqual(expect.arrayContaining(['eval/em', 'student/reward']));
+      // Real questions from the examiner stage, with their construction paths.
+      expect(v.state.questions.some((q) => q.qcp.length > 0)).toBe(true);
+      if (rec.config.privileged === 'none') {
+        expect(v.state.rollouts.every((r) => r.privilegedBlock === null)).toBe(true);
+      } else {
+        expect(
+          v.state.rollouts.every((r) => typeof r.privilegedBlock === 'string' && r.privilegedBlock.length > 0),
+        ).toBe(true);
+        const policy = v.state.rollouts.flatMap((r) => r.tokens.filter((t) => t.policy));
+        expect(policy.some((t) => t.kl > 0 && t.topk && t.topk.ids.length > 1)).toBe(true);
+      }
+    }
+  });
+
+  it('lists no example where none is served', async () => {
+    expect(await listExamples((async () => new Response('', { status: 404 })) as typeof fetch)).toEqual([]);
+  });
+
+  it('writes a run folder as a recording, replacing only its own files', () => {
+    const run = mkdtempSync(join(tmpdir(), 'piplay-rec-'));
+    writeFileSync(join(run, 'config.json'), JSON.stringify({ examinerSteps: 1, studentSteps: 1, model: 'm' }));
+    writeFileSync(join(run, 'eval.jsonl'), JSON.stringify((events[0] as { metrics: object }).metrics) + '\n');
+    writeFileSync(join(run, 'metrics.jsonl'), JSON.stringify((events[1] as { metrics: object }).metrics) + '\n');
+    writeFileSync(join(run, 'questions.jsonl'), JSON.stringify((events[2] as { record: object }).record) + '\n');
+    writeFileSync(join(run, 'rollouts.jsonl'), JSON.stringify(rollout) + '\n');
+    const rec = recordingFromRunFolder(run, { name: 'a', title: 'A', command: 'npm run train -- ...' });
+    const state = stateFromEvents(rec.events.map(replayEvent));
+    expect([state.evals.length, state.questions.length, state.rollouts.length]).toEqual([1, 1, 1]);
+    const out = mkdtempSync(join(tmpdir(), 'piplay-ex-'));
+    writeExamples(out, [rec]);
+    writeExamples(out, [rec]);
+    expect(JSON.parse(readFileSync(join(out, 'index.json'), 'utf8')).examples).toEqual([
+      { file: 'a.json', name: 'a', title: 'A' },
+    ]);
+    writeFileSync(join(out, 'a.json'), '{"mine": true}');
+    expect(() => writeExamples(out, [rec])).toThrow(/a\.json exists and is not a piplay run recording/);
+    expect(readFileSync(join(out, 'a.json'), 'utf8')).toBe('{"mine": true}');
+    expect(() => recordingFromRunFolder(out, { name: 'b', title: 'B', command: '' })).toThrow(/not a run folder/);
+  });
+});
