@@ -76,6 +76,11 @@ export interface EngineOptions {
   maxDispatchesPerSubmit?: number;
   /** The buffer pool's cache cap and memory budget (src/gpu/buffer-pool.ts). */
   pool?: Omit<PoolOptions, 'maxBufferBytes'>;
+  /**
+   * Caps the largest storage binding below the adapter's (tests: runs the paths that split tensors larger
+   * than a binding, e.g. the vocabulary shards, at tiny sizes; or a large GPU acting as a browser's 128 MiB).
+   */
+  maxBindingBytes?: number;
 }
 
 interface TapeNode {
@@ -125,7 +130,7 @@ export class Engine {
     readonly info: EngineInfo,
     opts: EngineOptions,
   ) {
-    const maxBufferBytes = Math.min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize);
+    const maxBufferBytes = Math.min(info.limits.maxStorageBufferBindingSize, info.limits.maxBufferSize);
     this.pool = new BufferPool(device, { ...opts.pool, maxBufferBytes });
     this.maxDispatches = opts.maxDispatchesPerSubmit ?? 128;
     this.uniformStride = Math.max(256, device.limits.minUniformBufferOffsetAlignment);
@@ -190,7 +195,10 @@ export class Engine {
       subgroupMaxSize: subgroups ? ((ai as GPUAdapterInfo & { subgroupMaxSize?: number }).subgroupMaxSize ?? 0) : 0,
       timestamps: features.includes('timestamp-query'),
       limits: {
-        maxStorageBufferBindingSize: device.limits.maxStorageBufferBindingSize,
+        maxStorageBufferBindingSize: Math.min(
+          device.limits.maxStorageBufferBindingSize,
+          opts.maxBindingBytes ?? Number.POSITIVE_INFINITY,
+        ),
         maxBufferSize: device.limits.maxBufferSize,
         maxStorageBuffersPerShaderStage: device.limits.maxStorageBuffersPerShaderStage,
         maxComputeWorkgroupStorageSize: device.limits.maxComputeWorkgroupStorageSize,
