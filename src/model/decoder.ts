@@ -262,6 +262,12 @@ export class CausalLM {
     return this.logits(gatherRows(hidden.reshape([hidden.size / D, D]), rows));
   }
 
+  /** The LM head (see head) at chosen flat positions (row b, time t -> b*time + t) only. */
+  headAt(hidden: Tensor, rows: Int32Array, scale = 1): VocabHead {
+    const D = this.cfg.hidden;
+    return this.head(gatherRows(hidden.reshape([hidden.size / D, D]), rows), scale);
+  }
+
   /** Full logits [batch, time, vocab]. */
   forward(input: TokenBatch): Tensor {
     return this.logits(this.hidden(input));

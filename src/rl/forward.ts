@@ -10,7 +10,6 @@
 // The logits come as an LM head over the policy rows (src/gpu/ops/vocab_head.ts): with a small vocabulary the
 // [M, V] logits are materialised once, as one tensor; with a real one (~152k) the row ops that read them run
 // chunk by chunk, so that no more than one chunk of [rows x V] logits exists, forward or backward.
-import { gatherRows } from '../gpu/ops/layout.ts';
 import { rowLogprobs, type VocabHead } from '../gpu/ops/vocab_head.ts';
 import type { CausalLM } from '../model/decoder.ts';
 import type { PolicyBatch } from './batch.ts';
@@ -30,8 +29,7 @@ export function policyTemperature(sampling: number): number {
 export function policyLogits(model: CausalLM, batch: PolicyBatch, temperature: number): VocabHead {
   const T = policyTemperature(temperature);
   const h = model.hidden({ ids: batch.ids, batch: batch.batch, time: batch.time });
-  const D = model.cfg.hidden;
-  return model.head(gatherRows(h.reshape([h.size / D, D]), batch.rows), 1 / T);
+  return model.headAt(h, batch.rows, 1 / T);
 }
 
 /** Logits of a model that is not trained here (teacher, reference): no tape, so no gradient can reach it. */
