@@ -197,7 +197,8 @@ export function estimateRun(
     // Student logits and log-probs, their gradients (the teacher's are freed before the backward pass).
     {
       label: chunked
-        ? `logits of one chunk of rows (${logits / (4 * cfg.vocabSize)} of ${policyTokens} tokens × ${cfg.vocabSize}) and their gradients`
+        ? `logits of one chunk of rows (${logits / (4 * cfg.vocabSize)} of ${policyTokens} tokens × ${cfg.vocabSize}) ` +
+          'and their gradients'
         : `logits of one micro-batch (${policyTokens} tokens × ${cfg.vocabSize}) and their gradients`,
       bytes: 3 * logits,
       setting: micro,
