@@ -48,6 +48,11 @@ export interface DeviceOptions {
   powerPreference?: GPUPowerPreference;
   /** Use f16 storage where the device has `shader-f16` (default true). */
   allowF16?: boolean;
+  /**
+   * Caps the largest storage binding below the adapter's (tests: runs the paths that split tensors larger
+   * than a binding, e.g. the vocabulary shards, at tiny sizes; or a large GPU acting as a browser's 128 MiB).
+   */
+  maxBindingBytes?: number;
 }
 
 /** Collects a device's uncaptured errors and its loss, and throws them where the engine next looks. */
@@ -139,7 +144,10 @@ export async function openDevice(
     subgroupMaxSize: subgroups ? ((ai as GPUAdapterInfo & { subgroupMaxSize?: number }).subgroupMaxSize ?? 0) : 0,
     timestamps: features.includes('timestamp-query'),
     limits: {
-      maxStorageBufferBindingSize: device.limits.maxStorageBufferBindingSize,
+      maxStorageBufferBindingSize: Math.min(
+        device.limits.maxStorageBufferBindingSize,
+        opts.maxBindingBytes ?? Number.POSITIVE_INFINITY,
+      ),
       maxBufferSize: device.limits.maxBufferSize,
       maxStorageBuffersPerShaderStage: device.limits.maxStorageBuffersPerShaderStage,
       maxComputeWorkgroupStorageSize: device.limits.maxComputeWorkgroupStorageSize,

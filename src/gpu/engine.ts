@@ -52,7 +52,7 @@ export class Engine {
     readonly info: EngineInfo,
     opts: EngineOptions,
   ) {
-    const maxBufferBytes = Math.min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize);
+    const maxBufferBytes = Math.min(info.limits.maxStorageBufferBindingSize, info.limits.maxBufferSize);
     this.pool = new BufferPool(device, { ...opts.pool, maxBufferBytes });
     this.health = new DeviceHealth(device);
     const maxDispatches = opts.maxDispatchesPerSubmit ?? 128;

@@ -5,13 +5,18 @@ import type { DType, Tensor } from '../gpu/tensor.ts';
 import { add } from '../gpu/ops/elementwise.ts';
 import { linear } from '../gpu/ops/matmul.ts';
 import { swapAxes12, kvAppend, gatherRows } from '../gpu/ops/layout.ts';
-import { embedding } from '../gpu/ops/embedding.ts';
+import { shardedEmbedding } from '../gpu/ops/embedding.ts';
+import { shardedLinear, vocabHead, type VocabHead } from '../gpu/ops/vocab_head.ts';
 import { rmsnorm } from '../gpu/ops/rmsnorm.ts';
 import { rope } from '../gpu/ops/rope.ts';
 import { swiglu } from '../gpu/ops/swiglu.ts';
 import { attention } from '../gpu/ops/attention.ts';
 import { expectedTensors, type ModelConfig } from './config.ts';
 import type { LoraSet } from './lora.ts';
+import { maxBindingBytes, parseShardName, shardName, shardRanges } from './vocab.ts';
+
+const EMBED = 'model.embed_tokens.weight';
+const LM_HEAD = 'lm_head.weight';
 
 /** A batch of token sequences, all of length `time` (padding is the caller's business). */
 export interface TokenBatch {
@@ -42,7 +47,10 @@ export interface KVCache {
 }
 
 export class CausalLM {
-  /** Every parameter by HF name (tied models have no lm_head.weight). */
+  /**
+   * Every parameter by HF name (tied models have no lm_head.weight); a vocabulary matrix larger than one
+   * storage binding is there as its row shards instead (src/model/vocab.ts).
+   */
   readonly params = new Map<string, Tensor>();
   /** Optional low-rank adapters on the projections (see lora.ts). */
   lora: LoraSet | null = null;
@@ -74,9 +82,20 @@ export class CausalLM {
           `piplay: tensor '${spec.name}' has shape [${t.shape}] but config.json implies [${spec.shape}]; the weights do not match the config`,
         );
       }
-      const p = engine.keep(engine.tensor(t.data, spec.shape, dtypeOf(spec.name, spec.shape)));
-      p.name = spec.name;
-      m.params.set(spec.name, p);
+      const [V, D] = spec.shape as [number, number];
+      const dtype = dtypeOf(spec.name, spec.shape);
+      // Shards are sized for f32 rows: a 16-bit table gets more shards than it needs, never too few.
+      const ranges =
+        spec.name === EMBED || spec.name === LM_HEAD
+          ? shardRanges(V, D, maxBindingBytes(engine), `'${spec.name}'`)
+          : [[0, spec.shape[0]!]];
+      for (const [first, end] of ranges) {
+        const whole = ranges.length === 1;
+        const data = whole ? t.data : t.data.subarray(first * D, end * D);
+        const p = engine.keep(engine.tensor(data, whole ? spec.shape : [end - first, D], dtype));
+        p.name = whole ? spec.name : shardName(spec.name, first, end);
+        m.params.set(p.name, p);
+      }
     }
     return m;
   }
@@ -99,8 +118,29 @@ export class CausalLM {
     if (this.lora) for (const p of this.lora.parameters()) p.requiresGrad = on;
   }
 
+  /** The LM head's weight [V, D] (the embedding when tied); see lmHeadShards where it may be sharded. */
   get lmHead(): Tensor {
-    return this.cfg.tieEmbeddings ? this.param('model.embed_tokens.weight') : this.param('lm_head.weight');
+    const shards = this.lmHeadShards;
+    if (shards.length > 1) throw new Error('piplay: the LM head is kept as row shards; use lmHeadShards');
+    return shards[0]!;
+  }
+
+  /** The LM head's weight as row shards in vocabulary order (one where it fits one storage binding). */
+  get lmHeadShards(): Tensor[] {
+    return this.vocabShards(this.cfg.tieEmbeddings ? EMBED : LM_HEAD);
+  }
+
+  /** A vocabulary matrix by HF name: the one parameter, or its row shards in order. */
+  vocabShards(name: string): Tensor[] {
+    const whole = this.params.get(name);
+    if (whole) return [whole];
+    const shards: { first: number; p: Tensor }[] = [];
+    for (const [n, p] of this.params) {
+      const s = parseShardName(n);
+      if (s?.base === name) shards.push({ first: s.first, p });
+    }
+    if (shards.length === 0) throw new Error(`piplay: model has no parameter '${name}'`);
+    return shards.sort((a, b) => a.first - b.first).map((s) => s.p);
   }
 
   private proj(x: Tensor, name: string, bias = false): Tensor {
@@ -137,7 +177,7 @@ export class CausalLM {
     const positions = e.tensor(posHost, [B, T], 'i32');
     const keyStart = input.keyStart ? e.tensor(input.keyStart, [B], 'i32') : null;
     const idsT = e.tensor(input.ids, [B, T], 'i32');
-    let x = embedding(this.param('model.embed_tokens.weight'), idsT, input.ids);
+    let x = shardedEmbedding(this.vocabShards(EMBED), idsT, input.ids);
     // Without a tape (a teacher or reference pass, generation) nothing needs a layer's intermediates once
     // the layer is done: each layer runs in its own tidy, so a pass holds one layer's at a time, not all.
     const tidyLayers = !e.recording;
@@ -198,7 +238,26 @@ export class CausalLM {
   logits(hidden: Tensor): Tensor {
     const leave = this.engine.profile?.enterOuter(`forward ${this.profileName}`);
     try {
-      return linear(hidden, this.lmHead);
+      const shards = this.lmHeadShards;
+      if (shards.length === 1) return linear(hidden, shards[0]!);
+      const D = this.cfg.hidden;
+      const z = shardedLinear(hidden.reshape([hidden.size / D, D]), shards);
+      return z.reshape([...hidden.shape.slice(0, -1), this.cfg.vocabSize]);
+    } finally {
+      leave?.();
+    }
+  }
+
+  /**
+   * The LM head over hidden rows [..., hidden] with logits times `scale`, for row ops that read logits chunk
+   * by chunk (src/gpu/ops/vocab_head.ts): the logits are materialised only where they fit one binding.
+   */
+  head(hidden: Tensor, scale = 1): VocabHead {
+    const D = this.cfg.hidden;
+    const leave = this.engine.profile?.enterOuter(`forward ${this.profileName}`);
+    try {
+      const h = hidden.rank === 2 ? hidden : hidden.reshape([hidden.size / D, D]);
+      return vocabHead(h, this.lmHeadShards, scale);
     } finally {
       leave?.();
     }
@@ -208,6 +267,12 @@ export class CausalLM {
   logitsAt(hidden: Tensor, rows: Int32Array): Tensor {
     const D = this.cfg.hidden;
     return this.logits(gatherRows(hidden.reshape([hidden.size / D, D]), rows));
+  }
+
+  /** The LM head (see head) at chosen flat positions (row b, time t -> b*time + t) only. */
+  headAt(hidden: Tensor, rows: Int32Array, scale = 1): VocabHead {
+    const D = this.cfg.hidden;
+    return this.head(gatherRows(hidden.reshape([hidden.size / D, D]), rows), scale);
   }
 
   /** Full logits [batch, time, vocab]. */
@@ -270,6 +335,11 @@ export class CausalLM {
     const out = new Map<string, { data: Float32Array; shape: number[] }>();
     const lora = opts.mergeLora ? this.lora : null;
     for (const [name, p] of this.params) {
+      const shard = parseShardName(name);
+      if (shard) {
+        if (!out.has(shard.base)) out.set(shard.base, await this.joinShards(shard.base));
+        continue;
+      }
       if (!lora || !name.endsWith('.weight')) {
         out.set(name, { data: await p.readF32(), shape: [...p.shape] });
         continue;
@@ -280,6 +350,20 @@ export class CausalLM {
       if (w !== p) w.dispose();
     }
     return out;
+  }
+
+  /** The rows of a sharded vocabulary matrix joined on the host. */
+  private async joinShards(name: string): Promise<{ data: Float32Array; shape: number[] }> {
+    const shards = this.vocabShards(name);
+    const D = shards[0]!.shape[1]!;
+    const V = shards.reduce((n, s) => n + s.shape[0]!, 0);
+    const data = new Float32Array(V * D);
+    let at = 0;
+    for (const s of shards) {
+      data.set(await s.readF32(), at);
+      at += s.size;
+    }
+    return { data, shape: [V, D] };
   }
 
   dispose(): void {

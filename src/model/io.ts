@@ -51,13 +51,14 @@ export async function readConfig(readFile: ReadFile, source = 'the model folder'
 }
 
 /**
- * Bytes the model's f32 parameters take on the GPU, and the largest single tensor; checked against the
- * device before anything is allocated.
+ * Bytes the model's f32 parameters take on the GPU, and the largest single tensor that must fit one storage
+ * binding; checked against the device before anything is allocated. The vocabulary matrices do not count:
+ * where they exceed a binding they are kept as row shards (src/model/vocab.ts).
  */
 export function memoryEstimate(cfg: ModelConfig): { paramBytes: number; largestTensorBytes: number } {
-  const embed = cfg.vocabSize * cfg.hidden * 4;
   const mlp = cfg.intermediate * cfg.hidden * 4;
-  return { paramBytes: parameterCount(cfg) * 4, largestTensorBytes: Math.max(embed, mlp) };
+  const attention = Math.max(cfg.heads, cfg.kvHeads) * cfg.headDim * cfg.hidden * 4;
+  return { paramBytes: parameterCount(cfg) * 4, largestTensorBytes: Math.max(mlp, attention) };
 }
 
 export function checkFits(e: Engine, cfg: ModelConfig, source: string): void {

@@ -1,7 +1,8 @@
 // The pretraining loop: next-token cross-entropy on packed rows, AdamW, linear warm-up then cosine decay.
 // One step records forward, backward and the optimizer update without waiting for the GPU; the loss is
 // read back only every `logEvery` steps (which also keeps the CPU from running far ahead of the GPU).
-import { crossEntropy } from '../gpu/ops/log_softmax.ts';
+import { maskedMean } from '../gpu/ops/masked_mean.ts';
+import { rowLogprobs } from '../gpu/ops/vocab_head.ts';
 import { AdamW } from '../gpu/optim/adamw.ts';
 import type { CausalLM } from '../model/decoder.ts';
 import type { Batch } from './pack.ts';
@@ -58,7 +59,6 @@ export async function pretrainLoop(
   onLog?: (log: StepLog) => void,
 ): Promise<StepLog[]> {
   const e = model.engine;
-  const V = model.cfg.vocabSize;
   model.setTrainable(true);
   const opt = new AdamW(model.trainable(), {
     lr: s.lr,
@@ -85,12 +85,9 @@ export async function pretrainLoop(
       const targets = Int32Array.from(rows, (i) => b.targets[i]!);
       const loss = e.tidy(() => {
         const h = model.hidden({ ids: b.ids, batch: b.rows, time: b.seq });
-        const logits = model.logitsAt(h, Int32Array.from(rows));
-        const l = crossEntropy(
-          logits.reshape([rows.length, V]),
-          e.tensor(targets, [rows.length], 'i32'),
-          e.tensor(new Float32Array(rows.length).fill(1), [rows.length]),
-        );
+        // Token-mean cross-entropy; a large vocabulary's logits are taken chunk by chunk (vocab_head.ts).
+        const lp = rowLogprobs(model.headAt(h, Int32Array.from(rows)), e.tensor(targets, [rows.length], 'i32'));
+        const l = maskedMean(lp, e.tensor(new Float32Array(rows.length).fill(1), [rows.length]), -1);
         e.backward(l);
         opt.step(lr).dispose();
         opt.zeroGrad();

@@ -6,9 +6,11 @@
 // reference, both sides of the top-K distillation, entropy, the per-token records) is taken from z / T, with
 // T the rollout temperature. Only the forward passes below apply it; greedy evaluation samples at T = 0 and
 // never comes here. T = 0 (greedy rollouts) trains the untempered policy.
-import type { Tensor } from '../gpu/tensor.ts';
-import { scale } from '../gpu/ops/elementwise.ts';
-import { tokenLogprobs } from '../gpu/ops/log_softmax.ts';
+//
+// The logits come as an LM head over the policy rows (src/gpu/ops/vocab_head.ts): with a small vocabulary the
+// [M, V] logits are materialised once, as one tensor; with a real one (~152k) the row ops that read them run
+// chunk by chunk, so that no more than one chunk of [rows x V] logits exists, forward or backward.
+import { rowLogprobs, type VocabHead } from '../gpu/ops/vocab_head.ts';
 import type { CausalLM } from '../model/decoder.ts';
 import type { PolicyBatch } from './batch.ts';
 
@@ -20,18 +22,18 @@ export function policyTemperature(sampling: number): number {
 }
 
 /**
- * [M, V] logits of π_T predicting each policy token of the batch (recorded on the tape when the model
- * trains): the model's logits divided by the policy temperature of rollouts sampled at `temperature`.
+ * The [M, V] logits of π_T predicting each policy token of the batch (recorded on the tape when the model
+ * trains), as an LM head over those M rows: the model's logits divided by the policy temperature of rollouts
+ * sampled at `temperature`. Read them with the row ops of vocab_head.ts (rowLogprobs, rowEntropy, rowTopkKl).
  */
-export function policyLogits(model: CausalLM, batch: PolicyBatch, temperature: number): Tensor {
+export function policyLogits(model: CausalLM, batch: PolicyBatch, temperature: number): VocabHead {
   const T = policyTemperature(temperature);
   const h = model.hidden({ ids: batch.ids, batch: batch.batch, time: batch.time });
-  const logits = model.logitsAt(h, batch.rows);
-  return T === 1 ? logits : scale(logits, 1 / T);
+  return model.headAt(h, batch.rows, 1 / T);
 }
 
 /** Logits of a model that is not trained here (teacher, reference): no tape, so no gradient can reach it. */
-export function constantLogits(model: CausalLM, batch: PolicyBatch, temperature: number): Tensor {
+export function constantLogits(model: CausalLM, batch: PolicyBatch, temperature: number): VocabHead {
   return model.engine.noGrad(() => policyLogits(model, batch, temperature));
 }
 
@@ -41,7 +43,7 @@ export async function policyLogprobs(model: CausalLM, batch: PolicyBatch, temper
   const lp = e.noGrad(() =>
     e.tidy(() =>
       e.keep(
-        tokenLogprobs(policyLogits(model, batch, temperature), e.tensor(batch.targets, [batch.targets.length], 'i32')),
+        rowLogprobs(policyLogits(model, batch, temperature), e.tensor(batch.targets, [batch.targets.length], 'i32')),
       ),
     ),
   );

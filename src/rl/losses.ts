@@ -5,21 +5,25 @@
 //   examiner  L_E = -mean_t A_i · log π_E(y_t) + β_E·KL_ref                (on-policy, no clipping)
 //   student   L_S = L_GRPO + β·KL_ref + λ·D                               (clipped ratio, k3, top-K KL)
 //
-// Inputs are logits at the policy positions only ([M, V], see batch.ts) with one target id per row; the
+// Inputs are logits at the policy positions only ([M, V], see batch.ts; a plain tensor or an LM head whose
+// logits are read chunk by chunk, src/gpu/ops/vocab_head.ts) with one target id per row; the
 // teacher's logits are taken at the same M positions of its own (privileged) sequence and are a constant:
 // topkKl sends no gradient to them, and the caller computes them without a tape.
 import type { Engine } from '../gpu/engine.ts';
 import type { Tensor } from '../gpu/tensor.ts';
 import { add, scale, sub } from '../gpu/ops/elementwise.ts';
 import { clippedRatio, policyGradient } from '../gpu/ops/clipped_ratio.ts';
-import { entropy, tokenLogprobs } from '../gpu/ops/log_softmax.ts';
 import { maskedMean } from '../gpu/ops/masked_mean.ts';
-import { topkKl } from '../gpu/ops/topk_kl.ts';
+import { type Logits, logitRows, rowEntropy, rowLogprobs, rowTopkKl } from '../gpu/ops/vocab_head.ts';
 
-function rowsOf(logits: Tensor, what: string): number {
-  if (logits.rank !== 2)
+function rowsOf(logits: Logits, what: string): number {
+  if (!('shards' in logits) && logits.rank !== 2)
     throw new Error(`piplay: ${what} needs logits [M, V] at the policy positions, got ${logits.describe()}`);
-  return logits.shape[0]!;
+  return logitRows(logits);
+}
+
+function engineOf(logits: Logits): Engine {
+  return 'shards' in logits ? logits.h.engine : logits.engine;
 }
 
 function checkLength(name: string, a: ArrayLike<number>, M: number): void {
@@ -37,7 +41,7 @@ function hostTensors(e: Engine, M: number, targets: Int32Array, mask: Float32Arr
 
 export interface ExaminerLossInputs {
   /** Examiner logits [M, V] at the positions predicting its policy tokens (with gradient). */
-  logits: Tensor;
+  logits: Logits;
   /** The policy tokens, [M]. */
   targets: Int32Array;
   /** HRPO advantage of each token's rollout, [M]. */
@@ -65,14 +69,14 @@ export interface ExaminerLossResult {
 
 /** L_E = -token-mean over mask of A · log π_E(y_t) + β·k3 (ALGORITHM.md section 5, examiner). */
 export function examinerLoss(inp: ExaminerLossInputs): ExaminerLossResult {
-  const e = inp.logits.engine;
+  const e = engineOf(inp.logits);
   const M = rowsOf(inp.logits, 'examinerLoss');
   checkLength('advantages', inp.advantages, M);
   if (inp.refLogp) checkLength('refLogp', inp.refLogp, M);
   const beta = inp.beta ?? 0;
   if (beta > 0 && !inp.refLogp) throw new Error('piplay: examinerLoss: beta > 0 needs the reference log-probs');
   const { targetsT, maskT } = hostTensors(e, M, inp.targets, inp.mask);
-  const logp = tokenLogprobs(inp.logits, targetsT);
+  const logp = rowLogprobs(inp.logits, targetsT);
   const ref = inp.refLogp ? { logp: e.tensor(inp.refLogp, [M]), beta } : null;
   const pg = policyGradient(logp, e.tensor(inp.advantages, [M]), maskT, ref);
   const w = inp.weight ?? 1;
@@ -96,9 +100,9 @@ export interface StudentLossSettings {
 
 export interface StudentLossInputs {
   /** Student logits [M, V] at the positions predicting its policy tokens (with gradient). */
-  logits: Tensor;
+  logits: Logits;
   /** Teacher logits [M, V] at the same tokens of its privileged sequence; null: no teacher (Dr. Zero). */
-  teacherLogits: Tensor | null;
+  teacherLogits: Logits | null;
   targets: Int32Array;
   /** log-probs under the policy that sampled the rollout, [M]. */
   oldLogp: Float32Array;
@@ -147,20 +151,20 @@ export interface TokenScores {
 
 /** Per policy token (a record, not a loss: call it under noGrad): log-probs of the sampled token and the top-K term. */
 export function tokenScores(
-  logits: Tensor,
-  teacherLogits: Tensor | null,
+  logits: Logits,
+  teacherLogits: Logits | null,
   targets: Int32Array,
   s: Pick<StudentLossSettings, 'topK' | 'tail' | 'direction'>,
 ): TokenScores {
-  const e = logits.engine;
+  const e = engineOf(logits);
   const M = rowsOf(logits, 'tokenScores');
   const { targetsT, maskT } = hostTensors(e, M, targets, undefined);
-  const slp = tokenLogprobs(logits, targetsT);
+  const slp = rowLogprobs(logits, targetsT);
   if (!teacherLogits) return { slp };
-  const d = topkKl(logits, teacherLogits, maskT, { k: s.topK, tail: s.tail, direction: s.direction });
+  const d = rowTopkKl(logits, teacherLogits, maskT, { k: s.topK, tail: s.tail, direction: s.direction });
   return {
     slp,
-    tlp: tokenLogprobs(teacherLogits, targetsT),
+    tlp: rowLogprobs(teacherLogits, targetsT),
     kl: d.perToken,
     ids: d.ids,
     sTop: d.studentLogp,
@@ -170,7 +174,7 @@ export function tokenScores(
 
 /** L_S = L_GRPO + β·KL_ref + λ·D (ALGORITHM.md section 5, student). */
 export function studentLoss(inp: StudentLossInputs, s: StudentLossSettings): StudentLossResult {
-  const e = inp.logits.engine;
+  const e = engineOf(inp.logits);
   const M = rowsOf(inp.logits, 'studentLoss');
   checkLength('oldLogp', inp.oldLogp, M);
   checkLength('advantages', inp.advantages, M);
@@ -178,7 +182,7 @@ export function studentLoss(inp: StudentLossInputs, s: StudentLossSettings): Stu
   if (s.beta > 0 && !inp.refLogp) throw new Error('piplay: studentLoss: beta > 0 needs the reference log-probs');
   if (s.lambda > 0 && !inp.teacherLogits) throw new Error('piplay: studentLoss: lambda > 0 needs teacher logits');
   const { targetsT, maskT } = hostTensors(e, M, inp.targets, inp.mask);
-  const logp = tokenLogprobs(inp.logits, targetsT);
+  const logp = rowLogprobs(inp.logits, targetsT);
   const oldT = e.tensor(inp.oldLogp, [M]);
   const cr = clippedRatio(
     logp,
@@ -196,14 +200,14 @@ export function studentLoss(inp: StudentLossInputs, s: StudentLossSettings): Stu
     // With λ = 0 the term is only a metric: no tape, no gradient.
     const d =
       s.lambda > 0
-        ? topkKl(inp.logits, inp.teacherLogits, maskT, opts)
-        : e.noGrad(() => topkKl(inp.logits, inp.teacherLogits!, maskT, opts));
+        ? rowTopkKl(inp.logits, inp.teacherLogits, maskT, opts)
+        : e.noGrad(() => rowTopkKl(inp.logits, inp.teacherLogits!, maskT, opts));
     distill = d.loss;
     distillPerToken = d.perToken;
     if (s.lambda > 0) total = add(total, scale(d.loss, s.lambda));
   }
   const w = inp.weight ?? 1;
-  const ent = e.noGrad(() => maskedMean(entropy(inp.logits), maskT));
+  const ent = e.noGrad(() => maskedMean(rowEntropy(inp.logits), maskT));
   const ppoKl = e.noGrad(() => maskedMean(sub(oldT, logp), maskT));
   return {
     loss: w === 1 ? total : scale(total, w),

@@ -15,6 +15,7 @@ import { studentPrompt, type PrivilegedMode } from '../env/prompts.ts';
 import { ANSWER_CLOSE, ANSWER_OPEN, SEARCH_OPEN, THINK_CLOSE } from '../env/tags.ts';
 import { tokenLogprobs } from '../gpu/ops/log_softmax.ts';
 import { TOPK_KL_MAX_K, topkKl } from '../gpu/ops/topk_kl.ts';
+import { headLogits } from '../gpu/ops/vocab_head.ts';
 import type { CausalLM } from '../model/decoder.ts';
 import { policyBatch, teacherSequence, type MaskedSequence } from '../rl/batch.ts';
 import { policyLogits } from '../rl/forward.ts';
@@ -161,9 +162,10 @@ async function score(
     const t = e.noGrad(() =>
       e.tidy(() => {
         const targets = e.tensor(tb.targets, [M], 'i32');
-        const tl = policyLogits(model, tb, c.temperature);
+        // The whole [M, V] logits are read back (the full-vocabulary KL below): one binding's worth of rows.
+        const tl = headLogits(policyLogits(model, tb, c.temperature));
         // The student scored against itself: the same logits, one forward pass.
-        const sl = self ? tl : policyLogits(student, sb, c.temperature);
+        const sl = self ? tl : headLogits(policyLogits(student, sb, c.temperature));
         const ones = e.tensor(new Float32Array(M).fill(1), [M]);
         const klAt = (k: number) =>
           topkKl(sl, tl, ones, { k: Math.min(k, model.cfg.vocabSize), tail: c.tail, direction: c.kl }).perToken;

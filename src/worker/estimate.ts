@@ -190,7 +190,12 @@ export function estimateRun(
   // Rows of one forward/backward: a micro-batch of rollouts (0 = the whole minibatch).
   const rows = run.microBatch > 0 ? Math.min(run.microBatch, rollouts) : Math.ceil(rollouts / run.miniBatches);
   const policyTokens = rows * run.maxTurns * run.turnTokens;
-  const logits = policyTokens * cfg.vocabSize * 4;
+  const maxBinding = Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize);
+  // Logits past one binding are read chunk by chunk over rows (src/gpu/ops/vocab_head.ts): one chunk lives.
+  const chunked = policyTokens * cfg.vocabSize * 4 > maxBinding;
+  const logits = chunked
+    ? Math.max(1, Math.floor(maxBinding / (4 * cfg.vocabSize))) * cfg.vocabSize * 4
+    : policyTokens * cfg.vocabSize * 4;
   const studentTokens = rows * (prompts.student + response);
   const micro = 'micro-batch (--micro-batch)';
 
@@ -205,7 +210,10 @@ export function estimateRun(
     { label: 'student backward: its gradients', bytes: backwardPerForward * studentFwd + grads, setting: micro },
     // Student logits and log-probs, their gradients (the teacher's are freed before the backward pass).
     {
-      label: `logits of one micro-batch (${policyTokens} tokens × ${cfg.vocabSize}) and their gradients`,
+      label: chunked
+        ? `logits of one chunk of rows (${logits / (4 * cfg.vocabSize)} of ${policyTokens} tokens × ${cfg.vocabSize}) ` +
+          'and their gradients'
+        : `logits of one micro-batch (${policyTokens} tokens × ${cfg.vocabSize}) and their gradients`,
       bytes: 3 * logits,
       setting: micro,
     },
@@ -257,19 +265,12 @@ export function estimateRun(
   const longest = rows * ((teacher ? Math.max(prompts.teacher, prompts.student) : prompts.student) + response);
   const widest = Math.max(cfg.intermediate, cfg.heads * cfg.headDim) * 4;
 
-  const maxBinding = Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize);
   const problems: string[] = [];
   const warnings: string[] = [];
   if (largestTensorBytes > maxBinding) {
     problems.push(
       `The model's largest weight takes ${mib(largestTensorBytes)} in f32, more than this GPU's largest buffer (${mib(maxBinding)}). ` +
         'Pick a smaller model, or a browser/GPU with larger limits.',
-    );
-  }
-  if (logits > maxBinding) {
-    problems.push(
-      `The logits of one training micro-batch (${policyTokens} tokens × vocabulary ${cfg.vocabSize}) take ${mib(logits)}, more than ` +
-        `the largest buffer (${mib(maxBinding)}). Lower micro-batch, turn tokens or max turns.`,
     );
   }
   if (longest * widest > maxBinding) {

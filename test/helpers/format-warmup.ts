@@ -10,6 +10,7 @@ import { AdamW } from '../../src/gpu/optim/adamw.ts';
 import type { CausalLM } from '../../src/model/decoder.ts';
 import { policyBatch } from '../../src/rl/batch.ts';
 import { policyLogits } from '../../src/rl/forward.ts';
+import { headLogits } from '../../src/gpu/ops/vocab_head.ts';
 import { encodePrompt, type BaseModel } from '../../src/selfplay/base-model.ts';
 import type { Environment } from '../../src/selfplay/environment.ts';
 
@@ -42,7 +43,7 @@ export async function warmUpExaminer(
       const batch = Array.from({ length: opts.batch }, (_, k) => examples[(step * opts.batch + k) % examples.length]!);
       const pb = policyBatch(batch, tok.padId ?? 0);
       const loss = e.tidy(() => {
-        const logits = policyLogits(model, pb, 1);
+        const logits = headLogits(policyLogits(model, pb, 1));
         const M = pb.targets.length;
         return crossEntropy(logits, e.tensor(pb.targets, [M], 'i32'), e.tensor(new Float32Array(M).fill(1), [M]));
       });

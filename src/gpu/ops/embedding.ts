@@ -1,5 +1,6 @@
 // Embedding lookup with autograd (shaders/embedding.wgsl, shaders/embedding_links.wgsl).
 import type { Tensor } from '../tensor.ts';
+import { add } from './elementwise.ts';
 import { storageFormat } from './packed.ts';
 import { expect } from './util.ts';
 
@@ -35,11 +36,9 @@ export function idLists(ids: Int32Array): { next: Int32Array; starts: Int32Array
  * may be stored as f16 or bf16; the rows come out f32.
  */
 export function embedding(table: Tensor, ids: Tensor, hostIds?: Int32Array): Tensor {
-  const e = table.engine;
   expect(table, 'embedding table', { rank: 2 });
-  const format = storageFormat(table, 'embedding', 'table');
   expect(ids, 'embedding ids', { dtype: 'i32' });
-  const [V, D] = table.shape as [number, number];
+  const V = table.shape[0]!;
   const N = ids.size;
   if (hostIds) {
     if (hostIds.length !== N) {
@@ -51,6 +50,47 @@ export function embedding(table: Tensor, ids: Tensor, hostIds?: Int32Array): Ten
         `piplay: embedding: id ${hostIds[bad]} at position ${bad} is outside the table ${table.describe()}`,
       );
   }
+  return lookup(table, ids, hostIds ?? null);
+}
+
+/**
+ * The embedding of a table kept as row shards ([V_k, D] each, in vocabulary order; see src/model/vocab.ts):
+ * each shard gathers the ids in its range (the others give zero rows) and the shard outputs are summed, so
+ * every position gets exactly its one row; each shard's gradient is the scatter of its own ids.
+ */
+export function shardedEmbedding(shards: readonly Tensor[], ids: Tensor, hostIds: Int32Array): Tensor {
+  if (shards.length === 1) return embedding(shards[0]!, ids, hostIds);
+  const e = ids.engine;
+  const V = shards.reduce((n, s) => n + s.shape[0]!, 0);
+  const bad = hostIds.findIndex((id) => id < 0 || id >= V);
+  if (bad >= 0) {
+    throw new Error(`piplay: embedding: id ${hostIds[bad]} at position ${bad} is outside the vocabulary (${V})`);
+  }
+  let sum: Tensor | null = null;
+  let first = 0;
+  for (const shard of shards) {
+    const rows = shard.shape[0]!;
+    const local = hostIds.map((id) => (id >= first && id < first + rows ? id - first : -1));
+    const localT = e.tensor(local, ids.shape, 'i32');
+    const part = lookup(shard, localT, local);
+    localT.dispose(); // the tape holds what the backward needs
+    if (sum) {
+      const next = add(sum, part);
+      sum.dispose();
+      part.dispose();
+      sum = next;
+    } else sum = part;
+    first += rows;
+  }
+  return sum!;
+}
+
+/** The gather and its recorded scatter; ids outside [0, V) give zero rows and no gradient. */
+function lookup(table: Tensor, ids: Tensor, hostIds: Int32Array | null): Tensor {
+  const e = table.engine;
+  const [V, D] = table.shape as [number, number];
+  const N = ids.size;
+  const format = storageFormat(table, 'embedding', 'table');
   const out = e.empty([...ids.shape, D]);
   if (out.size > 0) {
     e.dispatch({

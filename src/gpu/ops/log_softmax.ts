@@ -53,20 +53,54 @@ export function entropy(logits: Tensor): Tensor {
   const e = logits.engine;
   const [R, V] = vocabRows('entropy', logits);
   const h = e.empty(logits.shape.slice(0, -1));
-  if (R > 0) {
-    e.dispatch({
-      shader: 'log_softmax',
-      entry: 'entropy',
-      constants: { WG },
-      params: { R, V },
-      bindings: { src: logits, dst: h },
-      workgroups: e.grid(R, 1),
-    });
-  }
+  entropyKernel(logits, h, R, V);
   return h;
 }
 
-function checkTargets(op: string, logits: Tensor, targets: Tensor, R: number): void {
+/** log_softmax.wgsl's entropy of R rows of V logits into h [R] (no autograd; also the chunked LM head's). */
+export function entropyKernel(logits: Tensor, h: Tensor, R: number, V: number): void {
+  if (R === 0) return;
+  const e = logits.engine;
+  e.dispatch({
+    shader: 'log_softmax',
+    entry: 'entropy',
+    constants: { WG },
+    params: { R, V },
+    bindings: { src: logits, dst: h },
+    workgroups: e.grid(R, 1),
+  });
+}
+
+/** token_logprobs.wgsl's forward over R rows: lp [R] and the log-sum-exp lse [R] its backward needs. */
+export function tokenLogprobsKernel(logits: Tensor, targets: Tensor, lp: Tensor, lse: Tensor, R: number, V: number) {
+  if (R === 0) return;
+  const e = logits.engine;
+  e.dispatch({
+    shader: 'token_logprobs',
+    entry: 'forward',
+    constants: { WG },
+    params: { R, V },
+    bindings: { logits, targets, dst: lp, lse },
+    workgroups: e.grid(R, 1),
+  });
+}
+
+/** token_logprobs.wgsl's backward: d [R, V] = g_r (onehot - softmax) from the forward's lse. */
+export function tokenLogprobsGradKernel(logits: Tensor, targets: Tensor, lse: Tensor, g: Tensor, d: Tensor) {
+  const e = logits.engine;
+  const [R, V] = rowsCols(logits);
+  if (R === 0) return;
+  e.dispatch({
+    shader: 'token_logprobs',
+    entry: 'backward',
+    constants: { WG },
+    params: { R, V },
+    bindings: { logits, targets, dst: d, lse, grad: g },
+    workgroups: e.grid(R * V, WG),
+  });
+}
+
+export function checkTargets(op: string, logits: Tensor, targets: Tensor, R: number): void {
   expect(targets, `${op} targets`, { dtype: 'i32' });
   if (targets.size !== R) {
     throw new Error(
@@ -86,31 +120,13 @@ export function tokenLogprobs(logits: Tensor, targets: Tensor): Tensor {
   checkTargets('tokenLogprobs', logits, targets, R);
   const lp = e.empty(logits.shape.slice(0, -1));
   const lse = e.empty([R]); // saved for the backward
-  if (R > 0) {
-    e.dispatch({
-      shader: 'token_logprobs',
-      entry: 'forward',
-      constants: { WG },
-      params: { R, V },
-      bindings: { logits, targets, dst: lp, lse },
-      workgroups: e.grid(R, 1),
-    });
-  }
+  tokenLogprobsKernel(logits, targets, lp, lse, R, V);
   e.record(
     [logits, targets],
     [lp],
     ([g]) => {
       const d = e.empty(logits.shape);
-      if (R > 0) {
-        e.dispatch({
-          shader: 'token_logprobs',
-          entry: 'backward',
-          constants: { WG },
-          params: { R, V },
-          bindings: { logits, targets, dst: d, lse, grad: g! },
-          workgroups: e.grid(R * V, WG),
-        });
-      }
+      tokenLogprobsGradKernel(logits, targets, lse, g!, d);
       return [d, null];
     },
     [lse],

@@ -43,61 +43,21 @@ export interface TopkKlResult {
  * depend on every logit through the log-sum-exp, so the gradient into the student logits is dense.
  */
 export function topkKl(student: Tensor, teacher: Tensor, mask: Tensor, opts: TopkKlOptions = {}): TopkKlResult {
-  const { k: K = 50, tail = true, direction = 'reverse' } = opts;
   const e = student.engine;
   expect(student, 'topkKl student logits', { dtype: 'f32' });
   expect(teacher, 'topkKl teacher logits', { dtype: 'f32' });
-  expect(mask, 'topkKl mask', { dtype: 'f32' });
-  if (student.rank < 1 || teacher.rank !== student.rank || teacher.shape.some((d, i) => d !== student.shape[i])) {
-    throw new Error(
-      `piplay: topkKl: teacher logits ${teacher.describe()} must have the shape of the student's ${student.describe()}`,
-    );
-  }
-  const [R, V] = rowsCols(student);
-  if (mask.size !== R) {
-    throw new Error(
-      `piplay: topkKl: mask ${mask.describe()} must hold one value per row of ${student.describe()} (${R})`,
-    );
-  }
-  if (!Number.isInteger(K) || K < 1) throw new Error(`piplay: topkKl: k must be a positive integer, got ${K}`);
-  if (K > V)
-    throw new Error(`piplay: topkKl: k = ${K} is larger than the vocabulary (V = ${V}) of ${student.describe()}`);
-  if (K > TOPK_KL_MAX_K) throw new Error(`piplay: topkKl: k = ${K} exceeds the kernel's maximum of ${TOPK_KL_MAX_K}`);
-  if (direction !== 'reverse' && direction !== 'forward') {
-    throw new Error(`piplay: topkKl: direction must be 'reverse' or 'forward', got '${String(direction)}'`);
-  }
-
+  const { K, tail, reverse } = topkKlArgs(student.shape, teacher.shape, mask, opts);
+  const V = student.shape[student.rank - 1]!;
   const lead = student.shape.slice(0, -1);
-  const perToken = e.empty(lead);
-  const ids = e.empty([...lead, K], 'i32');
-  const studentLogp = e.empty([...lead, K]);
-  const teacherLogp = e.empty([...lead, K]);
-  // Saved for the backward: per row (lse, a_tail, c_tail, C) and dL_r/dz at each support id.
-  const stats = e.empty([R, 4]);
-  const coef = e.empty([R, K]);
-  if (R > 0) {
-    e.dispatch({
-      shader: 'topk_kl',
-      constants: { WG, TAIL: tail, REVERSE: direction === 'reverse' },
-      params: { R, V, K },
-      bindings: { student, teacher, ids, stats, coef, perToken, studentLogp, teacherLogp },
-      workgroups: e.grid(R, 1),
-    });
-  }
+  const out = topkKlOutputs(e, lead, K);
+  topkKlKernel(student, teacher, out, { V, K, tail, reverse });
+  const { perToken, ids, stats, coef } = out;
   e.record(
     [student, teacher],
     [perToken],
     ([g]) => {
       const dz = e.empty(student.shape);
-      if (R > 0) {
-        e.dispatch({
-          shader: 'topk_kl_grad',
-          constants: { WG },
-          params: { R, V, K },
-          bindings: { student, stats, coef, ids, grad: g!, dz },
-          workgroups: e.grid(R, 1),
-        });
-      }
+      topkKlGradKernel(student, out, g!, dz, K);
       return [dz, null];
     },
     [ids, stats, coef],
@@ -105,5 +65,103 @@ export function topkKl(student: Tensor, teacher: Tensor, mask: Tensor, opts: Top
   stats.dispose(); // the tape node holds these when recording
   coef.dispose();
   const loss = maskedMean(perToken, mask);
-  return { loss, perToken, ids, studentLogp, teacherLogp };
+  return { loss, perToken, ids, studentLogp: out.studentLogp, teacherLogp: out.teacherLogp };
+}
+
+/** Checks topkKl's inputs (student and teacher logits [..., V] of one shape) and fills in the defaults. */
+export function topkKlArgs(
+  student: readonly number[],
+  teacher: readonly number[],
+  mask: Tensor,
+  opts: TopkKlOptions,
+): { K: number; tail: boolean; reverse: boolean } {
+  const { k: K = 50, tail = true, direction = 'reverse' } = opts;
+  expect(mask, 'topkKl mask', { dtype: 'f32' });
+  const sDesc = `student logits [${student.join(', ')}]`;
+  if (student.length < 1 || teacher.length !== student.length || teacher.some((d, i) => d !== student[i])) {
+    throw new Error(`piplay: topkKl: teacher logits [${teacher.join(', ')}] must have the shape of the ${sDesc}`);
+  }
+  const V = student[student.length - 1]!;
+  const R = student.reduce((a, b) => a * b, 1) / Math.max(V, 1);
+  if (mask.size !== R) {
+    throw new Error(`piplay: topkKl: mask ${mask.describe()} must hold one value per row of the ${sDesc} (${R})`);
+  }
+  if (!Number.isInteger(K) || K < 1) throw new Error(`piplay: topkKl: k must be a positive integer, got ${K}`);
+  if (K > V) throw new Error(`piplay: topkKl: k = ${K} is larger than the vocabulary (V = ${V}) of the ${sDesc}`);
+  if (K > TOPK_KL_MAX_K) throw new Error(`piplay: topkKl: k = ${K} exceeds the kernel's maximum of ${TOPK_KL_MAX_K}`);
+  if (direction !== 'reverse' && direction !== 'forward') {
+    throw new Error(`piplay: topkKl: direction must be 'reverse' or 'forward', got '${String(direction)}'`);
+  }
+  return { K, tail, reverse: direction === 'reverse' };
+}
+
+/** What topk_kl.wgsl writes for rows `lead` (the logits' shape without V): the result tensors and, for the
+ *  backward, per row (lse, a_tail, c_tail, C) and dL_r/dz at each support id. */
+export interface TopkKlOutputs {
+  perToken: Tensor;
+  ids: Tensor;
+  studentLogp: Tensor;
+  teacherLogp: Tensor;
+  stats: Tensor;
+  coef: Tensor;
+}
+
+export function topkKlOutputs(e: Tensor['engine'], lead: readonly number[], K: number): TopkKlOutputs {
+  const R = lead.reduce((a, b) => a * b, 1);
+  return {
+    perToken: e.empty(lead),
+    ids: e.empty([...lead, K], 'i32'),
+    studentLogp: e.empty([...lead, K]),
+    teacherLogp: e.empty([...lead, K]),
+    stats: e.empty([R, 4]),
+    coef: e.empty([R, K]),
+  };
+}
+
+/** topk_kl.wgsl over the rows of student and teacher logits [R, V] (no autograd; also the chunked LM head's). */
+export function topkKlKernel(
+  student: Tensor,
+  teacher: Tensor,
+  out: TopkKlOutputs,
+  s: { V: number; K: number; tail: boolean; reverse: boolean },
+): void {
+  const e = student.engine;
+  const R = student.size / s.V;
+  if (R === 0) return;
+  e.dispatch({
+    shader: 'topk_kl',
+    constants: { WG, TAIL: s.tail, REVERSE: s.reverse },
+    params: { R, V: s.V, K: s.K },
+    bindings: {
+      student,
+      teacher,
+      ids: out.ids,
+      stats: out.stats,
+      coef: out.coef,
+      perToken: out.perToken,
+      studentLogp: out.studentLogp,
+      teacherLogp: out.teacherLogp,
+    },
+    workgroups: e.grid(R, 1),
+  });
+}
+
+/** topk_kl_grad.wgsl: dz [R, V] into the student logits from the forward's ids, stats and coef and g [R]. */
+export function topkKlGradKernel(
+  student: Tensor,
+  saved: Pick<TopkKlOutputs, 'ids' | 'stats' | 'coef'>,
+  g: Tensor,
+  dz: Tensor,
+  K: number,
+): void {
+  const e = student.engine;
+  const [R, V] = rowsCols(student);
+  if (R === 0) return;
+  e.dispatch({
+    shader: 'topk_kl_grad',
+    constants: { WG },
+    params: { R, V, K },
+    bindings: { student, stats: saved.stats, coef: saved.coef, ids: saved.ids, grad: g, dz },
+    workgroups: e.grid(R, 1),
+  });
 }

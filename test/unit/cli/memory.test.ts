@@ -27,7 +27,7 @@ describe('npm run train memory check', () => {
   it('refuses a run past the limits, naming the largest term and the setting that lowers it', () => {
     const m = estimateRun(cfg('smollm2-135m'), { ...PRESETS.demo, policies: 'lora' }, browser, prompts);
     const r = refusal(m)!;
-    expect(r).toMatch(/^this run cannot fit this GPU: The logits of one training micro-batch \(6400 tokens/);
+    expect(r).toMatch(/^this run cannot fit this GPU: One activation of a training micro-batch \(31400 tokens/);
     expect(r).toContain(`largest term is ${m.largestTerm.label}`);
     expect(r).toMatch(/lower it with micro-batch \(--micro-batch\)\.$/);
   });

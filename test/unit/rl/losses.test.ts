@@ -9,6 +9,7 @@ import { CausalLM } from '../../../src/model/decoder.ts';
 import { initWeights, tinyConfig } from '../../../src/model/init.ts';
 import { policyBatch, perPolicyToken, type PolicyBatch } from '../../../src/rl/batch.ts';
 import { policyLogits } from '../../../src/rl/forward.ts';
+import { headLogits } from '../../../src/gpu/ops/vocab_head.ts';
 import { examinerLoss, studentLoss, type StudentLossSettings } from '../../../src/rl/losses.ts';
 import { testEngine } from '../../helpers/engine.ts';
 import { expectClose } from '../../helpers/compare.ts';
@@ -503,7 +504,7 @@ describe('the tempered policy (src/rl/forward.ts)', () => {
     const Mp = pb.targets.length;
     const Vp = cfg.vocabSize;
     const raw = async (m: CausalLM) =>
-      (await e.noGrad(() => e.tidy(() => policyLogits(m, pb, 1))).read()) as Float32Array;
+      (await e.noGrad(() => e.tidy(() => headLogits(policyLogits(m, pb, 1)))).read()) as Float32Array;
     const zs = await raw(student);
     const zt = await raw(teacher);
     const row = (z: Float32Array, i: number) => Array.from(z.subarray(i * Vp, (i + 1) * Vp), (x) => x / T);

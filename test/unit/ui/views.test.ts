@@ -514,12 +514,14 @@ describe('setup', () => {
     const big = { maxStorageBufferBindingSize: 2 ** 31, maxBufferSize: 2 ** 31 };
     const q3 = estimateRun(cfg('qwen3-0.6b'), PRESETS.demo, browser);
     expect(q3.fits).toBe(false);
-    expect(q3.problems[0]).toMatch(/largest weight takes 594 MiB.*largest buffer \(128 MiB\)/);
+    // The 594 MiB embedding is kept as row shards; an MLP activation of the demo's micro-batch is too wide.
+    expect(q3.problems.join(' ')).not.toMatch(/largest weight/);
+    expect(q3.problems[0]).toMatch(/One activation of a training micro-batch \(27520 tokens × 3072\).*\(128 MiB\)/);
     // On a 2 GiB-buffer adapter the demo's micro-batch of 10 rollouts (5 turns of 128 tokens each) makes
-    // logits over 2 GiB for a 152k vocabulary; 5 rollouts fit.
+    // logits over 2 GiB for a 152k vocabulary: they are read chunk by chunk, one chunk of rows counted.
     const q3tight = estimateRun(cfg('qwen3-0.6b'), PRESETS.demo, big);
-    expect(q3tight.fits).toBe(false);
-    expect(q3tight.problems[0]).toMatch(/logits of one training micro-batch \(6400 tokens.*Lower micro-batch/);
+    expect(q3tight.fits).toBe(true);
+    expect(q3tight.breakdown.map((l) => l.label).join('\n')).toMatch(/logits of one chunk of rows \(3533 of 6400 tokens/);
     const q3big = estimateRun(cfg('qwen3-0.6b'), { ...PRESETS.demo, microBatch: 5 }, big);
     expect(q3big.fits).toBe(true);
     expect(q3big.params).toBeGreaterThan(5e8);
