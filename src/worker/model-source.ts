@@ -8,7 +8,8 @@ export type ModelSource =
   | { kind: 'random-tiny' }
   | { kind: 'embedded'; name: string }
   | { kind: 'files'; files: File[] }
-  | { kind: 'hub'; id: string; revision?: string; /** The hub's address (https://huggingface.co when absent). */ endpoint?: string }
+  /** endpoint: the hub's address (https://huggingface.co when absent). */
+  | { kind: 'hub'; id: string; revision?: string; endpoint?: string }
   | { kind: 'checkpoint'; name: string };
 
 export interface ResolvedSource {

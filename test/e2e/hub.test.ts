@@ -92,9 +92,7 @@ describe.skipIf(!hasChromium)('hub downloads (headless Chromium, local hub serve
     expect(resumedAt).toBeGreaterThan(0);
     expect(resumedAt).toBeLessThan(sizes['model.safetensors']!);
     // The bar moved: several distinct values for the weights, never going back.
-    const seen = await page.evaluate(
-      () => (window as unknown as { progressSeen: [string, number][] }).progressSeen,
-    );
+    const seen = await page.evaluate(() => (window as unknown as { progressSeen: [string, number][] }).progressSeen);
     const bar = seen.filter(([label]) => label.includes('model.safetensors')).map(([, v]) => v);
     expect(new Set(bar).size).toBeGreaterThan(3);
     for (let i = 1; i < bar.length; i++) expect(bar[i]).toBeGreaterThanOrEqual(bar[i - 1]!);

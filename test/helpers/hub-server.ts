@@ -76,7 +76,11 @@ export async function startHubServer(opts: HubServerOptions): Promise<HubServer>
     const r = range ? /^bytes=(\d+)-$/.exec(range) : null;
     const start = r ? Number(r[1]) : 0;
     const rest = body.subarray(start);
-    const headers: Record<string, string> = { ...CORS, 'content-length': String(rest.length), 'accept-ranges': 'bytes' };
+    const headers: Record<string, string> = {
+      ...CORS,
+      'content-length': String(rest.length),
+      'accept-ranges': 'bytes',
+    };
     if (r) headers['content-range'] = `bytes ${start}-${body.length - 1}/${body.length}`;
     res.writeHead(r ? 206 : 200, headers);
     if (req.method === 'HEAD') {

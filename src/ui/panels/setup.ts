@@ -185,9 +185,10 @@ export function renderEstimate(r: ModelReport | null, busy = false): Html {
 export function renderDownloadSize(r: ModelReport): Html {
   if (r.downloadBytes === undefined) return html``;
   const total = r.totalBytes ?? r.downloadBytes;
-  if (r.cached) return html` · <span class="download-size">download none: ${fmtBytes(total)} in this browser's cache</span>`;
-  const part = total > r.downloadBytes ? html` of ${fmtBytes(total)} (the rest is cached)` : '';
-  return html` · <span class="download-size">download ${fmtBytes(r.downloadBytes)}${part}</span>`;
+  const size = (text: string) => html` · <span class="download-size">${text}</span>`;
+  if (r.cached) return size(`download none: ${fmtBytes(total)} in this browser's cache`);
+  const part = total > r.downloadBytes ? ` of ${fmtBytes(total)} (the rest is cached)` : '';
+  return size(`download ${fmtBytes(r.downloadBytes)}${part}`);
 }
 
 export function renderDownload(p: DownloadProgress | null): Html {

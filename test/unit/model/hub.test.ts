@@ -125,11 +125,11 @@ describe('hub files', () => {
     });
   });
 
-  it('reports a file not in the listing as missing without asking for it, so sharded loading can fall back', async () => {
+  it('reports a file not in the listing as missing without a request, so sharded loading can fall back', async () => {
     const hub = fakeHub({ 'config.json': small('{}') });
-    await expect(
-      filesFromHub(repo, { fetchFn: hub.fetchFn, cache: null })('model.safetensors'),
-    ).rejects.toMatchObject({ name: 'MissingFileError' });
+    await expect(filesFromHub(repo, { fetchFn: hub.fetchFn, cache: null })('model.safetensors')).rejects.toMatchObject({
+      name: 'MissingFileError',
+    });
     expect(hub.calls.some((c) => c.includes('/resolve/'))).toBe(false);
   });
 
