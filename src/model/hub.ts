@@ -4,6 +4,7 @@
 // Downloads resume after a dropped connection (src/model/resumable-fetch.ts) and land in the browser's Cache
 // Storage under the file's URL (the cache transformers.js uses), so a reload loads them without a download.
 import { MissingFileError, type ReadFile } from './files.ts';
+import { cachePartials, memoryPartials, type PartialStore } from './partials.ts';
 import { DownloadInterruptedError, fetchResumable, HttpStatusError } from './resumable-fetch.ts';
 
 export const DEFAULT_HUB = 'https://huggingface.co';
@@ -36,6 +37,11 @@ export interface HubOptions {
   cache?: HubCache | null;
   /** Wait before retrying a dropped download, in ms. */
   retryDelayMs?: number;
+  /**
+   * Where the bytes of an unfinished download are kept for a Range resume; defaults to the browser's Cache
+   * Storage when it is the cache (so a reload continues a download), else memory.
+   */
+  partials?: PartialStore;
 }
 
 /** bad-id: no such model or not public; missing: a file the model needs is not there; network: anything else. */
@@ -81,7 +87,7 @@ export function hubApiUrl(repo: HubRepo): string {
   return `${hubEndpoint(repo.endpoint)}/api/models/${repo.id}${rev}?blobs=true`;
 }
 
-async function openCache(): Promise<HubCache | null> {
+async function openCache(): Promise<Cache | null> {
   if (typeof caches === 'undefined') return null;
   try {
     return await caches.open(HUB_CACHE);
@@ -172,8 +178,8 @@ function parseListing(repo: HubRepo, text: string): HubListing {
   return files;
 }
 
-/** Bytes of downloads that broke off, by URL: pressing Start again continues them with a Range request. */
-const partials = new Map<string, Uint8Array>();
+/** Bytes of downloads that broke off, by URL, without a browser cache: pressing Start again continues them. */
+const inMemory = memoryPartials();
 
 /** A ReadFile over a hub repository: the cache first, then the hub (a file not in its listing is missing). */
 export function filesFromHub(repo: HubRepo, opts: HubOptions = {}): ReadFile {
@@ -181,7 +187,11 @@ export function filesFromHub(repo: HubRepo, opts: HubOptions = {}): ReadFile {
   hubEndpoint(repo.endpoint);
   const where = `Hugging Face model '${repo.id}'`;
   const fetchFn = opts.fetchFn ?? globalThis.fetch.bind(globalThis);
-  const cachePromise = opts.cache !== undefined ? Promise.resolve(opts.cache) : openCache();
+  const stores: Promise<{ cache: HubCache | null; partials: PartialStore }> =
+    opts.cache !== undefined
+      ? Promise.resolve({ cache: opts.cache, partials: opts.partials ?? inMemory })
+      : openCache().then((c) => ({ cache: c, partials: opts.partials ?? (c ? cachePartials(c) : inMemory) }));
+  const cachePromise = stores.then((s) => s.cache);
   let listing: Promise<HubListing> | null = null;
   const list = async () => {
     listing ??= cachePromise.then((cache) => listHubFiles(repo, { fetchFn, cache }));
@@ -192,7 +202,7 @@ export function filesFromHub(repo: HubRepo, opts: HubOptions = {}): ReadFile {
   };
   return async (file) => {
     const url = hubUrl(repo, file);
-    const cache = await cachePromise;
+    const { cache, partials } = await stores;
     const hit = await cache?.match(url);
     if (hit) {
       const bytes = new Uint8Array(await hit.arrayBuffer());
@@ -206,14 +216,16 @@ export function filesFromHub(repo: HubRepo, opts: HubOptions = {}): ReadFile {
     try {
       bytes = await fetchResumable(url, {
         fetchFn,
-        partial: partials.get(url),
+        partial: (await partials.load(url)) ?? undefined,
         retryDelayMs: opts.retryDelayMs,
+        onBytes: (chunk, offset) => partials.append(url, offset, chunk),
         onProgress: (loaded, total) => opts.onProgress?.({ file, loaded, total: total || size, cached: false }),
       });
     } catch (e) {
+      await partials.flush(url);
       throw downloadError(repo, file, e);
     }
-    partials.delete(url);
+    await partials.clear(url);
     if (size && bytes.length !== size) {
       throw new HubError(
         `${file} of '${repo.id}' arrived with ${bytes.length} bytes, but the hub lists ${size}: try again`,
@@ -241,7 +253,6 @@ function downloadError(repo: HubRepo, file: string, e: unknown): Error {
     return new HubError(`downloading ${file} of '${repo.id}' failed: ${e.message}; try again later`, 'network');
   }
   if (e instanceof DownloadInterruptedError) {
-    partials.set(e.url, e.partial);
     const got = `${e.partial.length}${e.total ? ` of ${e.total}` : ''} bytes`;
     return new HubError(
       `the download of ${file} of '${repo.id}' from ${hubEndpoint(repo.endpoint)} broke off at ${got} ` +

@@ -14,6 +14,8 @@ export interface ResumableOptions {
   retryDelayMs?: number;
   /** The start of the file, already downloaded (e.g. by an earlier attempt that gave up). */
   partial?: Uint8Array;
+  /** Each chunk as it arrives, at its offset in the file (offsets run on; 0 again when the download starts over). */
+  onBytes?: (chunk: Uint8Array, offset: number) => void;
 }
 
 /** The server answered with an HTTP error status (404, 401, 500, ...) rather than the file. */
@@ -107,6 +109,7 @@ export async function fetchResumable(url: string, opts: ResumableOptions = {}): 
       opts.onProgress?.(loaded, total);
       if (!res.body) {
         const b = new Uint8Array(await res.arrayBuffer());
+        opts.onBytes?.(b, loaded);
         chunks.push(b);
         loaded += b.length;
       } else {
@@ -114,6 +117,7 @@ export async function fetchResumable(url: string, opts: ResumableOptions = {}): 
         for (;;) {
           const { done, value } = await reader.read();
           if (done) break;
+          opts.onBytes?.(value, loaded);
           chunks.push(value);
           loaded += value.length;
           opts.onProgress?.(loaded, total);

@@ -1,7 +1,8 @@
 // Hub downloads without a network: a fake fetch stands in for the hub (its file listing and resolve URLs), a
 // Map for the browser cache.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { filesFromHub, hubApiUrl, hubDownloadPlan, hubUrl, listHubFiles } from '../../../src/model/hub.ts';
+import { cachePartials } from '../../../src/model/partials.ts';
 
 const HUB = 'http://hub.test';
 
@@ -62,6 +63,9 @@ function mapCache() {
     async put(url: RequestInfo | URL, res: Response) {
       m.set(String(url), new Uint8Array(await res.arrayBuffer()));
     },
+    async delete(url: RequestInfo | URL) {
+      return m.delete(String(url));
+    },
   };
 }
 
@@ -101,6 +105,38 @@ describe('hub files', () => {
       `${HUB}/owner/name/resolve/main/model.safetensors`,
       `${HUB}/owner/name/resolve/main/model.safetensors bytes=400-`,
     ]);
+  });
+
+  it('keeps the bytes of a download that gave up, so a reload continues it with a Range request', async () => {
+    const hub = fakeHub({ 'model.safetensors': data }, { cut: { 'model.safetensors': 400 } });
+    let up = true;
+    const flaky = (async (url: string, init?: RequestInit) => {
+      if (!up && url.includes('/resolve/')) throw new TypeError('Failed to fetch');
+      const res = await hub.fetchFn(url, init);
+      if (url.includes('/resolve/')) up = false; // the network goes away after the first response
+      return res;
+    }) as unknown as typeof fetch;
+    const cache = mapCache();
+    const opts = { cache, retryDelayMs: 1 };
+    const first = filesFromHub(repo, { ...opts, fetchFn: flaky, partials: cachePartials(cache, 128) });
+    await expect(first('model.safetensors')).rejects.toMatchObject({
+      kind: 'network',
+      message: expect.stringMatching(/model.safetensors of 'owner\/name'.*broke off at 400 of 1000 bytes.*press Start/),
+    });
+    // A new page: the modules loaded afresh (nothing kept in memory), a new store over the same Cache Storage.
+    vi.resetModules();
+    const fresh = await import('../../../src/model/hub.ts');
+    const freshPartials = await import('../../../src/model/partials.ts');
+    const again = fresh.filesFromHub(repo, {
+      ...opts,
+      fetchFn: hub.fetchFn,
+      partials: freshPartials.cachePartials(cache, 128),
+    });
+    expect(await again('model.safetensors')).toEqual(data);
+    expect(hub.calls.filter((c) => c.includes('/resolve/')).at(-1)).toMatch(/bytes=400-$/);
+    // Done: the pieces are gone, the file is cached.
+    expect([...cache.m.keys()].filter((k) => k.includes('piplay-piece'))).toEqual([]);
+    expect(cache.m.get(hubUrl(repo, 'model.safetensors'))).toEqual(data);
   });
 
   it('names a wrong model id, a gated model and a malformed id', async () => {
