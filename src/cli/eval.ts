@@ -12,6 +12,7 @@ import type { PolicyName } from '../selfplay/policies.ts';
 import { parseArgs } from './args.ts';
 import { ConsoleReporter, evalLine } from './progress.ts';
 import { openModel, openRun } from './setup.ts';
+import { hubModelRef } from './hub-folder.ts';
 import { runCommand } from './command.ts';
 
 const USAGE = [
@@ -66,7 +67,8 @@ async function main(argv: string[]): Promise<number> {
     const opened = await openModel(engine, config);
     const { env, base } = opened;
     model = opened.model;
-    console.log(`eval: ${resolve(modelDir!)} on ${env.evalSet.length} held-out questions`);
+    const shown = hubModelRef(modelDir!) ? modelDir : resolve(modelDir!);
+    console.log(`eval: ${shown} on ${env.evalSet.length} held-out questions`);
     const r = await evaluate({ config, base, env, emit }, iteration, model);
     report(r, show, 'of the model', Boolean(args.own['transcripts']));
     dispose = () => model.dispose();

@@ -19,6 +19,7 @@ import { probeQuestions, probeTeacher } from '../selfplay/probe.ts';
 import { probeExaminer } from '../selfplay/examiner-probe.ts';
 import { parseArgs } from './args.ts';
 import { openModel, openRun } from './setup.ts';
+import { hubModelRef } from './hub-folder.ts';
 import { runCommand } from './command.ts';
 
 const USAGE = [
@@ -95,7 +96,7 @@ async function main(argv: string[]): Promise<number> {
     ({ env, base } = opened);
     student = teacher = examiner = opened.model;
     dispose = () => student.dispose();
-    console.log(`probe: ${resolve(modelDir!)} as student, teacher and examiner`);
+    console.log(`probe: ${hubModelRef(modelDir!) ? modelDir : resolve(modelDir!)} as student, teacher and examiner`);
   }
   const ctx = { config, base, env, engine };
   const json: Record<string, unknown> = {};

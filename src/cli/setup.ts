@@ -17,6 +17,7 @@ import { latestCheckpoint, restorePolicies } from '../selfplay/checkpoint.ts';
 import { Policies } from '../selfplay/policies.ts';
 import { withPath } from './fs-errors.ts';
 import { DirStorage } from './fs-storage.ts';
+import { hubModelFolder, hubModelRef } from './hub-folder.ts';
 
 function readText(path: string, flag: string): string {
   const p = resolve(path);
@@ -46,21 +47,27 @@ export function buildEnvironment(c: SelfPlayConfig): Environment {
   return new Environment(passages, evalSet ?? [], c.retrievalTopK);
 }
 
-/** The base model: 'random-tiny', or an HF model folder on disk. */
+/** The base model: 'random-tiny', an HF model folder on disk, or hf:owner/name from the hub (cached on disk). */
 export async function buildBase(e: Engine, c: SelfPlayConfig, env: Environment): Promise<BaseModel> {
   if (c.model === 'random-tiny') return randomTinyBase(c, env.passages);
-  const dir = modelDir(c);
+  const dir = await modelFolder(c);
   const base = await folderBase(e, filesFromNodeFolder(dir), c.model);
   checkContext(c, base.cfg.maxPositions, `max_position_embeddings in ${dir}/config.json`);
   return base;
+}
+
+/** The folder of the config's model: downloaded first for an hf: id (nothing when the disk cache holds it). */
+async function modelFolder(c: SelfPlayConfig): Promise<string> {
+  const repo = hubModelRef(c.model);
+  return repo ? hubModelFolder(repo) : modelDir(c);
 }
 
 function modelDir(c: SelfPlayConfig): string {
   const dir = resolve(c.model);
   if (!existsSync(`${dir}/config.json`)) {
     throw new ConfigError(
-      `--model: ${dir} is not a model folder (no config.json). Give an HF model folder, 'random-tiny', or build the ` +
-        'embedded base with `npm run pretrain` (it writes public/models/piplay-tiny).',
+      `--model: ${dir} is not a model folder (no config.json). Give an HF model folder, hf:owner/name, ` +
+        "'random-tiny', or build the embedded base with `npm run pretrain` (it writes public/models/piplay-tiny).",
     );
   }
   return dir;
@@ -72,7 +79,7 @@ function modelDir(c: SelfPlayConfig): string {
  */
 export async function previewBase(c: SelfPlayConfig, env: Environment): Promise<Pick<BaseModel, 'cfg' | 'tokenizer'>> {
   if (c.model === 'random-tiny') return randomTinyBase(c, env.passages);
-  const dir = modelDir(c);
+  const dir = await modelFolder(c);
   const files = filesFromNodeFolder(dir);
   const cfg = await readConfig(files, c.model);
   return { cfg, tokenizer: await loadTokenizer(files, { where: c.model, eosIds: cfg.eosIds }) };

@@ -67,7 +67,7 @@ export const SETTINGS = {
   model: setting({
     flag: 'model',
     kind: text(),
-    help: "'random-tiny' or a model folder",
+    help: "'random-tiny', a model folder, or hf:owner/name[@revision] (downloaded once from $HF_ENDPOINT or the hub)",
     paper: 'random-tiny',
     demo: 'public/models/piplay-tiny',
   }),

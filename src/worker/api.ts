@@ -26,7 +26,7 @@ import {
 } from './checkpoint-store.ts';
 import { RunControl, RunStopped } from './control.ts';
 import { estimateRun, type AdapterLimits } from './estimate.ts';
-import { HubError, hubFileInfo, hubIdProblem, type DownloadProgress } from './hub.ts';
+import { HubError, hubIdProblem, hubPlan, type DownloadProgress } from './hub.ts';
 import {
   describeSource,
   embeddedBase,
@@ -264,21 +264,15 @@ export class WorkerApi {
         if (src.kind === 'hub') {
           const problem = hubIdProblem(src.id);
           if (problem) return { ok: false, where, error: problem, errorKind: 'bad-id' };
+          // The size first, from the hub's listing (a wrong id or a missing file is refused here, by name).
+          const plan = await hubPlan(src);
+          report.downloadBytes = plan.toDownload;
+          report.totalBytes = plan.bytes;
+          report.cached = plan.toDownload === 0;
         }
         const { readFile } = resolveSource(src, this.store);
         cfg = await readConfig(readFile, where);
-        if (src.kind === 'hub') {
-          const sizes = await this.hubDownloadSize(src.id, src.revision);
-          report.downloadBytes = sizes.bytes;
-          report.cached = sizes.cached;
-          if (!sizes.tokenizer)
-            return {
-              ok: false,
-              where,
-              error: `${where} has no tokenizer.json; piplay needs the HF tokenizer files.`,
-              errorKind: 'missing',
-            };
-        } else if (src.kind === 'files') {
+        if (src.kind === 'files') {
           const names = relativeNames(src.files);
           const missing = ['tokenizer.json', 'tokenizer_config.json'].filter((f) => !names.has(f));
           if (![...names.keys()].some((n) => n.endsWith('.safetensors'))) missing.unshift('model.safetensors');
@@ -302,28 +296,6 @@ export class WorkerApi {
     } catch (e) {
       return { ok: false, where, error: (e as Error).message, errorKind: classify(e) };
     }
-  }
-
-  private async hubDownloadSize(
-    id: string,
-    revision?: string,
-  ): Promise<{ bytes: number; cached: boolean; tokenizer: boolean }> {
-    const single = await hubFileInfo(id, 'model.safetensors', { revision });
-    let bytes = 0;
-    let cached = true;
-    if (single) {
-      bytes += single.size ?? 0;
-      cached &&= single.fromCache;
-    } else {
-      const index = await hubFileInfo(id, 'model.safetensors.index.json', { revision });
-      if (!index)
-        throw new HubError(
-          `'${id}' has no safetensors weights (model.safetensors or model.safetensors.index.json); piplay reads safetensors only.`,
-        );
-      cached &&= index.fromCache;
-    }
-    const tok = await hubFileInfo(id, 'tokenizer.json', { revision });
-    return { bytes, cached, tokenizer: tok !== null };
   }
 
   /** Checks an uploaded corpus; errors name the line. */
@@ -719,6 +691,7 @@ function stripConfig(c: CheckpointMeta): CheckpointMeta {
 }
 
 function classify(e: unknown): string {
+  if (e instanceof HubError) return e.kind;
   const msg = (e as Error).message ?? '';
   if (
     /not a Hugging Face model id|model id may be misspelt|Give the model id|was not found \(no config\.json\)|gated or private/.test(

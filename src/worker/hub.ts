@@ -1,20 +1,10 @@
-// Hugging Face model ids in the worker: a friendly check of the id's form, the download size and cache state
-// of a repository's files (transformers.js' `ModelRegistry.get_file_metadata`, before anything is
-// downloaded), and the files themselves through src/model/hub.ts (transformers.js' URL scheme and its
-// browser Cache Storage, so a model downloaded once loads offline afterwards).
+// Hugging Face model ids in the worker: a friendly check of the id's form, the download plan (sizes from the
+// hub's file listing and what the browser cache holds, before anything large is downloaded), and the files
+// themselves through src/model/hub.ts (resumable downloads into Cache Storage, so a reload loads offline).
 import type { ReadFile } from '../model/files.ts';
+import { filesFromHub, HubError, hubDownloadPlan, type HubPlan, type HubRepo } from '../model/hub.ts';
 
-type Transformers = typeof import('@huggingface/transformers');
-let lib: Promise<Transformers> | null = null;
-async function transformers(): Promise<Transformers> {
-  lib ??= import('@huggingface/transformers').then((t) => {
-    // Never look for hub ids on our own server (its /models/ holds the embedded default, not hub mirrors).
-    t.env.allowLocalModels = false;
-    t.env.allowRemoteModels = true;
-    return t;
-  });
-  return lib;
-}
+export { HubError, DEFAULT_HUB } from '../model/hub.ts';
 
 /** owner/name as the hub spells repository ids. */
 const HUB_ID = /^[\w.-]{1,96}\/[\w.-]{1,96}$/;
@@ -42,54 +32,20 @@ export interface DownloadProgress {
   fromCache: boolean;
 }
 
-export interface HubOptions {
-  revision?: string;
-  onProgress?: (p: DownloadProgress) => void;
+/** What loading the repository downloads (sizes, cached or not); HubError for a wrong id or missing files. */
+export function hubPlan(repo: HubRepo): Promise<HubPlan> {
+  return hubDownloadPlan({ ...repo, id: repo.id.trim() });
 }
 
-export class HubError extends Error {
-  override name = 'HubError';
-}
-
-const notServed = (id: string) =>
-  `Hugging Face does not serve '${id}': the model id may be misspelt, or the model is private or gated (piplay downloads public models only).`;
-
-/** Size of a hub file and whether it is already cached (null when it does not exist). */
-export async function hubFileInfo(
-  id: string,
-  file: string,
-  opts: HubOptions = {},
-): Promise<{ size?: number; fromCache: boolean } | null> {
-  const { ModelRegistry } = await transformers();
-  try {
-    const m = await ModelRegistry.get_file_metadata(id, file, { revision: opts.revision });
-    return m.exists ? { size: m.size, fromCache: m.fromCache ?? false } : null;
-  } catch (e) {
-    const msg = (e as Error).message;
-    if (/401|403/.test(msg)) throw new HubError(notServed(id));
-    if (/404|not found/i.test(msg)) return null;
-    throw new HubError(`could not reach Hugging Face for '${id}': ${msg}`);
-  }
-}
-
-/**
- * A ReadFile over a hub repository (src/model/hub.ts: transformers.js URLs and Cache Storage), with
- * progress. transformers.js is loaded on first use, so the worker starts without it.
- */
-export function hubReadFile(id: string, opts: HubOptions = {}): ReadFile {
-  const problem = hubIdProblem(id);
-  if (problem) throw new HubError(problem);
-  let read: Promise<ReadFile> | null = null;
-  return async (name) => {
-    read ??= transformers().then(() =>
-      import('../model/hub.ts').then(({ filesFromHub }) =>
-        filesFromHub(id, {
-          revision: opts.revision,
-          onProgress: (p) =>
-            opts.onProgress?.({ file: p.file, loaded: p.loaded, total: p.total || p.loaded, fromCache: p.cached }),
-        }),
-      ),
-    );
-    return (await read)(name);
-  };
+/** A ReadFile over a hub repository with progress (src/model/hub.ts). */
+export function hubReadFile(repo: HubRepo, onProgress?: (p: DownloadProgress) => void): ReadFile {
+  const problem = hubIdProblem(repo.id);
+  if (problem) throw new HubError(problem, 'bad-id');
+  return filesFromHub(
+    { ...repo, id: repo.id.trim() },
+    {
+      onProgress: (p) =>
+        onProgress?.({ file: p.file, loaded: p.loaded, total: p.total || p.loaded, fromCache: p.cached }),
+    },
+  );
 }

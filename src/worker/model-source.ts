@@ -8,7 +8,8 @@ export type ModelSource =
   | { kind: 'random-tiny' }
   | { kind: 'embedded'; name: string }
   | { kind: 'files'; files: File[] }
-  | { kind: 'hub'; id: string; revision?: string }
+  /** endpoint: the hub's address (https://huggingface.co when absent). */
+  | { kind: 'hub'; id: string; revision?: string; endpoint?: string }
   | { kind: 'checkpoint'; name: string };
 
 export interface ResolvedSource {
@@ -67,7 +68,7 @@ export function resolveSource(
     case 'files':
       return { readFile: filesFromMap(relativeNames(src.files), where), where };
     case 'hub':
-      return { readFile: hubReadFile(src.id.trim(), { revision: src.revision, onProgress }), where };
+      return { readFile: hubReadFile(src, onProgress), where };
     case 'checkpoint': {
       let loaded: Promise<Map<string, Uint8Array>> | null = null;
       return {

@@ -26,8 +26,9 @@ export interface ModelReport {
   ok: boolean;
   where: string;
   memory?: MemoryReport;
-  /** Bytes still to download (hub), and whether everything is cached already. */
+  /** Bytes still to download (hub), of `totalBytes` in all, and whether everything is cached already. */
   downloadBytes?: number;
+  totalBytes?: number;
   cached?: boolean;
   /** Why the model cannot be used (bad id, missing files, unsupported architecture, too large...). */
   error?: string;

@@ -23,6 +23,10 @@ import { fmtBytes, fmtCount } from '../format.ts';
 import { cls, html, type Html } from '../html.ts';
 import { clearFieldErrors, showFieldErrors } from '../field-errors.ts';
 import { settingsFromQuery, settingsToQuery } from '../url-settings.ts';
+import { DEFAULT_HUB } from '../../worker/hub.ts';
+
+/** The page-address parameter of the hub address (the model's other choices are not carried). */
+const HUB_PARAM = 'hub';
 
 type Key = keyof SelfPlayConfig;
 
@@ -170,11 +174,21 @@ export function renderEstimate(r: ModelReport | null, busy = false): Html {
   const lines = m.breakdown.map((l) => html`<tr><td>${l.label}</td><td class="num">${fmtBytes(l.bytes)}</td></tr>`);
   return html`<div class="${cls('estimate', m.fits ? (m.warnings.length ? 'warn' : 'good') : 'bad')}">
     <p><strong>${m.arch}</strong> · ${fmtCount(m.params)} parameters · ${m.layers} layers · width ${m.hidden} · vocabulary ${fmtCount(m.vocab)}
-      · weights ${fmtBytes(m.weightBytes)} (f32)${r.downloadBytes !== undefined ? html` · download ${r.cached ? 'cached' : fmtBytes(r.downloadBytes)}` : ''}</p>
+      · weights ${fmtBytes(m.weightBytes)} (f32)${renderDownloadSize(r)}</p>
     <details><summary>≈ ${fmtBytes(m.totalBytes)} of GPU memory for a run (estimate) · largest buffer ${fmtBytes(m.largestTensorBytes)} of ${fmtBytes(m.maxBinding)} allowed</summary>
       <table class="breakdown"><tbody>${lines}</tbody></table></details>
     ${m.problems.map((p) => html`<p class="problem">${p}</p>`)}${m.warnings.map((w) => html`<p class="warning">${w}</p>`)}
   </div>`;
+}
+
+/** The hub download's size, known before Start: all of it, part of it (the rest cached), or none (all cached). */
+export function renderDownloadSize(r: ModelReport): Html {
+  if (r.downloadBytes === undefined) return html``;
+  const total = r.totalBytes ?? r.downloadBytes;
+  const size = (text: string) => html` · <span class="download-size">${text}</span>`;
+  if (r.cached) return size(`download none: ${fmtBytes(total)} in this browser's cache`);
+  const part = total > r.downloadBytes ? ` of ${fmtBytes(total)} (the rest is cached)` : '';
+  return size(`download ${fmtBytes(r.downloadBytes)}${part}`);
 }
 
 export function renderDownload(p: DownloadProgress | null): Html {
@@ -228,7 +242,7 @@ export function modelKey(m: ModelSource): string {
     case 'checkpoint':
       return `${m.kind}:${m.name}`;
     case 'hub':
-      return `hub:${m.id.trim()}${m.revision ? `@${m.revision}` : ''}`;
+      return `hub:${m.id.trim()}${m.revision ? `@${m.revision}` : ''}${m.endpoint ? ` from ${m.endpoint}` : ''}`;
     case 'files':
       return `files:${m.files.map((f) => `${f.webkitRelativePath || f.name}/${f.size}/${f.lastModified}`).join('|')}`;
     case 'random-tiny':
@@ -287,7 +301,9 @@ export class SetupPanel {
       <input type="file" class="model-folder" webkitdirectory multiple aria-label="model folder (config.json, *.safetensors, tokenizer files)"></div>
     <div class="choice"><input type="radio" id="mk-hub" name="model-kind" value="hub"><label for="mk-hub">Hugging Face model id</label>
       <input type="text" class="hub-id" list="hub-examples" placeholder="HuggingFaceTB/SmolLM2-135M-Instruct" autocomplete="off" spellcheck="false" aria-label="Hugging Face model id">
-      <button type="button" class="small hub-check">check</button></div>
+      <button type="button" class="small hub-check">check</button>
+      <details class="hub-address"><summary>hub address</summary><input type="url" class="hub-endpoint" placeholder="${DEFAULT_HUB}" autocomplete="off" spellcheck="false" aria-label="hub address">
+        <small class="help">a server with the Hugging Face URL layout (a mirror); empty for ${DEFAULT_HUB}; in the page's address as ?hub=</small></details></div>
     <div class="choice checkpoint-choice" hidden><input type="radio" id="mk-ckpt" name="model-kind" value="checkpoint"><label for="mk-ckpt">checkpoint</label> <code class="ckpt-name"></code></div>
     <datalist id="hub-examples">${hubExamples.map((x) => html`<option value="${x}"></option>`)}</datalist>
     <div class="model-estimate" aria-live="polite"></div>
@@ -328,7 +344,11 @@ export class SetupPanel {
   /** A link's setup (?preset=...&flag=value): applied to the form; what cannot be used is said beside Start. */
   private fromAddress(): void {
     if (typeof location === 'undefined' || !location.search) return;
-    const q = settingsFromQuery(location.search);
+    const params = new URLSearchParams(location.search);
+    const hub = params.get(HUB_PARAM);
+    if (hub !== null) this.$<HTMLInputElement>('.hub-endpoint').value = hub;
+    params.delete(HUB_PARAM);
+    const q = settingsFromQuery(params.toString());
     if (q.preset) {
       this.preset = q.preset;
       this.$<HTMLSelectElement>('.preset').value = q.preset;
@@ -348,10 +368,12 @@ export class SetupPanel {
     if (typeof history === 'undefined') return;
     const config = this.currentConfig();
     if (!config) return;
+    const hub = this.hubEndpoint();
+    const hubQuery = hub ? `&${new URLSearchParams({ [HUB_PARAM]: hub })}` : '';
     history.replaceState(
       history.state,
       '',
-      `${location.pathname}?${settingsToQuery(this.preset, config)}${location.hash}`,
+      `${location.pathname}?${settingsToQuery(this.preset, config)}${hubQuery}${location.hash}`,
     );
   }
 
@@ -398,6 +420,10 @@ export class SetupPanel {
       }
     });
     this.$<HTMLInputElement>('.hub-id').addEventListener('focus', () => this.check('hub'));
+    this.$<HTMLInputElement>('.hub-endpoint').addEventListener('change', () => {
+      this.check('hub');
+      this.onModelKind();
+    });
     // A typed id is the model (no "check" needed); it is inspected once the typing pauses.
     this.$<HTMLInputElement>('.hub-id').addEventListener('input', () => {
       this.check('hub');
@@ -438,9 +464,18 @@ export class SetupPanel {
       }
       return { kind: 'files', files };
     }
-    if (kind === 'hub') return { kind: 'hub', id: this.$<HTMLInputElement>('.hub-id').value.trim() };
+    if (kind === 'hub') {
+      const endpoint = this.hubEndpoint();
+      return { kind: 'hub', id: this.$<HTMLInputElement>('.hub-id').value.trim(), ...(endpoint ? { endpoint } : {}) };
+    }
     if (kind === 'checkpoint' && this.model.kind === 'checkpoint') return this.model;
     return { kind: 'random-tiny' };
+  }
+
+  /** The hub address typed, or '' for the default hub. */
+  private hubEndpoint(): string {
+    const v = this.$<HTMLInputElement>('.hub-endpoint').value.trim().replace(/\/+$/, '');
+    return v === DEFAULT_HUB ? '' : v;
   }
 
   private onModelKind(): void {

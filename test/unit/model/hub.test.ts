@@ -1,16 +1,53 @@
-// Hub downloads without a network: a fake fetch stands in for the hub, a Map for the browser cache.
-import { describe, expect, it } from 'vitest';
-import { filesFromHub, hubUrl } from '../../../src/model/hub.ts';
+// Hub downloads without a network: a fake fetch stands in for the hub (its file listing and resolve URLs), a
+// Map for the browser cache.
+import { describe, expect, it, vi } from 'vitest';
+import { filesFromHub, hubApiUrl, hubDownloadPlan, hubUrl, listHubFiles } from '../../../src/model/hub.ts';
+import { cachePartials } from '../../../src/model/partials.ts';
 
-function fakeHub(files: Record<string, Uint8Array>, status: Record<string, number> = {}) {
+const HUB = 'http://hub.test';
+
+/** A fake hub serving one repository `owner/name`; `cut` breaks the first body of a file off after N bytes. */
+function fakeHub(
+  files: Record<string, Uint8Array>,
+  opts: { status?: Record<string, number>; cut?: Record<string, number>; listSizes?: boolean } = {},
+) {
   const calls: string[] = [];
-  const fetchFn = (async (url: string) => {
-    calls.push(url);
+  const cutDone = new Set<string>();
+  const fetchFn = (async (url: string, init?: RequestInit) => {
+    const range = new Headers(init?.headers).get('range');
+    calls.push(range ? `${url} ${range}` : url);
+    if (url.startsWith(`${HUB}/api/models/`)) {
+      if (!url.startsWith(`${HUB}/api/models/owner/name?`)) return new Response('{}', { status: 404 });
+      const siblings = Object.entries(files).map(([rfilename, b]) =>
+        opts.listSizes === false ? { rfilename } : { rfilename, size: b.length },
+      );
+      return new Response(JSON.stringify({ id: 'owner/name', siblings }));
+    }
     const name = url.slice(url.lastIndexOf('/') + 1);
-    if (status[name]) return new Response('no', { status: status[name] });
+    if (opts.status?.[name]) return new Response('no', { status: opts.status[name] });
     const body = files[name];
     if (!body) return new Response('not found', { status: 404 });
-    return new Response(body.slice().buffer, { headers: { 'content-length': String(body.length) } });
+    if (init?.method === 'HEAD') return new Response(null, { headers: { 'content-length': String(body.length) } });
+    const start = range ? Number(/bytes=(\d+)-/.exec(range)![1]) : 0;
+    const rest = body.slice(start);
+    const cut = opts.cut?.[name];
+    const cutNow = cut !== undefined && !cutDone.has(name);
+    if (cutNow) cutDone.add(name);
+    let sent = false;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(ctl) {
+        if (sent) {
+          if (cutNow) ctl.error(new TypeError('network error'));
+          else ctl.close();
+          return;
+        }
+        sent = true;
+        ctl.enqueue(cutNow ? rest.slice(0, cut) : rest);
+      },
+    });
+    const headers: Record<string, string> = { 'content-length': String(rest.length) };
+    if (range) headers['content-range'] = `bytes ${start}-${body.length - 1}/${body.length}`;
+    return new Response(stream, { status: range ? 206 : 200, headers });
   }) as unknown as typeof fetch;
   return { fetchFn, calls };
 }
@@ -26,50 +63,143 @@ function mapCache() {
     async put(url: RequestInfo | URL, res: Response) {
       m.set(String(url), new Uint8Array(await res.arrayBuffer()));
     },
+    async delete(url: RequestInfo | URL) {
+      return m.delete(String(url));
+    },
   };
 }
 
+const repo = { id: 'owner/name', endpoint: HUB };
+const data = new Uint8Array(1000).map((_, i) => i % 251);
+const small = (s: string) => new TextEncoder().encode(s);
+
 describe('hub files', () => {
-  it('builds transformers-style URLs', () => {
-    expect(hubUrl('Qwen/Qwen3-0.6B', 'config.json')).toBe(
+  it('builds the hub URL layout, with the hub address as a setting', () => {
+    expect(hubUrl({ id: 'Qwen/Qwen3-0.6B' }, 'config.json')).toBe(
       'https://huggingface.co/Qwen/Qwen3-0.6B/resolve/main/config.json',
     );
+    expect(hubUrl({ id: 'a/b', endpoint: 'http://127.0.0.1:9/', revision: 'v1' }, 'x/y.json')).toBe(
+      'http://127.0.0.1:9/a/b/resolve/v1/x/y.json',
+    );
+    expect(hubApiUrl({ id: 'a/b' })).toBe('https://huggingface.co/api/models/a/b?blobs=true');
+    expect(() => hubUrl({ id: 'a/b', endpoint: 'ftp://x' }, 'f')).toThrow(/hub address 'ftp:\/\/x'/);
   });
 
-  it('downloads with progress, then serves from the cache', async () => {
-    const data = new Uint8Array(1000).map((_, i) => i % 251);
+  it('downloads with progress, then serves from the cache without asking the hub', async () => {
     const hub = fakeHub({ 'model.safetensors': data });
     const cache = mapCache();
     const progress: number[] = [];
-    const read = filesFromHub('owner/name', {
-      fetchFn: hub.fetchFn,
-      cache,
-      onProgress: (p) => progress.push(p.loaded),
-    });
+    const read = filesFromHub(repo, { fetchFn: hub.fetchFn, cache, onProgress: (p) => progress.push(p.loaded) });
     expect(await read('model.safetensors')).toEqual(data);
     expect(progress.at(-1)).toBe(1000);
+    const again = filesFromHub(repo, { fetchFn: hub.fetchFn, cache });
+    expect(await again('model.safetensors')).toEqual(data);
+    expect(hub.calls.filter((c) => c.includes('/resolve/')).length).toBe(1);
+  });
+
+  it('continues a download that broke off with a Range request', async () => {
+    const hub = fakeHub({ 'model.safetensors': data }, { cut: { 'model.safetensors': 400 } });
+    const read = filesFromHub(repo, { fetchFn: hub.fetchFn, cache: mapCache(), retryDelayMs: 1 });
     expect(await read('model.safetensors')).toEqual(data);
-    expect(hub.calls.length).toBe(1);
+    expect(hub.calls.filter((c) => c.includes('/resolve/'))).toEqual([
+      `${HUB}/owner/name/resolve/main/model.safetensors`,
+      `${HUB}/owner/name/resolve/main/model.safetensors bytes=400-`,
+    ]);
+  });
+
+  it('keeps the bytes of a download that gave up, so a reload continues it with a Range request', async () => {
+    const hub = fakeHub({ 'model.safetensors': data }, { cut: { 'model.safetensors': 400 } });
+    let up = true;
+    const flaky = (async (url: string, init?: RequestInit) => {
+      if (!up && url.includes('/resolve/')) throw new TypeError('Failed to fetch');
+      const res = await hub.fetchFn(url, init);
+      if (url.includes('/resolve/')) up = false; // the network goes away after the first response
+      return res;
+    }) as unknown as typeof fetch;
+    const cache = mapCache();
+    const opts = { cache, retryDelayMs: 1 };
+    const first = filesFromHub(repo, { ...opts, fetchFn: flaky, partials: cachePartials(cache, 128) });
+    await expect(first('model.safetensors')).rejects.toMatchObject({
+      kind: 'network',
+      message: expect.stringMatching(/model.safetensors of 'owner\/name'.*broke off at 400 of 1000 bytes.*press Start/),
+    });
+    // A new page: the modules loaded afresh (nothing kept in memory), a new store over the same Cache Storage.
+    vi.resetModules();
+    const fresh = await import('../../../src/model/hub.ts');
+    const freshPartials = await import('../../../src/model/partials.ts');
+    const again = fresh.filesFromHub(repo, {
+      ...opts,
+      fetchFn: hub.fetchFn,
+      partials: freshPartials.cachePartials(cache, 128),
+    });
+    expect(await again('model.safetensors')).toEqual(data);
+    expect(hub.calls.filter((c) => c.includes('/resolve/')).at(-1)).toMatch(/bytes=400-$/);
+    // Done: the pieces are gone, the file is cached.
+    expect([...cache.m.keys()].filter((k) => k.includes('piplay-piece'))).toEqual([]);
+    expect(cache.m.get(hubUrl(repo, 'model.safetensors'))).toEqual(data);
   });
 
   it('names a wrong model id, a gated model and a malformed id', async () => {
-    const hub = fakeHub({}, { 'config.json': 404 });
-    await expect(filesFromHub('nobody/nothing', { fetchFn: hub.fetchFn, cache: null })('config.json')).rejects.toThrow(
-      /'nobody\/nothing' was not found/,
-    );
-    const gated = fakeHub({}, { 'config.json': 401 });
-    await expect(filesFromHub('meta/llama', { fetchFn: gated.fetchFn, cache: null })('config.json')).rejects.toThrow(
-      /gated or private/,
-    );
-    expect(() => filesFromHub('not a model id')).toThrow(/owner\/name/);
-  });
-
-  it('reports a missing optional file as missing, so sharded loading can fall back', async () => {
     const hub = fakeHub({});
     await expect(
-      filesFromHub('owner/name', { fetchFn: hub.fetchFn, cache: null })('model.safetensors'),
-    ).rejects.toMatchObject({
+      filesFromHub({ id: 'nobody/nothing', endpoint: HUB }, { fetchFn: hub.fetchFn, cache: null })('config.json'),
+    ).rejects.toThrow(/'nobody\/nothing' was not found at http:\/\/hub.test: check the id's owner and name/);
+    const gated = (async () => new Response('', { status: 401 })) as unknown as typeof fetch;
+    await expect(listHubFiles({ id: 'meta/llama' }, { fetchFn: gated, cache: null })).rejects.toThrow(
+      /'meta\/llama' is not served by https:\/\/huggingface.co \(HTTP 401\).*private or gated/,
+    );
+    expect(() => filesFromHub({ id: 'not a model id' })).toThrow(/owner\/name/);
+  });
+
+  it('names the hub and says what to do when it cannot be reached', async () => {
+    const down = (async () => {
+      throw new TypeError('Failed to fetch');
+    }) as unknown as typeof fetch;
+    await expect(filesFromHub(repo, { fetchFn: down, cache: null })('config.json')).rejects.toMatchObject({
+      kind: 'network',
+      message: expect.stringMatching(/could not reach http:\/\/hub.test for 'owner\/name'.*check the network/),
+    });
+  });
+
+  it('reports a file not in the listing as missing without a request, so sharded loading can fall back', async () => {
+    const hub = fakeHub({ 'config.json': small('{}') });
+    await expect(filesFromHub(repo, { fetchFn: hub.fetchFn, cache: null })('model.safetensors')).rejects.toMatchObject({
       name: 'MissingFileError',
     });
+    expect(hub.calls.some((c) => c.includes('/resolve/'))).toBe(false);
+  });
+
+  it('plans the download: sizes from the listing (or HEAD), shards from the index, what is cached', async () => {
+    const index = small(JSON.stringify({ weight_map: { a: 'model-1.safetensors', b: 'model-2.safetensors' } }));
+    const files = {
+      'config.json': small('{"x":1}'),
+      'model.safetensors.index.json': index,
+      'model-1.safetensors': data,
+      'model-2.safetensors': data.slice(0, 500),
+      'tokenizer.json': small('{}'),
+      'tokenizer_config.json': small('{}'),
+      'README.md': small('# hi'),
+    };
+    const cache = mapCache();
+    const plan = await hubDownloadPlan(repo, { fetchFn: fakeHub(files).fetchFn, cache });
+    expect(plan.files.map((f) => f.name)).toEqual([
+      'config.json',
+      'model.safetensors.index.json',
+      'model-1.safetensors',
+      'model-2.safetensors',
+      'tokenizer.json',
+      'tokenizer_config.json',
+    ]);
+    const all = 7 + index.length + 1500 + 2 + 2;
+    expect(plan.bytes).toBe(all);
+    // The index was read to find the shards, so it is cached now.
+    expect(plan.toDownload).toBe(all - index.length);
+    const heads = fakeHub(files, { listSizes: false });
+    expect((await hubDownloadPlan(repo, { fetchFn: heads.fetchFn, cache })).bytes).toBe(all);
+    expect(heads.calls.filter((c) => !c.includes('/api/')).length).toBeGreaterThan(0);
+    const { 'tokenizer.json': _, ...noTokenizer } = files;
+    await expect(hubDownloadPlan(repo, { fetchFn: fakeHub(noTokenizer).fetchFn, cache: null })).rejects.toThrow(
+      /'owner\/name' has no tokenizer.json/,
+    );
   });
 });

@@ -1,0 +1,75 @@
+// `--model hf:owner/name[@revision]` on the command line: the model's files downloaded from the hub (resumed after
+// a dropped connection, src/model/hub.ts) into a folder of the disk cache, which then loads like any model folder.
+// A second run finds them there and downloads nothing. The hub's address is $HF_ENDPOINT (as in Hugging Face's own
+// tools), the cache $PIPLAY_HUB_CACHE or ~/.cache/piplay/hub.
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { filesFromHub, hubApiUrl, hubDownloadPlan, hubUrl, type HubCache, type HubRepo } from '../model/hub.ts';
+import { ConfigError } from '../selfplay/config.ts';
+
+const mib = (b: number) => (b < 2 ** 20 ? `${(b / 1024).toFixed(1)} KiB` : `${(b / 2 ** 20).toFixed(1)} MiB`);
+
+const PREFIX = 'hf:';
+
+/** The repository an `hf:` model names (null for a folder or 'random-tiny'). */
+export function hubModelRef(model: string, env: NodeJS.ProcessEnv = process.env): HubRepo | null {
+  if (!model.startsWith(PREFIX)) return null;
+  const [id, revision] = model.slice(PREFIX.length).split('@') as [string, string | undefined];
+  if (!id) throw new ConfigError(`--model: '${model}' names no model; give hf:owner/name, e.g. hf:Qwen/Qwen3-0.6B`);
+  return { id, ...(revision ? { revision } : {}), ...(env['HF_ENDPOINT'] ? { endpoint: env['HF_ENDPOINT'] } : {}) };
+}
+
+/** The cache folder of a repository: <cache>/<owner>--<name>/<revision>. */
+export function hubFolderPath(repo: HubRepo, env: NodeJS.ProcessEnv = process.env): string {
+  const root = env['PIPLAY_HUB_CACHE'] || join(homedir(), '.cache', 'piplay', 'hub');
+  return join(root, repo.id.replace('/', '--'), repo.revision ?? 'main');
+}
+
+/** A HubCache over a folder: a file's URL maps to its name in the folder, the listing to .hub-listing.json. */
+export function folderCache(repo: HubRepo, dir: string): HubCache {
+  const prefix = hubUrl(repo, '');
+  const pathOf = (url: string): string | null => {
+    if (url === hubApiUrl(repo)) return join(dir, '.hub-listing.json');
+    if (!url.startsWith(prefix)) return null;
+    const name = decodeURIComponent(url.slice(prefix.length));
+    return name.split('/').some((p) => p === '..' || p === '') ? null : join(dir, name);
+  };
+  return {
+    async match(req) {
+      const p = pathOf(String(req instanceof Request ? req.url : req));
+      if (!p || !existsSync(p)) return undefined;
+      return new Response(readFileSync(p));
+    },
+    async put(req, res) {
+      const p = pathOf(String(req instanceof Request ? req.url : req));
+      if (!p) return;
+      const bytes = new Uint8Array(await res.arrayBuffer());
+      mkdirSync(dirname(p), { recursive: true });
+      // Written whole, then renamed: a file in the folder is always complete.
+      writeFileSync(`${p}.download`, bytes);
+      renameSync(`${p}.download`, p);
+    },
+  };
+}
+
+/** Downloads what loading the model reads into its cache folder (a line per file on stderr) and returns the folder. */
+export async function hubModelFolder(
+  repo: HubRepo,
+  opts: { env?: NodeJS.ProcessEnv; fetchFn?: typeof fetch; log?: (line: string) => void } = {},
+): Promise<string> {
+  const dir = hubFolderPath(repo, opts.env);
+  const cache = folderCache(repo, dir);
+  const log = opts.log ?? ((l: string) => process.stderr.write(`${l}\n`));
+  const plan = await hubDownloadPlan(repo, { fetchFn: opts.fetchFn, cache });
+  if (plan.toDownload > 0 || plan.files.some((f) => !f.cached)) {
+    log(`hub: ${repo.id} needs ${mib(plan.toDownload)} of ${mib(plan.bytes)} downloaded into ${dir}`);
+  }
+  const read = filesFromHub(repo, { fetchFn: opts.fetchFn, cache });
+  for (const f of plan.files.filter((x) => !x.cached)) {
+    const t0 = Date.now();
+    const bytes = await read(f.name);
+    log(`hub: ${f.name} ${mib(bytes.length)} in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
+  }
+  return dir;
+}
