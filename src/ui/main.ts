@@ -8,7 +8,9 @@ import { startEngineWorker } from './engine-client.ts';
 import { html } from './html.ts';
 import { ChartsPanel } from './panels/charts.ts';
 import { CheckpointsPanel } from './panels/checkpoints.ts';
+import { BeforeAfterPanel } from './panels/before-after.ts';
 import { ExaminerPanel } from './panels/examiner.ts';
+import { renderGuide, renderSoftwareWarning, softwareAdapter } from './panels/guide.ts';
 import { HeatmapPanel } from './panels/heatmap.ts';
 import { Alerts, renderLog } from './panels/messages.ts';
 import { PretrainPanel } from './panels/pretrain.ts';
@@ -46,6 +48,8 @@ async function boot(): Promise<void> {
   const info = init.info;
   status.textContent = `${info.description || info.vendor}${info.isCpu ? ' (software)' : ''}${info.f16 ? ' · f16' : ''}`;
   status.className = 'status ok';
+  const software = softwareAdapter(info);
+  if (software) document.getElementById('gpu-warning')!.innerHTML = renderSoftwareWarning(software).text;
   await new App(engine).mount();
   // Development-only test hook: the e2e test simulates a lost GPU device with it.
   if (import.meta.env.DEV)
@@ -88,10 +92,12 @@ class App {
     document.getElementById('app')!.hidden = false;
     this.examiner = new ExaminerPanel($('panel-examiner'));
     this.student = new StudentPanel($('panel-student'));
-    this.heatmap = new HeatmapPanel($('panel-heatmap'));
-    this.charts = new ChartsPanel($('panel-charts'));
-    this.tabs = new Tabs($('tabs'), () => this.schedule(true));
     const e = this.engine;
+    this.heatmap = new HeatmapPanel($('panel-heatmap'), (r) => e.ablate(r));
+    this.charts = new ChartsPanel($('panel-charts'));
+    new BeforeAfterPanel($('panel-before-after'), () => e.compareBaseAndStudent());
+    $('panel-guide').innerHTML = renderGuide().text;
+    this.tabs = new Tabs($('tabs'), () => this.schedule(true));
     this.checkpoints = new CheckpointsPanel($('checkpoints'), {
       list: () => e.listCheckpoints(),
       resume: (name) => void this.resumeRun(name),
