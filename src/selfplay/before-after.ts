@@ -4,7 +4,7 @@
 import { CausalLM } from '../model/decoder.ts';
 import type { RunContext } from './context.ts';
 import type { EvalQuestion } from './environment.ts';
-import { evaluate } from './evaluate.ts';
+import { evaluate, type EvalResult } from './evaluate.ts';
 
 export interface Answered {
   answer: string;
@@ -42,14 +42,14 @@ export async function beforeAndAfter(
     throw new Error('piplay: the comparison needs held-out questions (the run has none: --eval-per-hop is 0)');
   const quiet = { ...ctx, emit: () => undefined };
   const base = CausalLM.fromHost(ctx.engine, ctx.base.cfg, (name) => ctx.base.weights.get(name));
-  let before;
+  let before: EvalResult;
   try {
     before = await evaluate(quiet, -1, base, questions);
   } finally {
     base.dispose();
   }
   const after = await evaluate(quiet, -1, student, questions);
-  const pick = (a: (typeof before.answers)[number]): Answered => ({
+  const pick = (a: EvalResult['answers'][number]): Answered => ({
     answer: a.answer,
     correct: a.correct,
     text: a.text,

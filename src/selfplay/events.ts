@@ -103,6 +103,10 @@ export type RunEvent =
       done: number;
       total: number;
       etaSeconds?: number;
+      /** After a unit: the whole run's seconds left, from the units measured so far (run-estimate.ts). */
+      runEtaSeconds?: number;
+      /** After a unit: the measured seconds per unit of work, for estimating later runs on this GPU. */
+      secondsPerWork?: number;
       label?: string;
     }
   | { type: 'metrics'; metrics: StepMetrics }

@@ -14,7 +14,7 @@ import { renderGuide, renderSoftwareWarning, softwareAdapter } from './panels/gu
 import { HeatmapPanel } from './panels/heatmap.ts';
 import { Alerts, renderLog } from './panels/messages.ts';
 import { PretrainPanel } from './panels/pretrain.ts';
-import { renderProgress } from './panels/progress.ts';
+import { beforeRunText, renderProgress } from './panels/progress.ts';
 import { SetupPanel } from './panels/setup.ts';
 import { StudentPanel } from './panels/student.ts';
 import { applyEvent, emptyState, type RunState } from './state.ts';
@@ -50,7 +50,7 @@ async function boot(): Promise<void> {
   status.className = 'status ok';
   const software = softwareAdapter(info);
   if (software) document.getElementById('gpu-warning')!.innerHTML = renderSoftwareWarning(software).text;
-  await new App(engine).mount();
+  await new App(engine, info.description || info.vendor).mount();
   // Development-only test hook: the e2e test simulates a lost GPU device with it.
   if (import.meta.env.DEV)
     (window as unknown as { __piplay: unknown }).__piplay = { loseDevice: () => engine.loseDevice() };
@@ -76,6 +76,8 @@ class App {
   /** The job the phase belongs to (a self-play run or a pretraining). */
   private job: JobKind = 'selfplay';
   private iterations: number | null = null;
+  /** The model key of the run started from this page (the pace of its units is stored under it). */
+  private runModel: string | null = null;
   private setup!: SetupPanel;
   private checkpoints!: CheckpointsPanel;
   private examiner!: ExaminerPanel;
@@ -85,7 +87,11 @@ class App {
   private pretrain!: PretrainPanel;
   private tabs!: Tabs;
 
-  constructor(private engine: Engine) {}
+  constructor(
+    private engine: Engine,
+    /** The adapter's description: the pace of a run is stored per GPU. */
+    private adapter: string,
+  ) {}
 
   async mount(): Promise<void> {
     const $ = (id: string) => document.getElementById(id)!;
@@ -127,6 +133,7 @@ class App {
         pause: () => void e.pause(),
         resume: () => void e.resume(),
         stop: () => void e.stop(),
+        changed: () => this.renderProgress(),
         save: () =>
           void e.saveNow().then((r) => {
             if (!r.ok) alerts.show('error', 'Could not save a checkpoint', r.error ?? '');
@@ -169,6 +176,7 @@ class App {
     this.rendered = unrendered();
     this.iterations = iterations;
     this.heatmap.privileged = this.setup.privileged;
+    this.runModel = this.setup.planned()?.model ?? null;
     this.student.n = this.setup.rollouts;
     this.schedule(true);
     const r = await call();
@@ -208,9 +216,13 @@ class App {
   private onMessages(msgs: WorkerMessage[]): void {
     for (const m of msgs) {
       switch (m.type) {
-        case 'run':
-          applyEvent(this.state, unpackEvent(m.event));
+        case 'run': {
+          const ev = unpackEvent(m.event);
+          applyEvent(this.state, ev);
+          if (ev.type === 'progress' && ev.secondsPerWork !== undefined && this.runModel)
+            storePace(this.adapter, this.runModel, ev.secondsPerWork);
           break;
+        }
         case 'phase':
           this.setPhase(m.phase, m.job);
           if (m.phase === 'failed' && m.error && m.errorKind !== 'device-lost')
@@ -318,7 +330,9 @@ class App {
 
   private renderProgress(): void {
     const el = document.getElementById('progress')!;
-    el.innerHTML = renderProgress(this.state.progress, this.phase, this.iterations).text;
+    const plan = this.state.progress ? null : this.setup?.planned();
+    const before = plan ? beforeRunText(plan.config, storedPace(this.adapter, plan.model)) : '';
+    el.innerHTML = renderProgress(this.state.progress, this.phase, this.iterations, Date.now(), before).text;
     this.rendered.progress = this.state.version.progress;
   }
 
@@ -359,6 +373,24 @@ class App {
     // Tab badges: how much each view holds.
     setBadge('examiner', s.questions.length);
     setBadge('student', s.rollouts.length);
+  }
+}
+
+/** The seconds per unit of work the last run of `model` measured on `adapter` (run-estimate.ts), if any. */
+function storedPace(adapter: string, model: string): number | undefined {
+  try {
+    const v = Number(localStorage.getItem(`piplay.pace|${adapter}|${model}`));
+    return v > 0 && Number.isFinite(v) ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function storePace(adapter: string, model: string, secondsPerWork: number): void {
+  try {
+    localStorage.setItem(`piplay.pace|${adapter}|${model}`, String(secondsPerWork));
+  } catch {
+    /* storage off or full: the next run shows no time before it starts */
   }
 }
 
