@@ -1,8 +1,9 @@
 // The teaching demo's explanations end to end, in headless Chromium on SwiftShader WebGPU: the guide (a paragraph
 // per role, the student's loss with a tooltip per term, the glossary) and the software-GPU warning, which covers no
 // control; after one smoke run, the live ablation of the rollout shown (the teacher rescoring its tokens under
-// every privileged context) and the base model beside the trained student on held-out questions. Screenshots land
-// in test/screenshots/.
+// every privileged context) and the base model beside the trained student on held-out questions; the whole run's
+// time before a run (its units, then at the pace a run measured) and while it goes. Screenshots land in
+// test/screenshots/.
 import { mkdirSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -58,8 +59,17 @@ describe.skipIf(!hasChromium)('the teaching demo explained (headless Chromium, S
     await page.click('#panel-before-after button.compare');
     await expect.poll(() => page.locator('#panel-before-after .ba-error').textContent()).toMatch(/no run/);
 
+    // Before a run: the whole run's units (no run of this model has measured a pace in this fresh profile).
+    await page.selectOption('#preset', 'quick');
+    expect(await page.locator('#preset-help').textContent()).toMatch(/quick: real rollouts with searches/);
+    expect(await page.locator('#progress .run-eta').textContent()).toMatch(/whole run: 17 units/);
     await page.selectOption('#preset', 'smoke');
+    expect(await page.locator('#progress .run-eta').textContent()).toMatch(/whole run: 5 units/);
     await page.click('button.start');
+    // While it goes: the whole run's time left, from the units measured so far.
+    await expect
+      .poll(() => page.locator('#progress .run-eta').textContent(), { timeout: 300_000, intervals: [250] })
+      .toMatch(/whole run: about .+ to go/);
     await page.waitForFunction(() => ['stopped', 'finished'].includes(document.body.dataset.phase ?? ''), null, {
       timeout: 300_000,
       polling: 500,
@@ -100,4 +110,11 @@ describe.skipIf(!hasChromium)('the teaching demo explained (headless Chromium, S
     await page.locator('#panel-before-after').screenshot({ path: `${SHOTS}before-after.png` });
     expect(errors).toEqual([]);
   }, 420_000);
+
+  it("estimates the next run's time before it starts, at the pace the smoke run measured here", async () => {
+    await ready(page, s.url);
+    await page.selectOption('#preset', 'smoke');
+    expect(await page.locator('#progress .run-eta').textContent()).toMatch(/whole run: about .+ on this GPU \(5 units/);
+    await page.locator('.run-panel').screenshot({ path: `${SHOTS}run-estimate.png` });
+  }, 120_000);
 });
