@@ -68,7 +68,7 @@ describe.skipIf(!hasChromium)('the teaching demo explained (headless Chromium, S
     await page.click('button.start');
     // While it goes: the whole run's time left, from the units measured so far.
     await expect
-      .poll(() => page.locator('#progress .run-eta').textContent(), { timeout: 300_000, intervals: [250] })
+      .poll(() => page.locator('#progress .run-eta').textContent(), { timeout: 300_000, interval: 250 })
       .toMatch(/whole run: about .+ to go/);
     await page.waitForFunction(() => ['stopped', 'finished'].includes(document.body.dataset.phase ?? ''), null, {
       timeout: 300_000,
