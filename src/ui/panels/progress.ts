@@ -50,7 +50,9 @@ export function renderProgress(
     };
     // The bar's place is kept, so nothing below moves when a run starts.
     return html`<div class="progress-line"><span class="phase ${phase}">${text[phase]}</span>${
-      before && (phase === 'idle' || phase === 'starting') ? html` <span class="run-eta before">${before}</span>` : ''
+      before && (phase === 'idle' || phase === 'starting')
+        ? html` <span class="run-eta before" title="${before}">${before}</span>`
+        : ''
     }</div><div class="bar-space" aria-hidden="true"></div>`;
   }
   const frac = p.total > 0 ? Math.min(1, p.done / p.total) : 0;
