@@ -13,6 +13,7 @@ import {
   makeConfig,
   optionHelp,
   PRESETS,
+  PRESET_HELP,
   type PresetName,
   type SelfPlayConfig,
 } from '../selfplay/config.ts';
@@ -32,9 +33,11 @@ import { buildBase, buildEnvironment, previewBase } from './setup.ts';
 import { runCommand } from './command.ts';
 
 const USAGE = [
-  'usage: npm run train -- --out DIR [--preset smoke|demo|paper] [--resume] [--<setting> value ...]',
+  `usage: npm run train -- --out DIR [--preset ${Object.keys(PRESETS).join('|')}] [--resume] [--<setting> value ...]`,
   '  --out DIR            the run folder (required)',
-  `  --preset NAME        starting settings: ${Object.keys(PRESETS).join(', ')} (default demo)`,
+  `  --preset NAME        starting settings (default demo): ${Object.entries(PRESET_HELP)
+    .map(([p, h]) => `${p}: ${h}`)
+    .join('; ')}`,
   '  --resume             continue the run in DIR from its latest checkpoint (with its stored settings)',
   'settings (each overrides the preset):',
   ...optionHelp(),

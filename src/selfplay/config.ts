@@ -409,8 +409,35 @@ export const SMOKE: SelfPlayConfig = {
   checkpointEvery: 1,
 };
 
-export const PRESETS = { paper: PAPER, demo: DEMO, smoke: SMOKE } as const;
+/**
+ * A few minutes on a laptop GPU with rollouts worth looking at: the demo's model and turn lengths (the student
+ * thinks, searches a few times and answers), fewer and smaller steps, two iterations so the charts have a trend.
+ */
+export const QUICK: SelfPlayConfig = {
+  ...DEMO,
+  iterations: 2,
+  examinerSteps: 2,
+  studentSteps: 4,
+  examinerBatch: 4,
+  studentBatch: 2,
+  rolloutsPerQuestion: 4,
+  hopWeights: [3, 1],
+  evalPerHop: 5,
+  evalHops: [1, 2],
+  checkpointEvery: 2,
+  rolloutSamples: 2,
+};
+
+export const PRESETS = { paper: PAPER, demo: DEMO, quick: QUICK, smoke: SMOKE } as const;
 export type PresetName = keyof typeof PRESETS;
+
+/** What each preset is for, in a few words (the page's preset help and `--help`). */
+export const PRESET_HELP: Record<PresetName, string> = {
+  smoke: 'one step of everything, a random tiny model (seconds on a CPU driver)',
+  quick: 'real rollouts with searches in a few minutes on a laptop GPU',
+  demo: 'browser scale',
+  paper: 'the paper’s values',
+};
 
 /** A bad setting; the message names the option (as its --flag) and what it accepts. */
 export class ConfigError extends Error {

@@ -1,7 +1,7 @@
 // What a π-Play run tells whoever listens (the command line, the browser UI, the run folder). Plain data
 // only (structured-clone safe), so events cross from the worker to the page unchanged.
 
-import type { PrivilegedMode } from '../env/prompts.ts';
+import type { PrivilegedMode, Qcp } from '../env/prompts.ts';
 
 export type Stage = 'eval' | 'examiner' | 'generate' | 'student' | 'checkpoint' | 'pretrain' | 'load';
 
@@ -69,6 +69,12 @@ export interface RolloutRecord {
    * (--privileged none: Dr. Zero). Absent in records made before it was recorded.
    */
   privilegedBlock?: string | null;
+  /**
+   * The training question's id and construction path, from which the teacher's prompt of every privileged mode
+   * is rebuilt (the ablation of this rollout). Absent in records made before they were recorded.
+   */
+  questionId?: string;
+  qcp?: Qcp;
 }
 
 export interface StepMetrics {
@@ -97,6 +103,10 @@ export type RunEvent =
       done: number;
       total: number;
       etaSeconds?: number;
+      /** After a unit: the whole run's seconds left, from the units measured so far (run-estimate.ts). */
+      runEtaSeconds?: number;
+      /** After a unit: the measured seconds per unit of work, for estimating later runs on this GPU. */
+      secondsPerWork?: number;
       label?: string;
     }
   | { type: 'metrics'; metrics: StepMetrics }

@@ -16,6 +16,7 @@ import { examinerStep } from './examiner.ts';
 import { Policies } from './policies.ts';
 import type { RunStorage } from './storage.ts';
 import { studentStep } from './student.ts';
+import { secondsLeft, secondsPerWork, unitsFrom } from './run-estimate.ts';
 
 export interface RunSetup {
   engine: Engine;
@@ -78,7 +79,7 @@ export function firstCursor(cfg: SelfPlayConfig): Cursor {
 }
 
 export class SelfPlayRun {
-  private unitSeconds = new Map<string, number[]>();
+  private unitSeconds = new Map<Cursor['stage'], number[]>();
   /** The slot of the latest checkpoint this run restored or saved: the next save goes to the other. */
   private slot: string | undefined;
 
@@ -215,8 +216,8 @@ export class SelfPlayRun {
       ctx.emit({ type: 'log', level: 'error', message: (err as Error).message });
       throw err;
     }
-    this.progress(c, (now() - t0) / 1000);
     const next = nextCursor(c, cfg);
+    this.progress(c, (now() - t0) / 1000, next);
     this.state.cursor = next;
     const stageEnded = next.stage !== c.stage || next.iteration !== c.iteration;
     // The next stage runs other shapes (generation vs training, other batch sizes): give the cached free
@@ -234,7 +235,7 @@ export class SelfPlayRun {
     this.ctx.emit({ type: 'metrics', metrics: m });
   }
 
-  private progress(c: Cursor, seconds: number): void {
+  private progress(c: Cursor, seconds: number, next: Cursor): void {
     const cfg = this.ctx.config;
     const total = c.stage === 'examiner' ? cfg.examinerSteps : c.stage === 'student' ? cfg.studentSteps : 1;
     const times = this.unitSeconds.get(c.stage) ?? [];
@@ -249,6 +250,8 @@ export class SelfPlayRun {
       done: c.step + 1,
       total,
       etaSeconds: avg * (total - c.step - 1),
+      runEtaSeconds: secondsLeft(cfg, unitsFrom(cfg, next), this.unitSeconds),
+      secondsPerWork: secondsPerWork(cfg, this.unitSeconds),
     });
   }
 

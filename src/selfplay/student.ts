@@ -43,7 +43,7 @@ export function lossSettings(ctx: RunContext, iteration: number): StudentLossSet
  */
 export function teacherPromptIds(
   ctx: Pick<RunContext, 'config' | 'base'>,
-  q: TrainQuestion,
+  q: Pick<TrainQuestion, 'id' | 'question' | 'qcp'>,
   mode = ctx.config.privileged,
   seed = ctx.config.seed,
 ): number[] {
@@ -52,9 +52,9 @@ export function teacherPromptIds(
 }
 
 /** What 'partial' removes of a question's path: seeded per question, so every use of the block agrees. */
-function privilegedOptions(
+export function privilegedOptions(
   ctx: Pick<RunContext, 'config'>,
-  q: TrainQuestion,
+  q: Pick<TrainQuestion, 'id'>,
   seed = ctx.config.seed,
 ): PrivilegedOptions {
   return { seed: `${seed}/${q.id}`, dropFraction: ctx.config.partialDrop };
@@ -176,6 +176,8 @@ async function rolloutRecords(
       privilegedBlock: ctx.policies.teacher
         ? privilegedBlock(q.qcp, ctx.config.privileged, privilegedOptions(ctx, q))
         : null,
+      questionId: q.id,
+      qcp: q.qcp,
     });
   }
   return records;

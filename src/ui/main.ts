@@ -9,11 +9,13 @@ import { startEngineWorker } from './engine-client.ts';
 import { html } from './html.ts';
 import { ChartsPanel } from './panels/charts.ts';
 import { CheckpointsPanel } from './panels/checkpoints.ts';
+import { BeforeAfterPanel } from './panels/before-after.ts';
 import { ExaminerPanel } from './panels/examiner.ts';
+import { renderGuide, renderSoftwareWarning, softwareAdapter } from './panels/guide.ts';
 import { HeatmapPanel } from './panels/heatmap.ts';
 import { Alerts, renderLog } from './panels/messages.ts';
 import { PretrainPanel } from './panels/pretrain.ts';
-import { renderProgress } from './panels/progress.ts';
+import { beforeRunText, renderProgress } from './panels/progress.ts';
 import { RunsBar } from './panels/runs-bar.ts';
 import { SetupPanel } from './panels/setup.ts';
 import { StudentPanel } from './panels/student.ts';
@@ -48,20 +50,22 @@ async function boot(): Promise<void> {
         'served over https or from localhost.' +
         viewOnly,
     );
-    await new App(startEngineWorker()).mount();
+    await new App(startEngineWorker(), '').mount();
     return;
   }
   const engine = startEngineWorker();
   const init = await engine.init();
   if (!init.ok || !init.info) {
     fatal('WebGPU is not usable', (init.error ?? 'unknown error') + viewOnly);
-    await new App(engine).mount();
+    await new App(engine, '').mount();
     return;
   }
   const info = init.info;
   status.textContent = `${info.description || info.vendor}${info.isCpu ? ' (software)' : ''}${info.f16 ? ' · f16' : ''}`;
   status.className = 'status ok';
-  await new App(engine).mount();
+  const software = softwareAdapter(info);
+  if (software) document.getElementById('gpu-warning')!.innerHTML = renderSoftwareWarning(software).text;
+  await new App(engine, info.description || info.vendor).mount();
   // Development-only test hook: the e2e test simulates a lost GPU device with it.
   if (import.meta.env.DEV)
     (window as unknown as { __piplay: unknown }).__piplay = { loseDevice: () => engine.loseDevice() };
@@ -87,6 +91,8 @@ class App {
   /** The job the phase belongs to (a self-play run or a pretraining). */
   private job: JobKind = 'selfplay';
   private iterations: number | null = null;
+  /** The model key of the run started from this page (the pace of its units is stored under it). */
+  private runModel: string | null = null;
   private setup!: SetupPanel;
   private checkpoints!: CheckpointsPanel;
   private examiner!: ExaminerPanel;
@@ -104,14 +110,18 @@ class App {
   /** The stored runs with a checkpoint (the charts can overlay them). */
   private stored: CheckpointMeta[] = [];
 
-  constructor(private engine: Engine) {}
+  constructor(
+    private engine: Engine,
+    /** The adapter's description: the pace of a run is stored per GPU. */
+    private adapter: string,
+  ) {}
 
   async mount(): Promise<void> {
     const $ = (id: string) => document.getElementById(id)!;
     document.getElementById('app')!.hidden = false;
     this.examiner = new ExaminerPanel($('panel-examiner'));
     this.student = new StudentPanel($('panel-student'));
-    this.heatmap = new HeatmapPanel($('panel-heatmap'));
+    this.heatmap = new HeatmapPanel($('panel-heatmap'), (r) => this.engine.ablate(r));
     this.charts = new ChartsPanel($('panel-charts'));
     this.charts.onOverlay = (id) => void this.setOverlay(id);
     this.tabs = new Tabs($('tabs'), () => this.schedule(true));
@@ -129,6 +139,8 @@ class App {
       (err: Error) => this.runsBar.setExamples(err),
     );
     const e = this.engine;
+    new BeforeAfterPanel($('panel-before-after'), () => e.compareBaseAndStudent());
+    $('panel-guide').innerHTML = renderGuide().text;
     this.checkpoints = new CheckpointsPanel($('checkpoints'), {
       list: () => e.listCheckpoints(),
       resume: (name) => void this.resumeRun(name),
@@ -162,6 +174,7 @@ class App {
         pause: () => void e.pause(),
         resume: () => void e.resume(),
         stop: () => void e.stop(),
+        changed: () => this.renderProgress(),
         save: () =>
           void e.saveNow().then((r) => {
             if (!r.ok) alerts.show('error', 'Could not save a checkpoint', r.error ?? '');
@@ -270,6 +283,7 @@ class App {
     this.rendered = unrendered();
     this.iterations = iterations;
     this.heatmap.privileged = this.setup.privileged;
+    this.runModel = this.setup.planned()?.model ?? null;
     this.student.n = this.setup.rollouts;
     this.schedule(true);
     const r = await call();
@@ -310,9 +324,13 @@ class App {
   private onMessages(msgs: WorkerMessage[]): void {
     for (const m of msgs) {
       switch (m.type) {
-        case 'run':
-          applyEvent(this.state, unpackEvent(m.event));
+        case 'run': {
+          const ev = unpackEvent(m.event);
+          applyEvent(this.state, ev);
+          if (ev.type === 'progress' && ev.secondsPerWork !== undefined && this.runModel)
+            storePace(this.adapter, this.runModel, ev.secondsPerWork);
           break;
+        }
         case 'phase':
           this.setPhase(m.phase, m.job);
           if (m.phase === 'failed' && m.error && m.errorKind !== 'device-lost')
@@ -420,7 +438,9 @@ class App {
 
   private renderProgress(): void {
     const el = document.getElementById('progress')!;
-    el.innerHTML = renderProgress(this.state.progress, this.phase, this.iterations).text;
+    const plan = this.state.progress ? null : this.setup?.planned();
+    const before = plan ? beforeRunText(plan.config, storedPace(this.adapter, plan.model)) : '';
+    el.innerHTML = renderProgress(this.state.progress, this.phase, this.iterations, Date.now(), before).text;
     this.rendered.progress = this.state.version.progress;
   }
 
@@ -462,6 +482,24 @@ class App {
     // Tab badges: how much each view holds.
     setBadge('examiner', s.questions.length);
     setBadge('student', s.rollouts.length);
+  }
+}
+
+/** The seconds per unit of work the last run of `model` measured on `adapter` (run-estimate.ts), if any. */
+function storedPace(adapter: string, model: string): number | undefined {
+  try {
+    const v = Number(localStorage.getItem(`piplay.pace|${adapter}|${model}`));
+    return v > 0 && Number.isFinite(v) ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function storePace(adapter: string, model: string, secondsPerWork: number): void {
+  try {
+    localStorage.setItem(`piplay.pace|${adapter}|${model}`, String(secondsPerWork));
+  } catch {
+    /* storage off or full: the next run shows no time before it starts */
   }
 }
 

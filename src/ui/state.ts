@@ -23,6 +23,11 @@ export interface ProgressState {
   since: number;
   /** When `done` last grew (ms): a linear estimate is made then and counts down until the next unit ends. */
   doneAt: number;
+  /** The run's estimate of the whole run's seconds left, made at `runEtaAt` (ms); kept across stages. */
+  runEtaSeconds?: number;
+  runEtaAt?: number;
+  /** The run's measured seconds per unit of work (run-estimate.ts), for estimating the next run. */
+  secondsPerWork?: number;
 }
 
 export interface LogLine {
@@ -107,6 +112,14 @@ export function applyEvent(state: RunState, ev: RunEvent, now = Date.now()): Run
         label: ev.label,
         since: same ? prev.since : now,
         doneAt: same && ev.done === prev.done ? prev.doneAt : now,
+        ...(ev.runEtaSeconds !== undefined
+          ? { runEtaSeconds: ev.runEtaSeconds, runEtaAt: now }
+          : prev?.runEtaSeconds !== undefined
+            ? { runEtaSeconds: prev.runEtaSeconds, runEtaAt: prev.runEtaAt }
+            : {}),
+        ...((ev.secondsPerWork ?? prev?.secondsPerWork) !== undefined
+          ? { secondsPerWork: ev.secondsPerWork ?? prev?.secondsPerWork }
+          : {}),
       };
       state.version.progress++;
       break;
@@ -176,6 +189,12 @@ export function etaSeconds(p: ProgressState, now = Date.now()): number | undefin
   if (p.done <= 0 || p.total <= 0) return undefined;
   const perUnit = (p.doneAt - p.since) / 1000 / p.done;
   return Math.max(0, perUnit * (p.total - p.done) - (now - p.doneAt) / 1000);
+}
+
+/** The whole run's seconds left, counting down from the run's last estimate (undefined before its first unit). */
+export function runEtaSeconds(p: ProgressState, now = Date.now()): number | undefined {
+  if (p.runEtaSeconds === undefined || !Number.isFinite(p.runEtaSeconds)) return undefined;
+  return Math.max(0, p.runEtaSeconds - (now - (p.runEtaAt ?? now)) / 1000);
 }
 
 /** A rollout group: the n rollouts one question got in one step. */

@@ -12,6 +12,8 @@ import { parseConfig, type ModelConfig } from '../model/config.ts';
 import { MissingFileError, isMissingFile, parseJsonFile } from '../model/files.ts';
 import { tinyConfig } from '../model/init.ts';
 import { readConfig } from '../model/io.ts';
+import { ablateRollout, type AblationResult, type AblationRollout } from '../selfplay/ablation.ts';
+import { beforeAndAfter, pickQuestions, type BeforeAfterRow } from '../selfplay/before-after.ts';
 import { latestCheckpoint } from '../selfplay/checkpoint.ts';
 import { validateConfig, type SelfPlayConfig } from '../selfplay/config.ts';
 import type { RunEvent } from '../selfplay/events.ts';
@@ -99,6 +101,10 @@ export class WorkerApi {
   private job: JobKind = 'selfplay';
   /** A pretrained model that could not be stored, kept for download until the next pretraining. */
   private unsaved: { name: string; files: Map<string, Uint8Array> } | null = null;
+  /** The last run that finished or stopped, kept with its policies for the page's questions until the next job. */
+  private kept: SelfPlayRun | null = null;
+  /** GPU work in order: the page's questions (ablation, comparison) run between a run's steps, never inside one. */
+  private gpuQueue: Promise<unknown> = Promise.resolve();
 
   constructor(
     private host: GpuHost,
@@ -152,6 +158,23 @@ export class WorkerApi {
     return this.engine;
   }
 
+  /** Runs `fn` after the GPU work queued before it (a run's step, another question of the page). */
+  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const p = this.gpuQueue.then(fn, fn);
+    this.gpuQueue = p.catch(() => undefined);
+    return p;
+  }
+
+  /** Frees the kept run's policies (a new job needs the memory). */
+  private releaseKept(): void {
+    try {
+      this.kept?.dispose();
+    } catch {
+      /* a lost device cannot free its buffers */
+    }
+    this.kept = null;
+  }
+
   private async ensureEngine(): Promise<Engine> {
     if (!this.engine) {
       const r = await this.init();
@@ -162,6 +185,8 @@ export class WorkerApi {
 
   private async onDeviceLost(e: Engine, reason: string): Promise<void> {
     if (this.engine === e) this.engine = null;
+    // The kept run's buffers went with the device.
+    this.kept = null;
     const run = this.active;
     run?.control.stop();
     const job = run?.job ?? this.job;
@@ -317,6 +342,7 @@ export class WorkerApi {
     if (this.active?.control.stopped) await this.driving?.catch(() => undefined);
     if (this.active) return { ok: false, error: this.busyMessage() };
     const control = new RunControl();
+    this.releaseKept();
     this.active = { job: 'selfplay', name: '', control, run: null, engine: null };
     this.job = 'selfplay';
     this.setPhase('starting');
@@ -441,15 +467,15 @@ export class WorkerApi {
         if (control.paused) this.setPhase('paused');
         await control.gate();
         if (this.phase !== 'running' && this.phase !== 'stopping') this.setPhase('running');
-        await run.step();
-        if (control.takeSaveRequest()) await run.checkpoint();
+        await this.exclusive(() => run.step());
+        if (control.takeSaveRequest()) await this.exclusive(() => run.checkpoint());
       }
       this.setPhase('finished');
     } catch (e) {
       if (e instanceof RunStopped) {
         // A checkpoint of where it stopped, so a stop is resumable like a pause across reloads.
         try {
-          if (this.engine) await run.checkpoint();
+          if (this.engine) await this.exclusive(() => run.checkpoint());
         } catch {
           /* a failed save leaves the previous checkpoint; the stop still stands */
         }
@@ -460,11 +486,13 @@ export class WorkerApi {
         this.setPhase('failed', (e as Error).message, lost ? 'device-lost' : classifyRun(e));
       }
     } finally {
-      try {
-        run.dispose();
-      } catch {
-        /* a lost device cannot free its buffers */
-      }
+      if (this.phase === 'finished' || this.phase === 'stopped') this.kept = run;
+      else
+        try {
+          run.dispose();
+        } catch {
+          /* a lost device cannot free its buffers */
+        }
       this.active = null;
       void this.postCheckpoints();
     }
@@ -515,6 +543,7 @@ export class WorkerApi {
     }
     if (this.active) return { ok: false, error: this.busyMessage() };
     const control = new RunControl();
+    this.releaseKept();
     this.active = { job: 'pretrain', name: '', control, run: null, engine: null };
     this.job = 'pretrain';
     this.unsaved = null;
@@ -592,6 +621,46 @@ export class WorkerApi {
     return { ok: true };
   }
 
+  // ---------------------------------------------------------------------------------------- questions about a run
+
+  /** The active run (between its steps), else the last one that finished or stopped. */
+  private runToInspect(): SelfPlayRun {
+    const run = this.active?.run ?? this.kept;
+    if (!run) throw new Error('no run is active or finished in this tab; start a run (or resume one) first');
+    return run;
+  }
+
+  /**
+   * Scores a student rollout under every privileged context with the run's teacher as it is now (the student
+   * itself in a run without a teacher, as the teacher is at the start of a run). Teacher forwards only.
+   */
+  async ablate(
+    rollout: AblationRollout,
+  ): Promise<{ ok: true; result: AblationResult; scorer: 'teacher' | 'student' } | { ok: false; error: string }> {
+    try {
+      const run = this.runToInspect();
+      const { student, teacher } = run.ctx.policies;
+      const result = await this.exclusive(() => ablateRollout(run.ctx, student, teacher ?? student, rollout));
+      return { ok: true, result, scorer: teacher ? 'teacher' : 'student' };
+    } catch (e) {
+      return { ok: false, error: (e as Error).message };
+    }
+  }
+
+  /** Up to `perHop` held-out questions of each hop count answered greedily by the base model and the student now. */
+  async compareBaseAndStudent(
+    perHop = 2,
+  ): Promise<{ ok: true; rows: BeforeAfterRow[] } | { ok: false; error: string }> {
+    try {
+      const run = this.runToInspect();
+      const questions = pickQuestions(run.ctx.env.evalSet, perHop);
+      const rows = await this.exclusive(() => beforeAndAfter(run.ctx, run.ctx.policies.student, questions));
+      return { ok: true, rows };
+    } catch (e) {
+      return { ok: false, error: (e as Error).message };
+    }
+  }
+
   // ---------------------------------------------------------------------------------------- checkpoints
 
   /**
@@ -600,7 +669,7 @@ export class WorkerApi {
    */
   async runHistory(name: string): Promise<{ meta: CheckpointMeta; events: WireEvent[] }> {
     const meta = await this.store.entry(name);
-    if (!meta || meta.kind !== 'run') throw new Error(`no stored run named '${name}'`);
+    if (meta?.kind !== 'run') throw new Error(`no stored run named '${name}'`);
     const latest = await latestCheckpoint(this.store.runStorage(name));
     const events = await this.store.history(name, latest?.state.records);
     return Comlink.transfer({ meta: stripConfig(meta), events }, events.flatMap(wireTransfer));

@@ -210,7 +210,7 @@ export class BrowserCheckpoints {
    */
   async history(name: string, records?: Partial<Record<HistoryKind, number>>): Promise<WireEvent[]> {
     const e = await this.entry(name);
-    if (!e || e.kind !== 'run') throw new Error(`no stored run named '${name}'`);
+    if (e?.kind !== 'run') throw new Error(`no stored run named '${name}'`);
     const prefix = runKey(name, HISTORY);
     const chunks = (await this.kv.keys()).filter((k) => k.startsWith(prefix)).sort();
     const out: WireEvent[] = [];

@@ -9,6 +9,13 @@ import type { PrivilegedMode } from '../../env/prompts.ts';
 import { DIFF_SCALE, KL_SCALE, diffColor, klColor, renderHistogram, renderScaleLegend } from './heat-scale.ts';
 import { heatmapPng } from '../heatmap-png.ts';
 import { renderPromptsSeen } from './prompts-seen.ts';
+import { renderAblation } from './ablation.ts';
+import type { AblationResult, AblationRollout } from '../../selfplay/ablation.ts';
+
+/** What the panel asks the worker: the ablation of one rollout (teacher forwards under every privileged mode). */
+export type AblateFn = (
+  r: AblationRollout,
+) => Promise<{ ok: true; result: AblationResult; scorer: 'teacher' | 'student' } | { ok: false; error: string }>;
 
 export type HeatMode = 'kl' | 'diff';
 
@@ -234,16 +241,33 @@ export class HeatmapPanel {
   /** What the body shows now (to redraw only on a change). */
   private drawn: { rollout: RolloutRecord | undefined; questions: number } = { rollout: undefined, questions: -1 };
   privileged: PrivilegedMode = 'full';
+  private ablationEl: HTMLElement;
+  /** The ablation asked for (of one rollout): pending, its result or why it failed. */
+  private ablation: {
+    rollout: RolloutRecord;
+    state: 'pending' | 'done' | 'failed';
+    result?: AblationResult;
+    scorer?: 'teacher' | 'student';
+    error?: string;
+  } | null = null;
 
-  constructor(root: HTMLElement) {
+  constructor(
+    root: HTMLElement,
+    private ablate?: AblateFn,
+  ) {
     root.innerHTML = html`<div class="toolbar">
       <label>rollout <select class="rollout-select"></select></label>
       <div class="seg-switch" role="radiogroup" aria-label="colour by">
         <label><input type="radio" name="heat-mode" value="kl" checked> top-K KL</label>
         <label><input type="radio" name="heat-mode" value="diff"> log p<sub>T</sub> − log p<sub>S</sub></label>
-      </div><button type="button" class="small heat-png">Download PNG</button></div><div class="heat"></div>`.text;
+      </div><button type="button" class="small heat-png">Download PNG</button></div><div class="heat"></div>
+      <section class="ablation" aria-labelledby="ablation-title"></section>`.text;
     this.select = root.querySelector('.rollout-select')!;
     this.body = root.querySelector('.heat')!;
+    this.ablationEl = root.querySelector('.ablation')!;
+    this.ablationEl.addEventListener('click', (e) => {
+      if ((e.target as HTMLElement).closest('button.ablate')) void this.runAblation();
+    });
     this.select.addEventListener('change', () => {
       this.selected = this.select.selectedIndex <= 0 ? undefined : this.rollouts[Number(this.select.value)];
       if (this.pinned && this.pinned.rollout !== this.current()) this.pinned = null;
@@ -324,6 +348,7 @@ export class HeatmapPanel {
     if (!r) {
       this.body.innerHTML =
         html`<p class="empty">No rollouts yet. Once the student has answered a question, its tokens appear here, coloured by how much the privileged teacher disagrees with each.</p>`.text;
+      this.drawAblation();
       return;
     }
     let q: QuestionRecord | undefined;
@@ -331,6 +356,55 @@ export class HeatmapPanel {
       if (this.questions[i]!.question === r.question) q = this.questions[i];
     this.body.innerHTML = renderHeatmapView(r, this.mode, q, this.privileged).text;
     if (this.pinned) this.detail(this.pinned.i);
+    this.drawAblation();
+  }
+
+  /** Asks the worker to score the rollout shown under every privileged context; the view then holds that rollout. */
+  private async runAblation(): Promise<void> {
+    const r = this.current();
+    if (!r || !this.ablate || this.ablation?.state === 'pending') return;
+    this.selected = r;
+    this.ablation = { rollout: r, state: 'pending' };
+    this.drawAblation();
+    if (!r.qcp || r.questionId === undefined) {
+      this.ablation = {
+        rollout: r,
+        state: 'failed',
+        error: 'this rollout was recorded without its construction path, so the other contexts cannot be rebuilt',
+      };
+    } else {
+      const res = await this.ablate({
+        questionId: r.questionId,
+        question: r.question,
+        qcp: r.qcp,
+        tokens: r.tokens.map((t) => ({ id: t.id, policy: t.policy })),
+      });
+      this.ablation = res.ok
+        ? { rollout: r, state: 'done', result: res.result, scorer: res.scorer }
+        : { rollout: r, state: 'failed', error: res.error };
+    }
+    this.drawAblation();
+  }
+
+  private drawAblation(): void {
+    const r = this.current();
+    if (!r || !this.ablate) {
+      this.ablationEl.innerHTML = '';
+      return;
+    }
+    const a = this.ablation?.rollout === r ? this.ablation : null;
+    const head = html`<h3 id="ablation-title">What each piece of privileged information changes</h3>`;
+    const button = html`<button type="button" class="ablate"${a?.state === 'pending' ? html` disabled` : ''}>${
+      a?.state === 'pending' ? 'Scoring under every context…' : 'Score this rollout under every context'
+    }</button> <span class="muted">the teacher rescores these same tokens with none, GT, GT + hops, partial and full
+      privileged context (teacher forwards only)</span>`;
+    const body =
+      a?.state === 'done'
+        ? renderAblation(r, a.result!, a.scorer!, this.mode)
+        : a?.state === 'failed'
+          ? html`<p class="ablation-error" role="alert">Could not score the rollout: ${a.error ?? ''}</p>`
+          : '';
+    this.ablationEl.innerHTML = html`${head}<p>${button}</p>${body}`.text;
   }
 
   /** Shows token i in the detail (and marks it active, or pinned). */

@@ -6,6 +6,7 @@
 import {
   SETTINGS,
   PRESETS,
+  PRESET_HELP,
   parseOptionValue,
   validateConfig,
   type PresetName,
@@ -217,6 +218,8 @@ export interface SetupActions {
   resume(): void;
   stop(): void;
   save(): void;
+  /** A setting changed (the page updates the whole-run estimate). */
+  changed?(): void;
 }
 
 /** Which buttons are usable in each phase of a job (a pretraining only stops: it has no checkpoints to pause at). */
@@ -282,7 +285,10 @@ export class SetupPanel {
       Object.keys(PRESETS) as PresetName[]
     ).map(
       (p) => html`<option value="${p}"${p === this.preset ? html` selected` : ''}>${p}</option>`,
-    )}</select><small id="preset-help" class="help">smoke: one step of everything (seconds on a CPU driver) · demo: browser scale · paper: the paper’s values</small></div>
+    )}</select><small id="preset-help" class="help">${(Object.keys(PRESETS) as PresetName[])
+      .reverse()
+      .map((p) => `${p}: ${PRESET_HELP[p]}`)
+      .join(' · ')}</small></div>
     <div class="start-row"><button type="submit" class="primary start-top">Start</button>
       <small class="muted">with the model, corpus and settings below</small></div>
     <p class="form-error" aria-live="assertive"></p>
@@ -366,6 +372,7 @@ export class SetupPanel {
   /** Keeps the address in step with the form, so a copied link reproduces this setup. */
   private toAddress(): void {
     if (typeof history === 'undefined') return;
+    this.actions.changed?.();
     const config = this.currentConfig();
     if (!config) return;
     const hub = this.hubEndpoint();
@@ -655,6 +662,13 @@ export class SetupPanel {
     const locked = !s.start;
     for (const fs of this.root.querySelectorAll('fieldset')) (fs as HTMLFieldSetElement).disabled = locked;
     this.root.classList.toggle('locked', locked);
+  }
+
+  /** The settings and the model the form names now, for the whole-run estimate (null while a setting is bad). */
+  planned(): { config: SelfPlayConfig; model: string } | null {
+    const config = this.currentConfig();
+    const m = this.readModel();
+    return config && !('ok' in m) ? { config, model: modelKey(m) } : null;
   }
 
   get runPhase(): RunPhase {

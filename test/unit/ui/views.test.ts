@@ -521,7 +521,9 @@ describe('setup', () => {
     // logits over 2 GiB for a 152k vocabulary: they are read chunk by chunk, one chunk of rows counted.
     const q3tight = estimateRun(cfg('qwen3-0.6b'), PRESETS.demo, big);
     expect(q3tight.fits).toBe(true);
-    expect(q3tight.breakdown.map((l) => l.label).join('\n')).toMatch(/logits of one chunk of rows \(3533 of 6400 tokens/);
+    expect(q3tight.breakdown.map((l) => l.label).join('\n')).toMatch(
+      /logits of one chunk of rows \(3533 of 6400 tokens/,
+    );
     const q3big = estimateRun(cfg('qwen3-0.6b'), { ...PRESETS.demo, microBatch: 5 }, big);
     expect(q3big.fits).toBe(true);
     expect(q3big.params).toBeGreaterThan(5e8);
