@@ -7,22 +7,20 @@
 // with decay = 1 - lr*wd, step_size = lr / (1 - beta1^t), bc2_sqrt = sqrt(1 - beta2^t) and also 1 - beta1,
 // 1 - beta2 computed in float64 on the host (1 - beta2 from an f32 beta2 = 0.999 is off by 1e-5, relative).
 // `norm` is the global gradient norm computed on the GPU (grad_norm.wgsl): clipping needs no read-back.
-override WG: u32; // the workgroup size, set by the host
+#include "lib/map.wgsl"
 struct Params {
   n: u32, decay: f32, one_minus_beta1: f32, beta2: f32, one_minus_beta2: f32,
   step_size: f32, bc2_sqrt: f32, eps: f32, max_norm: f32,
 }
-@group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read_write> param: array<f32>;
 @group(0) @binding(2) var<storage, read> grad: array<f32>;
 @group(0) @binding(3) var<storage, read_write> m: array<f32>;
 @group(0) @binding(4) var<storage, read_write> v: array<f32>;
 @group(0) @binding(5) var<storage, read> norm: array<f32>;
 
-@compute @workgroup_size(WG)
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-  let i = gid.x + gid.y * nwg.x * WG;
-  if (i >= p.n) { return; }
+fn size() -> u32 { return p.n; }
+
+fn element(i: u32) {
   var clip = 1.0;
   if (p.max_norm > 0.0) { clip = min(1.0, p.max_norm / (norm[0] + 1e-6)); }
   let g = grad[i] * clip;

@@ -15,25 +15,10 @@
 //
 // Layout constants as in attention_fwd.wgsl: FIXED = true on GPUs (one pipeline per layout, constant trip
 // counts), false on CPU drivers (one pipeline for every shape, trip counts from the uniform).
-override FIXED: bool = false;
-override NC: u32 = 1u; // nc when FIXED
-override CV: u32 = 8u; // cv when FIXED
 override BK: u32 = 11u; // bk when FIXED; also sizes ts, so >= bk
 override TILE: u32 = 320u; // vec4s in each staged tile: >= bk * nc * cv
 override PART: u32 = 704u; // slots in each partial-sum array: >= WG * bk
 
-override WG: u32; // the workgroup size, set by the host
-const MAXV = 8u;
-
-struct Params {
-  Hq: u32, Hkv: u32, Tq: u32, Tk: u32, cap: u32, Dh: u32, off: u32, scale: f32,
-  nc: u32, cv: u32, bk: u32, hasKeyStart: u32, // the layout, used when !FIXED
-}
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> q: array<f32>;
-@group(0) @binding(2) var<storage, read> k: array<f32>;
-@group(0) @binding(3) var<storage, read> v: array<f32>;
-@group(0) @binding(4) var<storage, read> keyStart: array<i32>;
 @group(0) @binding(5) var<storage, read_write> stats: array<f32>; // [row][lse, D]
 @group(0) @binding(6) var<storage, read> dO: array<f32>;
 @group(0) @binding(7) var<storage, read_write> out: array<f32>;
@@ -46,7 +31,6 @@ var<workgroup> partS: array<f32, PART>; // [row][chunk][block item] partial q.k
 var<workgroup> partP: array<f32, PART>; // [row][chunk][block item] partial dO.v
 
 #include "lib/attention_tiled.wgsl"
-#include "lib/attention_first_key.wgsl"
 
 fn lddo(base: u32, d: u32) -> vec4f {
   var r = vec4f(0.0);

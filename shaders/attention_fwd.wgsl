@@ -18,26 +18,12 @@
 // constant trip counts (unrolled, per-thread arrays in registers). CPU drivers (lavapipe) take minutes to
 // JIT those unrolled loops, so there one pipeline serves every shape: FIXED = false, the trip counts come
 // from the uniform and the workgroup arrays keep their default (largest) sizes.
-override FIXED: bool = false;
-override NC: u32 = 1u; // nc when FIXED: threads per row (a power of two <= 16)
-override CV: u32 = 8u; // cv when FIXED: vec4s of the head dimension per thread (<= MAXV); nc * cv * 4 >= Dh
 override BK: u32 = 16u; // bk when FIXED: keys per block
 override TILE: u32 = 384u; // vec4s in a K or V tile: >= bk * nc * cv
 override PART: u32 = 1024u; // partial-score slots: >= WG * bk
 
-override WG: u32; // the workgroup size, set by the host
-const MAXV = 8u;
 const NEG = -3.0e38; // "minus infinity" that stays finite, so exp(NEG - m) is 0 and never NaN
 
-struct Params {
-  Hq: u32, Hkv: u32, Tq: u32, Tk: u32, cap: u32, Dh: u32, off: u32, scale: f32,
-  nc: u32, cv: u32, bk: u32, hasKeyStart: u32, // the layout, used when !FIXED
-}
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> q: array<f32>;
-@group(0) @binding(2) var<storage, read> k: array<f32>;
-@group(0) @binding(3) var<storage, read> v: array<f32>;
-@group(0) @binding(4) var<storage, read> keyStart: array<i32>;
 @group(0) @binding(5) var<storage, read_write> o: array<f32>;
 @group(0) @binding(6) var<storage, read_write> stats: array<f32>;
 
@@ -46,7 +32,6 @@ var<workgroup> tb: array<vec4f, TILE>; // V rows, likewise
 var<workgroup> part: array<f32, PART>; // [row][chunk][key] partial scores
 
 #include "lib/attention_tiled.wgsl"
-#include "lib/attention_first_key.wgsl"
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {

@@ -19,22 +19,12 @@
 // accumulate in private arrays of MAXD floats per row; wider head dimensions go in passes over column
 // chunks, each recomputing the scores. Loops over the head dimension go one column at a time. Loop bounds
 // come from the uniform: one pipeline per entry point serves every shape.
-override WG: u32; // the workgroup size, set by the host
-const MAXD = 128u; // gradient columns per pass: head dims up to 128 take one pass
-
-struct Params { Hq: u32, Hkv: u32, Tq: u32, Tk: u32, cap: u32, Dh: u32, off: u32, scale: f32, hasKeyStart: u32 }
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> q: array<f32>;
-@group(0) @binding(2) var<storage, read> k: array<f32>;
-@group(0) @binding(3) var<storage, read> v: array<f32>;
-@group(0) @binding(4) var<storage, read> keyStart: array<i32>;
 @group(0) @binding(5) var<storage, read_write> stats: array<f32>; // [row][lse, D]
 @group(0) @binding(6) var<storage, read> dO: array<f32>;
 @group(0) @binding(7) var<storage, read_write> out: array<f32>;
 @group(0) @binding(8) var<storage, read_write> aux: array<f32>;
 
 #include "lib/attention_rows.wgsl"
-#include "lib/attention_first_key.wgsl"
 
 // ---------------------------------------------------------------------------------------- dQ (and D)
 // Workgroup (x, y, z) = (block of WG * 4 rows of the kv head's Tq * G (query, group head) pairs in

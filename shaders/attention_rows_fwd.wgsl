@@ -25,16 +25,8 @@
 // scores (big private arrays make lavapipe's compile time explode). Loops over the head dimension go one
 // column at a time: lavapipe's cost is per loaded element either way, and each load site in the code costs
 // compile time. Loop bounds come from the uniform, so one pipeline serves every shape.
-override WG: u32; // the workgroup size, set by the host
-const MAXD = 128u; // output columns per pass: head dims up to 128 take one pass
 const NEG = -3.0e38; // "minus infinity" that stays finite, so exp(NEG - m) is 0 and never NaN
 
-struct Params { Hq: u32, Hkv: u32, Tq: u32, Tk: u32, cap: u32, Dh: u32, off: u32, scale: f32, hasKeyStart: u32 }
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> q: array<f32>;
-@group(0) @binding(2) var<storage, read> k: array<f32>;
-@group(0) @binding(3) var<storage, read> v: array<f32>;
-@group(0) @binding(4) var<storage, read> keyStart: array<i32>;
 @group(0) @binding(5) var<storage, read_write> o: array<f32>;
 @group(0) @binding(6) var<storage, read_write> stats: array<f32>;
 

@@ -6,9 +6,9 @@ enable f16;
 //           conversion; magnitudes past the f16 range saturate to ±65504 rather than become inf (a project
 //           choice: an inf would poison every later sum).
 //   to_f32: thread i widens f16 element i (exact).
-override WG: u32; // the workgroup size, set by the host
+#include "lib/grid.wgsl"
 struct Params { n: u32 } // elements
-@group(0) @binding(0) var<uniform> p: Params;
+#include "lib/params.wgsl"
 @group(0) @binding(1) var<storage, read> src: array<u32>;
 @group(0) @binding(2) var<storage, read_write> dst: array<u32>;
 
@@ -18,7 +18,7 @@ fn narrow(bits: u32) -> f16 {
 
 @compute @workgroup_size(WG)
 fn to_f16(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-  let k = gid.x + gid.y * nwg.x * WG;
+  let k = gridIndex(gid, nwg);
   let i = 2u * k;
   if (i >= p.n) { return; }
   var hi = f16(0.0);
@@ -28,7 +28,7 @@ fn to_f16(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nw
 
 @compute @workgroup_size(WG)
 fn to_f32(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-  let i = gid.x + gid.y * nwg.x * WG;
+  let i = gridIndex(gid, nwg);
   if (i >= p.n) { return; }
   let pair = bitcast<vec2<f16>>(src[i / 2u]);
   dst[i] = bitcast<u32>(f32(pair[i % 2u]));

@@ -17,7 +17,7 @@ override HAS_UP: bool = false;
 
 // clip_lo = 1 - eps_low and clip_hi = 1 + eps_high come from the host (float64 arithmetic).
 struct Params { R: u32, clip_lo: f32, clip_hi: f32, beta: f32 }
-@group(0) @binding(0) var<uniform> p: Params;
+#include "lib/params.wgsl"
 @group(0) @binding(1) var<storage, read> logp: array<f32>;
 @group(0) @binding(2) var<storage, read> old_logp: array<f32>;
 @group(0) @binding(3) var<storage, read> ref_logp: array<f32>;
@@ -27,7 +27,7 @@ struct Params { R: u32, clip_lo: f32, clip_hi: f32, beta: f32 }
 @group(0) @binding(7) var<storage, read_write> acc: array<f32>;
 @group(0) @binding(8) var<storage, read> up: array<f32>;
 
-override WG: u32; // the workgroup size, set by the host
+#include "lib/grid.wgsl"
 const MAX_LOG_RATIO = 20.0;
 
 struct Token { term: f32, dterm: f32, clipped: f32, k3: f32 }
@@ -103,7 +103,7 @@ fn tokens(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid:
 
 @compute @workgroup_size(WG)
 fn backward(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-  let t = gid.x + gid.y * nwg.x * WG;
+  let t = gridIndex(gid, nwg);
   if (t >= p.R) { return; }
   let w = mask[t];
   var g = 0.0;

@@ -1,7 +1,7 @@
 // Second pass of clipped_ratio.wgsl: sums its per-workgroup partials (w*term, w, w*clipped, w*k3) and
 // divides by the mask weight sum. One workgroup; an empty mask gives 0 everywhere (not NaN).
 struct Params { parts: u32 }
-@group(0) @binding(0) var<uniform> p: Params;
+#include "lib/params.wgsl"
 @group(0) @binding(1) var<storage, read> acc: array<f32>;
 @group(0) @binding(2) var<storage, read_write> loss: array<f32>;
 @group(0) @binding(3) var<storage, read_write> clip_fraction: array<f32>;

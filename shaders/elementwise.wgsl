@@ -8,17 +8,15 @@
 override OP: u32 = 0u;
 override ROW_BCAST: bool = false;
 
-override WG: u32; // the workgroup size, set by the host
+#include "lib/map.wgsl"
 struct Params { n: u32, nb: u32, alpha: f32, beta: f32 }
-@group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> a: array<f32>;
 @group(0) @binding(2) var<storage, read> b: array<f32>;
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;
 
-@compute @workgroup_size(WG)
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-  let i = gid.x + gid.y * nwg.x * WG;
-  if (i >= p.n) { return; }
+fn size() -> u32 { return p.n; }
+
+fn element(i: u32) {
   let x = a[i];
   var y: f32;
   if (ROW_BCAST) { y = b[i / p.nb]; } else { y = b[i % p.nb]; }

@@ -2,17 +2,15 @@
 // the ids: for each position n, next[n] = the next position with the same id (-1 if none), and
 // starts[n] = n if n is the id's first position, else -1. One thread per position scans the ids:
 // O(N^2) compares, cheap next to the gradient itself for the token counts of a training batch.
-override WG: u32; // the workgroup size, set by the host
+#include "lib/map.wgsl"
 struct Params { N: u32 }
-@group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> ids: array<i32>;
 @group(0) @binding(2) var<storage, read_write> next: array<i32>;
 @group(0) @binding(3) var<storage, read_write> starts: array<i32>;
 
-@compute @workgroup_size(WG)
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-  let n = gid.x + gid.y * nwg.x * WG;
-  if (n >= p.N) { return; }
+fn size() -> u32 { return p.N; }
+
+fn element(n: u32) {
   let id = ids[n];
   var first = i32(n);
   for (var m = 0u; m < n; m++) {

@@ -1,16 +1,16 @@
 // Row gather and its inverse scatter for [rows, D] matrices of 32-bit words, idx i32 [M]:
 //   gather:  dst[m, :] = src[idx[m], :]      (dst [M, D])
 //   scatter: dst[idx[m], :] = src[m, :]      (dst [rows, D], other rows untouched; idx must be unique)
-override WG: u32; // the workgroup size, set by the host
+#include "lib/grid.wgsl"
 struct Params { M: u32, D: u32 }
-@group(0) @binding(0) var<uniform> p: Params;
+#include "lib/params.wgsl"
 @group(0) @binding(1) var<storage, read> src: array<u32>;
 @group(0) @binding(2) var<storage, read> idx: array<i32>;
 @group(0) @binding(3) var<storage, read_write> dst: array<u32>;
 
 @compute @workgroup_size(WG)
 fn gather(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-  let i = gid.x + gid.y * nwg.x * WG;
+  let i = gridIndex(gid, nwg);
   if (i >= p.M * p.D) { return; }
   let m = i / p.D;
   let d = i % p.D;
@@ -19,7 +19,7 @@ fn gather(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nw
 
 @compute @workgroup_size(WG)
 fn scatter(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-  let i = gid.x + gid.y * nwg.x * WG;
+  let i = gridIndex(gid, nwg);
   if (i >= p.M * p.D) { return; }
   let m = i / p.D;
   let d = i % p.D;

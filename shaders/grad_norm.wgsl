@@ -3,7 +3,7 @@
 //   finish:  dst[0] = sqrt(sum of src[0 .. n)) (one workgroup over every tensor's slots)
 // Slots, not atomics: the result does not depend on scheduling.
 struct Params { n: u32, offset: u32 }
-@group(0) @binding(0) var<uniform> p: Params;
+#include "lib/params.wgsl"
 @group(0) @binding(1) var<storage, read> src: array<f32>;
 @group(0) @binding(2) var<storage, read_write> dst: array<f32>;
 

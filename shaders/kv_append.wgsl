@@ -1,15 +1,13 @@
 // Writes new keys or values into a KV cache: src [B, Tnew, H, Dh] (as projected) goes to
 // cache [B, H, capacity, Dh] at time offset `start`, i.e. cache[b, h, start + t, d] = src[b, t, h, d].
-override WG: u32; // the workgroup size, set by the host
+#include "lib/map.wgsl"
 struct Params { B: u32, Tnew: u32, H: u32, Dh: u32, capacity: u32, start: u32 }
-@group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> src: array<f32>;
 @group(0) @binding(2) var<storage, read_write> cache: array<f32>;
 
-@compute @workgroup_size(WG)
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-  let i = gid.x + gid.y * nwg.x * WG;
-  if (i >= p.B * p.Tnew * p.H * p.Dh) { return; }
+fn size() -> u32 { return p.B * p.Tnew * p.H * p.Dh; }
+
+fn element(i: u32) {
   let d = i % p.Dh;
   let h = (i / p.Dh) % p.H;
   let t = (i / (p.Dh * p.H)) % p.Tnew;

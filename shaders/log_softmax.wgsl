@@ -6,7 +6,7 @@
 //   entropy:  dst[r]    = -sum_j p_j log p_j, p = softmax(src[r, :])
 // Rows are folded over two grid dimensions (r = wid.x + wid.y * nwg.x) so any R can be launched.
 struct Params { R: u32, V: u32 }
-@group(0) @binding(0) var<uniform> p: Params;
+#include "lib/params.wgsl"
 @group(0) @binding(1) var<storage, read> src: array<f32>;
 @group(0) @binding(2) var<storage, read_write> dst: array<f32>;
 @group(0) @binding(3) var<storage, read> grad: array<f32>;

@@ -2,7 +2,7 @@
 // is empty. Rows with mask 0 are skipped, not multiplied, so a NaN or inf there cannot leak into the loss.
 // One workgroup strides over all n rows. inv[0] = 1 / sum(mask) (0 when empty) is kept for the backward.
 struct Params { n: u32, scale: f32 }
-@group(0) @binding(0) var<uniform> p: Params;
+#include "lib/params.wgsl"
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read> mask: array<f32>;
 @group(0) @binding(3) var<storage, read_write> loss: array<f32>;

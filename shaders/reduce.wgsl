@@ -2,11 +2,11 @@
 //   rows: out[r] = scale * sum_c x[r, c]   (one workgroup per row, a tree reduction)
 //   cols: out[c] = scale * sum_r x[r, c]   (one thread per column; used for broadcast gradients)
 struct Params { R: u32, C: u32, scale: f32 }
-@group(0) @binding(0) var<uniform> p: Params;
+#include "lib/params.wgsl"
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
 
-override WG: u32; // the workgroup size, set by the host
+#include "lib/grid.wgsl"
 var<workgroup> partial: array<f32, WG>;
 
 @compute @workgroup_size(WG)
@@ -27,7 +27,7 @@ fn rows(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
 
 @compute @workgroup_size(WG)
 fn cols(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-  let c = gid.x + gid.y * nwg.x * WG;
+  let c = gridIndex(gid, nwg);
   if (c >= p.C) { return; }
   var s = 0.0;
   for (var r = 0u; r < p.R; r++) { s += x[r * p.C + c]; }

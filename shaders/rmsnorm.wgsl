@@ -9,7 +9,7 @@
 override WG: u32; // the workgroup size, a power of two, set by the host
 
 struct Params { R: u32, D: u32, eps: f32 }
-@group(0) @binding(0) var<uniform> p: Params;
+#include "lib/params.wgsl"
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read> w: array<f32>;
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;

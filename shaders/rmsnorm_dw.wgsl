@@ -4,7 +4,7 @@
 // coalesced. Workgroup (wid.x, wid.y) = (column block, chunk). The caller then sums `part` over chunks.
 override WG: u32; // columns per workgroup, set by the host
 struct Params { R: u32, D: u32, CH: u32 }
-@group(0) @binding(0) var<uniform> p: Params;
+#include "lib/params.wgsl"
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read> g: array<f32>;
 @group(0) @binding(3) var<storage, read> rstd: array<f32>;

@@ -15,9 +15,8 @@
 override PER_ROW: bool = false;
 override INVERSE: bool = false;
 
-override WG: u32; // the workgroup size, set by the host
+#include "lib/map.wgsl"
 struct Params { n: u32, T: u32, H: u32, half: u32 }
-@group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read> pos: array<i32>;
 @group(0) @binding(3) var<storage, read> freq: array<vec2f>; // (hi, lo) turns per position, [Dh/2]
@@ -53,10 +52,9 @@ fn sincosTurns(r: f32) -> vec2f {
   }
 }
 
-@compute @workgroup_size(WG)
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-  let idx = gid.x + gid.y * nwg.x * WG; // one thread per rotated pair
-  if (idx >= p.n) { return; }
+fn size() -> u32 { return p.n; }
+
+fn element(idx: u32) { // one thread per rotated pair
   let i = idx % p.half;
   let row = idx / p.half;  // (b, t, h)
   let bt = row / p.H;      // (b, t)

@@ -13,7 +13,7 @@
 // The returned log-prob is that of the token under the temperature-scaled FULL distribution, y_id - lse(y),
 // i.e. before top-p truncation (the policy log-prob RL uses for ratios).
 struct Params { B: u32, V: u32, temperature: f32, topP: f32 }
-@group(0) @binding(0) var<uniform> p: Params;
+#include "lib/params.wgsl"
 @group(0) @binding(1) var<storage, read> logits: array<f32>;
 @group(0) @binding(2) var<storage, read> uniforms: array<f32>;
 @group(0) @binding(3) var<storage, read_write> ids: array<i32>;

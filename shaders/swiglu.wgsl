@@ -4,9 +4,9 @@
 //     dup   = gy * silu(gate)
 //     dgate = gy * up * s * (1 + gate * (1 - s)),  s = sigmoid(gate)
 // One thread per element; i = gid.x + gid.y * (threads per grid row) for launches past 65535 workgroups.
-override WG: u32; // the workgroup size, set by the host
+#include "lib/grid.wgsl"
 struct Params { n: u32 }
-@group(0) @binding(0) var<uniform> p: Params;
+#include "lib/params.wgsl"
 @group(0) @binding(1) var<storage, read> gate: array<f32>;
 @group(0) @binding(2) var<storage, read> up: array<f32>;
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;
@@ -20,7 +20,7 @@ fn sigmoid(a: f32) -> f32 {
 
 @compute @workgroup_size(WG)
 fn forward(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-  let i = gid.x + gid.y * nwg.x * WG;
+  let i = gridIndex(gid, nwg);
   if (i >= p.n) { return; }
   let a = gate[i];
   out[i] = a * sigmoid(a) * up[i];
@@ -28,7 +28,7 @@ fn forward(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) n
 
 @compute @workgroup_size(WG)
 fn backward(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-  let i = gid.x + gid.y * nwg.x * WG;
+  let i = gridIndex(gid, nwg);
   if (i >= p.n) { return; }
   let a = gate[i];
   let s = sigmoid(a);

@@ -5,14 +5,14 @@
 //   backward: dst[r, j] = grad[r] * ([j == t_r] - exp(logits[r, j] - lse[r])), one thread per element.
 // A target outside [0, V) (e.g. an ignore index of -100 on a masked position) gives 0 and no gradient.
 struct Params { R: u32, V: u32 }
-@group(0) @binding(0) var<uniform> p: Params;
+#include "lib/params.wgsl"
 @group(0) @binding(1) var<storage, read> logits: array<f32>;
 @group(0) @binding(2) var<storage, read> targets: array<i32>;
 @group(0) @binding(3) var<storage, read_write> dst: array<f32>;
 @group(0) @binding(4) var<storage, read_write> lse: array<f32>;
 @group(0) @binding(5) var<storage, read> grad: array<f32>;
 
-override WG: u32; // the workgroup size, set by the host
+#include "lib/grid.wgsl"
 
 var<workgroup> redM: array<f32, WG>;
 var<workgroup> redS: array<f32, WG>;
@@ -40,7 +40,7 @@ fn forward(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3
 
 @compute @workgroup_size(WG)
 fn backward(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-  let i = gid.x + gid.y * nwg.x * WG;
+  let i = gridIndex(gid, nwg);
   if (i >= p.R * p.V) { return; }
   let r = i / p.V;
   let j = i % p.V;

@@ -33,7 +33,7 @@ override TAIL: bool = true;
 override REVERSE: bool = true;
 
 struct Params { R: u32, V: u32, K: u32 }
-@group(0) @binding(0) var<uniform> p: Params;
+#include "lib/params.wgsl"
 @group(0) @binding(1) var<storage, read> student: array<f32>;
 @group(0) @binding(2) var<storage, read> teacher: array<f32>;
 @group(0) @binding(3) var<storage, read_write> ids: array<i32>;          // [R, K], by descending student logit

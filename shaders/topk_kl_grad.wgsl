@@ -4,7 +4,7 @@
 // (all zero when renormalised), then, after a storage barrier, the K support entries are overwritten with
 // dz[r, ids[r, k]] = g_r * coef[r, k]. stats[r] = (lseS, a_tail, c_tail, C) come from the forward.
 struct Params { R: u32, V: u32, K: u32 }
-@group(0) @binding(0) var<uniform> p: Params;
+#include "lib/params.wgsl"
 @group(0) @binding(1) var<storage, read> student: array<f32>;
 @group(0) @binding(2) var<storage, read> stats: array<f32>;
 @group(0) @binding(3) var<storage, read> coef: array<f32>;

@@ -3,10 +3,15 @@
 //   IOTA       the lane offsets 0..3 of a vec4 half of a block;
 //   queryTile  the setup of the query-row entries (forward main, backward dq): an invocation's 4 query
 //              rows, the keys they see and where their data starts.
-// The including shader declares: WG; a uniform p with Hq, Hkv, Tq, Tk, cap, Dh, off, hasKeyStart;
-// and the storage array keyStart (read by firstKey).
+// It declares what both kernels share: the workgroup size, the column chunk, the uniform and the inputs
+// (attention_inputs.wgsl).
 
-#include "lib/attention_first_key.wgsl"
+#include "lib/attention_inputs.wgsl"
+
+override WG: u32; // the workgroup size, set by the host
+const MAXD = 128u; // output or gradient columns per pass: head dims up to 128 take one pass
+
+struct Params { Hq: u32, Hkv: u32, Tq: u32, Tk: u32, cap: u32, Dh: u32, off: u32, scale: f32, hasKeyStart: u32 }
 
 const IOTA = vec4u(0u, 1u, 2u, 3u);
 

@@ -3,8 +3,21 @@
 //   ldq, ldk, ldv             four consecutive elements of a q, k or v row from column d, zero past Dh;
 //   blockKeyEnd               the end of the keys that any of a workgroup's query rows sees;
 //   stageKV                   stages a block of K and V rows in workgroup memory.
-// The including shader declares: WG; override FIXED, NC, CV, BK, TILE; a uniform p with Tq, Tk, Dh,
-// off, nc, cv, bk; the storage arrays q, k, v; and var<workgroup> ta, tb: array<vec4f, TILE>.
+// It declares the layout constants both kernels share, their uniform and their inputs (attention_inputs.wgsl).
+// The including shader declares override BK and TILE, and var<workgroup> ta, tb: array<vec4f, TILE>.
+
+#include "lib/attention_inputs.wgsl"
+
+override FIXED: bool = false;
+override NC: u32 = 1u; // nc when FIXED: threads per row (a power of two <= 16)
+override CV: u32 = 8u; // cv when FIXED: vec4s of the head dimension per thread (<= MAXV); nc * cv * 4 >= Dh
+override WG: u32; // the workgroup size, set by the host
+const MAXV = 8u;
+
+struct Params {
+  Hq: u32, Hkv: u32, Tq: u32, Tk: u32, cap: u32, Dh: u32, off: u32, scale: f32,
+  nc: u32, cv: u32, bk: u32, hasKeyStart: u32, // the layout, used when !FIXED
+}
 
 fn nChunks() -> u32 { if (FIXED) { return NC; } return p.nc; }
 fn nVec4() -> u32 { if (FIXED) { return CV; } return p.cv; }

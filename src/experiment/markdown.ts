@@ -172,6 +172,29 @@ export const EXAMINER_PROBE_EXPLAINED =
   "not all of the student's n sampled rollouts answered it (where the difficulty reward and GRPO have a signal); student " +
   'accuracy: their mean k/n on the valid questions.';
 
+/** A section of one row per arm and one column per iteration: its heading, a paragraph and the table. */
+function iterationSection(
+  out: string[],
+  title: string,
+  text: string,
+  arms: readonly ArmSummary[],
+  its: number,
+  cells: (s: ArmSummary) => string[],
+): void {
+  const head = ['arm', ...iterationHeads(its)];
+  out.push(
+    `## ${title}`,
+    '',
+    text,
+    '',
+    table(
+      head,
+      arms.map((s) => [armLabel(s.arm), ...cells(s)]),
+    ),
+    '',
+  );
+}
+
 function iterationHeads(n: number): string[] {
   return Array.from({ length: n }, (_, i) => `it ${i + 1}`);
 }
@@ -240,44 +263,31 @@ export function renderResults(meta: ResultsMeta, summaries: readonly ArmSummary[
 
   const trained = summaries.filter((s) => s.trained);
   if (trained.length) {
-    out.push("## The examiner's difficulty drift", '');
-    out.push(
+    iterationSection(
+      out,
+      "The examiner's difficulty drift",
       "A fixed student, the base model, answers (greedily, with search) the valid questions each arm's examiner wrote for the " +
         "student's training set after the examiner stage of iteration i; the gold answer is the examiner's. If the examiner's " +
         'questions get harder over the iterations, this EM drops. Cells: mean ± std over seeds of the EM, and the number of ' +
         'questions summed over seeds (q); "—" where the examiner wrote no valid question.',
+      trained,
+      its,
+      (s) => s.drift.map((d) => (d.em ? `${formatPct(d.em)} (${d.questions} q)` : `— (${d.questions} q)`)),
     );
-    out.push('');
-    out.push(
-      table(
-        ['arm', ...iterationHeads(its)],
-        trained.map((s) => [
-          armLabel(s.arm),
-          ...s.drift.map((d) => (d.em ? `${formatPct(d.em)} (${d.questions} q)` : `— (${d.questions} q)`)),
-        ]),
-      ),
-    );
-    out.push('');
-    out.push('## Where the training questions came from', '');
-    out.push(
+    iterationSection(
+      out,
+      'Where the training questions came from',
       "Per iteration: the share of the examiner's data-generation rollouts with a valid format (valid), and the share of the " +
         "student's training set that the world generator filled because the examiner wrote too few valid questions (fallback, " +
         "the project's `--fallback-questions world`). A high fallback share means the student mostly trained on world-generated " +
         'questions rather than on self-play questions.',
+      trained,
+      its,
+      (s) => s.validShare.map((v, i) => `valid ${formatPct(v)} · fallback ${formatPct(s.fallback[i] ?? null)}`),
     );
-    out.push('');
-    out.push(
-      table(
-        ['arm', ...iterationHeads(its)],
-        trained.map((s) => [
-          armLabel(s.arm),
-          ...s.validShare.map((v, i) => `valid ${formatPct(v)} · fallback ${formatPct(s.fallback[i] ?? null)}`),
-        ]),
-      ),
-    );
-    out.push('');
-    out.push('## What the training had to learn from', '');
-    out.push(
+    iterationSection(
+      out,
+      'What the training had to learn from',
       "Per iteration, means over its steps: the share of the examiner's questions that are true of the world (true: the " +
         "question reads as a chain of the world's relations by its question templates and the examiner's answer is the chain's " +
         "answer; src/env/world/audit.ts) and that some but not all of the student's n rollouts answered in the examiner " +
@@ -285,26 +295,19 @@ export function renderResults(meta: ResultsMeta, summaries: readonly ArmSummary[
         "rollouts did not all score the same (learnable: GRPO's advantages are all 0 on the others), the student's reward (its " +
         "rollouts' EM against the examiner's answers) and the distillation term D towards the teacher. With no reward, a " +
         'student learns only from D. A part not measured (no examiner steps; a run of an older version) is left out.',
+      trained,
+      its,
+      (s) =>
+        s.signal.map((g) =>
+          [
+            ...(g.rightShare ? [`true ${formatPct(g.rightShare)}`] : []),
+            ...(g.solvableShare ? [`solvable ${formatPct(g.solvableShare)}`] : []),
+            ...(g.learnableShare ? [`learnable ${formatPct(g.learnableShare)}`] : []),
+            `reward ${formatPct(g.studentReward)}`,
+            `D ${formatNum(g.distill, 3)}`,
+          ].join(' · '),
+        ),
     );
-    out.push('');
-    out.push(
-      table(
-        ['arm', ...iterationHeads(its)],
-        trained.map((s) => [
-          armLabel(s.arm),
-          ...s.signal.map((g) =>
-            [
-              ...(g.rightShare ? [`true ${formatPct(g.rightShare)}`] : []),
-              ...(g.solvableShare ? [`solvable ${formatPct(g.solvableShare)}`] : []),
-              ...(g.learnableShare ? [`learnable ${formatPct(g.learnableShare)}`] : []),
-              `reward ${formatPct(g.studentReward)}`,
-              `D ${formatNum(g.distill, 3)}`,
-            ].join(' · '),
-          ),
-        ]),
-      ),
-    );
-    out.push('');
   }
 
   const cs = claims(summaries);

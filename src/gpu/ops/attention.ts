@@ -231,51 +231,21 @@ function attentionBackward(
     return [dq, dk, dv];
   }
   const ks = keyStart ?? placeholder(e);
-  if (variant(e) === 'rows') {
-    // dq first: it also writes D = rowsum(dO * O) into stats, which dkv reads.
-    const xq = Math.ceil(((g.Hq / g.Hkv) * g.Tq) / ROWS_WG);
-    checkGrid(e, xq, 'the dq pass');
-    e.dispatch({
-      shader: 'attention_rows_bwd',
-      entry: 'dq',
-      constants: ROWS_CONSTANTS,
-      params: rowsParams(g, keyStart !== null),
-      bindings: { q, k, v, keyStart: ks, stats, dO, out: dq, aux: o },
-      workgroups: [xq, g.Hkv, g.B],
-    });
-    const xk = Math.ceil(g.cap / ROWS_WG);
-    checkGrid(e, xk, 'the dk/dv pass');
-    e.dispatch({
-      shader: 'attention_rows_bwd',
-      entry: 'dkv',
-      constants: ROWS_CONSTANTS,
-      params: rowsParams(g, keyStart !== null),
-      bindings: { q, k, v, keyStart: ks, stats, dO, out: dk, aux: dv },
-      workgroups: [xk, g.Hkv, g.B],
-    });
-    return [dq, dk, dv];
-  }
-  const l = layout(e, g.Dh, 'bwd');
+  const rows = variant(e) === 'rows';
+  const l = rows ? null : layout(e, g.Dh, 'bwd');
+  const kernel = {
+    shader: rows ? 'attention_rows_bwd' : 'attention_bwd',
+    constants: l ? l.constants : ROWS_CONSTANTS,
+    params: l ? params(g, l, keyStart !== null) : rowsParams(g, keyStart !== null),
+  };
+  const rowsPerWg = l ? l.rows : ROWS_WG;
+  const inputs = { q, k, v, keyStart: ks, stats, dO };
   // dq first: it also writes D = rowsum(dO * O) into stats, which dkv reads.
-  const xq = Math.ceil(((g.Hq / g.Hkv) * g.Tq) / l.rows);
+  const xq = Math.ceil(((g.Hq / g.Hkv) * g.Tq) / rowsPerWg);
   checkGrid(e, xq, 'the dq pass');
-  e.dispatch({
-    shader: 'attention_bwd',
-    entry: 'dq',
-    constants: l.constants,
-    params: params(g, l, keyStart !== null),
-    bindings: { q, k, v, keyStart: ks, stats, dO, out: dq, aux: o },
-    workgroups: [xq, g.Hkv, g.B],
-  });
-  const xk = Math.ceil(g.cap / l.rows);
+  e.dispatch({ ...kernel, entry: 'dq', bindings: { ...inputs, out: dq, aux: o }, workgroups: [xq, g.Hkv, g.B] });
+  const xk = Math.ceil(g.cap / rowsPerWg);
   checkGrid(e, xk, 'the dk/dv pass');
-  e.dispatch({
-    shader: 'attention_bwd',
-    entry: 'dkv',
-    constants: l.constants,
-    params: params(g, l, keyStart !== null),
-    bindings: { q, k, v, keyStart: ks, stats, dO, out: dk, aux: dv },
-    workgroups: [xk, g.Hkv, g.B],
-  });
+  e.dispatch({ ...kernel, entry: 'dkv', bindings: { ...inputs, out: dk, aux: dv }, workgroups: [xk, g.Hkv, g.B] });
   return [dq, dk, dv];
 }

@@ -125,8 +125,20 @@ interface Inputs {
   beta: number;
 }
 
+/** The uniform of both clipped_ratio entries. */
+function kernelParams(inp: Inputs) {
+  return { R: inp.logp.size, clip_lo: 1 - inp.epsLow, clip_hi: 1 + inp.epsHigh, beta: inp.beta };
+}
+
+/** The inputs both clipped_ratio entries bind; unused ones (no reference, or the policy-gradient mode) are
+ * bound to logp, read-only. */
+function kernelInputs(inp: Inputs) {
+  const { logp, oldLogp, refLogp, advantages, mask } = inp;
+  return { logp, old_logp: oldLogp, ref_logp: refLogp ?? logp, adv: advantages, mask };
+}
+
 function forward(inp: Inputs): Forward {
-  const { mode, logp, oldLogp, refLogp, advantages, mask, epsLow, epsHigh, beta } = inp;
+  const { mode, logp, refLogp } = inp;
   const e = logp.engine;
   const R = logp.size;
   const parts = Math.min(Math.max(1, Math.ceil(R / WG)), MAX_PARTS);
@@ -136,17 +148,8 @@ function forward(inp: Inputs): Forward {
     shader: 'clipped_ratio',
     entry: 'tokens',
     constants: { WG, MODE: mode, HAS_REF: refLogp !== null },
-    params: { R, clip_lo: 1 - epsLow, clip_hi: 1 + epsHigh, beta },
-    // Unused inputs (no reference, or the policy-gradient mode) are bound to logp, read-only.
-    bindings: {
-      logp,
-      old_logp: oldLogp,
-      ref_logp: refLogp ?? logp,
-      adv: advantages,
-      mask,
-      out: perToken,
-      acc: partials,
-    },
+    params: kernelParams(inp),
+    bindings: { ...kernelInputs(inp), out: perToken, acc: partials },
     workgroups: [parts],
   });
   const out: Forward = {
@@ -174,7 +177,7 @@ function forward(inp: Inputs): Forward {
 }
 
 function recordBackward(inp: Inputs, fw: Forward): void {
-  const { mode, logp, oldLogp, refLogp, advantages, mask, epsLow, epsHigh, beta } = inp;
+  const { mode, logp, oldLogp, refLogp, advantages, mask } = inp;
   const e = logp.engine;
   const outputs = mode === 0 ? [fw.loss, fw.perToken] : [fw.loss];
   const save = [oldLogp, advantages, mask, fw.invWeight, ...(refLogp ? [refLogp] : [])];
@@ -190,17 +193,8 @@ function recordBackward(inp: Inputs, fw: Forward): void {
           shader: 'clipped_ratio',
           entry: 'backward',
           constants: { WG, MODE: mode, HAS_REF: refLogp !== null, HAS_UP: Boolean(gPer) },
-          params: { R: logp.size, clip_lo: 1 - epsLow, clip_hi: 1 + epsHigh, beta },
-          bindings: {
-            logp,
-            old_logp: oldLogp,
-            ref_logp: refLogp ?? logp,
-            adv: advantages,
-            mask,
-            out: grad,
-            acc: coef,
-            up: gPer ?? logp,
-          },
+          params: kernelParams(inp),
+          bindings: { ...kernelInputs(inp), out: grad, acc: coef, up: gPer ?? logp },
           workgroups: e.grid(logp.size, WG),
         });
       }
