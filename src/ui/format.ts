@@ -33,6 +33,13 @@ export function fmtDuration(seconds: number): string {
   return `${h}h ${String(m % 60).padStart(2, '0')}m`;
 }
 
+/** `v` to `digits` significant digits (a token's KL: 0.00133, not 0.001), minus as '−'. */
+export function fmtSig(v: number | undefined | null, digits = 3): string {
+  if (v === undefined || v === null || Number.isNaN(v)) return '–';
+  if (!Number.isFinite(v) || v === 0 || Math.abs(v) >= 1e4 || Math.abs(v) < 1e-6) return fmtNum(v, digits);
+  return String(Number(v.toPrecision(digits))).replace(/^-/, '−');
+}
+
 /** A metric value with sensible precision. */
 export function fmtNum(v: number | undefined | null, digits = 3): string {
   if (v === undefined || v === null || Number.isNaN(v)) return '–';

@@ -189,15 +189,16 @@ describe.skipIf(!hasChromium)('browser app (headless Chromium, SwiftShader)', ()
     await expect
       .poll(() => page.locator('.model-estimate').textContent(), { timeout: 10_000 })
       .toMatch(/not a Hugging Face model id/);
-    // A model folder whose embedding alone exceeds SwiftShader's 1 GiB buffer limit, refused from config.json.
+    // A model folder whose MLP weight alone exceeds SwiftShader's 1 GiB buffer limit, refused from config.json
+    // (a vocabulary matrix that large is split into row shards instead, so it is the MLP that is too wide).
     const huge = {
       architectures: ['Qwen2ForCausalLM'],
       hidden_size: 2048,
-      intermediate_size: 5632,
+      intermediate_size: 140000,
       num_attention_heads: 16,
       num_key_value_heads: 16,
       num_hidden_layers: 2,
-      vocab_size: 200000,
+      vocab_size: 32000,
       tie_word_embeddings: true,
     };
     const dir = join(mkdtempSync(join(tmpdir(), 'piplay-e2e-')), 'huge-model');

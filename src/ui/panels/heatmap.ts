@@ -3,7 +3,7 @@
 // (the search results the environment appended) carry no loss: they are shown hatched and marked masked.
 // Hovering or focusing a token (arrow keys move between tokens) shows both top-K lists.
 import type { QuestionRecord, RolloutRecord, TokenRecord } from '../../selfplay/events.ts';
-import { fmtIteration, fmtNum, fmtSigned, fmtStep } from '../format.ts';
+import { fmtIteration, fmtNum, fmtSig, fmtSigned, fmtStep } from '../format.ts';
 import { cls, html, type Html } from '../html.ts';
 import type { PrivilegedMode } from '../../env/prompts.ts';
 import { DIFF_SCALE, KL_SCALE, diffColor, klColor, renderHistogram, renderScaleLegend } from './heat-scale.ts';
@@ -69,7 +69,7 @@ export function heatStats(tokens: readonly TokenRecord[], topN = 5): HeatStats {
 
 function tokenTitle(t: TokenRecord): string {
   if (!t.policy) return 'tool/prompt token: masked (no loss, no KL)';
-  return `KL ${fmtNum(t.kl)} · log p_S ${fmtNum(t.studentLogp)} · log p_T ${fmtNum(t.teacherLogp)}`;
+  return `KL ${fmtSig(t.kl)} · log p_S ${fmtNum(t.studentLogp)} · log p_T ${fmtNum(t.teacherLogp)}`;
 }
 
 /** The token strip, coloured on the shared absolute scale. `focusIndex` gets the roving tab stop (defaults to the first policy token). */
