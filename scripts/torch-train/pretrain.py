@@ -9,6 +9,7 @@
 import argparse, json, math, os, shutil, struct, time
 import numpy as np
 import torch
+from safetensors_f32 import read_f32, write_f32
 
 ap = argparse.ArgumentParser()
 ap.add_argument('dir')
@@ -28,40 +29,7 @@ spec = json.load(open(os.path.join(a.dir, 'spec.json')))
 tr = spec['train']
 
 
-def read_safetensors(path):
-    raw = open(path, 'rb').read()
-    n = struct.unpack('<Q', raw[:8])[0]
-    header = json.loads(raw[8:8 + n])
-    out = {}
-    for name, info in header.items():
-        if name == '__metadata__':
-            continue
-        assert info['dtype'] == 'F32', f'{path}: {name} is {info["dtype"]}; the stream writes F32'
-        s, e = info['data_offsets']
-        out[name] = torch.tensor(np.frombuffer(raw[8 + n + s:8 + n + e], dtype=np.float32).reshape(info['shape']).copy())
-    return out
-
-
-def write_safetensors(path, tensors):
-    header, offset, blobs = {'__metadata__': {'format': 'pt'}}, 0, []
-    for name in sorted(tensors):
-        b = tensors[name].detach().contiguous().numpy().astype('<f4').tobytes()
-        header[name] = {'dtype': 'F32', 'shape': list(tensors[name].shape), 'data_offsets': [offset, offset + len(b)]}
-        offset += len(b)
-        blobs.append(b)
-    h = json.dumps(header, separators=(',', ':')).encode()
-    h += b' ' * ((8 - len(h) % 8) % 8)
-    tmp = path + '.tmp'
-    with open(tmp, 'wb') as f:
-        f.write(struct.pack('<Q', len(h)) + h)
-        for b in blobs:
-            f.write(b)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
-P = {k: torch.nn.Parameter(v) for k, v in read_safetensors(os.path.join(model_dir, 'model.safetensors')).items()}
+P = {k: torch.nn.Parameter(v) for k, v in read_f32(os.path.join(model_dir, 'model.safetensors')).items()}
 H, L = cfg['hidden_size'], cfg['num_hidden_layers']
 nh, nkv = cfg['num_attention_heads'], cfg['num_key_value_heads']
 hd = cfg.get('head_dim') or H // nh
@@ -131,7 +99,7 @@ def save(folder):
     for name in os.listdir(model_dir):
         if name != 'model.safetensors':
             shutil.copyfile(os.path.join(model_dir, name), os.path.join(folder, name))
-    write_safetensors(os.path.join(folder, 'model.safetensors'), P)
+    write_f32(os.path.join(folder, 'model.safetensors'), P)
 
 
 steps = tr['steps']

@@ -2,29 +2,17 @@
 # (src/pretrain/train.ts): HF Llama forward, masked-mean cross-entropy, clip_grad_norm_, AdamW, linear
 # warm-up then cosine decay. Writes the loss of every step and statistics of the final weights to OUT.
 # Usage: python3 replay.py DIR OUT
-import json, math, struct, sys
+import json, math, sys
 import numpy as np
 import torch
+from safetensors_f32 import read_f32
 
 d, out_path = sys.argv[1], sys.argv[2]
 cfg = json.load(open(f'{d}/config.json'))
 spec = json.load(open(f'{d}/spec.json'))
 tr = spec['train']
 
-def load_safetensors(path):
-    raw = open(path, 'rb').read()
-    n = struct.unpack('<Q', raw[:8])[0]
-    header = json.loads(raw[8:8 + n])
-    out = {}
-    for name, info in header.items():
-        if name == '__metadata__':
-            continue
-        a, b = info['data_offsets']
-        assert info['dtype'] == 'F32'
-        out[name] = torch.tensor(np.frombuffer(raw[8 + n + a:8 + n + b], dtype=np.float32).reshape(info['shape']).copy())
-    return out
-
-P = {k: torch.nn.Parameter(v) for k, v in load_safetensors(f'{d}/weights.safetensors').items()}
+P = {k: torch.nn.Parameter(v) for k, v in read_f32(f'{d}/weights.safetensors').items()}
 H, L, nh, nkv, hd = cfg['hidden'], cfg['layers'], cfg['heads'], cfg['kvHeads'], cfg['headDim']
 eps, theta = cfg['rmsEps'], cfg['ropeTheta']
 
