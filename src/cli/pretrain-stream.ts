@@ -15,21 +15,7 @@ import { join } from 'node:path';
 import type { Engine } from '../gpu/engine.ts';
 import { exportModel } from '../model/io.ts';
 import { batchSource, pretrainStart, type PretrainOptions } from '../pretrain/run.ts';
-import { learningRate, type TrainSettings } from '../pretrain/train.ts';
-
-/** The optimizer and schedule settings an external trainer needs, with the loop's defaults filled in. */
-export function trainSpec(o: PretrainOptions): Required<Omit<TrainSettings, 'signal' | 'logEvery' | 'stopAfter'>> {
-  const s: TrainSettings = { steps: o.steps, lr: o.lr, ...o.train };
-  return {
-    steps: s.steps,
-    lr: s.lr,
-    warmup: s.warmup ?? Math.min(100, Math.floor(s.steps * 0.05)),
-    minLrRatio: s.minLrRatio ?? 0.1,
-    weightDecay: s.weightDecay ?? 0.01,
-    maxGradNorm: s.maxGradNorm ?? 1,
-    beta2: s.beta2 ?? 0.95,
-  };
-}
+import { learningRate, optimizerSettings } from '../pretrain/train.ts';
 
 export async function writeStream(
   engine: Engine,
@@ -46,7 +32,7 @@ export async function writeStream(
   } finally {
     start.model.dispose();
   }
-  const train = trainSpec(o);
+  const train = optimizerSettings({ steps: o.steps, lr: o.lr, ...o.train });
   // The schedule the engine would use, so the external trainer can be checked against it.
   const lrCheck = [0, train.warmup, o.steps - 1].map((step) => ({ step, lr: learningRate(step, train) }));
   const spec = { command, seed: o.seed, train, lrCheck };

@@ -38,10 +38,28 @@ export interface StepLog {
   seconds: number;
 }
 
+/** The optimizer and schedule settings with the loop's defaults filled in (also what an external trainer reads). */
+export type OptimizerSettings = Required<
+  Pick<TrainSettings, 'steps' | 'lr' | 'warmup' | 'minLrRatio' | 'weightDecay' | 'maxGradNorm' | 'beta2'>
+>;
+
+export function optimizerSettings(s: TrainSettings): OptimizerSettings {
+  return {
+    steps: s.steps,
+    lr: s.lr,
+    warmup: s.warmup ?? Math.min(100, Math.floor(s.steps * 0.05)),
+    minLrRatio: s.minLrRatio ?? 0.1,
+    weightDecay: s.weightDecay ?? 0.01,
+    maxGradNorm: s.maxGradNorm ?? 1,
+    beta2: s.beta2 ?? 0.95,
+  };
+}
+
 /** Warm-up then cosine decay; `step` counts from 0. */
-export function learningRate(step: number, s: TrainSettings): number {
-  const warmup = s.warmup ?? Math.min(100, Math.floor(s.steps * 0.05));
-  const floor = s.lr * (s.minLrRatio ?? 0.1);
+export function learningRate(step: number, settings: TrainSettings): number {
+  const s = optimizerSettings(settings);
+  const warmup = s.warmup;
+  const floor = s.lr * s.minLrRatio;
   if (step < warmup) return (s.lr * (step + 1)) / warmup;
   const span = Math.max(1, s.steps - warmup - 1);
   const p = Math.min(1, (step - warmup) / span);
@@ -60,12 +78,13 @@ export async function pretrainLoop(
 ): Promise<StepLog[]> {
   const e = model.engine;
   model.setTrainable(true);
+  const o = optimizerSettings(s);
   const opt = new AdamW(model.trainable(), {
-    lr: s.lr,
+    lr: o.lr,
     beta1: 0.9,
-    beta2: s.beta2 ?? 0.95,
-    weightDecay: s.weightDecay ?? 0.01,
-    maxGradNorm: s.maxGradNorm ?? 1,
+    beta2: o.beta2,
+    weightDecay: o.weightDecay,
+    maxGradNorm: o.maxGradNorm,
   });
   const logEvery = s.logEvery ?? 10;
   const logs: StepLog[] = [];

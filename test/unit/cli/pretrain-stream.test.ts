@@ -5,12 +5,12 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { type trainSpec, writeStream } from '../../../src/cli/pretrain-stream.ts';
+import { writeStream } from '../../../src/cli/pretrain-stream.ts';
 import { filesFromNodeFolder } from '../../../src/gpu/host/node-files.ts';
 import { loadModel } from '../../../src/model/io.ts';
 import { loadTokenizer } from '../../../src/model/tokenizer.ts';
 import { batchSource, type PretrainOptions } from '../../../src/pretrain/run.ts';
-import { learningRate } from '../../../src/pretrain/train.ts';
+import { learningRate, type OptimizerSettings } from '../../../src/pretrain/train.ts';
 import { testEngine } from '../../helpers/engine.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'piplay-stream-'));
@@ -63,7 +63,7 @@ it('writes the start model and every batch as the engine reads them', async () =
   expect(done.tokens).toBe(ids.length);
 
   const spec = JSON.parse(file('spec.json').toString()) as {
-    train: ReturnType<typeof trainSpec>;
+    train: OptimizerSettings;
     lrCheck: { step: number; lr: number }[];
   };
   expect(spec.train).toEqual({
