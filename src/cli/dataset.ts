@@ -42,6 +42,7 @@ function main(argv: string[]): number {
   const rows = trlRows(readLog<QuestionRecord>(join(dir, LOGS.questions)), mode, {
     seed: config.seed,
     partialDrop: config.partialDrop,
+    notes: config.notes ?? 'passages',
   });
   writeFileSync(out, rows.map((r) => JSON.stringify(r) + '\n').join(''), { flag: 'wx' });
   console.log(`dataset: ${rows.length} questions (privileged ${mode}) in ${out}`);

@@ -8,11 +8,13 @@
 
 import { Rng, type Seed } from './random.ts';
 import type { Passage } from './corpus.ts';
+import { mentions, sentencesOf } from './sentences.ts';
 import {
   ANSWER_CLOSE,
   ANSWER_OPEN,
   INFORMATION_CLOSE,
   INFORMATION_OPEN,
+  NO_RESULTS,
   QUESTION_CLOSE,
   QUESTION_OPEN,
   SEARCH_CLOSE,
@@ -119,7 +121,16 @@ export function qcpFromExaminer(
 export type PrivilegedMode = 'full' | 'partial' | 'gt' | 'gt-hop' | 'none';
 export const PRIVILEGED_MODES: readonly PrivilegedMode[] = ['full', 'partial', 'gt', 'gt-hop', 'none'];
 
+/**
+ * How 'full' and 'partial' notes show the path's documents: whole ('passages', the papers' rendering), or
+ * each document cut to the sentence that leads on ('compact', see compactQcp).
+ */
+export type NotesRendering = 'passages' | 'compact';
+export const NOTES_RENDERINGS: readonly NotesRendering[] = ['passages', 'compact'];
+
 export interface PrivilegedOptions {
+  /** How the path's documents are shown (default 'passages'). */
+  notes?: NotesRendering;
   /** Seeds what 'partial' removes (required for 'partial'). */
   seed?: Seed;
   /** Share of the QCP's content (the words of its source passage and search results) 'partial' removes (default 0.5). */
@@ -174,6 +185,56 @@ export function partialQcp(qcp: Qcp, options: PrivilegedOptions): PartialQcp {
   };
 }
 
+/** How strongly a sentence leads to `lead`: it names it whole (best), or the number of its words it shares. */
+function leadScore(sentence: string, lead: string): number {
+  if (mentions(sentence, lead)) return Number.POSITIVE_INFINITY;
+  const words = new Set(sentence.toLowerCase().match(/\w+/g) ?? []);
+  return (lead.toLowerCase().match(/\w+/g) ?? []).filter((w) => w.length > 2 && words.has(w)).length;
+}
+
+/** The sentence of the texts that leads best to `lead` (the first on a tie), with the index of its text. */
+function bestSentence(texts: readonly string[], lead: string): { index: number; sentence: string } {
+  let best = { index: 0, sentence: sentencesOf(texts[0] ?? '')[0] ?? '', score: -1 };
+  texts.forEach((text, index) => {
+    for (const sentence of sentencesOf(text)) {
+      const score = leadScore(sentence, lead);
+      if (score > best.score) best = { index, sentence, score };
+    }
+  });
+  return best;
+}
+
+const DOC_LINE = /^Doc (\d+) \(Title: (.*?)\) (.*)$/;
+
+/**
+ * A search reply cut to the one sentence of its documents that leads best to `lead`, as
+ * `Doc k (Title: T) sentence`. Replies that are not docs (no results, an error) are kept whole.
+ */
+function compactInformation(information: string, lead: string): string {
+  if (information === NO_RESULTS) return information;
+  const docs = information.split('\n').map((line) => DOC_LINE.exec(line));
+  if (docs.some((d) => d === null)) return information;
+  const lines = docs as RegExpExecArray[];
+  const { index, sentence } = bestSentence(lines.map((d) => d[3]!), lead);
+  return `Doc ${lines[index]![1]} (Title: ${lines[index]![2]}) ${sentence}`;
+}
+
+/**
+ * The compact notes of a path: the same source, searches, question and answer, with each document cut to
+ * the one sentence that leads to the next step: the sentence that names the next search's query (or, for
+ * the last document, the answer), else the one sharing most of its words. Every word kept is one the
+ * examiner saw; the notes of a 3-hop path fall from about 500 tokens to under 100, within a small model's
+ * reach.
+ */
+export function compactQcp(qcp: Qcp): Qcp {
+  const lead = (i: number) => qcp.searches[i]?.query ?? qcp.answer;
+  return {
+    ...qcp,
+    source: { title: qcp.source.title, text: bestSentence([qcp.source.text], lead(0)).sentence },
+    searches: qcp.searches.map((s, j) => ({ query: s.query, information: compactInformation(s.information, lead(j + 1)) })),
+  };
+}
+
 /** The privileged block (ends with "\n"; '' for 'none'). */
 export function privilegedBlock(qcp: Qcp, mode: PrivilegedMode, options: PrivilegedOptions = {}): string {
   switch (mode) {
@@ -185,6 +246,7 @@ export function privilegedBlock(qcp: Qcp, mode: PrivilegedMode, options: Privile
       return `${PRIVILEGED_HEADER} the answer is ${oneLine(qcp.answer)}; it takes ${plural(qcp.hops, 'hop')}.\n`;
     case 'full':
     case 'partial': {
+      if (options.notes === 'compact') qcp = compactQcp(qcp);
       const path: PartialQcp =
         mode === 'full'
           ? { source: qcp.source, searches: qcp.searches.map((s, j) => ({ number: j + 1, ...s })) }

@@ -43,6 +43,11 @@ export interface DataSettings {
    * and its answer, still right, can only come from the notes: so self-play's teacher learns to read them.
    */
   teacherSlips?: number;
+  /**
+   * Share of them (default 0) whose full or partial notes are compact (env/prompts.ts compactQcp: each
+   * document of the path cut to the sentence that leads on), as self-play's `--notes compact` shows them.
+   */
+  teacherCompact?: number;
   /** Examiner transcripts per world (default 20). */
   examinerPerWorld?: number;
   /** Weights of the examiner's hop counts 1, 2, 3, 4 (default 4:3:2:1). */
@@ -61,6 +66,7 @@ export const DATA_DEFAULTS = {
   teacherHops: [4, 3, 2, 1],
   teacherModes: [5, 2, 2, 1],
   teacherSlips: 0,
+  teacherCompact: 0,
   examinerPerWorld: 20,
   examinerHops: [4, 3, 2, 1],
   drillsPerWorld: 0,
@@ -102,7 +108,8 @@ export function worldDocs(settings: DataSettings, k: number): Doc[] {
     const q = generateQuestion(w.ix, tr, hops);
     // Drawn only when asked for, so that runs without slips keep their text.
     const slip = o.teacherSlips > 0 && tr.chance(o.teacherSlips) ? tr.fork(`slip-${made}`) : null;
-    const doc = q && teacherTranscript(w, q, mode, `pretrain-${o.seed}-${k}-${made}`, slip);
+    const notes = o.teacherCompact > 0 && tr.chance(o.teacherCompact) ? 'compact' : 'passages';
+    const doc = q && teacherTranscript(w, q, mode, { seed: `pretrain-${o.seed}-${k}-${made}`, notes }, slip);
     if (doc) {
       docs.push(doc);
       made++;

@@ -16,6 +16,8 @@ interface FieldSpec {
   min: number;
   /** Exclusive upper bound. */
   below?: number;
+  /** Inclusive upper bound. */
+  max?: number;
   /** Ignored when training continues an existing model (its config.json decides). */
   shape?: boolean;
   /** Shown under "advanced". */
@@ -139,6 +141,19 @@ export const PRETRAIN_FIELDS = table({
     cliHelp:
       "share (0 up to 1) of the teacher transcripts where the scripted student's last quote is a wrong sentence (shown, not a target) and its right answer can only come from the privileged notes, so self-play's teacher learns to read them",
   },
+  /** Share of the teacher transcripts with compact notes (data.teacherCompact). */
+  teacherCompact: {
+    label: 'teacher compact notes',
+    default: 0,
+    help: "share of teacher transcripts whose notes are compact, as self-play's --notes compact shows them",
+    integer: false,
+    min: 0,
+    max: 1,
+    advanced: true,
+    flag: 'teacher-compact',
+    cliHelp:
+      "share (0 to 1) of the teacher transcripts whose full or partial notes are compact: each document of the question's path cut to the sentence that leads to the next step, as self-play's --notes compact shows them",
+  },
   /** Examiner transcripts per generated world (data.examinerPerWorld). */
   examiner: {
     label: 'examiner transcripts',
@@ -217,6 +232,7 @@ export function pretrainProblems(s: Partial<Record<PretrainKey, unknown>>): Map<
     else if (key === 'lr' ? v <= 0 : v < f.min)
       out.set(key, `${f.label} must be ${key === 'lr' ? 'above 0' : `at least ${f.min}`}`);
     else if (f.below !== undefined && v >= f.below) out.set(key, `${f.label} must be below ${f.below}`);
+    else if (f.max !== undefined && v > f.max) out.set(key, `${f.label} must be at most ${f.max}`);
     // Against the steps only when they are usable themselves (else the steps' own message says what is wrong).
     else if (key === 'copyWarmup' && stepsOk(s.steps) && v > s.steps)
       out.set(key, `copy warm-up must be at most the steps (${s.steps})`);
@@ -248,6 +264,7 @@ export function settingsToOptions(s: PretrainSettings): PretrainOptions {
       drillsPerWorld: s.drills,
       teacherPerWorld: s.teacher,
       teacherSlips: s.teacherSlips,
+      teacherCompact: s.teacherCompact,
       examinerPerWorld: s.examiner,
     },
   };

@@ -7,8 +7,15 @@
 // (a tag or a control token), so encoding the segments one by one gives the ids of the whole text.
 import { Bm25Index } from '../env/bm25.ts';
 import type { Passage } from '../env/corpus.ts';
-import { examinerPrompt, studentPrompt, teacherPrompt, type PrivilegedMode } from '../env/prompts.ts';
+import {
+  examinerPrompt,
+  studentPrompt,
+  teacherPrompt,
+  type PrivilegedMode,
+  type PrivilegedOptions,
+} from '../env/prompts.ts';
 import type { Rng } from '../env/random.ts';
+import { factSentence, mentions, sentencesOf } from '../env/sentences.ts';
 import {
   ANSWER_CLOSE,
   ANSWER_OPEN,
@@ -99,19 +106,6 @@ function retrieve(w: ScriptWorld, query: string, wanted: string): { passages: Pa
   return { passages, rank: passages.findIndex((p) => p.id === wanted) };
 }
 
-const sentencesOf = (text: string) => text.split(/(?<=\.)\s+/);
-
-/** Whether `text` contains `value` as a whole word. */
-function mentions(text: string, value: string): boolean {
-  const escaped = value.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return new RegExp(`(^|[^\\w])${escaped}([^\\w]|$)`).test(text);
-}
-
-/** The first sentence of a passage that contains `value` (as a whole word), or the whole text. */
-export function factSentence(text: string, value: string): string {
-  return sentencesOf(text).find((s) => mentions(s, value)) ?? text;
-}
-
 /**
  * A student that solves `q` perfectly: one search per hop for the entity whose passage states the next
  * fact, then the answer copied from the passages. Null when retrieval misses a passage it needs (the
@@ -166,14 +160,14 @@ export function teacherTranscript(
   w: ScriptWorld,
   q: WorldQuestion,
   mode: Exclude<PrivilegedMode, 'none'>,
-  seed: string,
+  options: PrivilegedOptions & { seed: string },
   slip: Rng | null = null,
 ): Doc | null {
   const qcp = worldQcp(w.ix, q, (query) => w.bm25.search(query, TOP_K).map((h) => h.passage));
   return studentTranscript(
     w,
     q,
-    teacherPrompt({ question: q.question, qcp, mode, options: { seed } }),
+    teacherPrompt({ question: q.question, qcp, mode, options }),
     'teacher',
     slip,
   );

@@ -4,7 +4,7 @@
 // on top of demo), parsing, checks, --help and the page's fields are all derived from that table, so a new
 // setting is one entry there. Settings have one name everywhere: here, on the command line (`--flag`), in
 // the UI and in checkpoints.
-import { PRIVILEGED_MODES } from '../env/prompts.ts';
+import { NOTES_RENDERINGS, PRIVILEGED_MODES } from '../env/prompts.ts';
 import type { LambdaSchedule } from '../rl/schedule.ts';
 
 // ---------------------------------------------------------------------------------------------------
@@ -275,6 +275,15 @@ export const SETTINGS = {
     kind: oneOf(PRIVILEGED_MODES),
     help: "teacher's privileged context (none = Dr. Zero)",
     paper: 'full',
+  }),
+  /** How the teacher's notes show the path's documents. demo: compact, as the embedded model was trained to
+   *  read them (its 3 layers do not find the answer line after ~500 tokens of passages). */
+  notes: setting({
+    flag: 'notes',
+    kind: oneOf(NOTES_RENDERINGS),
+    help: "how the teacher's full and partial notes show the path's documents: whole passages, or compact (each cut to the sentence that leads to the next step)",
+    paper: 'passages',
+    demo: 'compact',
   }),
   /** Share of the QCP's content (words of its source and search results) 'partial' removes. */
   partialDrop: setting({

@@ -57,7 +57,7 @@ export function privilegedOptions(
   q: Pick<TrainQuestion, 'id'>,
   seed = ctx.config.seed,
 ): PrivilegedOptions {
-  return { seed: `${seed}/${q.id}`, dropFraction: ctx.config.partialDrop };
+  return { seed: `${seed}/${q.id}`, dropFraction: ctx.config.partialDrop, notes: ctx.config.notes };
 }
 
 export interface StudentStepResult {

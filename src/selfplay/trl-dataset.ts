@@ -3,7 +3,7 @@
 // same turn with the privileged block), the column TRL-style privileged self-distillation trainers read; and
 // `answer` (the examiner's), `hops` and the construction path, which GRPOTrainer hands to reward functions
 // as keyword arguments. Rows are the examiner's valid questions (format reward f > 0), as self-play trains on.
-import { studentPrompt, teacherPrompt, type PrivilegedMode, type Qcp } from '../env/prompts.ts';
+import { studentPrompt, teacherPrompt, type NotesRendering, type PrivilegedMode, type Qcp } from '../env/prompts.ts';
 import { formatInformationBody } from '../env/tags.ts';
 import type { QuestionRecord } from './events.ts';
 
@@ -41,7 +41,7 @@ export function qcpOfRecord(r: QuestionRecord): Qcp {
 export function trlRows(
   records: readonly QuestionRecord[],
   mode: PrivilegedMode,
-  opts: { seed: number; partialDrop: number },
+  opts: { seed: number; partialDrop: number; notes?: NotesRendering },
 ): TrlRow[] {
   return records
     .filter((r) => r.formatReward > 0 && r.question.trim() !== '' && r.answer.trim() !== '')
@@ -51,7 +51,7 @@ export function trlRows(
         question: r.question,
         qcp,
         mode,
-        options: { seed: `${opts.seed}/dataset-${i}`, dropFraction: opts.partialDrop },
+        options: { seed: `${opts.seed}/dataset-${i}`, dropFraction: opts.partialDrop, notes: opts.notes },
       });
       return {
         prompt: [{ role: 'user', content: studentPrompt({ question: r.question }) }],

@@ -7,6 +7,7 @@ import { tokenizerFromJson } from '../../../src/model/tokenizer.ts';
 import {
   PRIVILEGED_MODES,
   STUDENT_INSTRUCTIONS,
+  compactQcp,
   examinerPrompt,
   partialQcp,
   privilegedBlock,
@@ -188,5 +189,58 @@ describe('partial QCP on world questions', () => {
       expect(avg(xs), `${h} hops`).toBeGreaterThan(0.4);
       expect(avg(xs), `${h} hops`).toBeLessThan(0.6);
     }
+  });
+});
+
+describe('compact notes', () => {
+  const long: Qcp = {
+    ...qcp,
+    source: {
+      title: 'Beyond Thefyn',
+      text: 'Beyond Thefyn is a poetry collection. It was written by Noraexel Moufeirani. It won no prize.',
+    },
+    searches: [
+      {
+        query: 'Noraexel Moufeirani',
+        information:
+          'Doc 1 (Title: Kel) Kel is a town.\n' +
+          'Doc 2 (Title: Noraexel Moufeirani) Noraexel Moufeirani was a poet. She was born in Poupol. She died young.',
+      },
+      { query: 'Poupol', information: 'Doc 1 (Title: Poupol) Poupol is old. Poupol is a city located in Soudrovia.' },
+    ],
+  };
+
+  it('keeps of each document the sentence that names the next query, or the answer', () => {
+    const c = compactQcp(long);
+    expect(c.source).toEqual({ title: 'Beyond Thefyn', text: 'It was written by Noraexel Moufeirani.' });
+    // The first sentence naming the next query whole: "Poupol" in "She was born in Poupol."
+    expect(c.searches.map((s) => s.information)).toEqual([
+      'Doc 2 (Title: Noraexel Moufeirani) She was born in Poupol.',
+      'Doc 1 (Title: Poupol) Poupol is a city located in Soudrovia.',
+    ]);
+    expect(c.searches.map((s) => s.query)).toEqual(['Noraexel Moufeirani', 'Poupol']);
+    expect([c.question, c.answer, c.hops]).toEqual([long.question, long.answer, long.hops]);
+  });
+
+  it('falls back to the sentence sharing most words, and keeps replies that are not docs', () => {
+    const c = compactQcp({
+      ...long,
+      searches: [
+        { query: 'poet Moufeirani birthplace', information: long.searches[0]!.information },
+        { query: 'Poupol', information: 'No results.' },
+      ],
+    });
+    expect(c.source.text).toBe('It was written by Noraexel Moufeirani.');
+    expect(c.searches[0]!.information).toBe('Doc 2 (Title: Noraexel Moufeirani) She was born in Poupol.');
+    expect(c.searches[1]!.information).toBe('No results.');
+  });
+
+  it("renders 'full' and 'partial' compactly only when asked; gt is the same either way", () => {
+    const compact = { notes: 'compact' as const, seed: 'c' };
+    expect(privilegedBlock(long, 'full', compact)).toBe(privilegedBlock(compactQcp(long), 'full'));
+    expect(privilegedBlock(long, 'partial', compact)).toBe(privilegedBlock(compactQcp(long), 'partial', compact));
+    expect(privilegedBlock(long, 'full', compact).length).toBeLessThan(privilegedBlock(long, 'full').length);
+    expect(privilegedBlock(long, 'full', { notes: 'passages' })).toBe(privilegedBlock(long, 'full'));
+    expect(privilegedBlock(long, 'gt', compact)).toBe(privilegedBlock(long, 'gt'));
   });
 });

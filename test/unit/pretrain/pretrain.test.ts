@@ -26,12 +26,12 @@ import { copyTaskBatch } from '../../../src/pretrain/copy-task.ts';
 import { Packer } from '../../../src/pretrain/pack.ts';
 import { defaultWorldFiles, isCopyStep, pretrain } from '../../../src/pretrain/run.ts';
 import { learningRate } from '../../../src/pretrain/train.ts';
+import { factSentence } from '../../../src/env/sentences.ts';
 import {
   chatPrompt,
   copyDrill,
   docText,
   examinerTranscript,
-  factSentence,
   scriptWorld,
   studentTranscript,
   teacherTranscript,
@@ -142,7 +142,7 @@ describe('data', () => {
     for (let i = 0; i < 12; i++) {
       const q = generateQuestion(w.ix, rng, 1 + (i % 3))!;
       const mode = TEACHER_MODES[i % TEACHER_MODES.length]!;
-      const d = teacherTranscript(w, q, mode, `t-${i}`);
+      const d = teacherTranscript(w, q, mode, { seed: `t-${i}` });
       const plain = studentTranscript(w, q);
       expect(d === null).toBe(plain === null);
       if (!d || !plain) continue;
@@ -178,8 +178,8 @@ describe('data', () => {
     let checked = 0;
     for (let i = 0; i < 12; i++) {
       const q = generateQuestion(w.ix, rng, 1 + (i % 2))!;
-      const plain = teacherTranscript(w, q, 'gt', `s-${i}`);
-      const slipped = teacherTranscript(w, q, 'gt', `s-${i}`, new Rng(i));
+      const plain = teacherTranscript(w, q, 'gt', { seed: `s-${i}` });
+      const slipped = teacherTranscript(w, q, 'gt', { seed: `s-${i}` }, new Rng(i));
       if (!plain || !slipped) continue;
       const answerText = plain.segments.at(-3)!.text;
       const value = /<answer> (.*) <\/answer>$/.exec(answerText)![1]!;
