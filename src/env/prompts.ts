@@ -215,7 +215,10 @@ function compactInformation(information: string, lead: string): string {
   const docs = information.split('\n').map((line) => DOC_LINE.exec(line));
   if (docs.some((d) => d === null)) return information;
   const lines = docs as RegExpExecArray[];
-  const { index, sentence } = bestSentence(lines.map((d) => d[3]!), lead);
+  const { index, sentence } = bestSentence(
+    lines.map((d) => d[3]!),
+    lead,
+  );
   return `Doc ${lines[index]![1]} (Title: ${lines[index]![2]}) ${sentence}`;
 }
 
@@ -231,7 +234,10 @@ export function compactQcp(qcp: Qcp): Qcp {
   return {
     ...qcp,
     source: { title: qcp.source.title, text: bestSentence([qcp.source.text], lead(0)).sentence },
-    searches: qcp.searches.map((s, j) => ({ query: s.query, information: compactInformation(s.information, lead(j + 1)) })),
+    searches: qcp.searches.map((s, j) => ({
+      query: s.query,
+      information: compactInformation(s.information, lead(j + 1)),
+    })),
   };
 }
 

@@ -164,13 +164,7 @@ export function teacherTranscript(
   slip: Rng | null = null,
 ): Doc | null {
   const qcp = worldQcp(w.ix, q, (query) => w.bm25.search(query, TOP_K).map((h) => h.passage));
-  return studentTranscript(
-    w,
-    q,
-    teacherPrompt({ question: q.question, qcp, mode, options }),
-    'teacher',
-    slip,
-  );
+  return studentTranscript(w, q, teacherPrompt({ question: q.question, qcp, mode, options }), 'teacher', slip);
 }
 
 /**
