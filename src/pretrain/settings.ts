@@ -128,6 +128,17 @@ export const PRETRAIN_FIELDS = table({
     cliHelp:
       "transcripts per world of the scripted student given the teacher's privileged prompt (its question's construction path, part of it, or the answer), so self-play's teacher can read its notes; most need rows of 1024 tokens (--seq 1024)",
   },
+  /** Share of the teacher transcripts with 2 to 4 hops, 3:2:1 (data.teacherHops; 0.6 is 4:3:2:1). */
+  teacherMultiHop: {
+    label: 'teacher multi-hop share',
+    default: 0.6,
+    help: 'share of teacher transcripts with 2, 3 or 4 hops (3:2:1); the rest are 1-hop',
+    integer: false,
+    min: 0,
+    max: 1,
+    advanced: true,
+    flag: 'teacher-multi-hop',
+  },
   /** Share of the teacher transcripts whose last quote is a slip (data.teacherSlips). */
   teacherSlips: {
     label: 'teacher slips',
@@ -263,6 +274,7 @@ export function settingsToOptions(s: PretrainSettings): PretrainOptions {
       studentHops: [1 - s.studentMultiHop, (4 * s.studentMultiHop) / 5, s.studentMultiHop / 5],
       drillsPerWorld: s.drills,
       teacherPerWorld: s.teacher,
+      teacherHops: [1 - s.teacherMultiHop, s.teacherMultiHop / 2, s.teacherMultiHop / 3, s.teacherMultiHop / 6],
       teacherSlips: s.teacherSlips,
       teacherCompact: s.teacherCompact,
       examinerPerWorld: s.examiner,

@@ -38,6 +38,10 @@ describe('pretraining settings', () => {
     expect(PRETRAIN_DEFAULTS.examiner).toBe(DATA_DEFAULTS.examinerPerWorld);
     expect(PRETRAIN_DEFAULTS.student).toBe(DATA_DEFAULTS.studentPerWorld);
     expect(settingsToOptions(PRETRAIN_DEFAULTS).data?.studentHops).toEqual(DATA_DEFAULTS.studentHops);
+    // The default teacher multi-hop share is the data's 4:3:2:1.
+    const hops = settingsToOptions(PRETRAIN_DEFAULTS).data!.teacherHops!;
+    const total = DATA_DEFAULTS.teacherHops.reduce((a, b) => a + b, 0);
+    hops.forEach((w, i) => expect(w).toBeCloseTo(DATA_DEFAULTS.teacherHops[i]! / total, 12));
   });
 
   it('names each bad setting', () => {
@@ -100,7 +104,9 @@ describe('npm run pretrain', () => {
       'student',
       'student-multi-hop',
       'teacher',
+      'teacher-multi-hop',
       'teacher-slips',
+      'teacher-compact',
       'examiner',
       'copy-warmup',
       'copy-every',
@@ -140,7 +146,9 @@ describe('npm run pretrain', () => {
           studentHops: [0.9, 0.08, 0.02],
           drillsPerWorld: 0,
           teacherPerWorld: 0,
+          teacherHops: [0.4, 0.3, 0.6 / 3, 0.6 / 6],
           teacherSlips: 0,
+          teacherCompact: 0,
           examinerPerWorld: 20,
         },
       },
@@ -214,7 +222,9 @@ describe('npm run pretrain', () => {
           studentHops: [0.9, 0.08, 0.02],
           drillsPerWorld: 150,
           teacherPerWorld: 60,
+          teacherHops: [0.4, 0.3, 0.6 / 3, 0.6 / 6],
           teacherSlips: 0.5,
+          teacherCompact: 0,
           examinerPerWorld: 50,
         },
       },
