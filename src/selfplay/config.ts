@@ -240,6 +240,16 @@ export const SETTINGS = {
     paper: 0,
     demo: 10,
   }),
+  /** Recompute each decoder layer's activations on the backward pass instead of keeping them (a memory
+   *  setting: a training pass keeps one [tokens, hidden] tensor per layer; it costs one more forward of each
+   *  layer and changes no result, src/gpu/recompute.ts). paper: on, as verl's recipes enable gradient
+   *  checkpointing. */
+  recompute: setting({
+    flag: 'recompute',
+    kind: bool(),
+    help: "recompute each layer's activations on the backward pass (less memory, one more forward)",
+    paper: true,
+  }),
 
   // -- losses
   epsLow: setting({ flag: 'eps-low', kind: num(0, 0.999), help: 'clip range below 1', paper: 0.2 }),
