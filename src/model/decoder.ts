@@ -185,13 +185,18 @@ export class CausalLM {
     const idsT = e.tensor(input.ids, [B, T], 'i32');
     let x = shardedEmbedding(this.vocabShards(EMBED), idsT, input.ids);
     // Without a tape (a teacher or reference pass, generation) nothing needs a layer's intermediates once
-    // the layer is done: each layer runs in its own tidy, so a pass holds one layer's at a time, not all.
+    // the layer is done: each layer runs in its own tidy, so a pass holds one layer's at a time, not all,
+    // and the residual stream of two layers.
     const tidyLayers = !e.recording;
     const saved = keyStart ? [positions, keyStart] : [positions];
     for (let l = 0; l < c.layers; l++) {
       const layer = (x: Tensor): Tensor => this.layer(l, x, positions, keyStart, B, T, cache);
-      if (tidyLayers) x = e.tidy(() => layer(x));
-      else if (this.recompute && !cache) x = recomputed(e, x, this.layerParams(l), saved, layer);
+      if (tidyLayers) {
+        // Without a tape nothing reads a layer's input once the layer is done.
+        const next = e.tidy(() => layer(x));
+        x.dispose();
+        x = next;
+      } else if (this.recompute && !cache) x = recomputed(e, x, this.layerParams(l), saved, layer);
       else x = layer(x);
     }
     if (cache) cache.length += T;
