@@ -264,6 +264,11 @@ export class Engine {
     return this.scopes.keep(t);
   }
 
+  /** Undoes `keep`: the tensor belongs to the innermost open `tidy` scope again. */
+  unkeep<T extends Tensor>(t: T): T {
+    return this.scopes.unkeep(t);
+  }
+
   /** Called by Tensor.dispose. */
   releaseStorage(s: Storage): void {
     s.refs--;
@@ -300,6 +305,11 @@ export class Engine {
    */
   backward(loss: Tensor, grad?: Tensor): void {
     this.tape.backward(loss, grad);
+  }
+
+  /** Runs `fn` on a fresh tape that records, then returns to the current one as it was (see tape.ts). */
+  nestedTape<T>(fn: () => T): T {
+    return this.tape.nested(fn);
   }
 
   /** Drops the tape and releases what it held (e.g. after a forward pass used only for inference). */

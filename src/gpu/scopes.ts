@@ -40,6 +40,13 @@ export class Scopes {
     this.untrack(t);
     return t;
   }
+
+  /** Undoes `keep`: the tensor belongs to the innermost open scope again. */
+  unkeep<T extends Tensor>(t: T): T {
+    this.kept.delete(t);
+    this.track(t);
+    return t;
+  }
 }
 
 function collectTensors(x: unknown, out: Set<Tensor>, depth = 0): void {

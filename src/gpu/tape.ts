@@ -95,6 +95,25 @@ export class Tape {
     }
   }
 
+  /**
+   * Runs `fn` on a fresh tape that records, then returns to this one as it was: a block recomputed inside a
+   * backward pass (src/gpu/recompute.ts) records and back-propagates its own ops without touching the nodes
+   * the outer backward is walking.
+   */
+  nested<T>(fn: () => T): T {
+    const nodes = this.nodes;
+    const enabled = this.enabled;
+    this.nodes = [];
+    this.enabled = true;
+    try {
+      return fn();
+    } finally {
+      this.clear();
+      this.nodes = nodes;
+      this.enabled = enabled;
+    }
+  }
+
   /** Drops the tape and releases what it held (e.g. after a forward pass used only for inference). */
   clear(): void {
     for (const node of this.nodes) for (const t of node.saved) t.unhold();

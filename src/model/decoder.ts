@@ -11,6 +11,7 @@ import { rmsnorm } from '../gpu/ops/rmsnorm.ts';
 import { rope } from '../gpu/ops/rope.ts';
 import { swiglu } from '../gpu/ops/swiglu.ts';
 import { attention } from '../gpu/ops/attention.ts';
+import { recomputed } from '../gpu/recompute.ts';
 import { expectedTensors, type ModelConfig } from './config.ts';
 import type { LoraSet } from './lora.ts';
 import { maxBindingBytes, parseShardName, shardName, shardRanges } from './vocab.ts';
@@ -56,6 +57,11 @@ export class CausalLM {
   lora: LoraSet | null = null;
   /** The model's name in a profile (see src/gpu/profile.ts), e.g. its policy. */
   profileName = 'model';
+  /**
+   * Recompute each layer's intermediates on the backward pass instead of keeping them from the forward
+   * (src/gpu/recompute.ts): a training pass keeps one [tokens, hidden] tensor per layer, not all of them.
+   */
+  recompute = false;
 
   constructor(
     readonly engine: Engine,
@@ -179,14 +185,29 @@ export class CausalLM {
     const idsT = e.tensor(input.ids, [B, T], 'i32');
     let x = shardedEmbedding(this.vocabShards(EMBED), idsT, input.ids);
     // Without a tape (a teacher or reference pass, generation) nothing needs a layer's intermediates once
-    // the layer is done: each layer runs in its own tidy, so a pass holds one layer's at a time, not all.
+    // the layer is done: each layer runs in its own tidy, so a pass holds one layer's at a time, not all,
+    // and the residual stream of two layers.
     const tidyLayers = !e.recording;
+    const saved = keyStart ? [positions, keyStart] : [positions];
     for (let l = 0; l < c.layers; l++) {
       const layer = (x: Tensor): Tensor => this.layer(l, x, positions, keyStart, B, T, cache);
-      x = tidyLayers ? e.tidy(() => layer(x)) : layer(x);
+      if (tidyLayers) {
+        // Without a tape nothing reads a layer's input once the layer is done.
+        const next = e.tidy(() => layer(x));
+        x.dispose();
+        x = next;
+      } else if (this.recompute && !cache) x = recomputed(e, x, this.layerParams(l), saved, layer);
+      else x = layer(x);
     }
     if (cache) cache.length += T;
     return rmsnorm(x, this.param('model.norm.weight'), c.rmsEps);
+  }
+
+  /** The parameters (and adapters) of decoder layer `l`. */
+  private layerParams(l: number): Tensor[] {
+    const pre = `model.layers.${l}.`;
+    const all = [...this.params.values(), ...(this.lora?.parameters() ?? [])];
+    return all.filter((p) => p.name?.startsWith(pre));
   }
 
   /** One decoder block over x [B, T, hidden]. */

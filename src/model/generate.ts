@@ -7,9 +7,13 @@
 // count from each row's first real token, so a row's numbers do not depend on its neighbours. Each call
 // to `run` prefills the contexts once, then decodes one token per step from the cache. Rows that finish
 // leave the batch (the cache is compacted) once at most half of it is still decoding.
+import type { ModelConfig } from './config.ts';
 import type { CausalLM } from './decoder.ts';
 import type { Tensor } from '../gpu/tensor.ts';
 import { sample } from '../gpu/ops/sample.ts';
+
+/** Tokens (rows x time steps) of one chunk of a prompt prefill. */
+export const PREFILL_TOKENS = 2048;
 
 export interface GenerateOptions {
   maxNewTokens: number;
@@ -27,6 +31,21 @@ export interface GenerateOptions {
   random: () => number;
   /** Called after every decoding step with the number of steps done. */
   onStep?: (step: number) => void;
+  /** Tokens (rows x time steps) per chunk of the prompts' prefill (default PREFILL_TOKENS). */
+  prefillTokens?: number;
+  /** Bytes the KV cache of one decoding batch may take (0 or absent: no limit); more rows decode in parts. */
+  kvBudgetBytes?: number;
+}
+
+/** Bytes of a KV cache of `rows` rows of `positions` positions (f32 keys and values of every layer). */
+export function kvCacheBytes(cfg: ModelConfig, rows: number, positions: number): number {
+  return 2 * cfg.layers * cfg.kvHeads * cfg.headDim * 4 * rows * positions;
+}
+
+/** Rows one decoding batch of caches of `positions` positions may hold under `budget` bytes (0: all). */
+export function rowsWithin(cfg: ModelConfig, budget: number, positions: number, rows: number): number {
+  if (!(budget > 0)) return rows;
+  return Math.max(1, Math.min(rows, Math.floor(budget / kvCacheBytes(cfg, 1, positions))));
 }
 
 export type StopReason = 'stop-id' | 'stop-string' | 'length' | null;
@@ -74,7 +93,10 @@ export class GenerationSession {
     if (rows.length === 0) return;
     const leave = this.model.engine.profile?.enter(`generate ${this.model.profileName}`);
     try {
-      await this.decode(opts, rows);
+      // Under a KV budget the rows decode in parts, one cache at a time (each part draws its own uniforms).
+      const longest = Math.max(...rows.map((r) => this.sequences[r]!.ids.length));
+      const part = rowsWithin(this.model.cfg, opts.kvBudgetBytes ?? 0, longest + opts.maxNewTokens, rows.length);
+      for (let k = 0; k < rows.length; k += part) await this.decode(opts, rows.slice(k, k + part));
     } finally {
       leave?.();
     }
@@ -109,12 +131,23 @@ export class GenerationSession {
     // batch until at most half of it is still decoding; then the cache keeps only the live rows.
     let slots = rows.map((_, b) => b);
     try {
+      // The prompts go into the cache a chunk of time steps at a time, so the prefill holds one chunk's
+      // intermediates ([rows x chunk] tokens), not those of every prompt token.
+      const chunk = Math.max(1, Math.floor((opts.prefillTokens ?? PREFILL_TOKENS) / B));
       let next = await this.step(
         () => {
-          const h = model.hidden({ ids, batch: B, time: L, positions, keyStart }, cache);
+          let h: Tensor | null = null;
+          let T = 0;
+          for (let t0 = 0; t0 < L; t0 += chunk) {
+            T = Math.min(chunk, L - t0);
+            h?.dispose();
+            const cols = (a: Int32Array) =>
+              Int32Array.from({ length: B * T }, (_, i) => a[Math.floor(i / T) * L + t0 + (i % T)]!);
+            h = model.hidden({ ids: cols(ids), batch: B, time: T, positions: cols(positions), keyStart }, cache);
+          }
           return model.logitsAt(
-            h,
-            Int32Array.from({ length: B }, (_, b) => b * L + L - 1),
+            h!,
+            Int32Array.from({ length: B }, (_, b) => b * T + T - 1),
           );
         },
         opts,

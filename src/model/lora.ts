@@ -67,11 +67,14 @@ export class LoraSet {
     }
   }
 
-  /** y + scale · B(A x) for the projection `name` (unchanged when it has no adapter). */
+  /**
+   * y + B(scale · A x) for the projection `name` (unchanged when it has no adapter). The scale goes on the
+   * rank-wide A x, so a training pass keeps two tensors of the projection's width beside y, not three.
+   */
   apply(name: string, x: Tensor, y: Tensor): Tensor {
     const ad = this.adapters.get(name);
     if (!ad) return y;
-    return add(y, scale(linear(linear(x, ad.A), ad.B), this.scale));
+    return add(y, linear(scale(linear(x, ad.A), this.scale), ad.B));
   }
 
   /**

@@ -45,6 +45,8 @@ export interface RolloutOptions {
   stopIds: readonly number[];
   /** Called after every turn with the number of rollouts still running. */
   onTurn?: (turn: number, running: number) => void;
+  /** Bytes the KV cache of one decoding batch may take (0 or absent: no limit; see generate.ts). */
+  kvBudgetBytes?: number;
 }
 
 export interface SearchRecord {
@@ -215,6 +217,7 @@ export async function runRollouts(
         stopStrings,
         decode,
         random: opts.random,
+        kvBudgetBytes: opts.kvBudgetBytes,
       },
       active,
     );

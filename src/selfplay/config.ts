@@ -232,13 +232,26 @@ export const SETTINGS = {
     paper: 1,
     demo: 2,
   }),
-  /** Rollouts per forward/backward pass inside a minibatch (0: the whole minibatch); a memory setting. */
+  /** Rollouts per forward/backward pass inside a minibatch (0: the whole minibatch); a memory setting. demo 1:
+   *  micro-batches only split a minibatch's gradient into parts weighted by their token shares, and one
+   *  rollout of the demo's budgets (up to 2400 tokens) per pass keeps a real model's training pass within a
+   *  laptop GPU's memory (src/worker/estimate.ts). */
   microBatch: setting({
     flag: 'micro-batch',
     kind: int(0),
     help: 'rollouts per forward pass (0: whole minibatch)',
     paper: 0,
-    demo: 10,
+    demo: 1,
+  }),
+  /** Recompute each decoder layer's activations on the backward pass instead of keeping them (a memory
+   *  setting: a training pass keeps one [tokens, hidden] tensor per layer; it costs one more forward of each
+   *  layer and changes no result, src/gpu/recompute.ts). paper: on, as verl's recipes enable gradient
+   *  checkpointing. */
+  recompute: setting({
+    flag: 'recompute',
+    kind: bool(),
+    help: "recompute each layer's activations on the backward pass (less memory, one more forward)",
+    paper: true,
   }),
 
   // -- losses
@@ -337,6 +350,16 @@ export const SETTINGS = {
     help: 'tokens per tool reply at most',
     paper: 500,
     demo: 320,
+  }),
+  /** MiB the KV cache of one decoding batch may take; a batch of rollouts past it decodes in parts, one cache
+   *  at a time (a memory setting: real models' caches are large, a tiny model's batches never split).
+   *  0: no limit. */
+  kvBudget: setting({
+    flag: 'kv-budget',
+    kind: int(0),
+    help: 'MiB of KV cache one decoding batch may take (more rollouts decode in parts; 0: no limit)',
+    paper: 0,
+    demo: 1024,
   }),
 
   // -- evaluation and outputs

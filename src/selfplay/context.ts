@@ -89,6 +89,7 @@ export function rolloutOptions(
     topP: greedy ? 1 : c.topP,
     random,
     stopIds: stopIdsOf(ctx.base),
+    kvBudgetBytes: c.kvBudget * 2 ** 20,
   };
 }
 

@@ -64,6 +64,8 @@ export class Policies {
     for (const m of [teacher, reference, shared]) m?.setTrainable(false);
     examiner.setTrainable(true);
     student.setTrainable(true);
+    examiner.recompute = c.recompute;
+    student.recompute = c.recompute;
     const adam = (lr: number) => ({
       lr,
       beta1: c.adamBeta1,

@@ -12,6 +12,7 @@
 // (src/model/weight-storage.ts): trained copies in f32, frozen ones (the LoRA base, the k3 reference) in the
 // checkpoint's dtype as config.json's torch_dtype names it. test/unit/worker/estimate-vs-pool.test.ts holds
 // the total within 20% of a measured run's high-water mark.
+import { kvCacheBytes, PREFILL_TOKENS, rowsWithin } from '../model/generate.ts';
 import { memoryEstimate } from '../model/io.ts';
 import { parameterCount, type ModelConfig } from '../model/config.ts';
 import { weightBytes } from '../model/weight-storage.ts';
@@ -68,6 +69,8 @@ type RunShape = Pick<
   | 'examinerBeta'
   | 'privileged'
   | 'microBatch'
+  | 'recompute'
+  | 'kvBudget'
   | 'studentBatch'
   | 'rolloutsPerQuestion'
   | 'miniBatches'
@@ -103,7 +106,7 @@ export function loraParams(cfg: ModelConfig, rank: number): number {
  * f32 values one decoder layer allocates per token in a forward pass (src/model/decoder.ts): the two RMSNorm
  * outputs, q/k/v, q/k after RoPE (and after the Qwen3 q/k norms), the head-major copies of q/k/v
  * (swapAxes12), the attention output, its log-sum-exp and its copy back, o_proj, two residual sums, gate, up,
- * SwiGLU and down_proj. A LoRA projection makes x·A, (x·A)·B, its scaled copy and the sum beside y.
+ * SwiGLU and down_proj. A LoRA projection makes x·A, its scaled copy, (s·x·A)·B and the sum beside y.
  */
 export function layerFloatsPerToken(cfg: ModelConfig, lora: { rank: number } | null): number {
   const D = cfg.hidden;
@@ -112,7 +115,7 @@ export function layerFloatsPerToken(cfg: ModelConfig, lora: { rank: number } | n
   const K = cfg.kvHeads * cfg.headDim;
   let n = 6 * D + 5 * Q + 5 * K + cfg.heads + 3 * F + 2;
   if (cfg.qkNorm) n += Q + K;
-  if (lora) n += 3 * (Q + 2 * K + 2 * D + 2 * F) + 7 * lora.rank;
+  if (lora) n += 2 * (Q + 2 * K + 2 * D + 2 * F) + 14 * lora.rank;
   return n;
 }
 
@@ -125,6 +128,11 @@ export function layerFloatsPerToken(cfg: ModelConfig, lora: { rank: number } | n
  * test/unit/worker/estimate-vs-pool.test.ts).
  */
 const BACKWARD_PER_FORWARD = { full: 1.6, lora: 1.15 };
+/**
+ * The same with activation recompute, over the forward floats of the one layer recomputed: full training
+ * also makes that layer's weight gradients and their sums into `.grad`. Measured the same way.
+ */
+const BACKWARD_PER_LAYER = { full: 2.2, lora: 1.15 };
 /** The pool rounds each buffer up to its size class (quarter powers of two): about 10% on average. */
 const POOL_ROUNDING = 1.1;
 
@@ -180,11 +188,20 @@ export function estimateRun(
   });
   const grads = trained * 4;
 
-  const perToken = layerFloatsPerToken(cfg, lora) * cfg.layers * 4;
-  // A pass without a tape (teacher, prefill) frees each layer's intermediates when the layer ends: it holds
-  // one layer's and the residual stream of each layer.
-  const perTokenNoGrad = (layerFloatsPerToken(cfg, lora) + cfg.layers * cfg.hidden) * 4;
+  const layerFloats = layerFloatsPerToken(cfg, lora);
+  // A training forward keeps every layer's intermediates, or with recompute (src/gpu/recompute.ts) each
+  // layer's input and output only, plus the one layer it is running.
+  const perToken = (run.recompute ? (cfg.layers + 1) * cfg.hidden + layerFloats : layerFloats * cfg.layers) * 4;
+  // A pass without a tape (teacher, prefill) frees each layer's intermediates and its input when the layer
+  // ends: it holds one layer's and the residual stream of two.
+  const perTokenNoGrad = (layerFloats + 2 * cfg.hidden) * 4;
   const backwardPerForward = BACKWARD_PER_FORWARD[lora ? 'lora' : 'full'];
+  // The backward pass per token: the gradients of every intermediate; with recompute, the gradients of the
+  // one layer run again (its intermediates are the forward's one layer, counted there) beside the gradient of
+  // each layer's input (kept until the pass ends).
+  const backwardPerToken = run.recompute
+    ? (BACKWARD_PER_LAYER[lora ? 'lora' : 'full'] * layerFloats + cfg.layers * cfg.hidden) * 4
+    : backwardPerForward * perToken;
   const response = run.maxTurns * (run.turnTokens + run.toolTokens);
   const rollouts = run.studentBatch * run.rolloutsPerQuestion;
   // Rows of one forward/backward: a micro-batch of rollouts (0 = the whole minibatch).
@@ -203,11 +220,19 @@ export function estimateRun(
   const studentFwd = studentTokens * perToken;
   const studentStage: MemoryLine[] = [
     {
-      label: `student forward: ${rows} rollouts × ${prompts.student + response} tokens, every layer's intermediates`,
+      label:
+        `student forward: ${rows} rollouts × ${prompts.student + response} tokens, ` +
+        (run.recompute ? "each layer's input (recomputed on the backward pass)" : "every layer's intermediates"),
       bytes: studentFwd,
+      setting: run.recompute ? micro : 'activation recompute (--recompute)',
+    },
+    {
+      label: run.recompute
+        ? 'student backward: one layer recomputed, its gradients'
+        : 'student backward: its gradients',
+      bytes: studentTokens * backwardPerToken + grads,
       setting: micro,
     },
-    { label: 'student backward: its gradients', bytes: backwardPerForward * studentFwd + grads, setting: micro },
     // Student logits and log-probs, their gradients (the teacher's are freed before the backward pass).
     {
       label: chunked
@@ -231,26 +256,34 @@ export function estimateRun(
     }
   }
   const examinerRows = run.microBatch > 0 ? Math.min(run.microBatch, run.examinerBatch) : run.examinerBatch;
-  const examinerFwd = examinerRows * (prompts.examiner + run.turnTokens) * perToken;
+  const examinerTokens = examinerRows * (prompts.examiner + run.turnTokens);
+  const examinerFwd = examinerTokens * perToken;
   const examinerStage: MemoryLine[] = [
     {
       label: `examiner forward + backward: ${examinerRows} rollouts × ${prompts.examiner + run.turnTokens} tokens`,
-      bytes: (1 + backwardPerForward) * examinerFwd + grads,
+      bytes: examinerFwd + examinerTokens * backwardPerToken + grads,
       setting: micro,
     },
   ];
-  const genRows = Math.max(rollouts, run.evalBatch);
-  const capacity = Math.max(prompts.student, prompts.examiner) + response;
-  const kv = 2 * cfg.layers * cfg.kvHeads * cfg.headDim * capacity * genRows * 4;
+  // Each turn decodes with a new cache of the prompt, the turns and tool replies so far and the turn's own
+  // tokens: the last turn's is the largest (no tool reply after it). Rows past the KV budget decode in parts.
+  const capacity = Math.max(prompts.student, prompts.examiner) + response - run.toolTokens;
+  const batchRows = Math.max(rollouts, run.evalBatch);
+  const genRows = rowsWithin(cfg, run.kvBudget * MiB, capacity, batchRows);
+  // Each turn prefills the prompt and the turns so far, in chunks of time steps (src/model/generate.ts).
+  const history = capacity - run.turnTokens;
+  const prefillSteps = Math.min(history, Math.max(1, Math.floor(PREFILL_TOKENS / genRows)));
   const generationStage: MemoryLine[] = [
     {
-      label: `KV cache: ${genRows} rollouts × ${capacity} positions`,
-      bytes: kv,
-      setting: 'student batch or rollouts per question',
+      label:
+        `KV cache: ${genRows} rollouts × ${capacity} positions` +
+        (genRows < batchRows ? ` (${batchRows} decode in parts under --kv-budget ${run.kvBudget})` : ''),
+      bytes: kvCacheBytes(cfg, genRows, capacity),
+      setting: genRows < batchRows ? 'KV budget (--kv-budget)' : 'student batch or rollouts per question',
     },
     {
-      label: `prompt prefill: ${genRows} rollouts × ${capacity - response} tokens`,
-      bytes: genRows * (capacity - response) * perTokenNoGrad,
+      label: `prompt prefill: ${genRows} rollouts × ${prefillSteps} of up to ${history} tokens at a time`,
+      bytes: genRows * prefillSteps * perTokenNoGrad,
       setting: 'student batch or rollouts per question',
     },
   ];

@@ -17,7 +17,7 @@ describe('npm run train memory check', () => {
     const m = estimateRun(cfg('smollm2-135m'), { ...PRESETS.smoke, policies: 'lora' }, browser, prompts);
     const lines = estimateLines(m);
     expect(lines[0]).toMatch(
-      /^memory estimate: about [\d.]+ GiB .*prompts up to 130 tokens \(student\), 900 \(teacher\)/,
+      /^memory estimate: about [\d.]+ [GM]iB .*prompts up to 130 tokens \(student\), 900 \(teacher\)/,
     );
     expect(lines.length).toBeGreaterThanOrEqual(1 + m.breakdown.length);
     expect(lines.join('\n')).toMatch(/student forward: 4 rollouts × 210 tokens/);
@@ -25,7 +25,7 @@ describe('npm run train memory check', () => {
   });
 
   it('refuses a run past the limits, naming the largest term and the setting that lowers it', () => {
-    const m = estimateRun(cfg('smollm2-135m'), { ...PRESETS.demo, policies: 'lora' }, browser, prompts);
+    const m = estimateRun(cfg('smollm2-135m'), { ...PRESETS.demo, policies: 'lora', microBatch: 10 }, browser, prompts);
     const r = refusal(m)!;
     expect(r).toMatch(/^this run cannot fit this GPU: One activation of a training micro-batch \(31400 tokens/);
     expect(r).toContain(`largest term is ${m.largestTerm.label}`);

@@ -1,7 +1,8 @@
 // Batched generation drops finished rows from the batch (the KV cache keeps only the live rows) without
 // changing any row's ids or log-probs: a tiny random model, prompts of different lengths, rows that stop at
 // different steps, compared with the whole batch decoded to the end, with each row decoded alone, and
-// across tool replies appended between runs.
+// across tool replies appended between runs; a prompt prefill in chunks of time steps and
+// decoding in parts under a KV budget change nothing.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../../src/gpu/engine.ts';
 import type { CausalLM } from '../../../src/model/decoder.ts';
@@ -95,6 +96,21 @@ describe.each([0, 1])('generation at temperature %s', (temperature) => {
     console.log(
       `temperature ${temperature}: stop steps ${steps}; rows per decoding step ${stepRows} (${decoded} row-steps, ${PROMPTS.length * (last - 1)} without dropping)`,
     );
+  });
+
+  it('a prefill in chunks of two time steps gives every row the same ids and log-probs', async () => {
+    const whole = await generate(model, PROMPTS, opts());
+    const chunked = await generate(model, PROMPTS, { ...opts(), prefillTokens: 2 * PROMPTS.length });
+    chunked.forEach((s, i) => expectPrefix(s, whole[i]!, whole[i]!.ids.length, `row ${i}`));
+  });
+
+  // Greedy rows do not depend on their batch: under a KV budget of one row, the rows decode one by one.
+  it.skipIf(temperature !== 0)('a KV budget of one row decodes the rows in parts, each as in the batch', async () => {
+    stepRows = [];
+    const parts = await generate(model, PROMPTS, { ...opts(), kvBudgetBytes: 1 });
+    expect(Math.max(...stepRows)).toBe(1);
+    const whole = await generate(model, PROMPTS, opts());
+    parts.forEach((s, i) => expectPrefix(s, whole[i]!, whole[i]!.ids.length, `row ${i}`));
   });
 
   // Alone, a row draws its own uniforms; greedy decoding does not use them.

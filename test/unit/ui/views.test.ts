@@ -512,14 +512,15 @@ describe('setup', () => {
       parseConfig(JSON.parse(readFileSync(new URL(`../../assets/configs/${name}.json`, import.meta.url), 'utf8')));
     const browser = { maxStorageBufferBindingSize: 128 * 2 ** 20, maxBufferSize: 256 * 2 ** 20 };
     const big = { maxStorageBufferBindingSize: 2 ** 31, maxBufferSize: 2 ** 31 };
-    const q3 = estimateRun(cfg('qwen3-0.6b'), PRESETS.demo, browser);
+    const tenPerPass = { ...PRESETS.demo, microBatch: 10 };
+    const q3 = estimateRun(cfg('qwen3-0.6b'), tenPerPass, browser);
     expect(q3.fits).toBe(false);
-    // The 594 MiB embedding is kept as row shards; an MLP activation of the demo's micro-batch is too wide.
+    // The 594 MiB embedding is kept as row shards; an MLP activation of a micro-batch of 10 rollouts is too wide.
     expect(q3.problems.join(' ')).not.toMatch(/largest weight/);
     expect(q3.problems[0]).toMatch(/One activation of a training micro-batch \(27520 tokens × 3072\).*\(128 MiB\)/);
-    // On a 2 GiB-buffer adapter the demo's micro-batch of 10 rollouts (5 turns of 128 tokens each) makes
+    // On a 2 GiB-buffer adapter a micro-batch of 10 rollouts (5 turns of 128 tokens each) makes
     // logits over 2 GiB for a 152k vocabulary: they are read chunk by chunk, one chunk of rows counted.
-    const q3tight = estimateRun(cfg('qwen3-0.6b'), PRESETS.demo, big);
+    const q3tight = estimateRun(cfg('qwen3-0.6b'), tenPerPass, big);
     expect(q3tight.fits).toBe(true);
     expect(q3tight.breakdown.map((l) => l.label).join('\n')).toMatch(
       /logits of one chunk of rows \(3533 of 6400 tokens/,
