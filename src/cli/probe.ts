@@ -17,7 +17,7 @@ import type { BaseModel } from '../selfplay/base-model.ts';
 import type { Environment } from '../selfplay/environment.ts';
 import { probeQuestions, probeTeacher } from '../selfplay/probe.ts';
 import { probeExaminer } from '../selfplay/examiner-probe.ts';
-import { parseArgs } from './args.ts';
+import { countOption, parseArgs, runOrModel } from './args.ts';
 import { openModel, openRun } from './setup.ts';
 import { hubModelRef } from './hub-folder.ts';
 import { runCommand } from './command.ts';
@@ -46,19 +46,10 @@ async function main(argv: string[]): Promise<number> {
     console.log(USAGE);
     return 0;
   }
-  const { run: runDir, model: modelDir } = args.own;
-  if (Boolean(runDir) === Boolean(modelDir)) throw new ConfigError('give exactly one of --run DIR and --model FOLDER');
-  const count = Number(args.own['questions'] ?? 40);
-  if (!Number.isInteger(count) || count < 0)
-    throw new ConfigError(`--questions: '${args.own['questions']}' is not allowed; use an integer >= 0`);
-  const examinerCount = Number(args.own['examiner-questions'] ?? 40);
-  if (!Number.isInteger(examinerCount) || examinerCount < 0)
-    throw new ConfigError(
-      `--examiner-questions: '${args.own['examiner-questions']}' is not allowed; use an integer >= 0`,
-    );
-  const seed = Number(args.own['probe-seed'] ?? 7);
-  if (!Number.isInteger(seed) || seed < 0)
-    throw new ConfigError(`--probe-seed: '${args.own['probe-seed']}' is not allowed; use an integer >= 0`);
+  const { runDir, modelDir } = runOrModel(args.own);
+  const count = countOption(args.own, 'questions', 40);
+  const examinerCount = countOption(args.own, 'examiner-questions', 40);
+  const seed = countOption(args.own, 'probe-seed', 7);
   const modes = (args.own['modes'] ?? 'full,partial,gt').split(',').map((m) => m.trim()) as PrivilegedMode[];
   for (const m of modes) {
     if (!PRIVILEGED_MODES.includes(m) || m === 'none')

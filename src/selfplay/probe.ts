@@ -25,6 +25,7 @@ import { rolloutAnswer, runRollouts, type Rollout } from '../rl/rollout.ts';
 import { encodePrompt } from './base-model.ts';
 import { chunks, mean, rngFor, rolloutOptions, uniform, type RunContext } from './context.ts';
 import type { TrainQuestion } from './environment.ts';
+import { greedyRollouts } from './evaluate.ts';
 import { teacherPromptIds } from './student.ts';
 import { searchStats } from './measures.ts';
 
@@ -250,14 +251,7 @@ export async function probeTeacher(
     // The prompt's own greedy behaviour.
     const own: Rollout[] = [];
     for (const batch of chunks(questions.map(promptIds), c.evalBatch))
-      own.push(
-        ...(await runRollouts(
-          model,
-          tok,
-          batch,
-          rolloutOptions(ctx, 'student', () => 0.5, true),
-        )),
-      );
+      own.push(...(await greedyRollouts(ctx, model, batch)));
     const answers = own.map(rolloutAnswer);
     // The student's rollouts as this prompt scores them.
     const sc =

@@ -276,12 +276,7 @@ class App {
     call: () => Promise<{ ok: boolean; error?: string }>,
     iterations: number | null,
   ): Promise<void> {
-    alerts.clear('resume-offer');
-    alerts.clear('run-failed');
-    this.view(null);
-    this.state = emptyState();
-    this.rendered = unrendered();
-    this.iterations = iterations;
+    this.clearViews(iterations);
     this.heatmap.privileged = this.setup.privileged;
     this.runModel = this.setup.planned()?.model ?? null;
     this.student.n = this.setup.rollouts;
@@ -290,14 +285,19 @@ class App {
     if (!r.ok && r.error) this.runFailed(r.error, 'other');
   }
 
-  /** Starts a pretraining; the views start empty, like a new run's. */
-  private async startPretrain(req: PretrainRequest): Promise<{ ok: boolean; error?: string }> {
+  /** Empties the views for a new run or pretraining (of `iterations`, when known) and clears the last one's alerts. */
+  private clearViews(iterations: number | null): void {
     alerts.clear('resume-offer');
     alerts.clear('run-failed');
     this.view(null);
     this.state = emptyState();
     this.rendered = unrendered();
-    this.iterations = null;
+    this.iterations = iterations;
+  }
+
+  /** Starts a pretraining; the views start empty, like a new run's. */
+  private async startPretrain(req: PretrainRequest): Promise<{ ok: boolean; error?: string }> {
+    this.clearViews(null);
     this.schedule(true);
     return this.engine.pretrain(req);
   }
