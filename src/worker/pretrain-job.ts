@@ -4,13 +4,7 @@
 // as a model entry under a name no other entry has.
 import type { Engine } from '../gpu/engine.ts';
 import { pretrain, type PretrainOptions } from '../pretrain/run.ts';
-import {
-  PRETRAIN_FIELDS,
-  pretrainProblems,
-  settingsToOptions,
-  type PretrainKey,
-  type PretrainSettings,
-} from '../pretrain/settings.ts';
+import { pickPretrainSettings, pretrainProblems, settingsToOptions } from '../pretrain/settings.ts';
 import { summarisePretrain, trainingMarkdown, type PretrainSummary } from '../pretrain/summary.ts';
 import type { StepLog } from '../pretrain/train.ts';
 import type { RunEvent } from '../selfplay/events.ts';
@@ -65,7 +59,7 @@ export async function pretrainedName(store: BrowserCheckpoints, wanted?: string,
 
 /** Trains, then stores the model as `name` (or a fresh name if an import took it meanwhile). */
 export async function runPretrainJob(req: PretrainRequest, name: string, job: PretrainJob): Promise<PretrainOutcome> {
-  const s = settingsOf(req);
+  const s = pickPretrainSettings(req);
   const started = performance.now();
   const from = req.from ? resolveSource(req.from, job.store) : null;
   job.emit({
@@ -124,12 +118,6 @@ export async function runPretrainJob(req: PretrainRequest, name: string, job: Pr
 function adapterName(e: Engine): string {
   const i = e.info;
   return `${i.description || [i.vendor, i.architecture].filter(Boolean).join(' ') || 'an unnamed adapter'}${i.isCpu ? ' (software)' : ''}`;
-}
-
-function settingsOf(req: PretrainRequest): PretrainSettings {
-  const s = {} as Record<PretrainKey, number>;
-  for (const key of Object.keys(PRETRAIN_FIELDS) as PretrainKey[]) s[key] = req[key];
-  return s;
 }
 
 /** One logged step as the events the page shows: progress (with ETA) and the loss curve's point. */

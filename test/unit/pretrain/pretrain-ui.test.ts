@@ -40,6 +40,25 @@ describe('pretraining settings', () => {
     expect(settingsToOptions(PRETRAIN_DEFAULTS).data?.studentHops).toEqual(DATA_DEFAULTS.studentHops);
   });
 
+  it('each go to their own place in the options', () => {
+    // The options' numbers and data settings, one entry each, as text.
+    const places = (s: typeof PRETRAIN_DEFAULTS) => {
+      const { data, ...options } = settingsToOptions(s);
+      const flat = { ...options, ...Object.fromEntries(Object.entries(data ?? {}).map(([k, v]) => [`data.${k}`, v])) };
+      return Object.fromEntries(Object.entries(flat).map(([k, v]) => [k, JSON.stringify(v)]));
+    };
+    const base = places(PRETRAIN_DEFAULTS);
+    const reached = new Set<string>();
+    for (const key of Object.keys(PRETRAIN_FIELDS) as PretrainKey[]) {
+      const moved = places({ ...PRETRAIN_DEFAULTS, [key]: PRETRAIN_DEFAULTS[key] + 0.5 });
+      const changed = Object.keys(moved).filter((k) => moved[k] !== base[k]);
+      expect(changed, key).toEqual([PRETRAIN_FIELDS[key].into]);
+      reached.add(changed[0]!);
+    }
+    expect(reached.size).toBe(Object.keys(PRETRAIN_FIELDS).length);
+    expect(Object.keys(base).length).toBe(Object.keys(PRETRAIN_FIELDS).length);
+  });
+
   it('names each bad setting', () => {
     const p = pretrainProblems({
       ...PRETRAIN_DEFAULTS,
@@ -101,6 +120,7 @@ describe('npm run pretrain', () => {
       'student-multi-hop',
       'teacher',
       'teacher-slips',
+      'teacher-compact',
       'examiner',
       'copy-warmup',
       'copy-every',
@@ -141,6 +161,7 @@ describe('npm run pretrain', () => {
           drillsPerWorld: 0,
           teacherPerWorld: 0,
           teacherSlips: 0,
+          teacherCompact: 0,
           examinerPerWorld: 20,
         },
       },
@@ -215,6 +236,7 @@ describe('npm run pretrain', () => {
           drillsPerWorld: 150,
           teacherPerWorld: 60,
           teacherSlips: 0.5,
+          teacherCompact: 0,
           examinerPerWorld: 50,
         },
       },
