@@ -62,10 +62,14 @@ export function examinerPrompt(input: ExaminerPromptInput): string {
   if (!(Number.isInteger(h) && h >= 1)) throw new RangeError(`examinerPrompt: hops must be >= 1 (got ${h})`);
   const task =
     h === 1
-      ? 'Write one question and its answer from the source document below. The answer must be a fact stated in the document. Do not search.'
-      : `Write one question and its answer that take exactly ${plural(h, 'hop')}, starting from the source document below. ` +
-        `Hop 1 is an entity named in the document. Search exactly ${plural(h - 1, 'time')} with ${inTags('search', 'query')}, ` +
-        `each time following a fact about the previous hop; the results come back inside ${inTags('information')}. ` +
+      ? 'Write one question and its answer from the source document below. ' +
+        'The answer must be a fact stated in the document. Do not search.'
+      : `Write one question and its answer that take exactly ${plural(h, 'hop')}, ` +
+        'starting from the source document below. ' +
+        'Hop 1 is an entity named in the document. ' +
+        `Search exactly ${plural(h - 1, 'time')} with ${inTags('search', 'query')}, ` +
+        'each time following a fact about the previous hop; ' +
+        `the results come back inside ${inTags('information')}. ` +
         `The question names only hop 1; the answer is hop ${h}.`;
   return (
     `${task} Think inside ${inTags('think')} before each step. ` +
@@ -88,7 +92,10 @@ export interface Qcp {
   answer: string;
 }
 
-/** The QCP of a parsed examiner rollout: its source, the searches the tool answered (query and reply), question and answer. */
+/**
+ * The QCP of a parsed examiner rollout: its source, the searches the tool answered (query and reply), question
+ * and answer.
+ */
 export function qcpFromExaminer(
   source: Doc,
   hops: number,
@@ -120,7 +127,8 @@ export interface PrivilegedOptions {
   notes?: NotesRendering;
   /** Seeds what 'partial' removes (required for 'partial'). */
   seed?: Seed;
-  /** Share of the QCP's content (the words of its source passage and search results) 'partial' removes (default 0.5). */
+  /** Share of the QCP's content (the words of its source passage and search results) 'partial' removes
+   *  (default 0.5). */
   dropFraction?: number;
 }
 
@@ -265,5 +273,6 @@ export interface TeacherPromptInput extends StudentPromptInput {
 
 /** The student prompt with the privileged block inserted before the question line. */
 export function teacherPrompt(input: TeacherPromptInput): string {
-  return `${STUDENT_INSTRUCTIONS}\n${privilegedBlock(input.qcp, input.mode, input.options)}${questionLine(input.question)}`;
+  const block = privilegedBlock(input.qcp, input.mode, input.options);
+  return `${STUDENT_INSTRUCTIONS}\n${block}${questionLine(input.question)}`;
 }

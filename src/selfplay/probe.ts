@@ -81,7 +81,8 @@ export function coverageKs(topK: number, vocabSize: number): number[] {
 export function probeQuestions(ctx: ProbeContext, n: number, seed: number): TrainQuestion[] {
   if (!ctx.env.canMakeQuestions)
     throw new Error(
-      'piplay: the teacher probe needs the world corpus (--corpus world): it draws questions with their construction paths from the world',
+      'piplay: the teacher probe needs the world corpus (--corpus world): ' +
+        'it draws questions with their construction paths from the world',
     );
   const rng = rngFor(seed, 'probe');
   const out: TrainQuestion[] = [];

@@ -61,7 +61,8 @@ async function boot(): Promise<void> {
     return;
   }
   const info = init.info;
-  status.textContent = `${info.description || info.vendor}${info.isCpu ? ' (software)' : ''}${info.f16 ? ' · f16' : ''}`;
+  const adapter = info.description || info.vendor;
+  status.textContent = `${adapter}${info.isCpu ? ' (software)' : ''}${info.f16 ? ' · f16' : ''}`;
   status.className = 'status ok';
   const software = softwareAdapter(info);
   if (software) document.getElementById('gpu-warning')!.innerHTML = renderSoftwareWarning(software).text;
@@ -410,9 +411,11 @@ class App {
     alerts.show(
       'error',
       'The GPU device was lost',
-      `The browser lost the GPU device (${reason}); this happens after a driver reset, a GPU hang or memory pressure. ` +
+      `The browser lost the GPU device (${reason}); ` +
+        'this happens after a driver reset, a GPU hang or memory pressure. ' +
         (this.job === 'pretrain'
-          ? 'The pretraining was cut short and stored nothing; stored checkpoints are unchanged. Start it again when ready.'
+          ? 'The pretraining was cut short and stored nothing; stored checkpoints are unchanged. ' +
+            'Start it again when ready.'
           : last
             ? 'The run can continue from its last checkpoint.'
             : 'There is no unfinished run with a checkpoint to resume; start a new run when ready.'),

@@ -99,7 +99,8 @@ export async function runPretrainJob(req: PretrainRequest, name: string, job: Pr
       new TextEncoder().encode(trainingMarkdown(summary, s, result.cfg, result.stats, result.logs)),
     );
     try {
-      const note = `${summary.steps} steps, ${summary.tokens} tokens${final !== name ? ` (stored as '${final}': '${name}' was taken meanwhile)` : ''}`;
+      const renamed = final !== name ? ` (stored as '${final}': '${name}' was taken meanwhile)` : '';
+      const note = `${summary.steps} steps, ${summary.tokens} tokens${renamed}`;
       const saved = await job.store.importModel(final, files, note, {
         origin: 'pretrained',
         base: from?.where ?? 'a new tiny model',
@@ -114,10 +115,14 @@ export async function runPretrainJob(req: PretrainRequest, name: string, job: Pr
   }
 }
 
-/** The adapter, named as the page's status line does (SwiftShader has no description: its vendor and architecture). */
+/**
+ * The adapter, named as the page's status line does (SwiftShader has no description: its vendor and
+ * architecture).
+ */
 function adapterName(e: Engine): string {
   const i = e.info;
-  return `${i.description || [i.vendor, i.architecture].filter(Boolean).join(' ') || 'an unnamed adapter'}${i.isCpu ? ' (software)' : ''}`;
+  const name = i.description || [i.vendor, i.architecture].filter(Boolean).join(' ') || 'an unnamed adapter';
+  return `${name}${i.isCpu ? ' (software)' : ''}`;
 }
 
 /** One logged step as the events the page shows: progress (with ETA) and the loss curve's point. */
