@@ -70,3 +70,18 @@ export function parseArgs(
   }
   return { own: scanned.own, settings: settings as Partial<SelfPlayConfig> };
 }
+
+/** A command's own option that takes a whole number >= 0: its value, or `fallback` when it is not given. */
+export function countOption(own: Record<string, string>, flag: string, fallback: number): number {
+  const text = own[flag];
+  const n = text === undefined ? fallback : Number(text);
+  if (!Number.isInteger(n) || n < 0) throw new ConfigError(`--${flag}: '${text}' is not allowed; use an integer >= 0`);
+  return n;
+}
+
+/** The folder of `--run DIR` or `--model FOLDER` (eval, probe): exactly one of them must be given. */
+export function runOrModel(own: Record<string, string>): { runDir?: string; modelDir?: string } {
+  const { run: runDir, model: modelDir } = own;
+  if (Boolean(runDir) === Boolean(modelDir)) throw new ConfigError('give exactly one of --run DIR and --model FOLDER');
+  return { runDir, modelDir };
+}

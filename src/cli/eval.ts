@@ -9,7 +9,7 @@ import type { CausalLM } from '../model/decoder.ts';
 import { ConfigError, makeConfig, optionHelp, type PresetName, type SelfPlayConfig } from '../selfplay/config.ts';
 import { evaluate } from '../selfplay/evaluate.ts';
 import type { PolicyName } from '../selfplay/policies.ts';
-import { parseArgs } from './args.ts';
+import { countOption, parseArgs, runOrModel } from './args.ts';
 import { ConsoleReporter, evalLine } from './progress.ts';
 import { openModel, openRun } from './setup.ts';
 import { hubModelRef } from './hub-folder.ts';
@@ -33,11 +33,8 @@ async function main(argv: string[]): Promise<number> {
     console.log(USAGE);
     return 0;
   }
-  const { run: runDir, model: modelDir } = args.own;
-  if (Boolean(runDir) === Boolean(modelDir)) throw new ConfigError('give exactly one of --run DIR and --model FOLDER');
-  const show = Number(args.own['show'] ?? 0);
-  if (!Number.isInteger(show) || show < 0)
-    throw new ConfigError(`--show: '${args.own['show']}' is not allowed; use an integer >= 0`);
+  const { runDir, modelDir } = runOrModel(args.own);
+  const show = countOption(args.own, 'show', 0);
   const engine = await Engine.create(nodeHost());
   const reporter = new ConsoleReporter();
   const emit = (ev: Parameters<ConsoleReporter['handle']>[0]) => reporter.handle(ev);

@@ -50,7 +50,7 @@ import type { QuestionRecord, RunEvent, StepMetrics } from '../selfplay/events.t
 import { SelfPlayRun } from '../selfplay/loop.ts';
 import { probeQuestions, probeTeacher, type ProbeResult } from '../selfplay/probe.ts';
 import { probeExaminer, type ExaminerProbeResult } from '../selfplay/examiner-probe.ts';
-import { parseArgs } from './args.ts';
+import { countOption, parseArgs } from './args.ts';
 import { stopOnInterrupt } from './interrupt.ts';
 import { DirStorage } from './fs-storage.ts';
 import { checkOutFolder, type OutRule } from './out-folder.ts';
@@ -498,14 +498,8 @@ async function main(argv: string[]): Promise<number> {
   const preset = (args.own['preset'] ?? 'demo') as PresetName;
   const arms = args.own['arms'] !== undefined ? parseArms(args.own['arms']) : DEFAULT_ARMS;
   const seeds = args.own['seeds'] !== undefined ? parseSeeds(args.own['seeds']) : DEFAULT_SEEDS;
-  const driftText = args.own['drift-questions'] ?? '0';
-  const driftQuestions = Number(driftText);
-  if (!Number.isInteger(driftQuestions) || driftQuestions < 0)
-    throw new ConfigError(`--drift-questions: '${driftText}' is not allowed; use an integer >= 0`);
-  const probeText = args.own['probe-questions'] ?? '40';
-  const probeQuestionCount = Number(probeText);
-  if (!Number.isInteger(probeQuestionCount) || probeQuestionCount < 0)
-    throw new ConfigError(`--probe-questions: '${probeText}' is not allowed; use an integer >= 0`);
+  const driftQuestions = countOption(args.own, 'drift-questions', 0);
+  const probeQuestionCount = countOption(args.own, 'probe-questions', 40);
   const resume = args.own['resume'] === 'true';
   const jobs = planExperiment({ preset, arms, seeds, settings: args.settings });
   if (checkOutFolder(out, experimentOutRule(resume)) === 'own' && !resume) {

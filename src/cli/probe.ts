@@ -1,4 +1,5 @@
-// npm run probe -- --model FOLDER [--preset demo] [--questions 40] [--modes full,partial,gt] [--examiner-questions 40] [--<setting> value ...]
+// npm run probe -- --model FOLDER [--preset demo] [--questions 40] [--modes full,partial,gt]
+//                   [--examiner-questions 40] [--<setting> value ...]
 // npm run probe -- --run DIR [--questions 40] [--modes ...] [--examiner-questions 40]
 // The teacher probe (src/selfplay/probe.ts) on world-generated training questions (never the held-out
 // set): what the privileged context gives the teacher, and where the distillation term pushes the student;
@@ -17,18 +18,21 @@ import type { BaseModel } from '../selfplay/base-model.ts';
 import type { Environment } from '../selfplay/environment.ts';
 import { probeQuestions, probeTeacher } from '../selfplay/probe.ts';
 import { probeExaminer } from '../selfplay/examiner-probe.ts';
-import { parseArgs } from './args.ts';
+import { countOption, parseArgs, runOrModel } from './args.ts';
 import { openModel, openRun } from './setup.ts';
 import { hubModelRef } from './hub-folder.ts';
 import { runCommand } from './command.ts';
 
 const USAGE = [
-  'usage: npm run probe -- --model FOLDER [--preset demo] [--questions N] [--modes full,partial,gt] [--examiner-questions N] [--<setting> value ...]',
+  'usage: npm run probe -- --model FOLDER [--preset demo] [--questions N] [--modes full,partial,gt] ' +
+    '[--examiner-questions N] [--<setting> value ...]',
   '       npm run probe -- --run DIR [--questions N] [--modes ...] [--examiner-questions N]',
   '  --model DIR      an HF model folder: student, teacher and examiner are its weights (as at the start of training)',
   '  --run DIR        a run folder of npm run train: its latest student, teacher and examiner',
-  '  --questions N    world-generated training questions for the teacher probe (default 40; never the held-out set; 0: skip it)',
-  `  --modes LIST     privileged modes to compare with the student's prompt (default full,partial,gt; any of ${PRIVILEGED_MODES.filter((m) => m !== 'none').join(', ')})`,
+  '  --questions N    world-generated training questions for the teacher probe ' +
+    '(default 40; never the held-out set; 0: skip it)',
+  "  --modes LIST     privileged modes to compare with the student's prompt " +
+    `(default full,partial,gt; any of ${PRIVILEGED_MODES.filter((m) => m !== 'none').join(', ')})`,
   '  --examiner-questions N  questions the examiner writes for the examiner probe (default 40; 0: skip it)',
   "  --probe-seed N   seed of the questions and the student's sampled rollouts (default 7)",
   '  --json           print the result as JSON as well',
@@ -46,19 +50,10 @@ async function main(argv: string[]): Promise<number> {
     console.log(USAGE);
     return 0;
   }
-  const { run: runDir, model: modelDir } = args.own;
-  if (Boolean(runDir) === Boolean(modelDir)) throw new ConfigError('give exactly one of --run DIR and --model FOLDER');
-  const count = Number(args.own['questions'] ?? 40);
-  if (!Number.isInteger(count) || count < 0)
-    throw new ConfigError(`--questions: '${args.own['questions']}' is not allowed; use an integer >= 0`);
-  const examinerCount = Number(args.own['examiner-questions'] ?? 40);
-  if (!Number.isInteger(examinerCount) || examinerCount < 0)
-    throw new ConfigError(
-      `--examiner-questions: '${args.own['examiner-questions']}' is not allowed; use an integer >= 0`,
-    );
-  const seed = Number(args.own['probe-seed'] ?? 7);
-  if (!Number.isInteger(seed) || seed < 0)
-    throw new ConfigError(`--probe-seed: '${args.own['probe-seed']}' is not allowed; use an integer >= 0`);
+  const { runDir, modelDir } = runOrModel(args.own);
+  const count = countOption(args.own, 'questions', 40);
+  const examinerCount = countOption(args.own, 'examiner-questions', 40);
+  const seed = countOption(args.own, 'probe-seed', 7);
   const modes = (args.own['modes'] ?? 'full,partial,gt').split(',').map((m) => m.trim()) as PrivilegedMode[];
   for (const m of modes) {
     if (!PRIVILEGED_MODES.includes(m) || m === 'none')
@@ -83,7 +78,9 @@ async function main(argv: string[]): Promise<number> {
     const policies = run.policies;
     if (!policies.teacher && count > 0)
       throw new ConfigError(
-        `--run: ${resolve(runDir)} has no teacher (privileged 'none'); probe its exported student with --model ${join(resolve(runDir), 'student')}, or only its examiner with --questions 0`,
+        `--run: ${resolve(runDir)} has no teacher (privileged 'none'); ` +
+          `probe its exported student with --model ${join(resolve(runDir), 'student')}, ` +
+          'or only its examiner with --questions 0',
       );
     student = policies.student;
     teacher = policies.teacher;

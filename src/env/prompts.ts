@@ -9,20 +9,7 @@
 import { Rng, type Seed } from './random.ts';
 import type { Passage } from './corpus.ts';
 import { mentions, sentencesOf } from './sentences.ts';
-import {
-  ANSWER_CLOSE,
-  ANSWER_OPEN,
-  INFORMATION_CLOSE,
-  INFORMATION_OPEN,
-  NO_RESULTS,
-  QUESTION_CLOSE,
-  QUESTION_OPEN,
-  SEARCH_CLOSE,
-  SEARCH_OPEN,
-  THINK_CLOSE,
-  THINK_OPEN,
-  type ExaminerOutput,
-} from './tags.ts';
+import { INFORMATION_CLOSE, INFORMATION_OPEN, NO_RESULTS, inTags, type ExaminerOutput } from './tags.ts';
 
 type Doc = Pick<Passage, 'title' | 'text'>;
 
@@ -43,10 +30,10 @@ function plural(n: number, word: string): string {
 // Student
 
 export const STUDENT_INSTRUCTIONS =
-  `Answer the question. Think inside ${THINK_OPEN} ${THINK_CLOSE} every time you get new information. ` +
-  `To search, write ${SEARCH_OPEN} query ${SEARCH_CLOSE}; the results come back inside ${INFORMATION_OPEN} ${INFORMATION_CLOSE}. ` +
-  `Search as often as you need. When you know the answer, write it inside ${ANSWER_OPEN} ${ANSWER_CLOSE} ` +
-  `without explanation, for example ${ANSWER_OPEN} Beijing ${ANSWER_CLOSE}.`;
+  `Answer the question. Think inside ${inTags('think')} every time you get new information. ` +
+  `To search, write ${inTags('search', 'query')}; the results come back inside ${inTags('information')}. ` +
+  `Search as often as you need. When you know the answer, write it inside ${inTags('answer')} ` +
+  `without explanation, for example ${inTags('answer', 'Beijing')}.`;
 
 export interface StudentPromptInput {
   question: string;
@@ -75,14 +62,18 @@ export function examinerPrompt(input: ExaminerPromptInput): string {
   if (!(Number.isInteger(h) && h >= 1)) throw new RangeError(`examinerPrompt: hops must be >= 1 (got ${h})`);
   const task =
     h === 1
-      ? 'Write one question and its answer from the source document below. The answer must be a fact stated in the document. Do not search.'
-      : `Write one question and its answer that take exactly ${plural(h, 'hop')}, starting from the source document below. ` +
-        `Hop 1 is an entity named in the document. Search exactly ${plural(h - 1, 'time')} with ${SEARCH_OPEN} query ${SEARCH_CLOSE}, ` +
-        `each time following a fact about the previous hop; the results come back inside ${INFORMATION_OPEN} ${INFORMATION_CLOSE}. ` +
+      ? 'Write one question and its answer from the source document below. ' +
+        'The answer must be a fact stated in the document. Do not search.'
+      : `Write one question and its answer that take exactly ${plural(h, 'hop')}, ` +
+        'starting from the source document below. ' +
+        'Hop 1 is an entity named in the document. ' +
+        `Search exactly ${plural(h - 1, 'time')} with ${inTags('search', 'query')}, ` +
+        'each time following a fact about the previous hop; ' +
+        `the results come back inside ${inTags('information')}. ` +
         `The question names only hop 1; the answer is hop ${h}.`;
   return (
-    `${task} Think inside ${THINK_OPEN} ${THINK_CLOSE} before each step. ` +
-    `End with ${QUESTION_OPEN} question ${QUESTION_CLOSE}${ANSWER_OPEN} answer ${ANSWER_CLOSE}. ` +
+    `${task} Think inside ${inTags('think')} before each step. ` +
+    `End with ${inTags('question', 'question')}${inTags('answer', 'answer')}. ` +
     `The answer is a short name, place or year that appears in the documents but not in the question.\n` +
     `Hops: ${h}\nSource document: ${formatSource(input.source)}\n`
   );
@@ -101,7 +92,10 @@ export interface Qcp {
   answer: string;
 }
 
-/** The QCP of a parsed examiner rollout: its source, the searches the tool answered (query and reply), question and answer. */
+/**
+ * The QCP of a parsed examiner rollout: its source, the searches the tool answered (query and reply), question
+ * and answer.
+ */
 export function qcpFromExaminer(
   source: Doc,
   hops: number,
@@ -133,7 +127,8 @@ export interface PrivilegedOptions {
   notes?: NotesRendering;
   /** Seeds what 'partial' removes (required for 'partial'). */
   seed?: Seed;
-  /** Share of the QCP's content (the words of its source passage and search results) 'partial' removes (default 0.5). */
+  /** Share of the QCP's content (the words of its source passage and search results) 'partial' removes
+   *  (default 0.5). */
   dropFraction?: number;
 }
 
@@ -278,5 +273,6 @@ export interface TeacherPromptInput extends StudentPromptInput {
 
 /** The student prompt with the privileged block inserted before the question line. */
 export function teacherPrompt(input: TeacherPromptInput): string {
-  return `${STUDENT_INSTRUCTIONS}\n${privilegedBlock(input.qcp, input.mode, input.options)}${questionLine(input.question)}`;
+  const block = privilegedBlock(input.qcp, input.mode, input.options);
+  return `${STUDENT_INSTRUCTIONS}\n${block}${questionLine(input.question)}`;
 }

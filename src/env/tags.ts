@@ -34,6 +34,23 @@ export const ANSWER_CLOSE = '</answer>';
 export const QUESTION_OPEN = '<question>';
 export const QUESTION_CLOSE = '</question>';
 
+const TAG_PAIRS = {
+  think: [THINK_OPEN, THINK_CLOSE],
+  search: [SEARCH_OPEN, SEARCH_CLOSE],
+  information: [INFORMATION_OPEN, INFORMATION_CLOSE],
+  answer: [ANSWER_OPEN, ANSWER_CLOSE],
+  question: [QUESTION_OPEN, QUESTION_CLOSE],
+} as const;
+
+/**
+ * `<tag> body </tag>`, a space inside each tag: the form in which the prompts show the format and the scripted
+ * pretraining transcripts write it. Without a body, `<tag> </tag>`.
+ */
+export function inTags(tag: keyof typeof TAG_PAIRS, body?: string): string {
+  const [open, close] = TAG_PAIRS[tag];
+  return body === undefined ? `${open} ${close}` : `${open} ${body} ${close}`;
+}
+
 /** Strings at which student generation stops (the stop string stays in the generated text). */
 export const STUDENT_STOP_STRINGS: readonly string[] = [SEARCH_CLOSE, ANSWER_CLOSE];
 /** Strings at which examiner generation may stop; `</answer>` only counts after a `<question>` (see stopAction). */

@@ -59,21 +59,24 @@ export function f32ToBf16Bits(value: number): number {
   return (rounded >>> 16) & 0xffff;
 }
 
-export function f32ArrayToF16(src: ArrayLike<number>): Uint16Array {
+/** Each value as the 16 bits `toBits` gives it (f32ToF16Bits or f32ToBf16Bits). */
+function f32ArrayTo16(src: ArrayLike<number>, toBits: (value: number) => number): Uint16Array {
   const out = new Uint16Array(src.length);
-  for (let i = 0; i < src.length; i++) out[i] = f32ToF16Bits(src[i]!);
+  for (let i = 0; i < src.length; i++) out[i] = toBits(src[i]!);
   return out;
+}
+
+export function f32ArrayToF16(src: ArrayLike<number>): Uint16Array {
+  return f32ArrayTo16(src, f32ToF16Bits);
+}
+
+export function f32ArrayToBf16(src: ArrayLike<number>): Uint16Array {
+  return f32ArrayTo16(src, f32ToBf16Bits);
 }
 
 export function f16ArrayToF32(src: Uint16Array): Float32Array {
   const out = new Float32Array(src.length);
   for (let i = 0; i < src.length; i++) out[i] = f16BitsToF32(src[i]!);
-  return out;
-}
-
-export function f32ArrayToBf16(src: ArrayLike<number>): Uint16Array {
-  const out = new Uint16Array(src.length);
-  for (let i = 0; i < src.length; i++) out[i] = f32ToBf16Bits(src[i]!);
   return out;
 }
 

@@ -77,32 +77,40 @@ function show(v: unknown): string {
   }
 }
 
-function positiveInt(raw: Record<string, unknown>, field: string, fallback?: number): number {
+/**
+ * raw[field] when `ok` accepts it, else an error saying it must be `what`; a missing (or null) field gives
+ * the fallback, or an error naming the field when there is none.
+ */
+function read<T>(
+  raw: Record<string, unknown>,
+  field: string,
+  fallback: T | undefined,
+  ok: (v: unknown) => v is T,
+  what: string,
+): T {
   const v = raw[field];
   if (v === undefined || v === null) {
     if (fallback !== undefined) return fallback;
-    throw new Error(`config.json: required field ${field} is missing (a positive integer)`);
+    throw new Error(`config.json: required field ${field} is missing (${what})`);
   }
-  if (typeof v !== 'number' || !Number.isInteger(v) || v <= 0) {
-    throw new Error(`config.json: ${field} = ${show(v)} must be a positive integer`);
-  }
+  if (!ok(v)) throw new Error(`config.json: ${field} = ${show(v)} must be ${what}`);
   return v;
+}
+
+const isPositiveInt = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v > 0;
+const isPositiveNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v > 0;
+const isBool = (v: unknown): v is boolean => typeof v === 'boolean';
+
+function positiveInt(raw: Record<string, unknown>, field: string, fallback?: number): number {
+  return read(raw, field, fallback, isPositiveInt, 'a positive integer');
 }
 
 function positiveNumber(raw: Record<string, unknown>, field: string, fallback: number): number {
-  const v = raw[field];
-  if (v === undefined || v === null) return fallback;
-  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) {
-    throw new Error(`config.json: ${field} = ${show(v)} must be a positive number`);
-  }
-  return v;
+  return read(raw, field, fallback, isPositiveNumber, 'a positive number');
 }
 
 function bool(raw: Record<string, unknown>, field: string, fallback: boolean): boolean {
-  const v = raw[field];
-  if (v === undefined || v === null) return fallback;
-  if (typeof v !== 'boolean') throw new Error(`config.json: ${field} = ${show(v)} must be true or false`);
-  return v;
+  return read(raw, field, fallback, isBool, 'true or false');
 }
 
 function tokenId(v: unknown, field: string): number {

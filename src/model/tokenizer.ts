@@ -20,7 +20,10 @@ export interface ChatTemplateOptions {
 export interface Tokenizer {
   /** One more than the largest id the tokenizer knows (added tokens included); may be below config vocab_size. */
   readonly vocabSize: number;
-  /** Ids that end a generation: the tokenizer's eos_token plus those passed to the loader (config.json, generation_config.json). */
+  /**
+   * Ids that end a generation: the tokenizer's eos_token plus those passed to the loader (config.json,
+   * generation_config.json).
+   */
   readonly eosIds: number[];
   readonly bosId: number | null;
   readonly padId: number | null;

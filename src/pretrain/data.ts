@@ -84,6 +84,20 @@ export function worldSeed(seed: number, k: number): Seed {
   }
 }
 
+/**
+ * Appends `count` documents that `make` writes (given how many it made so far), trying at most 20 times as
+ * often: a try may find no question or transcript.
+ */
+function addDocs(docs: Doc[], count: number, make: (made: number) => Doc | null): void {
+  for (let made = 0, tries = 0; made < count && tries < 20 * count; tries++) {
+    const doc = make(made);
+    if (doc) {
+      docs.push(doc);
+      made++;
+    }
+  }
+}
+
 /** The documents of world k, in a seeded random order. */
 export function worldDocs(settings: DataSettings, k: number): Doc[] {
   const o = { ...DATA_DEFAULTS, ...settings };
@@ -92,38 +106,26 @@ export function worldDocs(settings: DataSettings, k: number): Doc[] {
   const rng = new Rng(`pretrain-docs-${o.seed}-${k}`);
   const docs: Doc[] = world.passages.map(passageDoc);
   const qr = rng.fork('student');
-  for (let made = 0, tries = 0; made < o.studentPerWorld && tries < 20 * o.studentPerWorld; tries++) {
+  addDocs(docs, o.studentPerWorld, () => {
     const hops = 1 + qr.weightedIndex(o.studentHops);
     const q = generateQuestion(w.ix, qr, hops);
-    const doc = q && studentTranscript(w, q);
-    if (doc) {
-      docs.push(doc);
-      made++;
-    }
-  }
+    return q && studentTranscript(w, q);
+  });
   const tr = rng.fork('teacher');
-  for (let made = 0, tries = 0; made < o.teacherPerWorld && tries < 20 * o.teacherPerWorld; tries++) {
+  addDocs(docs, o.teacherPerWorld, (made) => {
     const hops = 1 + tr.weightedIndex(o.teacherHops);
     const mode = TEACHER_MODES[tr.weightedIndex(o.teacherModes)]!;
     const q = generateQuestion(w.ix, tr, hops);
     // Drawn only when asked for, so that runs without slips keep their text.
     const slip = o.teacherSlips > 0 && tr.chance(o.teacherSlips) ? tr.fork(`slip-${made}`) : null;
     const notes = o.teacherCompact > 0 && tr.chance(o.teacherCompact) ? 'compact' : 'passages';
-    const doc = q && teacherTranscript(w, q, mode, { seed: `pretrain-${o.seed}-${k}-${made}`, notes }, slip);
-    if (doc) {
-      docs.push(doc);
-      made++;
-    }
-  }
+    return q && teacherTranscript(w, q, mode, { seed: `pretrain-${o.seed}-${k}-${made}`, notes }, slip);
+  });
   const er = rng.fork('examiner');
-  for (let made = 0, tries = 0; made < o.examinerPerWorld && tries < 20 * o.examinerPerWorld; tries++) {
+  addDocs(docs, o.examinerPerWorld, () => {
     const hops = 1 + er.weightedIndex(o.examinerHops);
-    const doc = examinerTranscript(w, er.pick(world.passages), hops, er);
-    if (doc) {
-      docs.push(doc);
-      made++;
-    }
-  }
+    return examinerTranscript(w, er.pick(world.passages), hops, er);
+  });
   const dr = rng.fork('drills');
   const names = world.entities.map((e) => e.name);
   for (let i = 0; i < o.drillsPerWorld; i++) {

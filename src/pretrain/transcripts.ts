@@ -16,17 +16,7 @@ import {
 } from '../env/prompts.ts';
 import type { Rng } from '../env/random.ts';
 import { factSentence, mentions, sentencesOf } from '../env/sentences.ts';
-import {
-  ANSWER_CLOSE,
-  ANSWER_OPEN,
-  QUESTION_CLOSE,
-  QUESTION_OPEN,
-  SEARCH_CLOSE,
-  SEARCH_OPEN,
-  THINK_CLOSE,
-  THINK_OPEN,
-  formatInformation,
-} from '../env/tags.ts';
+import { formatInformation, inTags } from '../env/tags.ts';
 import { generatePhrasedQuestion, valueText, worldQcp, type WorldIndex, type WorldQuestion } from '../env/world.ts';
 import { IM_END, IM_START } from '../model/tokenizer-train.ts';
 
@@ -86,9 +76,9 @@ class Reply {
   }
 }
 
-const think = (s: string) => `${THINK_OPEN} ${s} ${THINK_CLOSE}\n`;
-const search = (q: string) => `${SEARCH_OPEN} ${q} ${SEARCH_CLOSE}`;
-const answer = (a: string) => `${ANSWER_OPEN} ${a} ${ANSWER_CLOSE}`;
+const think = (s: string) => `${inTags('think', s)}\n`;
+const search = (q: string) => inTags('search', q);
+const answer = (a: string) => inTags('answer', a);
 
 /** A world with its retrieval index, for scripting agents. */
 export interface ScriptWorld {
@@ -207,7 +197,7 @@ export function examinerTranscript(w: ScriptWorld, source: Passage, hops: number
     if (h + 1 === hops) {
       reply.say(
         think(`${quote} I ask about ${descriptions[h]}; the answer is ${value}.`) +
-          `${QUESTION_OPEN} ${q.question} ${QUESTION_CLOSE}${answer(value)}`,
+          `${inTags('question', q.question)}${answer(value)}`,
       );
       break;
     }

@@ -294,7 +294,9 @@ export const SETTINGS = {
   notes: setting({
     flag: 'notes',
     kind: oneOf(NOTES_RENDERINGS),
-    help: "how the teacher's full and partial notes show the path's documents: whole passages, or compact (each cut to the sentence that leads to the next step)",
+    help:
+      "how the teacher's full and partial notes show the path's documents: whole passages, " +
+      'or compact (each cut to the sentence that leads to the next step)',
     paper: 'passages',
     demo: 'compact',
   }),
@@ -420,7 +422,8 @@ export const SMOKE: SelfPlayConfig = {
   tinyMaxPositions: 2048,
   tinyVocab: 1024,
   worldSize: 40,
-  // A random model learns nothing either way; sampling at 1 spreads its rollouts (the tests rely on groups that differ).
+  // A random model learns nothing either way; sampling at 1 spreads its rollouts (the tests rely on groups that
+  // differ).
   temperature: 1,
   evalPerHop: 1,
   evalHops: [1, 2],
@@ -558,7 +561,8 @@ export function validateConfig(c: SelfPlayConfig): SelfPlayConfig {
   }
   if (c.studentQuestions === 'world' && c.corpus !== 'world') {
     throw new ConfigError(
-      `--student-questions: 'world' needs the world corpus (--corpus world), not ${c.corpus}: only the world generator knows its questions' answers`,
+      `--student-questions: 'world' needs the world corpus (--corpus world), not ${c.corpus}: ` +
+        "only the world generator knows its questions' answers",
     );
   }
   if (c.privileged === 'none' && (typeof c.lambda === 'number' ? c.lambda > 0 : c.lambda.some((l) => l > 0))) {
@@ -586,8 +590,9 @@ function checkTinySize(c: SelfPlayConfig): void {
   const n = tinyParams(c);
   if (n <= TINY_MAX_PARAMS) return;
   throw new ConfigError(
-    `--tiny-hidden ${c.tinyHidden}, --tiny-layers ${c.tinyLayers}, --tiny-vocab ${c.tinyVocab}: random-tiny would have ` +
-      `${(n / 1e6).toFixed(0)}M parameters per policy, more than the ${TINY_MAX_PARAMS / 1e6}M a random test model may have; ` +
+    `--tiny-hidden ${c.tinyHidden}, --tiny-layers ${c.tinyLayers}, --tiny-vocab ${c.tinyVocab}: ` +
+      `random-tiny would have ${(n / 1e6).toFixed(0)}M parameters per policy, ` +
+      `more than the ${TINY_MAX_PARAMS / 1e6}M a random test model may have; ` +
       'lower these settings, or give a model folder with --model',
   );
 }
@@ -600,7 +605,8 @@ function checkTinySize(c: SelfPlayConfig): void {
 export function checkContext(c: Pick<SelfPlayConfig, 'turnTokens'>, maxPositions: number, source: string): void {
   if (c.turnTokens < maxPositions) return;
   throw new ConfigError(
-    `--turn-tokens: ${c.turnTokens} tokens per turn do not fit in the model's context of ${maxPositions} tokens (${source}); ` +
+    `--turn-tokens: ${c.turnTokens} tokens per turn do not fit ` +
+      `in the model's context of ${maxPositions} tokens (${source}); ` +
       'lower --turn-tokens: the prompt, the turns and the tool replies of a rollout must all fit in the context',
   );
 }

@@ -19,6 +19,21 @@ export interface EvalResult {
 /** What evaluation needs of a run: no policies besides the model it is given. */
 export type EvalContext = Pick<RunContext, 'config' | 'base' | 'env' | 'emit'>;
 
+/** The student role's greedy rollouts of `model` from `prompts`, as evaluation runs them. */
+export function greedyRollouts(
+  ctx: Pick<RunContext, 'config' | 'env' | 'base'>,
+  model: CausalLM,
+  prompts: readonly number[][],
+): Promise<Rollout[]> {
+  // Greedy: the random source is never read.
+  return runRollouts(
+    model,
+    ctx.base.tokenizer,
+    prompts,
+    rolloutOptions(ctx, 'student', () => 0.5, true),
+  );
+}
+
 export async function evaluate(
   ctx: EvalContext,
   iteration: number,
@@ -32,15 +47,7 @@ export async function evaluate(
   for (const batch of batches) {
     ctx.emit({ type: 'progress', stage: 'eval', iteration, done, total: questions.length });
     const prompts = batch.map((q) => encodePrompt(tok, studentPrompt({ question: q.question })));
-    // Greedy: the random source is never read.
-    rollouts.push(
-      ...(await runRollouts(
-        model,
-        tok,
-        prompts,
-        rolloutOptions(ctx, 'student', () => 0.5, true),
-      )),
-    );
+    rollouts.push(...(await greedyRollouts(ctx, model, prompts)));
     done += batch.length;
   }
   ctx.emit({ type: 'progress', stage: 'eval', iteration, done, total: questions.length });

@@ -25,6 +25,7 @@ import { rolloutAnswer, runRollouts, type Rollout } from '../rl/rollout.ts';
 import { encodePrompt } from './base-model.ts';
 import { chunks, mean, rngFor, rolloutOptions, uniform, type RunContext } from './context.ts';
 import type { TrainQuestion } from './environment.ts';
+import { greedyRollouts } from './evaluate.ts';
 import { teacherPromptIds } from './student.ts';
 import { searchStats } from './measures.ts';
 
@@ -80,7 +81,8 @@ export function coverageKs(topK: number, vocabSize: number): number[] {
 export function probeQuestions(ctx: ProbeContext, n: number, seed: number): TrainQuestion[] {
   if (!ctx.env.canMakeQuestions)
     throw new Error(
-      'piplay: the teacher probe needs the world corpus (--corpus world): it draws questions with their construction paths from the world',
+      'piplay: the teacher probe needs the world corpus (--corpus world): ' +
+        'it draws questions with their construction paths from the world',
     );
   const rng = rngFor(seed, 'probe');
   const out: TrainQuestion[] = [];
@@ -250,14 +252,7 @@ export async function probeTeacher(
     // The prompt's own greedy behaviour.
     const own: Rollout[] = [];
     for (const batch of chunks(questions.map(promptIds), c.evalBatch))
-      own.push(
-        ...(await runRollouts(
-          model,
-          tok,
-          batch,
-          rolloutOptions(ctx, 'student', () => 0.5, true),
-        )),
-      );
+      own.push(...(await greedyRollouts(ctx, model, batch)));
     const answers = own.map(rolloutAnswer);
     // The student's rollouts as this prompt scores them.
     const sc =

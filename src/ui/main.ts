@@ -61,7 +61,8 @@ async function boot(): Promise<void> {
     return;
   }
   const info = init.info;
-  status.textContent = `${info.description || info.vendor}${info.isCpu ? ' (software)' : ''}${info.f16 ? ' · f16' : ''}`;
+  const adapter = info.description || info.vendor;
+  status.textContent = `${adapter}${info.isCpu ? ' (software)' : ''}${info.f16 ? ' · f16' : ''}`;
   status.className = 'status ok';
   const software = softwareAdapter(info);
   if (software) document.getElementById('gpu-warning')!.innerHTML = renderSoftwareWarning(software).text;
@@ -276,12 +277,7 @@ class App {
     call: () => Promise<{ ok: boolean; error?: string }>,
     iterations: number | null,
   ): Promise<void> {
-    alerts.clear('resume-offer');
-    alerts.clear('run-failed');
-    this.view(null);
-    this.state = emptyState();
-    this.rendered = unrendered();
-    this.iterations = iterations;
+    this.clearViews(iterations);
     this.heatmap.privileged = this.setup.privileged;
     this.runModel = this.setup.planned()?.model ?? null;
     this.student.n = this.setup.rollouts;
@@ -290,14 +286,19 @@ class App {
     if (!r.ok && r.error) this.runFailed(r.error, 'other');
   }
 
-  /** Starts a pretraining; the views start empty, like a new run's. */
-  private async startPretrain(req: PretrainRequest): Promise<{ ok: boolean; error?: string }> {
+  /** Empties the views for a new run or pretraining (of `iterations`, when known) and clears the last one's alerts. */
+  private clearViews(iterations: number | null): void {
     alerts.clear('resume-offer');
     alerts.clear('run-failed');
     this.view(null);
     this.state = emptyState();
     this.rendered = unrendered();
-    this.iterations = null;
+    this.iterations = iterations;
+  }
+
+  /** Starts a pretraining; the views start empty, like a new run's. */
+  private async startPretrain(req: PretrainRequest): Promise<{ ok: boolean; error?: string }> {
+    this.clearViews(null);
     this.schedule(true);
     return this.engine.pretrain(req);
   }
@@ -410,9 +411,11 @@ class App {
     alerts.show(
       'error',
       'The GPU device was lost',
-      `The browser lost the GPU device (${reason}); this happens after a driver reset, a GPU hang or memory pressure. ` +
+      `The browser lost the GPU device (${reason}); ` +
+        'this happens after a driver reset, a GPU hang or memory pressure. ' +
         (this.job === 'pretrain'
-          ? 'The pretraining was cut short and stored nothing; stored checkpoints are unchanged. Start it again when ready.'
+          ? 'The pretraining was cut short and stored nothing; stored checkpoints are unchanged. ' +
+            'Start it again when ready.'
           : last
             ? 'The run can continue from its last checkpoint.'
             : 'There is no unfinished run with a checkpoint to resume; start a new run when ready.'),

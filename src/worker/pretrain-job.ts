@@ -4,13 +4,7 @@
 // as a model entry under a name no other entry has.
 import type { Engine } from '../gpu/engine.ts';
 import { pretrain, type PretrainOptions } from '../pretrain/run.ts';
-import {
-  PRETRAIN_FIELDS,
-  pretrainProblems,
-  settingsToOptions,
-  type PretrainKey,
-  type PretrainSettings,
-} from '../pretrain/settings.ts';
+import { pickPretrainSettings, pretrainProblems, settingsToOptions } from '../pretrain/settings.ts';
 import { summarisePretrain, trainingMarkdown, type PretrainSummary } from '../pretrain/summary.ts';
 import type { StepLog } from '../pretrain/train.ts';
 import type { RunEvent } from '../selfplay/events.ts';
@@ -65,7 +59,7 @@ export async function pretrainedName(store: BrowserCheckpoints, wanted?: string,
 
 /** Trains, then stores the model as `name` (or a fresh name if an import took it meanwhile). */
 export async function runPretrainJob(req: PretrainRequest, name: string, job: PretrainJob): Promise<PretrainOutcome> {
-  const s = settingsOf(req);
+  const s = pickPretrainSettings(req);
   const started = performance.now();
   const from = req.from ? resolveSource(req.from, job.store) : null;
   job.emit({
@@ -105,7 +99,8 @@ export async function runPretrainJob(req: PretrainRequest, name: string, job: Pr
       new TextEncoder().encode(trainingMarkdown(summary, s, result.cfg, result.stats, result.logs)),
     );
     try {
-      const note = `${summary.steps} steps, ${summary.tokens} tokens${final !== name ? ` (stored as '${final}': '${name}' was taken meanwhile)` : ''}`;
+      const renamed = final !== name ? ` (stored as '${final}': '${name}' was taken meanwhile)` : '';
+      const note = `${summary.steps} steps, ${summary.tokens} tokens${renamed}`;
       const saved = await job.store.importModel(final, files, note, {
         origin: 'pretrained',
         base: from?.where ?? 'a new tiny model',
@@ -120,16 +115,14 @@ export async function runPretrainJob(req: PretrainRequest, name: string, job: Pr
   }
 }
 
-/** The adapter, named as the page's status line does (SwiftShader has no description: its vendor and architecture). */
+/**
+ * The adapter, named as the page's status line does (SwiftShader has no description: its vendor and
+ * architecture).
+ */
 function adapterName(e: Engine): string {
   const i = e.info;
-  return `${i.description || [i.vendor, i.architecture].filter(Boolean).join(' ') || 'an unnamed adapter'}${i.isCpu ? ' (software)' : ''}`;
-}
-
-function settingsOf(req: PretrainRequest): PretrainSettings {
-  const s = {} as Record<PretrainKey, number>;
-  for (const key of Object.keys(PRETRAIN_FIELDS) as PretrainKey[]) s[key] = req[key];
-  return s;
+  const name = i.description || [i.vendor, i.architecture].filter(Boolean).join(' ') || 'an unnamed adapter';
+  return `${name}${i.isCpu ? ' (software)' : ''}`;
 }
 
 /** One logged step as the events the page shows: progress (with ETA) and the loss curve's point. */

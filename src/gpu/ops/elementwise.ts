@@ -113,6 +113,23 @@ export function mean(a: Tensor): Tensor {
   return sum(a, 1 / Math.max(a.size, 1));
 }
 
+/**
+ * reduce.wgsl's sums of a [R, C] tensor, scaled by alpha, into out: 'rows' sums each row (one workgroup per
+ * row), 'cols' each column (one thread per column).
+ */
+function reduce(a: Tensor, out: Tensor, entry: 'rows' | 'cols', R: number, C: number, alpha: number): void {
+  const e = a.engine;
+  const workgroups = entry === 'rows' ? e.grid(R, 1) : e.grid(C, WG);
+  e.dispatch({
+    shader: 'reduce',
+    entry,
+    constants: { WG },
+    params: { R, C, scale: alpha },
+    bindings: { x: a, out },
+    workgroups,
+  });
+}
+
 /** out[r] = alpha * sum_c a[r, c] over the last axis. */
 export function sumRows(a: Tensor, alpha = 1): Tensor {
   const e = a.engine;
@@ -121,14 +138,7 @@ export function sumRows(a: Tensor, alpha = 1): Tensor {
   const C = a.shape[a.rank - 1] ?? 1;
   const R = numel(a.shape.slice(0, -1));
   const out = e.empty(a.shape.slice(0, -1));
-  e.dispatch({
-    shader: 'reduce',
-    entry: 'rows',
-    constants: { WG },
-    params: { R, C, scale: alpha },
-    bindings: { x: a, out },
-    workgroups: e.grid(R, 1), // one workgroup per row
-  });
+  reduce(a, out, 'rows', R, C, alpha);
   e.record([a], [out], ([g]) => [launch('bcast', a, g!, alpha, 0, true)]);
   return out;
 }
@@ -139,14 +149,7 @@ export function sumCols(a: Tensor, alpha = 1): Tensor {
   expect(a, 'sumCols', { dtype: 'f32' });
   const [R, C] = rowsCols(a);
   const out = e.empty([C]);
-  e.dispatch({
-    shader: 'reduce',
-    entry: 'cols',
-    constants: { WG },
-    params: { R, C, scale: alpha },
-    bindings: { x: a, out },
-    workgroups: e.grid(C, WG),
-  });
+  reduce(a, out, 'cols', R, C, alpha);
   e.record([a], [out], ([g]) => [launch('bcast', a, g!, alpha)]);
   return out;
 }

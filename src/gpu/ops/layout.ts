@@ -61,31 +61,26 @@ export function gatherRows(x: Tensor, idx: Int32Array): Tensor {
   const M = idx.length;
   const out = e.empty([M, D], x.dtype);
   const idxT = e.tensor(idx, [M], 'i32');
-  if (M > 0 && D > 0) {
-    e.dispatch({
-      shader: 'gather_rows',
-      entry: 'gather',
-      constants: { WG },
-      params: { M, D },
-      bindings: { src: x, idx: idxT, dst: out },
-      workgroups: e.grid(M * D, WG),
-    });
-  }
+  // One thread per element of the M x D rows; nothing to run when there are none.
+  const run = (entry: 'gather' | 'scatter', src: Tensor, dst: Tensor) => {
+    if (M > 0 && D > 0) {
+      e.dispatch({
+        shader: 'gather_rows',
+        entry,
+        constants: { WG },
+        params: { M, D },
+        bindings: { src, idx: idxT, dst },
+        workgroups: e.grid(M * D, WG),
+      });
+    }
+  };
+  run('gather', x, out);
   e.record(
     [x],
     [out],
     ([g]) => {
       const dx = e.zeros([N, D]);
-      if (M > 0 && D > 0) {
-        e.dispatch({
-          shader: 'gather_rows',
-          entry: 'scatter',
-          constants: { WG },
-          params: { M, D },
-          bindings: { src: g!, idx: idxT, dst: dx },
-          workgroups: e.grid(M * D, WG),
-        });
-      }
+      run('scatter', g!, dx);
       return [dx];
     },
     [idxT],

@@ -1,6 +1,8 @@
 // Vocabulary-row ops over the last axis of logits [..., V]: log-softmax and entropy (shaders/log_softmax.wgsl),
 // the log-prob of one target token per row and the cross-entropy built on it (shaders/token_logprobs.wgsl).
 // Each row kernel gives a row one workgroup that streams it, so V may be any size (vocabularies of ~152k).
+import type { Engine } from '../engine.ts';
+import type { DispatchSpec } from '../stream.ts';
 import type { Tensor } from '../tensor.ts';
 import { maskedMean } from './masked_mean.ts';
 import { expect, rowsCols } from './util.ts';
@@ -16,33 +18,28 @@ function vocabRows(op: string, x: Tensor): [number, number] {
   return rowsCols(x);
 }
 
+/** One entry point of a row kernel over R rows of V logits (default: one workgroup per row); none when R = 0. */
+function rowKernel(
+  e: Engine,
+  shader: 'log_softmax' | 'token_logprobs',
+  entry: string,
+  [R, V]: [number, number],
+  bindings: DispatchSpec['bindings'],
+  workgroups?: DispatchSpec['workgroups'],
+): void {
+  if (R === 0) return;
+  e.dispatch({ shader, entry, constants: { WG }, params: { R, V }, bindings, workgroups: workgroups ?? e.grid(R, 1) });
+}
+
 /** log_softmax(x) over the last axis. Backward: dx = g - softmax(x) * sum(g) per row. */
 export function logSoftmax(x: Tensor): Tensor {
   const e = x.engine;
-  const [R, V] = vocabRows('logSoftmax', x);
+  const rows = vocabRows('logSoftmax', x);
   const y = e.empty(x.shape);
-  if (R > 0) {
-    e.dispatch({
-      shader: 'log_softmax',
-      entry: 'forward',
-      constants: { WG },
-      params: { R, V },
-      bindings: { src: x, dst: y },
-      workgroups: e.grid(R, 1),
-    });
-  }
+  rowKernel(e, 'log_softmax', 'forward', rows, { src: x, dst: y });
   e.record([x], [y], ([g]) => {
     const dx = e.empty(x.shape);
-    if (R > 0) {
-      e.dispatch({
-        shader: 'log_softmax',
-        entry: 'backward',
-        constants: { WG },
-        params: { R, V },
-        bindings: { src: y, dst: dx, grad: g! },
-        workgroups: e.grid(R, 1),
-      });
-    }
+    rowKernel(e, 'log_softmax', 'backward', rows, { src: y, dst: dx, grad: g! });
     return [dx];
   });
   return y;
@@ -59,45 +56,20 @@ export function entropy(logits: Tensor): Tensor {
 
 /** log_softmax.wgsl's entropy of R rows of V logits into h [R] (no autograd; also the chunked LM head's). */
 export function entropyKernel(logits: Tensor, h: Tensor, R: number, V: number): void {
-  if (R === 0) return;
-  const e = logits.engine;
-  e.dispatch({
-    shader: 'log_softmax',
-    entry: 'entropy',
-    constants: { WG },
-    params: { R, V },
-    bindings: { src: logits, dst: h },
-    workgroups: e.grid(R, 1),
-  });
+  rowKernel(logits.engine, 'log_softmax', 'entropy', [R, V], { src: logits, dst: h });
 }
 
 /** token_logprobs.wgsl's forward over R rows: lp [R] and the log-sum-exp lse [R] its backward needs. */
 export function tokenLogprobsKernel(logits: Tensor, targets: Tensor, lp: Tensor, lse: Tensor, R: number, V: number) {
-  if (R === 0) return;
-  const e = logits.engine;
-  e.dispatch({
-    shader: 'token_logprobs',
-    entry: 'forward',
-    constants: { WG },
-    params: { R, V },
-    bindings: { logits, targets, dst: lp, lse },
-    workgroups: e.grid(R, 1),
-  });
+  rowKernel(logits.engine, 'token_logprobs', 'forward', [R, V], { logits, targets, dst: lp, lse });
 }
 
 /** token_logprobs.wgsl's backward: d [R, V] = g_r (onehot - softmax) from the forward's lse. */
 export function tokenLogprobsGradKernel(logits: Tensor, targets: Tensor, lse: Tensor, g: Tensor, d: Tensor) {
   const e = logits.engine;
   const [R, V] = rowsCols(logits);
-  if (R === 0) return;
-  e.dispatch({
-    shader: 'token_logprobs',
-    entry: 'backward',
-    constants: { WG },
-    params: { R, V },
-    bindings: { logits, targets, dst: d, lse, grad: g },
-    workgroups: e.grid(R * V, WG),
-  });
+  // One thread per logit here, not a workgroup per row.
+  rowKernel(e, 'token_logprobs', 'backward', [R, V], { logits, targets, dst: d, lse, grad: g }, e.grid(R * V, WG));
 }
 
 export function checkTargets(op: string, logits: Tensor, targets: Tensor, R: number): void {

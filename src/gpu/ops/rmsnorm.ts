@@ -1,4 +1,5 @@
 // RMSNorm with autograd (shaders/rmsnorm.wgsl, shaders/rmsnorm_dw.wgsl).
+import type { DispatchSpec } from '../stream.ts';
 import type { Tensor } from '../tensor.ts';
 import { sumCols } from './elementwise.ts';
 import { expect, rowsCols } from './util.ts';
@@ -29,18 +30,22 @@ export function rmsnorm(x: Tensor, w: Tensor, eps = 1e-6): Tensor {
   }
   if (!(eps >= 0)) throw new Error(`piplay: rmsnorm: eps must be >= 0, got ${eps}`);
   const WG = rowThreads(D, e.info.isCpu);
+  // One workgroup per row; nothing to run for an empty x.
+  const run = (entry: string, bindings: DispatchSpec['bindings']) => {
+    if (R > 0 && D > 0) {
+      e.dispatch({
+        shader: 'rmsnorm',
+        entry,
+        constants: { WG },
+        params: { R, D, eps },
+        bindings,
+        workgroups: e.grid(R, 1),
+      });
+    }
+  };
   const y = e.empty(x.shape);
   const rstd = e.empty([R]);
-  if (R > 0 && D > 0) {
-    e.dispatch({
-      shader: 'rmsnorm',
-      entry: 'forward',
-      constants: { WG },
-      params: { R, D, eps },
-      bindings: { x, w, out: y, rstd },
-      workgroups: e.grid(R, 1),
-    });
-  }
+  run('forward', { x, w, out: y, rstd });
   e.record(
     [x, w],
     [y],
@@ -50,16 +55,7 @@ export function rmsnorm(x: Tensor, w: Tensor, eps = 1e-6): Tensor {
       let dw: Tensor | null = null;
       if (x.requiresGrad) {
         dx = e.empty(x.shape);
-        if (R > 0 && D > 0) {
-          e.dispatch({
-            shader: 'rmsnorm',
-            entry: 'backward_x',
-            constants: { WG },
-            params: { R, D, eps },
-            bindings: { x, w, out: dx, rstd, g: gy },
-            workgroups: e.grid(R, 1),
-          });
-        }
+        run('backward_x', { x, w, out: dx, rstd, g: gy });
       }
       if (w.requiresGrad) dw = weightGrad(x, gy, rstd, R, D);
       return [dx, dw];

@@ -1,4 +1,5 @@
 // SwiGLU with autograd (shaders/swiglu.wgsl): the gated activation of Llama/Qwen MLPs.
+import type { DispatchSpec } from '../stream.ts';
 import type { Tensor } from '../tensor.ts';
 import { expect } from './util.ts';
 
@@ -11,31 +12,18 @@ export function swiglu(gate: Tensor, up: Tensor): Tensor {
   expect(gate, 'swiglu gate', { dtype: 'f32' });
   expect(up, 'swiglu up', { dtype: 'f32', shape: gate.shape });
   const n = gate.size;
+  // One thread per element; nothing to run for empty tensors.
+  const run = (entry: string, bindings: DispatchSpec['bindings']) => {
+    if (n > 0)
+      e.dispatch({ shader: 'swiglu', entry, constants: { WG }, params: { n }, bindings, workgroups: e.grid(n, WG) });
+  };
   const y = e.empty(gate.shape);
-  if (n > 0) {
-    e.dispatch({
-      shader: 'swiglu',
-      entry: 'forward',
-      constants: { WG },
-      params: { n },
-      bindings: { gate, up, out: y },
-      workgroups: e.grid(n, WG),
-    });
-  }
+  run('forward', { gate, up, out: y });
   e.record([gate, up], [y], ([g]) => {
     // One kernel writes both gradients; one that is not wanted is freed at once.
     const dgate = e.empty(gate.shape);
     const dup = e.empty(up.shape);
-    if (n > 0) {
-      e.dispatch({
-        shader: 'swiglu',
-        entry: 'backward',
-        constants: { WG },
-        params: { n },
-        bindings: { gate, up, out: dgate, gy: g!, dup },
-        workgroups: e.grid(n, WG),
-      });
-    }
+    run('backward', { gate, up, out: dgate, gy: g!, dup });
     if (!gate.requiresGrad) dgate.dispose();
     if (!up.requiresGrad) dup.dispose();
     return [gate.requiresGrad ? dgate : null, up.requiresGrad ? dup : null];

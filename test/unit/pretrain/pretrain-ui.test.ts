@@ -44,6 +44,25 @@ describe('pretraining settings', () => {
     hops.forEach((w, i) => expect(w).toBeCloseTo(DATA_DEFAULTS.teacherHops[i]! / total, 12));
   });
 
+  it('each go to their own place in the options', () => {
+    // The options' numbers and data settings, one entry each, as text.
+    const places = (s: typeof PRETRAIN_DEFAULTS) => {
+      const { data, ...options } = settingsToOptions(s);
+      const flat = { ...options, ...Object.fromEntries(Object.entries(data ?? {}).map(([k, v]) => [`data.${k}`, v])) };
+      return Object.fromEntries(Object.entries(flat).map(([k, v]) => [k, JSON.stringify(v)]));
+    };
+    const base = places(PRETRAIN_DEFAULTS);
+    const reached = new Set<string>();
+    for (const key of Object.keys(PRETRAIN_FIELDS) as PretrainKey[]) {
+      const moved = places({ ...PRETRAIN_DEFAULTS, [key]: PRETRAIN_DEFAULTS[key] + 0.5 });
+      const changed = Object.keys(moved).filter((k) => moved[k] !== base[k]);
+      expect(changed, key).toEqual([PRETRAIN_FIELDS[key].into]);
+      reached.add(changed[0]!);
+    }
+    expect(reached.size).toBe(Object.keys(PRETRAIN_FIELDS).length);
+    expect(Object.keys(base).length).toBe(Object.keys(PRETRAIN_FIELDS).length);
+  });
+
   it('names each bad setting', () => {
     const p = pretrainProblems({
       ...PRETRAIN_DEFAULTS,
