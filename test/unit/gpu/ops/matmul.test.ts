@@ -40,6 +40,7 @@ describe.each<MatmulVariant>(['regs', 'tiled', 'subgroup'])('matmul (%s)', (vari
     [64, 64, 64],
     [65, 31, 129],
     [130, 67, 5],
+    [333, 257, 129], // no dimension a multiple of any block
   ];
   for (const [M, N, K] of shapes) {
     for (const [tA, tB] of [
