@@ -116,6 +116,17 @@ export function gemm(a: Tensor, b: Tensor, out: Tensor, s: GemmShape): void {
   // Output block per workgroup: subgroup (8 x ROW_GROUPS) x (8 x COL_GROUPS), regs 32 x 32 (8 x 8 threads of
   // 4 x 4), tiled 64 x 64.
   const groups = variant === 'subgroup' ? subgroupGroups(s.M, s.N) : null;
+  // A linear layer's forward (x @ wᵀ, both contiguous along k) with f32 operands: the vec4 form of the kernel.
+  if (groups && !s.transA && s.transB && s.K % 4 === 0 && storageFormat(b, 'matmul', 'second operand') === 0) {
+    e.dispatch({
+      shader: 'matmul_subgroup_k4',
+      constants: { ACCUMULATE: s.accumulate ?? false, ...groups },
+      params: { M: s.M, N: s.N, K: s.K, strideA, strideB, strideC: s.M * s.N, alpha: s.alpha },
+      bindings: { A: a, B: b, C: out },
+      workgroups: [Math.ceil(s.N / (8 * groups.COL_GROUPS)), Math.ceil(s.M / (8 * groups.ROW_GROUPS)), s.batch],
+    });
+    return;
+  }
   const [rows, cols] = groups
     ? [8 * groups.ROW_GROUPS, 8 * groups.COL_GROUPS]
     : variant === 'regs'
