@@ -13,6 +13,15 @@ export const MATMUL_SIZES: [number, number, number][] = [
 
 type TF = typeof import('@tensorflow/tfjs-core');
 
+/** Alternating rounds per shape and the minimum time of each side's round. */
+const ROUNDS = 3;
+const ROUND_MS = 150;
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((p, q) => p - q);
+  return s[Math.floor(s.length / 2)]!;
+}
+
 async function loadTfjs(e: Engine): Promise<TF | null> {
   try {
     const nav = ((globalThis as { navigator?: object }).navigator ??= {}) as object;
@@ -27,11 +36,11 @@ async function loadTfjs(e: Engine): Promise<TF | null> {
   }
 }
 
-async function timeTf(tf: TF, M: number, N: number, K: number, minMs = 400): Promise<number> {
+async function timeTf(tf: TF, M: number, N: number, K: number, minMs = 400, warmup = 2): Promise<number> {
   const a = tf.randomNormal([M, K]);
   const b = tf.randomNormal([K, N]);
   const run = () => tf.tidy(() => tf.matMul(a, b));
-  for (let k = 0; k < 2; k++) await run().data();
+  for (let k = 0; k < warmup; k++) await run().data();
   let calls = 0;
   const t0 = performance.now();
   while (performance.now() - t0 < minMs || calls < 3) {
@@ -83,7 +92,16 @@ async function benchVariant(
       Float32Array.from({ length: K * N }, (_, i) => Math.cos(i)),
       [K, N],
     );
-    const ours = await timeGpu(e, () => e.noGrad(() => matmul(a, b).dispose()));
+    // piplay and tfjs alternate over ROUNDS rounds and each keeps its median, so a change in the machine's load
+    // (other jobs on a shared CPU driver) falls on both sides of the ratio.
+    const oursMs: number[] = [];
+    const tfMsAll: number[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      const warmup = r === 0 ? 2 : 0;
+      oursMs.push((await timeGpu(e, () => e.noGrad(() => matmul(a, b).dispose()), ROUND_MS, warmup)).msPerCall);
+      if (tf) tfMsAll.push(await timeTf(tf, M, N, K, ROUND_MS, warmup));
+    }
+    const ours = { msPerCall: median(oursMs) };
     const gOurs = flops / ours.msPerCall / 1e6;
     let line = `  ${String(M).padStart(5)} ${String(N).padStart(5)} ${String(K).padStart(5)} | ${fmt(ours.msPerCall, 3)} ${fmt(gOurs)} |`;
     const row: Record<string, unknown> = {
@@ -96,7 +114,7 @@ async function benchVariant(
       gflops: gOurs,
     };
     if (tf) {
-      const tfMs = await timeTf(tf, M, N, K);
+      const tfMs = median(tfMsAll);
       const gTf = flops / tfMs / 1e6;
       line += ` ${fmt(tfMs, 3)} ${fmt(gTf)} | ${fmt(gOurs / gTf)}x`;
       Object.assign(row, { tfjsMs: tfMs, tfjsGflops: gTf, ratio: gOurs / gTf });

@@ -98,18 +98,50 @@ function bFormat(b: Tensor): { B_FORMAT?: number } {
   return format === 0 ? {} : { B_FORMAT: format };
 }
 
+/**
+ * Block shape of shaders/matmul_subgroup.wgsl in groups of 8 rows and 8 columns: 16 x 32 (64 multiply-adds per
+ * 6 loads), fewer groups where the product has at most 8 rows (decoding) or few columns, so no block is mostly
+ * outside C.
+ */
+function subgroupGroups(M: number, N: number): { ROW_GROUPS: number; COL_GROUPS: number } {
+  return { ROW_GROUPS: M <= 8 ? 1 : 2, COL_GROUPS: Math.min(4, Math.ceil(N / 8)) };
+}
+
 /** Launches the kernel into an existing output (no autograd). */
 export function gemm(a: Tensor, b: Tensor, out: Tensor, s: GemmShape): void {
   const e = a.engine;
   const variant = pickVariant(e);
   const strideA = s.batch > 1 ? s.M * s.K : 0;
   const strideB = s.batch > 1 ? s.K * s.N : 0;
-  // Output block per workgroup: subgroup 8 x 16, regs 32 x 32 (8 x 8 threads of 4 x 4), tiled 64 x 64.
-  const [rows, cols] = variant === 'subgroup' ? [8, 16] : variant === 'regs' ? [32, 32] : [64, 64];
+  // Output block per workgroup: subgroup (8 x ROW_GROUPS) x (8 x COL_GROUPS), regs 32 x 32 (8 x 8 threads of
+  // 4 x 4), tiled 64 x 64.
+  const groups = variant === 'subgroup' ? subgroupGroups(s.M, s.N) : null;
+  // A linear layer's forward (x @ wᵀ, both contiguous along k) with f32 operands: the vec4 form of the kernel.
+  if (groups && !s.transA && s.transB && s.K % 4 === 0 && storageFormat(b, 'matmul', 'second operand') === 0) {
+    e.dispatch({
+      shader: 'matmul_subgroup_k4',
+      constants: { ACCUMULATE: s.accumulate ?? false, ...groups },
+      params: { M: s.M, N: s.N, K: s.K, strideA, strideB, strideC: s.M * s.N, alpha: s.alpha },
+      bindings: { A: a, B: b, C: out },
+      workgroups: [Math.ceil(s.N / (8 * groups.COL_GROUPS)), Math.ceil(s.M / (8 * groups.ROW_GROUPS)), s.batch],
+    });
+    return;
+  }
+  const [rows, cols] = groups
+    ? [8 * groups.ROW_GROUPS, 8 * groups.COL_GROUPS]
+    : variant === 'regs'
+      ? [32, 32]
+      : [64, 64];
   e.dispatch({
     shader: variant === 'subgroup' ? 'matmul_subgroup' : 'matmul',
     entry: variant === 'subgroup' ? 'main' : variant,
-    constants: { TRANS_A: s.transA, TRANS_B: s.transB, ACCUMULATE: s.accumulate ?? false, ...bFormat(b) },
+    constants: {
+      TRANS_A: s.transA,
+      TRANS_B: s.transB,
+      ACCUMULATE: s.accumulate ?? false,
+      ...bFormat(b),
+      ...(groups ?? {}),
+    },
     params: { M: s.M, N: s.N, K: s.K, strideA, strideB, strideC: s.M * s.N, alpha: s.alpha },
     bindings: { A: a, B: b, C: out },
     workgroups: [Math.ceil(s.N / cols), Math.ceil(s.M / rows), s.batch],

@@ -40,6 +40,8 @@ describe.each<MatmulVariant>(['regs', 'tiled', 'subgroup'])('matmul (%s)', (vari
     [64, 64, 64],
     [65, 31, 129],
     [130, 67, 5],
+    [333, 257, 129], // no dimension a multiple of any block
+    [37, 45, 68], // K a multiple of 4 (the vec4 kernel for transposed B), M and N not of a block
   ];
   for (const [M, N, K] of shapes) {
     for (const [tA, tB] of [
@@ -76,6 +78,21 @@ describe.each<MatmulVariant>(['regs', 'tiled', 'subgroup'])('matmul (%s)', (vari
     const got = await e.tidy(() => e.keep(matmul(e.tensor(a, [B, M, K]), e.tensor(b, [B, K, N])))).read();
     for (let z = 0; z < B; z++) {
       const want = refMatmul(a.subarray(z * M * K), b.subarray(z * K * N), M, N, K, false, false);
+      expectClose(got.subarray(z * M * N, (z + 1) * M * N), want, 1e-4, 1e-4, `batch ${z}`);
+    }
+    setMatmulVariant(null);
+  });
+
+  it('batched, transposed B, K a multiple of 4', async () => {
+    setMatmulVariant(variant);
+    const [B, M, N, K] = [3, 9, 11, 12];
+    const a = randn(B * M * K, 3);
+    const b = randn(B * N * K, 4);
+    const got = await e
+      .tidy(() => e.keep(matmul(e.tensor(a, [B, M, K]), e.tensor(b, [B, N, K]), { transB: true })))
+      .read();
+    for (let z = 0; z < B; z++) {
+      const want = refMatmul(a.subarray(z * M * K), b.subarray(z * N * K), M, N, K, false, true);
       expectClose(got.subarray(z * M * N, (z + 1) * M * N), want, 1e-4, 1e-4, `batch ${z}`);
     }
     setMatmulVariant(null);

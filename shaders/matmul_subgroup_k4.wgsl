@@ -1,0 +1,65 @@
+enable subgroups;
+// C[b] = alpha * A[b] @ B[b]ᵀ (+ C[b] when ACCUMULATE), f32: A stored [M, K], B stored [N, K] (a linear layer's
+// input and nn.Linear weight), K a multiple of 4. The layout of shaders/matmul_subgroup.wgsl (a subgroup of 8
+// lanes owns a (8 * ROW_GROUPS) x (8 * COL_GROUPS) block, A's rows shared by subgroupBroadcast), but as both
+// operands are contiguous along k each lane loads them 4 k at a time as vec4: on llvmpipe a load is done lane by
+// lane with its checks, and a vec4 shares one lane's checks over 4 elements (1.5x the scalar kernel measured,
+// bench/NOTES.md). The host uses it only for that case, with f32 operands (src/gpu/ops/matmul.ts).
+override ACCUMULATE: bool = false;
+override ROW_GROUPS: u32 = 2u;
+override COL_GROUPS: u32 = 4u;
+
+struct Params { M: u32, N: u32, K: u32, strideA: u32, strideB: u32, strideC: u32, alpha: f32 }
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> A: array<vec4f>;
+@group(0) @binding(2) var<storage, read> B: array<vec4f>;
+@group(0) @binding(3) var<storage, read_write> C: array<f32>;
+
+fn store(base: u32, r: u32, c: u32, v: f32) {
+  if (r >= p.M || c >= p.N) { return; }
+  let idx = base + r * p.N + c;
+  if (ACCUMULATE) { C[idx] += p.alpha * v; } else { C[idx] = p.alpha * v; }
+}
+
+@compute @workgroup_size(8, 1, 1)
+fn main(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane: u32) {
+  let r0 = wid.y * 8u * ROW_GROUPS;
+  let c0 = wid.x * 8u * COL_GROUPS;
+  let b = wid.z;
+  let K4 = p.K / 4u;
+  // vec4 offsets of this lane's rows of A and of B at k = 0; clamped so the loop has no edge branches
+  // (results outside C are dropped at store).
+  var offA: array<u32, 2>;
+  var offB: array<u32, 4>;
+  for (var t = 0u; t < ROW_GROUPS; t++) {
+    offA[t] = (b * p.strideA) / 4u + min(r0 + 8u * t + lane, p.M - 1u) * K4;
+  }
+  for (var j = 0u; j < COL_GROUPS; j++) {
+    offB[j] = (b * p.strideB) / 4u + min(c0 + 8u * j + lane, p.N - 1u) * K4;
+  }
+  // acc[8t + i][j]: C[r0 + 8t + i][c0 + 8j + lane].
+  var acc: array<array<f32, 4>, 16>;
+  for (var k4 = 0u; k4 < K4; k4++) {
+    var bv: array<vec4f, 4>;
+    for (var j = 0u; j < COL_GROUPS; j++) { bv[j] = B[offB[j] + k4]; }
+    for (var t = 0u; t < ROW_GROUPS; t++) {
+      let av = A[offA[t] + k4];
+      for (var kk = 0u; kk < 4u; kk++) {
+        let x = av[kk];
+        // subgroupBroadcast takes a constant lane.
+        let a = array<f32, 8>(subgroupBroadcast(x, 0u), subgroupBroadcast(x, 1u), subgroupBroadcast(x, 2u),
+                              subgroupBroadcast(x, 3u), subgroupBroadcast(x, 4u), subgroupBroadcast(x, 5u),
+                              subgroupBroadcast(x, 6u), subgroupBroadcast(x, 7u));
+        for (var i = 0u; i < 8u; i++) {
+          for (var j = 0u; j < COL_GROUPS; j++) { acc[8u * t + i][j] += a[i] * bv[j][kk]; }
+        }
+      }
+    }
+  }
+  let baseC = b * p.strideC;
+  for (var t = 0u; t < ROW_GROUPS; t++) {
+    for (var i = 0u; i < 8u; i++) {
+      for (var j = 0u; j < COL_GROUPS; j++) { store(baseC, r0 + 8u * t + i, c0 + 8u * j + lane, acc[8u * t + i][j]); }
+    }
+  }
+}
