@@ -289,8 +289,8 @@ export const SETTINGS = {
     help: "teacher's privileged context (none = Dr. Zero)",
     paper: 'full',
   }),
-  /** How the teacher's notes show the path's documents. demo: compact, as the embedded model was trained to
-   *  read them (its 3 layers do not find the answer line after ~500 tokens of passages). */
+  /** How the teacher's notes show the path's documents: the papers' whole passages everywhere, as the
+   *  shipped model was trained to read them; compact notes fit a small model's reach (TRAINING.md, stage 12). */
   notes: setting({
     flag: 'notes',
     kind: oneOf(NOTES_RENDERINGS),
@@ -298,7 +298,6 @@ export const SETTINGS = {
       "how the teacher's full and partial notes show the path's documents: whole passages, " +
       'or compact (each cut to the sentence that leads to the next step)',
     paper: 'passages',
-    demo: 'compact',
   }),
   /** Share of the QCP's content (words of its source and search results) 'partial' removes. */
   partialDrop: setting({
