@@ -210,7 +210,7 @@ export class CausalLM {
     return all.filter((p) => p.name?.startsWith(pre));
   }
 
-  /** One decoder block over x [B, T, hidden]. */
+  /** One decoder block over x [B, T, hidden]: pre-norm attention, then a pre-norm MLP, each a residual. */
   private layer(
     l: number,
     x: Tensor,
@@ -220,39 +220,57 @@ export class CausalLM {
     T: number,
     cache?: KVCache,
   ): Tensor {
+    const pre = `model.layers.${l}`;
+    x = add(x, this.attn(l, this.norm(x, `${pre}.input_layernorm`), positions, keyStart, B, T, cache));
+    return add(x, this.mlp(l, this.norm(x, `${pre}.post_attention_layernorm`)));
+  }
+
+  private norm(x: Tensor, name: string): Tensor {
+    return rmsnorm(x, this.param(`${name}.weight`), this.cfg.rmsEps);
+  }
+
+  /** Causal self-attention of layer `l` over normed rows h [B, T, hidden] (appending to `cache` when given). */
+  private attn(
+    l: number,
+    h: Tensor,
+    positions: Tensor,
+    keyStart: Tensor | null,
+    B: number,
+    T: number,
+    cache?: KVCache,
+  ): Tensor {
     const c = this.cfg;
     const Dh = c.headDim;
-    {
-      const pre = `model.layers.${l}`;
-      const h = rmsnorm(x, this.param(`${pre}.input_layernorm.weight`), c.rmsEps);
-      let q = this.proj(h, `${pre}.self_attn.q_proj`, c.attentionBias).reshape([B, T, c.heads, Dh]);
-      let k = this.proj(h, `${pre}.self_attn.k_proj`, c.attentionBias).reshape([B, T, c.kvHeads, Dh]);
-      const v = this.proj(h, `${pre}.self_attn.v_proj`, c.attentionBias).reshape([B, T, c.kvHeads, Dh]);
-      if (c.qkNorm) {
-        q = rmsnorm(q, this.param(`${pre}.self_attn.q_norm.weight`), c.rmsEps);
-        k = rmsnorm(k, this.param(`${pre}.self_attn.k_norm.weight`), c.rmsEps);
-      }
-      q = rope(q, positions, c.ropeTheta);
-      k = rope(k, positions, c.ropeTheta);
-      let o: Tensor;
-      if (cache) {
-        kvAppend(k, cache.keys[l]!, cache.length);
-        kvAppend(v, cache.values[l]!, cache.length);
-        o = attention(swapAxes12(q), cache.keys[l]!, cache.values[l]!, {
-          kvLength: cache.length + T,
-          kvCapacity: cache.capacity,
-          keyStart: keyStart ?? undefined,
-        });
-      } else {
-        o = attention(swapAxes12(q), swapAxes12(k), swapAxes12(v), { keyStart: keyStart ?? undefined });
-      }
-      o = swapAxes12(o).reshape([B, T, c.heads * Dh]);
-      x = add(x, this.proj(o, `${pre}.self_attn.o_proj`));
-      const h2 = rmsnorm(x, this.param(`${pre}.post_attention_layernorm.weight`), c.rmsEps);
-      const gate = this.proj(h2, `${pre}.mlp.gate_proj`);
-      const up = this.proj(h2, `${pre}.mlp.up_proj`);
-      return add(x, this.proj(swiglu(gate, up), `${pre}.mlp.down_proj`));
+    const pre = `model.layers.${l}.self_attn`;
+    let q = this.proj(h, `${pre}.q_proj`, c.attentionBias).reshape([B, T, c.heads, Dh]);
+    let k = this.proj(h, `${pre}.k_proj`, c.attentionBias).reshape([B, T, c.kvHeads, Dh]);
+    const v = this.proj(h, `${pre}.v_proj`, c.attentionBias).reshape([B, T, c.kvHeads, Dh]);
+    if (c.qkNorm) {
+      q = this.norm(q, `${pre}.q_norm`);
+      k = this.norm(k, `${pre}.k_norm`);
     }
+    q = rope(q, positions, c.ropeTheta);
+    k = rope(k, positions, c.ropeTheta);
+    let o: Tensor;
+    if (cache) {
+      kvAppend(k, cache.keys[l]!, cache.length);
+      kvAppend(v, cache.values[l]!, cache.length);
+      o = attention(swapAxes12(q), cache.keys[l]!, cache.values[l]!, {
+        kvLength: cache.length + T,
+        kvCapacity: cache.capacity,
+        keyStart: keyStart ?? undefined,
+      });
+    } else {
+      o = attention(swapAxes12(q), swapAxes12(k), swapAxes12(v), { keyStart: keyStart ?? undefined });
+    }
+    o = swapAxes12(o).reshape([B, T, c.heads * Dh]);
+    return this.proj(o, `${pre}.o_proj`);
+  }
+
+  /** The SwiGLU MLP of layer `l` over normed rows h. */
+  private mlp(l: number, h: Tensor): Tensor {
+    const pre = `model.layers.${l}.mlp`;
+    return this.proj(swiglu(this.proj(h, `${pre}.gate_proj`), this.proj(h, `${pre}.up_proj`)), `${pre}.down_proj`);
   }
 
   /** Vocabulary logits of hidden rows: [..., hidden] -> [..., vocab]. */
