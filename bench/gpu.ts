@@ -7,10 +7,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Engine } from '../src/gpu/engine.ts';
 import { nodeHost } from '../src/gpu/host/node.ts';
-import { parseConfig, expectedTensors } from '../src/model/config.ts';
-import { CausalLM } from '../src/model/decoder.ts';
 import { benchAttention, type AttentionSize } from './attention.ts';
 import { benchMatmul } from './matmul.ts';
+import { randomModel } from './random-model.ts';
 import { throughput } from './throughput.ts';
 import { fmt } from './timing.ts';
 // The real models' configs, as the tests hold them (test/assets/configs/, from the models' repositories).
@@ -26,23 +25,6 @@ const TINY = {
   num_attention_heads: 4,
   num_key_value_heads: 2,
 };
-
-/** A model of `config`'s shapes with seeded random weights (N(0, 0.02), norms 1). */
-function randomModel(e: Engine, config: object): CausalLM {
-  const cfg = parseConfig(config);
-  let seed = 1;
-  const rand = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32 - 0.5) * 0.07;
-  const specs = new Map(expectedTensors(cfg).map((s) => [s.name, s.shape]));
-  return CausalLM.fromHost(e, cfg, (name) => {
-    const shape = specs.get(name);
-    if (!shape) return undefined;
-    const n = shape.reduce((a, b) => a * b, 1);
-    const data = new Float32Array(n);
-    if (name.endsWith('norm.weight')) data.fill(1);
-    else for (let i = 0; i < n; i++) data[i] = rand();
-    return { data, shape: [...shape] };
-  });
-}
 
 async function benchModel(e: Engine, name: string, config: object, small: boolean): Promise<Record<string, unknown>> {
   const t0 = performance.now();

@@ -1,13 +1,22 @@
-// Decode and training throughput of the tiny fixture checkpoints (and the shipped default model if present).
-import { existsSync } from 'node:fs';
+// Decode and training throughput of the tiny fixture checkpoints, then of the real small models' shapes
+// (SmolLM2-135M, Qwen2.5-0.5B, Qwen3-0.6B: their configs and vocabularies, random f32 weights; minutes on a
+// CPU driver, so a short plan: 4 new tokens, one training step of 1 x 64 tokens).
+import { existsSync, readFileSync } from 'node:fs';
 import type { Engine } from '../src/gpu/engine.ts';
 import { filesFromNodeFolder } from '../src/gpu/host/node-files.ts';
 import { loadModel } from '../src/model/io.ts';
+import { randomModel } from './random-model.ts';
 import { throughput } from './throughput.ts';
 import { fmt } from './timing.ts';
 
 const FIXTURES = new URL('../../shared/fixtures/', import.meta.url).pathname;
 const MODELS = ['llama_tiny_bf16', 'qwen2_tiny_f16', 'qwen3_tiny_f32'];
+const CONFIGS = new URL('../test/assets/configs/', import.meta.url).pathname;
+const REAL: [string, string][] = [
+  ['SmolLM2-135M', 'smollm2-135m.json'],
+  ['Qwen2.5-0.5B', 'qwen2.5-0.5b-instruct.json'],
+  ['Qwen3-0.6B', 'qwen3-0.6b.json'],
+];
 
 export async function benchModel(e: Engine): Promise<Record<string, unknown>[]> {
   console.log('\ntiny models: decode (KV cache, greedy) and training (forward + backward + AdamW)');
@@ -40,6 +49,36 @@ export async function benchModel(e: Engine): Promise<Record<string, unknown>[]> 
       decodeTokPerSecB1: d1,
       decodeTokPerSecB8: d8,
       trainTokPerSec: train,
+    });
+    model.dispose();
+  }
+  console.log('\nreal model shapes, random weights (f32): decode (KV cache, greedy) and training');
+  console.log('  model              params | decode b=1 tok/s  b=8 tok/s | train tok/s  (batch 1 x 64)');
+  for (const [name, file] of REAL) {
+    const model = randomModel(e, JSON.parse(readFileSync(CONFIGS + file, 'utf8')) as object);
+    const V = model.cfg.vocabSize;
+    const t0 = performance.now();
+    const { decode1, decode8, train } = await throughput(e, model, {
+      prompt: (b) => Array.from({ length: 16 }, (_, t) => (b * 31 + t * 7 + 1) % V),
+      warmTokens: 1,
+      newTokens: 4,
+      batch: 1,
+      time: 64,
+      steps: 1,
+      lr: 1e-5,
+    });
+    console.log(
+      `  ${name.padEnd(17)} ${String(model.numParameters()).padStart(9)} |   ${fmt(decode1, 1)}   ${fmt(decode8, 1)} |   ${fmt(train, 1)}`,
+    );
+    rows.push({
+      op: 'model',
+      model: name,
+      params: model.numParameters(),
+      decodeTokPerSecB1: decode1,
+      decodeTokPerSecB8: decode8,
+      trainTokPerSec: train,
+      trainBatch: [1, 64],
+      seconds: (performance.now() - t0) / 1000,
     });
     model.dispose();
   }
