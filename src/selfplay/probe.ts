@@ -13,9 +13,8 @@
 //     to answer without searching.
 import { studentPrompt, type PrivilegedMode } from '../env/prompts.ts';
 import { ANSWER_CLOSE, ANSWER_OPEN, SEARCH_OPEN, THINK_CLOSE } from '../env/tags.ts';
-import { tokenLogprobs } from '../gpu/ops/log_softmax.ts';
-import { TOPK_KL_MAX_K, topkKl } from '../gpu/ops/topk_kl.ts';
-import { headLogits } from '../gpu/ops/vocab_head.ts';
+import { TOPK_KL_MAX_K } from '../gpu/ops/topk_kl.ts';
+import { logitRowsAt, logitVocab, rowLogprobs, rowTopkKl, type VocabHead } from '../gpu/ops/vocab_head.ts';
 import type { CausalLM } from '../model/decoder.ts';
 import { policyBatch, teacherSequence, type MaskedSequence } from '../rl/batch.ts';
 import { policyLogits } from '../rl/forward.ts';
@@ -133,9 +132,10 @@ export function decisionIndex(
 
 /**
  * Scores `seqs` under `model`, with the top-K term against the student's logits on `studentSeqs` and the
- * actions' log-probs at `decisions[i]` (a policy-token index of sequence i).
+ * actions' log-probs at `decisions[i]` (a policy-token index of sequence i). No tensor it makes holds more
+ * rows of [rows, V] logits than one storage binding does.
  */
-async function score(
+export async function score(
   ctx: ProbeContext,
   model: CausalLM,
   student: CausalLM,
@@ -164,42 +164,59 @@ async function score(
     const t = e.noGrad(() =>
       e.tidy(() => {
         const targets = e.tensor(tb.targets, [M], 'i32');
-        // The whole [M, V] logits are read back (the full-vocabulary KL below): one binding's worth of rows.
-        const tl = headLogits(policyLogits(model, tb, c.temperature));
+        // LM heads over the policy rows: the row ops read their logits chunk by chunk where [M, V] would not
+        // fit one storage binding (a real vocabulary), so no tensor of the probe exceeds it.
+        const tl = policyLogits(model, tb, c.temperature);
         // The student scored against itself: the same logits, one forward pass.
-        const sl = self ? tl : headLogits(policyLogits(student, sb, c.temperature));
+        const sl = self ? tl : policyLogits(student, sb, c.temperature);
         const ones = e.tensor(new Float32Array(M).fill(1), [M]);
         const klAt = (k: number) =>
-          topkKl(sl, tl, ones, { k: Math.min(k, model.cfg.vocabSize), tail: c.tail, direction: c.kl }).perToken;
+          rowTopkKl(sl, tl, ones, { k: Math.min(k, model.cfg.vocabSize), tail: c.tail, direction: c.kl }).perToken;
         // The configured K is one of coverageKs (both capped at the vocabulary): its term is computed once.
         const klK = self ? [] : coverageKs.map(klAt);
         const configured = coverageKs.indexOf(Math.min(c.topK, model.cfg.vocabSize));
-        return {
-          logits: tl,
-          studentLogits: sl,
-          lp: tokenLogprobs(tl, targets),
-          kl: klK[configured] ?? klAt(c.topK),
-          klK,
-        };
+        return { tl, sl, lp: rowLogprobs(tl, targets), kl: klK[configured] ?? klAt(c.topK), klK };
       }),
     );
-    const logits = await t.logits.read();
     const lp = await t.lp.read();
     const kl = await t.kl.read();
-    const V = t.logits.shape[t.logits.shape.length - 1]!;
-    if (!self) {
-      // How much of the full-vocabulary KL the top-K term keeps (the student against itself: all 0).
-      const sLogits = await t.studentLogits.read();
-      for (let r = 0; r < M; r++) out.coverage.full += fullKl(sLogits, logits, r, V, c.kl);
-      for (const [j, x] of t.klK.entries()) for (const v of await x.read()) out.coverage.byK[j]! += v;
-    }
-    for (const x of new Set([t.logits, t.studentLogits, t.lp, t.kl, ...t.klK])) x.dispose();
+    const V = logitVocab(t.tl);
+    // Rows of the batch whose actions' log-probs are wanted (each sequence's first decision), by row.
+    const decisionRows = new Map<number, number>();
     let m = 0;
     idx.forEach((i, b) => {
       const n = tb.owner.filter((o) => o === b).length;
+      if (n > 0) decisionRows.set(m + decisions[i]!, b);
+      m += n;
+    });
+    const decisionLps = new Map<number, Float64Array>();
+    // The host reads [rows, V] logits one binding's worth of rows at a time: the full-vocabulary KL and the
+    // log-softmax of the decision rows.
+    const step = Math.min(t.tl.chunk, t.sl.chunk);
+    for (let r0 = 0; r0 < M; r0 += step) {
+      const rows = Math.min(step, M - r0);
+      const chunkOf = (x: VocabHead) => e.noGrad(() => e.tidy(() => logitRowsAt(x, r0, rows)));
+      const tz = chunkOf(t.tl);
+      const logits = await tz.read();
+      tz.dispose();
+      for (const [r, b] of decisionRows)
+        if (r >= r0 && r < r0 + rows) decisionLps.set(b, logSoftmaxRow(logits, r - r0, V));
+      if (self) continue;
+      // How much of the full-vocabulary KL the top-K term keeps (the student against itself: all 0).
+      const sz = chunkOf(t.sl);
+      const sLogits = await sz.read();
+      sz.dispose();
+      for (let r = 0; r < rows; r++) out.coverage.full += fullKl(sLogits, logits, r, V, c.kl);
+    }
+    for (const [j, x] of t.klK.entries()) for (const v of await x.read()) out.coverage.byK[j]! += v;
+    const heads = [t.tl.h, t.tl.logits, t.sl.h, t.sl.logits].filter((x) => x !== null);
+    for (const x of new Set([...heads, t.lp, t.kl, ...t.klK])) x.dispose(); // the heads' shards are the model's
+    m = 0;
+    idx.forEach((_, b) => {
+      const n = tb.owner.filter((o) => o === b).length;
       out.logp.push(Array.from(lp.slice(m, m + n)));
       out.kl.push(Array.from(kl.slice(m, m + n)));
-      const row = n > 0 ? logSoftmaxRow(logits, m + decisions[i]!, V) : null;
+      const row = decisionLps.get(b) ?? null;
       const lps = tags.map((g) => (row ? row[tagIds[g]]! : -Infinity));
       out.decision.push(Object.fromEntries(tags.map((g, k) => [g, lps[k]!])) as Record<DecisionTag, number>);
       m += n;

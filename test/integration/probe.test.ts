@@ -1,14 +1,23 @@
 // The teacher probe (src/selfplay/probe.ts) at smoke size: it draws training-side questions with their
 // construction paths (never held-out ones), scores the student's prompt and each privileged prompt, and
 // its numbers keep their meaning (the student against itself has no distillation term and no gain).
-import { beforeAll, describe, expect, it } from 'vitest';
-import type { Engine } from '../../src/gpu/engine.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Engine } from '../../src/gpu/engine.ts';
+import { nodeHost } from '../../src/gpu/host/node.ts';
 import { CausalLM } from '../../src/model/decoder.ts';
 import { randomTinyBase, type BaseModel } from '../../src/selfplay/base-model.ts';
 import { makeConfig } from '../../src/selfplay/config.ts';
 import { Environment } from '../../src/selfplay/environment.ts';
-import { answerSpan, coverageKs, decisionIndex, probeQuestions, probeTeacher } from '../../src/selfplay/probe.ts';
+import {
+  answerSpan,
+  coverageKs,
+  decisionIndex,
+  probeQuestions,
+  probeTeacher,
+  score,
+} from '../../src/selfplay/probe.ts';
 import { probeExaminer } from '../../src/selfplay/examiner-probe.ts';
+import { expectClose } from '../helpers/compare.ts';
 import { testEngine } from '../helpers/engine.ts';
 
 let e: Engine;
@@ -100,6 +109,57 @@ describe('the teacher probe', () => {
     } finally {
       model.dispose();
     }
+  });
+});
+
+describe('the teacher probe on an engine whose storage binding is small', () => {
+  // 64 KiB holds a few dozen rows of [rows, V] logits of the tiny vocabulary (as 128 MiB holds ~220 rows of
+  // Qwen's): the batch below has more policy rows than that, so the probe must read its logits chunk by chunk.
+  const CAP = 65536;
+  let small: Engine;
+  beforeAll(async () => {
+    small = await Engine.create(nodeHost(), { maxBindingBytes: CAP });
+  });
+  afterAll(() => small?.destroy());
+
+  it('scores the same numbers as on an uncapped engine', async () => {
+    const V = base.cfg.vocabSize;
+    const ids = (n: number, seed: number) => Array.from({ length: n }, (_, j) => (seed * 131 + j * 37) % V);
+    const response = [ids(14, 1), ids(9, 2), ids(17, 3)];
+    const withPrompt = (prompt: number[], r: number[]) => ({
+      ids: [...prompt, ...r],
+      mask: [...prompt.map(() => 0), ...r.map(() => 1)],
+    });
+    const studentSeqs = response.map((r, i) => withPrompt(ids(5, 10 + i), r));
+    const teacherSeqs = response.map((r, i) => withPrompt(ids(8, 20 + i), r));
+    const rows = response.reduce((n, r) => n + r.length, 0);
+    expect(rows * V * 4).toBeGreaterThan(CAP);
+    const decisions = [3, 0, 16];
+    const tagIds = { search: 5, answer: 7 };
+    const ks = coverageKs(config.topK, V);
+    const run = async (engine: Engine) => {
+      const ctx = { config, base, env, engine };
+      const model = CausalLM.fromHost(engine, base.cfg, (name) => base.weights.get(name));
+      try {
+        return {
+          self: await score(ctx, model, model, studentSeqs, studentSeqs, decisions, tagIds, ks),
+          teacher: await score(ctx, model, model, teacherSeqs, studentSeqs, decisions, tagIds, ks),
+        };
+      } finally {
+        model.dispose();
+      }
+    };
+    const want = await run(e);
+    const got = await run(small);
+    for (const k of ['self', 'teacher'] as const) {
+      expectClose(got[k].logp.flat(), want[k].logp.flat(), 1e-4, 1e-5, `${k} log-probs`);
+      expectClose(got[k].kl.flat(), want[k].kl.flat(), 1e-4, 1e-5, `${k} top-K term`);
+      const tags = (s: typeof got.self) => s.decision.flatMap((d) => [d.search, d.answer]);
+      expectClose(tags(got[k]), tags(want[k]), 1e-4, 1e-5, `${k} decision log-probs`);
+      const coverage = (s: typeof got.self) => [...s.coverage.byK, s.coverage.full];
+      expectClose(coverage(got[k]), coverage(want[k]), 1e-4, 1e-5, `${k} coverage`);
+    }
+    expect(want.teacher.coverage.full).toBeGreaterThan(0);
   });
 });
 

@@ -195,6 +195,11 @@ function chunkLogits(head: VocabHead, r0: number, m: number): Tensor {
   return z;
 }
 
+/** Rows [r0, r0 + m) of logits as a new [m, V] tensor: a copy of plain ones, or a chunked head's (no autograd). */
+export function logitRowsAt(x: Logits, r0: number, m: number): Tensor {
+  return isHead(x) && !x.logits ? chunkLogits(x, r0, m) : rowsOf(plain(x)!, r0, m);
+}
+
 /** The chunks of a head's rows: [r0, m] pairs. */
 function chunks(head: VocabHead): [number, number][] {
   const M = head.h.shape[0]!;
@@ -335,16 +340,13 @@ export function rowTopkKl(student: Logits, teacher: Logits, mask: Tensor, opts: 
   const { K, tail, reverse } = topkKlArgs([R, V], [logitRows(teacher), logitVocab(teacher)], mask, opts);
   const e = mask.engine;
   const out = topkKlOutputs(e, [R], K);
-  // Rows [r0, r0 + m) of either side's logits: a copy of plain ones, or the head's chunk.
-  const rowsOfLogits = (x: Logits, r0: number, m: number): Tensor =>
-    isHead(x) && !x.logits ? chunkLogits(x, r0, m) : rowsOf(plain(x)!, r0, m);
   const step = Math.min(isHead(student) ? student.chunk : R, isHead(teacher) ? teacher.chunk : R) || 1;
   e.noGrad(() => {
     for (let r0 = 0; r0 < R; r0 += step) {
       const m = Math.min(step, R - r0);
       e.tidy(() => {
         const part = topkKlOutputs(e, [m], K);
-        topkKlKernel(rowsOfLogits(student, r0, m), rowsOfLogits(teacher, r0, m), part, { V, K, tail, reverse });
+        topkKlKernel(logitRowsAt(student, r0, m), logitRowsAt(teacher, r0, m), part, { V, K, tail, reverse });
         for (const key of ['perToken', 'ids', 'studentLogp', 'teacherLogp', 'stats', 'coef'] as const) {
           putRows(part[key], out[key], r0);
         }
