@@ -4,26 +4,16 @@
 // every privileged context) and the base model beside the trained student on held-out questions; the whole run's
 // time before a run (its units, then at the pace a run measured) and while it goes. Screenshots land in
 // test/screenshots/.
-import { mkdirSync } from 'node:fs';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasChromium, ready, startBrowserSession, type BrowserSession } from '../helpers/browser.ts';
-
-const SHOTS = new URL('../screenshots/', import.meta.url).pathname;
+import { describe, expect, it } from 'vitest';
+import { hasChromium, pageForSuite, ready, SHOTS, type BrowserSession } from '../helpers/browser.ts';
 
 describe.skipIf(!hasChromium)('the teaching demo explained (headless Chromium, SwiftShader)', () => {
   let s: BrowserSession;
   let page: Page;
-  const errors: string[] = [];
-  beforeAll(async () => {
-    mkdirSync(SHOTS, { recursive: true });
-    s = await startBrowserSession();
-    page = await s.newPage();
-    page.on('pageerror', (e) => errors.push(e.message));
-    await ready(page, s.url);
-  }, 120_000);
-  afterAll(async () => {
-    await s?.close();
+  const errors = pageForSuite((session, p) => {
+    s = session;
+    page = p;
   });
 
   it('warns of the software GPU without covering a control, and explains the roles, the loss and the words', async () => {

@@ -1,26 +1,14 @@
 // What each model saw, end to end in headless Chromium on SwiftShader WebGPU: after a smoke run, the heatmap view
 // shows the student's prompt and the teacher's, the teacher's with its privileged block marked, at a desktop and a
 // phone's width. Screenshots land in test/screenshots/.
-import { mkdirSync } from 'node:fs';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasChromium, ready, startBrowserSession, type BrowserSession } from '../helpers/browser.ts';
-
-const SHOTS = new URL('../screenshots/', import.meta.url).pathname;
+import { describe, expect, it } from 'vitest';
+import { hasChromium, pageForSuite, SHOTS } from '../helpers/browser.ts';
 
 describe.skipIf(!hasChromium)('what each model saw (headless Chromium, SwiftShader)', () => {
-  let s: BrowserSession;
   let page: Page;
-  const errors: string[] = [];
-  beforeAll(async () => {
-    mkdirSync(SHOTS, { recursive: true });
-    s = await startBrowserSession();
-    page = await s.newPage();
-    page.on('pageerror', (e) => errors.push(e.message));
-    await ready(page, s.url);
-  }, 120_000);
-  afterAll(async () => {
-    await s?.close();
+  const errors = pageForSuite((_, p) => {
+    page = p;
   });
 
   it('shows the student prompt and the teacher prompt with the privileged block, side by side', async () => {

@@ -3,12 +3,9 @@
 // heatmap shows tokens, the teacher's prompt beside the student's), also in a browser without WebGPU; the charts overlay a second run (Dr. Zero's
 // recording beside π-Play's); a finished smoke run, after a reload, opens again from its "View run" control with
 // its rollouts and questions. Screenshots land in test/screenshots/.
-import { mkdirSync } from 'node:fs';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasChromium, ready, startBrowserSession, type BrowserSession } from '../helpers/browser.ts';
-
-const SHOTS = new URL('../screenshots/', import.meta.url).pathname;
+import { describe, expect, it } from 'vitest';
+import { hasChromium, pageForSuite, ready, SHOTS, type BrowserSession } from '../helpers/browser.ts';
 
 async function tab(page: Page, id: string): Promise<void> {
   await page.click(`[data-tab="${id}"]`);
@@ -25,16 +22,9 @@ const emLegend = (page: Page) =>
 describe.skipIf(!hasChromium)('recorded and stored runs (headless Chromium, SwiftShader)', () => {
   let s: BrowserSession;
   let page: Page;
-  const errors: string[] = [];
-  beforeAll(async () => {
-    mkdirSync(SHOTS, { recursive: true });
-    s = await startBrowserSession();
-    page = await s.newPage();
-    page.on('pageerror', (e) => errors.push(e.message));
-    await ready(page, s.url);
-  }, 120_000);
-  afterAll(async () => {
-    await s?.close();
+  const errors = pageForSuite((session, p) => {
+    s = session;
+    page = p;
   });
 
   it('opens the recorded example with one click and fills every view without training', async () => {

@@ -6,12 +6,10 @@
 // the range, a KL histogram and the ranked disagreements. At a phone's width, the preset and Start come first and the
 // run controls stay in view; a link carries the setup; the metrics download as JSONL and CSV. Screenshots land in
 // test/screenshots/.
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasChromium, ready, startBrowserSession, type BrowserSession } from '../helpers/browser.ts';
-
-const SHOTS = new URL('../screenshots/', import.meta.url).pathname;
+import { describe, expect, it } from 'vitest';
+import { hasChromium, pageForSuite, ready, SHOTS, type BrowserSession } from '../helpers/browser.ts';
 
 async function waitPhase(page: Page, want: string[], timeout: number): Promise<string> {
   await page.waitForFunction((w) => w.includes(document.body.dataset.phase ?? ''), want, { timeout, polling: 250 });
@@ -29,16 +27,9 @@ const tabsTop = (page: Page) =>
 describe.skipIf(!hasChromium)('teaching demo (headless Chromium, SwiftShader)', () => {
   let s: BrowserSession;
   let page: Page;
-  const errors: string[] = [];
-  beforeAll(async () => {
-    mkdirSync(SHOTS, { recursive: true });
-    s = await startBrowserSession();
-    page = await s.newPage();
-    page.on('pageerror', (e) => errors.push(e.message));
-    await ready(page, s.url);
-  }, 120_000);
-  afterAll(async () => {
-    await s?.close();
+  const errors = pageForSuite((session, p) => {
+    s = session;
+    page = p;
   });
 
   it('puts the preset and Start in the first screen of a phone, with the run controls always in view', async () => {
