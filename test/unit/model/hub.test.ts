@@ -1,6 +1,7 @@
 // Hub downloads without a network: a fake fetch stands in for the hub (its file listing and resolve URLs), a
 // Map for the browser cache.
 import { describe, expect, it, vi } from 'vitest';
+import { mapCache } from '../../helpers/map-cache.ts';
 import { filesFromHub, hubApiUrl, hubDownloadPlan, hubUrl, listHubFiles } from '../../../src/model/hub.ts';
 import { cachePartials } from '../../../src/model/partials.ts';
 
@@ -50,23 +51,6 @@ function fakeHub(
     return new Response(stream, { status: range ? 206 : 200, headers });
   }) as unknown as typeof fetch;
   return { fetchFn, calls };
-}
-
-function mapCache() {
-  const m = new Map<string, Uint8Array>();
-  return {
-    m,
-    async match(url: RequestInfo | URL) {
-      const b = m.get(String(url));
-      return b ? new Response(b.slice().buffer) : undefined;
-    },
-    async put(url: RequestInfo | URL, res: Response) {
-      m.set(String(url), new Uint8Array(await res.arrayBuffer()));
-    },
-    async delete(url: RequestInfo | URL) {
-      return m.delete(String(url));
-    },
-  };
 }
 
 const repo = { id: 'owner/name', endpoint: HUB };

@@ -1,24 +1,8 @@
 // Unfinished downloads kept in Cache Storage pieces: written as each fills, read back in order, started afresh at
 // offset 0, removed when the download completes.
 import { describe, expect, it } from 'vitest';
+import { mapCache } from '../../helpers/map-cache.ts';
 import { cachePartials, memoryPartials } from '../../../src/model/partials.ts';
-
-function mapCache() {
-  const m = new Map<string, Uint8Array>();
-  return {
-    m,
-    async match(url: RequestInfo | URL) {
-      const b = m.get(String(url));
-      return b ? new Response(b.slice().buffer) : undefined;
-    },
-    async put(url: RequestInfo | URL, res: Response) {
-      m.set(String(url), new Uint8Array(await res.arrayBuffer()));
-    },
-    async delete(url: RequestInfo | URL) {
-      return m.delete(String(url));
-    },
-  };
-}
 
 const bytes = (from: number, n: number) => new Uint8Array(n).map((_, i) => (from + i) % 256);
 const U = 'http://hub/a/b/resolve/main/model.safetensors';
