@@ -9,9 +9,7 @@ import { Engine } from '../src/gpu/engine.ts';
 import { nodeHost } from '../src/gpu/host/node.ts';
 import { benchAttention, type AttentionSize } from './attention.ts';
 import { benchMatmul } from './matmul.ts';
-import { randomModel } from './random-model.ts';
-import { throughput } from './throughput.ts';
-import { fmt } from './timing.ts';
+import { benchRandomModel, RANDOM_MODEL_HEADER } from './random-model.ts';
 // The real models' configs, as the tests hold them (test/assets/configs/, from the models' repositories).
 import QWEN3_06B from '../test/assets/configs/qwen3-0.6b.json' with { type: 'json' };
 import SMOLLM2_135M from '../test/assets/configs/smollm2-135m.json' with { type: 'json' };
@@ -25,41 +23,6 @@ const TINY = {
   num_attention_heads: 4,
   num_key_value_heads: 2,
 };
-
-async function benchModel(e: Engine, name: string, config: object, small: boolean): Promise<Record<string, unknown>> {
-  const t0 = performance.now();
-  const model = randomModel(e, config);
-  const V = model.cfg.vocabSize;
-  const [B, T] = small ? [2, 32] : [4, 256];
-  const {
-    decode1: d1,
-    decode8: d8,
-    train,
-  } = await throughput(e, model, {
-    prompt: (b) => Array.from({ length: 16 }, (_, t) => (b * 31 + t * 7 + 1) % V),
-    warmTokens: 2,
-    newTokens: small ? 8 : 32,
-    batch: B,
-    time: T,
-    steps: small ? 2 : 3,
-    lr: 1e-5,
-  });
-  console.log(
-    `  ${name.padEnd(14)} ${String(model.numParameters()).padStart(10)} | ${fmt(d1, 1)} ${fmt(d8, 1)} | ${fmt(train, 1)} (batch ${B} x ${T})`,
-  );
-  const params = model.numParameters();
-  model.dispose();
-  return {
-    op: 'model',
-    model: name,
-    params,
-    decodeTokPerSecB1: d1,
-    decodeTokPerSecB8: d8,
-    trainTokPerSec: train,
-    trainBatch: [B, T],
-    seconds: (performance.now() - t0) / 1000,
-  };
-}
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
@@ -93,7 +56,7 @@ async function main(): Promise<void> {
       ];
   results['attention'] = await benchAttention(e, att);
   console.log('\nrandom-weight models: decode (KV cache, greedy) and training (forward + backward + AdamW), f32');
-  console.log('  model              params |  b=1 tok/s  b=8 tok/s | train tok/s');
+  console.log(RANDOM_MODEL_HEADER);
   const models: [string, object][] = small
     ? [['tiny', TINY]]
     : [
@@ -101,7 +64,10 @@ async function main(): Promise<void> {
         ['Qwen3-0.6B', QWEN3_06B],
       ];
   const rows = [];
-  for (const [name, cfg] of models) rows.push(await benchModel(e, name, cfg, small));
+  const plan = small
+    ? { warmTokens: 2, newTokens: 8, batch: 2, time: 32, steps: 2 }
+    : { warmTokens: 2, newTokens: 32, batch: 4, time: 256, steps: 3 };
+  for (const [name, cfg] of models) rows.push(await benchRandomModel(e, name, cfg, plan));
   results['model'] = rows;
   results['seconds'] = (performance.now() - t0) / 1000;
   mkdirSync(out, { recursive: true });

@@ -5,7 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { Engine } from '../src/gpu/engine.ts';
 import { filesFromNodeFolder } from '../src/gpu/host/node-files.ts';
 import { loadModel } from '../src/model/io.ts';
-import { randomModel } from './random-model.ts';
+import { benchRandomModel, RANDOM_MODEL_HEADER } from './random-model.ts';
 import { throughput } from './throughput.ts';
 import { fmt } from './timing.ts';
 
@@ -52,35 +52,10 @@ export async function benchModel(e: Engine): Promise<Record<string, unknown>[]> 
     });
     model.dispose();
   }
-  console.log('\nreal model shapes, random weights (f32): decode (KV cache, greedy) and training');
-  console.log('  model              params | decode b=1 tok/s  b=8 tok/s | train tok/s  (batch 1 x 64)');
-  for (const [name, file] of REAL) {
-    const model = randomModel(e, JSON.parse(readFileSync(CONFIGS + file, 'utf8')) as object);
-    const V = model.cfg.vocabSize;
-    const t0 = performance.now();
-    const { decode1, decode8, train } = await throughput(e, model, {
-      prompt: (b) => Array.from({ length: 16 }, (_, t) => (b * 31 + t * 7 + 1) % V),
-      warmTokens: 1,
-      newTokens: 4,
-      batch: 1,
-      time: 64,
-      steps: 1,
-      lr: 1e-5,
-    });
-    console.log(
-      `  ${name.padEnd(17)} ${String(model.numParameters()).padStart(9)} |   ${fmt(decode1, 1)}   ${fmt(decode8, 1)} |   ${fmt(train, 1)}`,
-    );
-    rows.push({
-      op: 'model',
-      model: name,
-      params: model.numParameters(),
-      decodeTokPerSecB1: decode1,
-      decodeTokPerSecB8: decode8,
-      trainTokPerSec: train,
-      trainBatch: [1, 64],
-      seconds: (performance.now() - t0) / 1000,
-    });
-    model.dispose();
-  }
+  console.log('\nreal model shapes, random f32 weights: decode (KV cache, greedy) and training');
+  console.log(RANDOM_MODEL_HEADER);
+  const plan = { warmTokens: 1, newTokens: 4, batch: 1, time: 64, steps: 1 };
+  for (const [name, file] of REAL)
+    rows.push(await benchRandomModel(e, name, JSON.parse(readFileSync(CONFIGS + file, 'utf8')) as object, plan));
   return rows;
 }
