@@ -9,7 +9,14 @@
 import { Rng, type Seed } from './random.ts';
 import type { Passage } from './corpus.ts';
 import { mentions, sentencesOf } from './sentences.ts';
-import { INFORMATION_CLOSE, INFORMATION_OPEN, NO_RESULTS, inTags, type ExaminerOutput } from './tags.ts';
+import {
+  INFORMATION_CLOSE,
+  INFORMATION_OPEN,
+  formatDoc,
+  inTags,
+  parseInformationBody,
+  type ExaminerOutput,
+} from './tags.ts';
 
 type Doc = Pick<Passage, 'title' | 'text'>;
 
@@ -199,22 +206,18 @@ function bestSentence(texts: readonly string[], lead: string): { index: number; 
   return best;
 }
 
-const DOC_LINE = /^Doc (\d+) \(Title: (.*?)\) (.*)$/;
-
 /**
  * A search reply cut to the one sentence of its documents that leads best to `lead`, as
  * `Doc k (Title: T) sentence`. Replies that are not docs (no results, an error) are kept whole.
  */
 function compactInformation(information: string, lead: string): string {
-  if (information === NO_RESULTS) return information;
-  const docs = information.split('\n').map((line) => DOC_LINE.exec(line));
-  if (docs.some((d) => d === null)) return information;
-  const lines = docs as RegExpExecArray[];
+  const docs = parseInformationBody(information);
+  if (!docs) return information;
   const { index, sentence } = bestSentence(
-    lines.map((d) => d[3]!),
+    docs.map((d) => d.text),
     lead,
   );
-  return `Doc ${lines[index]![1]} (Title: ${lines[index]![2]}) ${sentence}`;
+  return formatDoc(docs[index]!.index, { title: docs[index]!.title, text: sentence });
 }
 
 /**

@@ -75,6 +75,22 @@ export function formatInformationBody(passages: readonly Pick<Passage, 'title' |
   return passages.length ? passages.map((p, i) => formatDoc(i + 1, p)).join('\n') : NO_RESULTS;
 }
 
+const DOC_LINE = /^Doc (\d+) \(Title: (.*?)\) (.*)$/;
+
+/**
+ * The docs of a tool reply's body, as formatInformationBody wrote them (index, title, text), or null when the
+ * body is not docs (no results, an error message).
+ */
+export function parseInformationBody(body: string): { index: number; title: string; text: string }[] | null {
+  const docs = [];
+  for (const line of body.split('\n')) {
+    const m = DOC_LINE.exec(line);
+    if (!m) return null;
+    docs.push({ index: Number(m[1]), title: m[2]!, text: m[3]! });
+  }
+  return docs;
+}
+
 /** The tool reply block, exactly `<information>Doc 1 (Title: T) text\nDoc 2 (Title: …) …</information>`. */
 export function formatInformation(passages: readonly Pick<Passage, 'title' | 'text'>[]): string {
   return `${INFORMATION_OPEN}${formatInformationBody(passages)}${INFORMATION_CLOSE}`;

@@ -5,14 +5,30 @@ import {
   countValidSearches,
   formatDoc,
   formatInformation,
+  formatInformationBody,
   lastAnswer,
   opensWithThink,
   parseExaminerOutput,
+  parseInformationBody,
   parseStudentTurn,
   stopAction,
   splitTranscript,
   stripInformation,
 } from '../../../src/env/tags.ts';
+
+describe('parseInformationBody', () => {
+  it('reads back the docs formatInformationBody wrote, and nothing else', () => {
+    const passages = [
+      { title: 'Poupol (city)', text: 'Poupol is a city. It lies in Soudrovia.' },
+      { title: 'Soudrovia', text: 'Soudrovia is a country.' },
+    ];
+    expect(parseInformationBody(formatInformationBody(passages))).toEqual(
+      passages.map((p, i) => ({ index: i + 1, ...p })),
+    );
+    expect(parseInformationBody(NO_RESULTS)).toBeNull();
+    expect(parseInformationBody('Doc 1 (Title: A) a\nsearch failed')).toBeNull();
+  });
+});
 
 describe('formatInformation', () => {
   it('produces the exact block', () => {
