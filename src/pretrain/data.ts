@@ -44,6 +44,12 @@ export interface DataSettings {
    */
   teacherSlips?: number;
   /**
+   * Share of those slips (default 0) where only the wrong sentence is shown and the model is trained on
+   * what follows it: closing its notes and answering. Without it the whole slipped turn is context, and the
+   * one decision at the last hop (answer now, or search again) is a target only in the unslipped rest.
+   */
+  teacherSlipStops?: number;
+  /**
    * Share of them (default 0) whose full or partial notes are compact (env/prompts.ts compactQcp: each
    * document of the path cut to the sentence that leads on), as self-play's `--notes compact` shows them.
    */
@@ -66,6 +72,7 @@ export const DATA_DEFAULTS = {
   teacherHops: [4, 3, 2, 1],
   teacherModes: [5, 2, 2, 1],
   teacherSlips: 0,
+  teacherSlipStops: 0,
   teacherCompact: 0,
   examinerPerWorld: 20,
   examinerHops: [4, 3, 2, 1],
@@ -117,7 +124,8 @@ export function worldDocs(settings: DataSettings, k: number): Doc[] {
     const mode = TEACHER_MODES[tr.weightedIndex(o.teacherModes)]!;
     const q = generateQuestion(w.ix, tr, hops);
     // Drawn only when asked for, so that runs without slips keep their text.
-    const slip = o.teacherSlips > 0 && tr.chance(o.teacherSlips) ? tr.fork(`slip-${made}`) : null;
+    const rng = o.teacherSlips > 0 && tr.chance(o.teacherSlips) ? tr.fork(`slip-${made}`) : null;
+    const slip = rng && { rng, stop: o.teacherSlipStops > 0 && rng.fork('stop').chance(o.teacherSlipStops) };
     const notes = o.teacherCompact > 0 && tr.chance(o.teacherCompact) ? 'compact' : 'passages';
     return q && teacherTranscript(w, q, mode, { seed: `pretrain-${o.seed}-${k}-${made}`, notes }, slip);
   });

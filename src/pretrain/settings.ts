@@ -207,6 +207,20 @@ export const PRETRAIN_FIELDS = table({
       "(shown, not a target) and its right answer can only come from the privileged notes, so self-play's " +
       'teacher learns to read them',
   },
+  teacherSlipStops: {
+    into: 'data.teacherSlipStops',
+    label: 'teacher slip stops',
+    default: 0,
+    help: 'share of slips where closing the notes and answering after the wrong quote are targets',
+    integer: false,
+    min: 0,
+    max: 1,
+    advanced: true,
+    flag: 'teacher-slip-stops',
+    cliHelp:
+      'share (0 to 1) of the teacher slips where only the wrong sentence is context: closing the notes and ' +
+      'answering after it are targets, so the teacher learns to stop searching when its notes say the path ends',
+  },
   teacherCompact: {
     into: 'data.teacherCompact',
     label: 'teacher compact notes',

@@ -16,7 +16,7 @@ import {
 } from '../env/prompts.ts';
 import type { Rng } from '../env/random.ts';
 import { factSentence, mentions, sentencesOf } from '../env/sentences.ts';
-import { formatInformation, inTags } from '../env/tags.ts';
+import { formatInformation, inTags, THINK_CLOSE } from '../env/tags.ts';
 import { generatePhrasedQuestion, valueText, worldQcp, type WorldIndex, type WorldQuestion } from '../env/world.ts';
 import { IM_END, IM_START } from '../model/tokenizer-train.ts';
 
@@ -90,6 +90,15 @@ export function scriptWorld(ix: WorldIndex): ScriptWorld {
   return { ix, bm25: new Bm25Index(ix.world.passages) };
 }
 
+/**
+ * A slip of a teacher transcript (see slipQuote): the generator of its wrong sentence and whether the
+ * model is trained on what follows that sentence (closing its notes, then answering).
+ */
+export interface Slip {
+  rng: Rng;
+  stop: boolean;
+}
+
 /** The top-K passages for a query, and where the wanted passage ranks among them (-1 when absent). */
 function retrieve(w: ScriptWorld, query: string, wanted: string): { passages: Passage[]; rank: number } {
   const passages = w.bm25.search(query, TOP_K).map((h) => h.passage);
@@ -107,7 +116,7 @@ export function studentTranscript(
   q: WorldQuestion,
   prompt = studentPrompt({ question: q.question }),
   kind: DocKind = 'student',
-  slip: Rng | null = null,
+  slip: Slip | null = null,
 ): Doc | null {
   const reply = new Reply(prompt);
   const start = w.ix.entity(q.path[0]!.from).name;
@@ -127,9 +136,12 @@ export function studentTranscript(
       reply.say(think(`${quote} I need to search for ${value}.`) + search(value));
     } else if (slip) {
       // The last quote is a wrong sentence, shown but not a target; the answer (a target) is still right.
-      const wrong = slipQuote(got.passages, value, slip);
+      const wrong = slipQuote(got.passages, value, slip.rng);
       if (wrong === null) return null;
-      reply.say(think(wrong), false).say(answer(value));
+      // With `stop`, closing the notes (the choice between answering and searching again) is a target too.
+      const notes = think(wrong);
+      const cut = slip.stop ? notes.lastIndexOf(THINK_CLOSE) : notes.length;
+      reply.say(notes.slice(0, cut), false).say(notes.slice(cut) + answer(value));
     } else {
       reply.say(think(quote) + answer(value));
     }
@@ -151,7 +163,7 @@ export function teacherTranscript(
   q: WorldQuestion,
   mode: Exclude<PrivilegedMode, 'none'>,
   options: PrivilegedOptions & { seed: string },
-  slip: Rng | null = null,
+  slip: Slip | null = null,
 ): Doc | null {
   const qcp = worldQcp(w.ix, q, (query) => w.bm25.search(query, TOP_K).map((h) => h.passage));
   return studentTranscript(w, q, teacherPrompt({ question: q.question, qcp, mode, options }), 'teacher', slip);

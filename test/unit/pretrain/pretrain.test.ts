@@ -179,7 +179,7 @@ describe('data', () => {
     for (let i = 0; i < 12; i++) {
       const q = generateQuestion(w.ix, rng, 1 + (i % 2))!;
       const plain = teacherTranscript(w, q, 'gt', { seed: `s-${i}` });
-      const slipped = teacherTranscript(w, q, 'gt', { seed: `s-${i}` }, new Rng(i));
+      const slipped = teacherTranscript(w, q, 'gt', { seed: `s-${i}` }, { rng: new Rng(i), stop: false });
       if (!plain || !slipped) continue;
       const answerText = plain.segments.at(-3)!.text;
       const value = /<answer> (.*) <\/answer>$/.exec(answerText)![1]!;
@@ -191,6 +191,11 @@ describe('data', () => {
       expect(slip!.text).not.toMatch(new RegExp(`(^|\\W)${value}(\\W|$)`));
       expect(reply).toEqual({ text: `<answer> ${value} </answer>`, loss: true });
       expect(end!.loss).toBe(true);
+      // A slip that stops: the same wrong sentence shown, then closing the notes and answering as targets.
+      const stops = teacherTranscript(w, q, 'gt', { seed: `s-${i}` }, { rng: new Rng(i), stop: true })!;
+      expect(stops.segments.slice(0, -4)).toEqual(slipped.segments.slice(0, -4));
+      expect(stops.segments.at(-4)).toEqual({ text: slip!.text.replace(/<\/think>\n$/, ''), loss: false });
+      expect(stops.segments.at(-3)).toEqual({ text: `</think>\n<answer> ${value} </answer>`, loss: true });
       checked++;
     }
     expect(checked).toBeGreaterThan(8);
@@ -203,6 +208,15 @@ describe('data', () => {
     const slipped = (d: Doc) => d.segments.some((s, k) => k > 0 && !s.loss && s.text.startsWith('<think>'));
     expect(some.filter(slipped).length).toBeGreaterThan(0);
     expect(none.filter(slipped)).toHaveLength(0);
+    // Slip stops change only the slipped transcripts' last turn, and only when asked for.
+    const stopping = worldDocs({ ...DATA, teacherPerWorld: 6, teacherSlips: 0.5, teacherSlipStops: 1 }, 0);
+    const stopped = stopping.filter((x) => x.kind === 'teacher' && x.segments.at(-3)!.text.startsWith('</think>'));
+    expect(stopped).toHaveLength(some.filter(slipped).length);
+    expect(stopping.map((d) => docText(d)).sort()).toEqual(
+      worldDocs({ ...DATA, teacherPerWorld: 6, teacherSlips: 0.5 }, 0)
+        .map(docText)
+        .sort(),
+    );
   });
 
   it('makes copy-task rows: spans repeated, loss only where the repeat determines the token', () => {
