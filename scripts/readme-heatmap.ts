@@ -1,0 +1,102 @@
+// The README's heatmap figure, made by the page itself: opens the recorded example (public/examples/) in
+// headless Chromium, shows one of its rollouts in the heatmap tab and saves what its "Download PNG" button
+// exports. Also prints, for every rollout of the example, the answer tokens' share of the distillation term
+// D (the sum of per-token top-K KL over the student's tokens), the number the README quotes beside the figure.
+//
+//   npx tsx scripts/readme-heatmap.ts --out results/figures/heatmap.png [--example piplay] [--rollout N]
+//
+// --rollout is the index among the example's rollouts (default: the one with the most D on its answer).
+// An existing --out is never overwritten.
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { parseArgs } from 'node:util';
+import { ready, startBrowserSession } from '../test/helpers/browser.ts';
+
+interface Packed {
+  count: number;
+  texts: string[];
+  policy: number[];
+  kl: number[];
+}
+interface RolloutEvent {
+  type: 'rollout';
+  record: { question: string; answer: string; gold: string; iteration: number; step: number };
+  packed: Packed;
+}
+
+/** Indices of the tokens from `<answer>` to `</answer>` (the answer span the student wrote). */
+function answerTokens(texts: readonly string[]): Set<number> {
+  const inside = new Set<number>();
+  let open = false;
+  texts.forEach((t, i) => {
+    if (t.includes('<answer>')) open = true;
+    if (open) inside.add(i);
+    if (t.includes('</answer>')) open = false;
+  });
+  return inside;
+}
+
+function answerShare(p: Packed): { d: number; share: number; tokens: number } {
+  const answer = answerTokens(p.texts);
+  let d = 0;
+  let onAnswer = 0;
+  let tokens = 0;
+  for (let i = 0; i < p.count; i++) {
+    if (!p.policy[i]) continue;
+    tokens++;
+    d += p.kl[i]!;
+    if (answer.has(i)) onAnswer += p.kl[i]!;
+  }
+  return { d, share: d > 0 ? onAnswer / d : 0, tokens };
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: { out: { type: 'string' }, example: { type: 'string', default: 'piplay' }, rollout: { type: 'string' } },
+  });
+  const usage = 'usage: npx tsx scripts/readme-heatmap.ts --out FILE.png [--example NAME] [--rollout N]';
+  if (!values.out) throw new Error(usage);
+  if (existsSync(values.out)) throw new Error(`${values.out} exists; choose another --out (it is never overwritten)`);
+  const file = new URL(`../public/examples/${values.example}.json`, import.meta.url);
+  const rollouts = (JSON.parse(readFileSync(file, 'utf8')).events as { type: string }[]).filter(
+    (e): e is RolloutEvent => e.type === 'rollout',
+  );
+  const shares = rollouts.map((r) => answerShare(r.packed));
+  shares.forEach((s, i) => {
+    const r = rollouts[i]!.record;
+    console.log(
+      `${i}: ${r.question} | answer ${JSON.stringify(r.answer)} (gold ${r.gold}) | ${s.tokens} tokens, ` +
+        `D ${s.d.toFixed(3)}, answer share ${(100 * s.share).toFixed(0)}%`,
+    );
+  });
+  const onAnswer = shares.map((s) => s.d * s.share);
+  const pick = values.rollout === undefined ? onAnswer.indexOf(Math.max(...onAnswer)) : Number(values.rollout);
+  if (!rollouts[pick])
+    throw new Error(`--rollout ${values.rollout}: the example has rollouts 0 to ${rollouts.length - 1}`);
+  console.log(`figure: rollout ${pick}`);
+
+  const session = await startBrowserSession();
+  try {
+    const page = await session.newPage();
+    // The dev server compiles the page on its first load: slow on a loaded 2-core machine.
+    page.setDefaultNavigationTimeout(300_000);
+    page.setDefaultTimeout(120_000);
+    await ready(page, session.url);
+    await page.getByRole('button', { name: /recorded example/i }).click({ timeout: 30_000 });
+    await page.click('[data-tab="heatmap"]');
+    // The select's option values are the rollouts' indices (listed newest first).
+    await page.locator('#panel-heatmap .rollout-select').selectOption(String(pick));
+    const download = page.waitForEvent('download');
+    await page.locator('#panel-heatmap .heat-png').click();
+    mkdirSync(dirname(values.out), { recursive: true });
+    await (await download).saveAs(values.out);
+    console.log(`wrote ${values.out}`);
+  } finally {
+    await session.close();
+  }
+}
+
+main().catch((e: unknown) => {
+  console.error(e instanceof Error ? e.message : e);
+  process.exit(1);
+});
