@@ -5,7 +5,7 @@
 //
 //   npx tsx scripts/readme-heatmap.ts --out results/figures/heatmap.png [--example piplay] [--rollout N]
 //
-// --rollout is the index among the example's rollouts (default: the one with the most D on its answer).
+// --rollout is the index among the example's rollouts (default: the one whose D falls most on its answer).
 // An existing --out is never overwritten.
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -69,8 +69,8 @@ async function main(): Promise<void> {
         `D ${s.d.toFixed(3)}, answer share ${(100 * s.share).toFixed(0)}%`,
     );
   });
-  const onAnswer = shares.map((s) => s.d * s.share);
-  const pick = values.rollout === undefined ? onAnswer.indexOf(Math.max(...onAnswer)) : Number(values.rollout);
+  const byShare = shares.map((s) => s.share);
+  const pick = values.rollout === undefined ? byShare.indexOf(Math.max(...byShare)) : Number(values.rollout);
   if (!rollouts[pick])
     throw new Error(`--rollout ${values.rollout}: the example has rollouts 0 to ${rollouts.length - 1}`);
   console.log(`figure: rollout ${pick}`);

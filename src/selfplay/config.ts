@@ -289,8 +289,8 @@ export const SETTINGS = {
     help: "teacher's privileged context (none = Dr. Zero)",
     paper: 'full',
   }),
-  /** How the teacher's notes show the path's documents: the papers' whole passages everywhere, as the
-   *  shipped model was trained to read them; compact notes fit a small model's reach (TRAINING.md, stage 12). */
+  /** How the teacher's notes show the path's documents: the papers' whole passages, or compact notes, which
+   *  fit a small model's reach and which the embedded default was trained to read (its TRAINING.md, stage 15). */
   notes: setting({
     flag: 'notes',
     kind: oneOf(NOTES_RENDERINGS),
@@ -298,6 +298,7 @@ export const SETTINGS = {
       "how the teacher's full and partial notes show the path's documents: whole passages, " +
       'or compact (each cut to the sentence that leads to the next step)',
     paper: 'passages',
+    demo: 'compact',
   }),
   /** Share of the QCP's content (words of its source and search results) 'partial' removes. */
   partialDrop: setting({
