@@ -324,7 +324,9 @@ export function claims(summaries: readonly ArmSummary[]): Claim[] {
     const first = arm.drift[0]!.em;
     const last = arm.drift[arm.drift.length - 1]!.em;
     out.push({
-      claim: `the ${arm.arm === 'piplay' ? 'π-Play' : 'Dr. Zero'} examiner's questions get harder (the base model's EM on them drops from iteration 1 to ${arm.drift.length})`,
+      claim:
+        `the ${arm.arm === 'piplay' ? 'π-Play' : 'Dr. Zero'} examiner's questions get harder (the base model's ` +
+        `EM on them drops from iteration 1 to ${arm.drift.length})`,
       numbers: vs('iteration 1', first, `iteration ${arm.drift.length}`, last),
       verdict: greater(first, last),
     });

@@ -118,8 +118,9 @@ export function parseSafetensors(bytes: Uint8Array, name: string): Safetensors {
     const dtype = info['dtype'];
     if (!isDtype(dtype)) {
       throw new Error(
-        `${where}tensor "${key}" has dtype ${JSON.stringify(dtype)}, which piplay cannot read; ` +
-          `piplay reads ${Object.keys(DTYPE_BYTES).join(', ')} (weights in F32, F16 or BF16; quantized checkpoints are not supported)`,
+        `${where}tensor "${key}" has dtype ${JSON.stringify(dtype)}, which piplay cannot read; piplay reads ` +
+          `${Object.keys(DTYPE_BYTES).join(', ')} (weights in F32, F16 or BF16; quantized checkpoints are not ` +
+          'supported)',
       );
     }
     const shape = info['shape'];
@@ -306,7 +307,8 @@ export function writeSafetensors(tensors: readonly TensorToWrite[], metadata?: R
     const want = numel(t.shape) * DTYPE_BYTES[t.dtype];
     if (t.data.byteLength !== want) {
       throw new Error(
-        `writeSafetensors: tensor "${t.name}" (${t.dtype} ${fmtShape(t.shape)}) needs ${want} bytes but ${t.data.byteLength} were given`,
+        `writeSafetensors: tensor "${t.name}" (${t.dtype} ${fmtShape(t.shape)}) needs ${want} bytes but ` +
+          `${t.data.byteLength} were given`,
       );
     }
   }

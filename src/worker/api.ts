@@ -305,7 +305,9 @@ export class WorkerApi {
             return {
               ok: false,
               where,
-              error: `${where} lacks ${missing.join(', ')} (a model folder needs config.json, *.safetensors, tokenizer.json and tokenizer_config.json).`,
+              error:
+                `${where} lacks ${missing.join(', ')} (a model folder needs config.json, *.safetensors, ` +
+                'tokenizer.json and tokenizer_config.json).',
               errorKind: 'missing',
             };
         }
@@ -582,7 +584,8 @@ export class WorkerApi {
         this.unsaved = { name: out.summary.name, files: out.files };
         this.setPhase(
           'failed',
-          `The model trained, but storing it failed: ${out.saveError ?? 'unknown error'} It can still be downloaded as a zip.`,
+          `The model trained, but storing it failed: ${out.saveError ?? 'unknown error'} It can still be downloaded ` +
+            'as a zip.',
           'other',
         );
       }

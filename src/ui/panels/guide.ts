@@ -16,8 +16,8 @@ export const LOSS_TERMS = {
   beta: 'β·KL_ref: a k3 KL to the frozen base model that keeps the student near where it started (β = 0 by default).',
   lambda: 'λ: the distillation weight, per iteration (paper 0.1, 0.03, 0.03: it decays, which beat a fixed weight).',
   d:
-    'D: the top-K distillation term. At every token the student sampled, its K most likely next tokens plus one ' +
-    'tail bucket, KL(student ‖ teacher) against the privileged teacher scoring the same prefix. The heatmap colours it.',
+    'D: the top-K distillation term. At every token the student sampled, its K most likely next tokens plus one tail ' +
+    'bucket, KL(student ‖ teacher) against the privileged teacher scoring the same prefix. The heatmap colours it.',
 } as const;
 
 export function renderLoss(): Html {

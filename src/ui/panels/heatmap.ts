@@ -302,8 +302,10 @@ export class HeatmapPanel {
     }));
     const note =
       this.mode === 'kl'
-        ? `per-token top-K KL, log scale ${KL_SCALE.lo} to ${KL_SCALE.hi} nat (the same for every rollout and run); grey: tool tokens (masked)`
-        : `log p_T − log p_S, log scale by size ${DIFF_SCALE.lo} to ${DIFF_SCALE.hi} nats; blue: pushed up, red: pushed down; grey: tool tokens`;
+        ? `per-token top-K KL, log scale ${KL_SCALE.lo} to ${KL_SCALE.hi} nat (the same for every rollout and run); ` +
+          'grey: tool tokens (masked)'
+        : `log p_T − log p_S, log scale by size ${DIFF_SCALE.lo} to ${DIFF_SCALE.hi} nats; blue: pushed up, red: ` +
+          'pushed down; grey: tool tokens';
     const blob = await heatmapPng(
       `${fmtIteration(r.iteration)} · ${fmtStep(r.step)} · ${r.hops}-hop · ${r.question}`,
       tokens,

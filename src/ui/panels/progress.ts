@@ -13,7 +13,8 @@ import { runSecondsAt, runUnits } from '../../selfplay/run-estimate.ts';
 export function beforeRunText(c: SelfPlayConfig, rate: number | undefined): string {
   const units = runUnits(c).length;
   return rate !== undefined && Number.isFinite(rate) && rate > 0
-    ? `whole run: about ${fmtDuration(runSecondsAt(c, rate))} on this GPU (${units} units, at the pace of the last run of this model here)`
+    ? `whole run: about ${fmtDuration(runSecondsAt(c, rate))} on this GPU (${units} units, at the pace of the last ` +
+        'run of this model here)'
     : `whole run: ${units} units; the time left shows once the first has run`;
 }
 
