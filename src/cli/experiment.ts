@@ -146,7 +146,8 @@ class Experiment {
       return { ctx: { config: c, base, env: this.env(c), engine: this.engine }, m: model() };
     };
     if (unique.length) {
-      // format 2: rows carry the distillation table (D at several K, the full KL, D on answer tokens); an older probe.json is computed again.
+      // format 2: rows carry the distillation table (D at several K, the full KL, D on answer tokens); an older
+      // probe.json is computed again.
       this.probe = await this.cached(
         'probe.json',
         { format: 2, questions: this.opts.probeQuestions, seed, modes: unique, model: c.model },

@@ -1,7 +1,7 @@
 // npm run pretrain -- [options]: trains the embedded default base model from scratch on generated text and
 // writes it as an HF folder (config.json, model.safetensors, tokenizer.json, tokenizer_config.json,
-// TRAINING.md), listed in public/models/index.json, plus the default world's corpus and eval set. Then checks greedy student rollouts on the
-// default world's 1-hop eval questions.
+// TRAINING.md), listed in public/models/index.json, plus the default world's corpus and eval set. Then checks
+// greedy student rollouts on the default world's 1-hop eval questions.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import {

@@ -217,8 +217,8 @@ export function renderResults(meta: ResultsMeta, summaries: readonly ArmSummary[
   );
   out.push('');
   out.push(
-    'Each cell is the mean ± standard deviation over seeds (sample std, n − 1) in percent unless said otherwise; a ' +
-      'single seed shows the mean alone; "—" is no value. Written by `npm run experiment`; the settings were not ' +
+    'Each cell is the mean ± standard deviation over seeds (sample std, n − 1) in percent unless said otherwise; ' +
+      'a single seed shows the mean alone; "—" is no value. Written by `npm run experiment`; the settings were not ' +
       'tuned on the held-out set.',
   );
   if (meta.finished < meta.planned)
@@ -265,8 +265,11 @@ export function renderResults(meta: ResultsMeta, summaries: readonly ArmSummary[
   out.push(table(head, rows));
   out.push('');
   out.push(
-    'The base model is not trained: its row repeats its one evaluation in every ' +
-      `column.${meta.startFromBase ? ' It is also the "before training" point of every arm (the same weights, evaluated greedily), so the trained arms did not evaluate before training.' : ''}`,
+    'The base model is not trained: its row repeats its one evaluation in every column.' +
+      (meta.startFromBase
+        ? ' It is also the "before training" point of every arm (the same weights, evaluated greedily), ' +
+          'so the trained arms did not evaluate before training.'
+        : ''),
   );
   out.push('');
 

@@ -134,7 +134,10 @@ export async function loadModel(e: Engine, readFile: ReadFile, opts: LoadOptions
 }
 
 export interface ExportOptions {
-  /** Storage dtype of the weights (default: the config's torch_dtype, as HF's save_pretrained does; F32 round-trips bit-exactly). */
+  /**
+   * Storage dtype of the weights (default: the config's torch_dtype, as HF's save_pretrained does; F32 round-trips
+   * bit-exactly).
+   */
   dtype?: Extract<Dtype, 'F32' | 'F16' | 'BF16'>;
   /** The config.json the model was loaded from: its fields are kept unless piplay's normalised values replace them. */
   config?: Record<string, unknown>;

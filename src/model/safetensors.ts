@@ -207,7 +207,8 @@ export function toFloat32(entry: TensorEntry, what = 'toFloat32'): Float32Array 
     case 'BF16': {
       const bits = u16Of(src, n);
       const o32 = new Uint32Array(out.buffer);
-      for (let i = 0; i < n; i++) o32[i] = bits[i]! << 16; // what half.ts's bf16BitsToF32 does, without a call per element
+      // What half.ts's bf16BitsToF32 does, without a call per element.
+      for (let i = 0; i < n; i++) o32[i] = bits[i]! << 16;
       return out;
     }
     case 'F64': {

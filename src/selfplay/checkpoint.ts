@@ -26,7 +26,9 @@ export interface RunState {
   version: 1;
   config: SelfPlayConfig;
   cursor: Cursor;
-  /** Every draw derives from the seed and the unit's labels (see context.ts rngFor): the seed is the whole RNG state. */
+  /**
+   * Every draw derives from the seed and the unit's labels (see context.ts rngFor): the seed is the whole RNG state.
+   */
   rng: { seed: number; scheme: 'labels-v1' };
   /** The current iteration's student training set. */
   dataset: TrainQuestion[];

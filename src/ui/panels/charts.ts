@@ -210,7 +210,10 @@ function yRange(_u: uPlot, min: number | null, max: number | null): uPlot.Range.
 /** Integer step ticks (points are steps); uPlot picks the first increment that fits. */
 const STEP_INCRS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000];
 
-/** A chart's data: x, then each series smoothed and raw (the layout chartOptions expects); a stepped chart is not smoothed. */
+/**
+ * A chart's data: x, then each series smoothed and raw (the layout chartOptions expects); a stepped chart is not
+ * smoothed.
+ */
 export function chartData(
   x: number[],
   ys: (number | null)[][],

@@ -72,7 +72,10 @@ function tokenTitle(t: TokenRecord): string {
   return `KL ${fmtSig(t.kl)} · log p_S ${fmtNum(t.studentLogp)} · log p_T ${fmtNum(t.teacherLogp)}`;
 }
 
-/** The token strip, coloured on the shared absolute scale. `focusIndex` gets the roving tab stop (defaults to the first policy token). */
+/**
+ * The token strip, coloured on the shared absolute scale. `focusIndex` gets the roving tab stop (defaults to the first
+ * policy token).
+ */
 export function renderTokens(tokens: readonly TokenRecord[], mode: HeatMode, focusIndex?: number): Html {
   const stop =
     focusIndex ??
