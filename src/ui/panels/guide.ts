@@ -5,7 +5,8 @@ import { html, type Html } from '../html.ts';
 
 /** A term of the loss with its explanation as a tooltip (title) and as text for touch screens and readers. */
 function term(id: string, shown: Html, tip: string): Html {
-  return html`<span class="loss-term" data-term="${id}" tabindex="0" title="${tip}" aria-label="${tip}">${shown}</span>`;
+  return html`<span class="loss-term" data-term="${id}" tabindex="0" title="${tip}"
+    aria-label="${tip}">${shown}</span>`;
 }
 
 /** The student's loss L_S = L_GRPO + β·KL_ref + λ·D, each term with its tooltip. */

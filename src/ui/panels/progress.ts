@@ -69,6 +69,7 @@ export function renderProgress(
     <span class="eta">${eta !== undefined ? html`≈ ${fmtDuration(eta)} left in this stage` : ''}</span>
     <span class="run-eta">${whole !== undefined ? html`whole run: about ${fmtDuration(whole)} to go` : ''}</span>
   </div>
-  <div class="bar" role="progressbar" aria-label="stage progress" aria-valuemin="0" aria-valuemax="${p.total}" aria-valuenow="${p.done}">
+  <div class="bar" role="progressbar" aria-label="stage progress" aria-valuemin="0" aria-valuemax="${p.total}"
+    aria-valuenow="${p.done}">
     <div class="fill" style="width:${(frac * 100).toFixed(1)}%"></div></div>`;
 }
