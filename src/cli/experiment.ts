@@ -60,14 +60,16 @@ import { buildBase, buildEnvironment } from './setup.ts';
 import { runCommand } from './command.ts';
 
 const USAGE = [
-  'usage: npm run experiment -- [--out DIR] [--seeds 1,2,3] [--arms LIST] [--preset NAME] [--resume] [--<setting> value ...]',
+  'usage: npm run experiment -- [--out DIR] [--seeds 1,2,3] [--arms LIST] [--preset NAME] [--resume] ' +
+    '[--<setting> value ...]',
   '  --out DIR              the experiment folder (default runs/experiment)',
   `  --seeds LIST           seeds, one run per arm and seed (default ${DEFAULT_SEEDS.join(',')})`,
   `  --arms LIST            of base, drzero, piplay, partial, gt, gt-hop (default ${DEFAULT_ARMS.join(',')})`,
   `  --preset NAME          starting settings of every run: ${Object.keys(PRESETS).join(', ')} (default demo)`,
   '  --resume               keep the runs DIR already finished, continue unfinished ones from their checkpoint',
   '  --drift-questions N    at most N examiner questions per iteration for the drift measure (default 0: all)',
-  '  --probe-questions N    questions of the teacher and examiner probes of the base model before the runs (default 40; 0 skips)',
+  '  --probe-questions N    questions of the teacher and examiner probes of the base model before the runs (default ' +
+    '40; 0 skips)',
   'settings (each overrides the preset in every run; --seed and --privileged are set by --seeds and --arms):',
   ...optionHelp(),
 ].join('\n');
@@ -144,13 +146,15 @@ class Experiment {
       return { ctx: { config: c, base, env: this.env(c), engine: this.engine }, m: model() };
     };
     if (unique.length) {
-      // format 2: rows carry the distillation table (D at several K, the full KL, D on answer tokens); an older probe.json is computed again.
+      // format 2: rows carry the distillation table (D at several K, the full KL, D on answer tokens); an older
+      // probe.json is computed again.
       this.probe = await this.cached(
         'probe.json',
         { format: 2, questions: this.opts.probeQuestions, seed, modes: unique, model: c.model },
         async () => {
           console.log(
-            `experiment: the teacher probe of the base model (${unique.join(', ')}) on ${this.opts.probeQuestions} training questions`,
+            `experiment: the teacher probe of the base model (${unique.join(', ')}) on ${this.opts.probeQuestions} ` +
+              'training questions',
           );
           const { ctx, m } = await opened();
           const r = await probeTeacher(ctx, m, m, probeQuestions(ctx, this.opts.probeQuestions, seed), unique, seed);
@@ -238,7 +242,8 @@ class Experiment {
       const hasCheckpoint = existsSync(join(dir, 'checkpoints', 'latest.json'));
       if (!this.opts.resume && (existsSync(stored) || hasCheckpoint || existsSync(join(dir, 'eval.jsonl')))) {
         throw new ConfigError(
-          `--out: ${dir} already holds a run; pass --resume to keep finished runs and continue the others, or choose another --out`,
+          `--out: ${dir} already holds a run; pass --resume to keep finished runs and continue the others, or choose ` +
+            'another --out',
         );
       }
       if (this.opts.resume && existsSync(stored)) {
@@ -246,14 +251,16 @@ class Experiment {
         const differs = configDiff(r.config, job.config);
         if (differs.length)
           throw new ConfigError(
-            `--resume: ${dir} was run with other settings (${differs.join(', ')}); use the same settings or another --out`,
+            `--resume: ${dir} was run with other settings (${differs.join(', ')}); use the same settings or another ` +
+              '--out',
           );
       } else if (this.opts.resume && hasCheckpoint) {
         const cp = await latestCheckpoint(new DirStorage(dir));
         const differs = cp ? configDiff(cp.state.config, job.config) : [];
         if (differs.length)
           throw new ConfigError(
-            `--resume: ${dir} was started with other settings (${differs.join(', ')}); use the same settings or another --out`,
+            `--resume: ${dir} was started with other settings (${differs.join(', ')}); use the same settings or ` +
+              'another --out',
           );
       }
     }
@@ -325,7 +332,8 @@ class Experiment {
       const differs = configDiff(cp.state.config, c);
       if (differs.length)
         throw new ConfigError(
-          `--resume: ${dir} was started with other settings (${differs.join(', ')}); use the same settings or another --out`,
+          `--resume: ${dir} was started with other settings (${differs.join(', ')}); use the same settings or ` +
+            'another --out',
         );
       folder.truncateLogs(cp.state.records);
     } else {
@@ -431,7 +439,8 @@ class Experiment {
       points.push({ iteration: it, n: r.metrics.n, em: r.metrics.em, emByHop: r.metrics.emByHop });
       lines.push(JSON.stringify({ ...r.metrics, answers: r.answers.map((a, i) => ({ ...a, gold: qs[i]!.answer })) }));
       console.log(
-        `drift: base model on ${r.metrics.n} examiner questions of iteration ${it + 1}: EM ${(100 * r.metrics.em).toFixed(1)}%`,
+        `drift: base model on ${r.metrics.n} examiner questions of iteration ${it + 1}: EM ` +
+          `${(100 * r.metrics.em).toFixed(1)}%`,
       );
     }
     writeFileSync(join(dir, 'drift.jsonl'), lines.map((l) => l + '\n').join(''));
@@ -504,7 +513,8 @@ async function main(argv: string[]): Promise<number> {
   const jobs = planExperiment({ preset, arms, seeds, settings: args.settings });
   if (checkOutFolder(out, experimentOutRule(resume)) === 'own' && !resume) {
     throw new ConfigError(
-      `--out: ${out} already holds a run; pass --resume to keep finished runs and continue the others, or choose another --out`,
+      `--out: ${out} already holds a run; pass --resume to keep finished runs and continue the others, or choose ` +
+        'another --out',
     );
   }
   mkdirSync(out, { recursive: true });
@@ -523,9 +533,9 @@ async function main(argv: string[]): Promise<number> {
   const c = jobs.find((j) => j.train)?.config ?? jobs[0]!.config;
   const env = exp.env(c);
   console.log(
-    `experiment: ${engine.info.description} (${engine.info.host}); preset ${preset}, model ${c.model}; arms ${arms.join(', ')}; seeds ${seeds.join(', ')}; ` +
-      `${c.iterations} iterations x (${c.examinerSteps} examiner + ${c.studentSteps} student steps); ${env.evalSet.length} held-out questions; ` +
-      `${jobs.length} runs; out ${out}`,
+    `experiment: ${engine.info.description} (${engine.info.host}); preset ${preset}, model ${c.model}; arms ` +
+      `${arms.join(', ')}; seeds ${seeds.join(', ')}; ${c.iterations} iterations x (${c.examinerSteps} examiner + ` +
+      `${c.studentSteps} student steps); ${env.evalSet.length} held-out questions; ${jobs.length} runs; out ${out}`,
   );
 
   const interrupt = stopOnInterrupt();
@@ -541,13 +551,15 @@ async function main(argv: string[]): Promise<number> {
   engine.destroy();
   if (!finished) {
     console.log(
-      `experiment: stopped; ${exp.results.length} of ${jobs.length} runs finished (results.md has them); continue with --resume`,
+      `experiment: stopped; ${exp.results.length} of ${jobs.length} runs finished (results.md has them); continue ` +
+        'with --resume',
     );
     return 130;
   }
   console.log(`\n${readFileSync(join(out, 'results.md'), 'utf8')}`);
   console.log(
-    `experiment: done in ${formatTime((Date.now() - t0) / 1000)}; ${join(out, 'results.md')}, em_by_iteration.svg, drift.svg`,
+    `experiment: done in ${formatTime((Date.now() - t0) / 1000)}; ${join(out, 'results.md')}, em_by_iteration.svg, ` +
+      'drift.svg',
   );
   return 0;
 }

@@ -32,7 +32,9 @@ async function main(): Promise<number> {
       if (r.ok) passed++;
       else {
         failed++;
-        line = `FAIL ${name} (${r.op}): worst ${Number.isFinite(r.worst) ? `${r.worst.toFixed(2)}x tolerance` : 'n/a'}: ${r.detail}`;
+        line =
+          `FAIL ${name} (${r.op}): worst ` +
+          `${Number.isFinite(r.worst) ? `${r.worst.toFixed(2)}x tolerance` : 'n/a'}: ${r.detail}`;
       }
     } catch (err) {
       failed++;

@@ -24,7 +24,8 @@ const OWN_LINES: [string, string][] = [
   ['--out DIR', 'model folder to write (default public/models/piplay-tiny)'],
   [
     '--from DIR',
-    'continue training this model folder (weights and tokenizer; --size and --vocab are\nthen ignored); give another --seed so it reads text it has not seen',
+    'continue training this model folder (weights and tokenizer; --size and --vocab are\nthen ignored); ' +
+      'give another --seed so it reads text it has not seen',
   ],
   [
     '--world-out DIR',

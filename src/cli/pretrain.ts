@@ -1,7 +1,7 @@
 // npm run pretrain -- [options]: trains the embedded default base model from scratch on generated text and
 // writes it as an HF folder (config.json, model.safetensors, tokenizer.json, tokenizer_config.json,
-// TRAINING.md), listed in public/models/index.json, plus the default world's corpus and eval set. Then checks greedy student rollouts on the
-// default world's 1-hop eval questions.
+// TRAINING.md), listed in public/models/index.json, plus the default world's corpus and eval set. Then checks
+// greedy student rollouts on the default world's 1-hop eval questions.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import {
@@ -76,7 +76,8 @@ async function main(): Promise<number> {
       if (step % every === 0) console.log(`write-stream: ${step}/${opts.steps} steps`);
     });
     console.log(
-      `write-stream: ${done.tokens} tokens (${done.targets} targets) in ${formatTime((Date.now() - t) / 1000)}; wrote ${dir}`,
+      `write-stream: ${done.tokens} tokens (${done.targets} targets) in ${formatTime((Date.now() - t) / 1000)}; ` +
+        `wrote ${dir}`,
     );
     e.destroy();
     return 0;
@@ -108,7 +109,9 @@ async function main(): Promise<number> {
   const tail = result.logs.slice(-5);
   const tailLoss = tail.reduce((a, l) => a + l.loss, 0) / tail.length;
   console.log(
-    `pretrain: ${result.params} parameters, ${result.stats.tokens} tokens (${result.stats.targets} targets), ${formatTime(wall)}; final loss ${last.loss.toFixed(3)} (mean of the last ${tail.length} logs ${tailLoss.toFixed(3)}); wrote ${out}`,
+    `pretrain: ${result.params} parameters, ${result.stats.tokens} tokens (${result.stats.targets} targets), ` +
+      `${formatTime(wall)}; final loss ${last.loss.toFixed(3)} (mean of the last ${tail.length} logs ` +
+      `${tailLoss.toFixed(3)}); wrote ${out}`,
   );
 
   let check: CheckSummary | null = null;
@@ -145,21 +148,29 @@ async function main(): Promise<number> {
       ? [`| started from | the weights and tokenizer of \`${args.from}\` (TRAINING.md there says how it was made) |`]
       : []),
     `| steps | ${opts.steps} (batch ${opts.batch} x seq ${opts.seq}, peak lr ${opts.lr}, warm-up + cosine) |`,
-    `| model | hidden ${result.cfg.hidden}, layers ${result.cfg.layers}, heads ${result.cfg.heads}/${result.cfg.kvHeads} kv, MLP ${result.cfg.intermediate}, vocab ${result.cfg.vocabSize}, tied embeddings |`,
+    `| model | hidden ${result.cfg.hidden}, layers ${result.cfg.layers}, heads ` +
+      `${result.cfg.heads}/${result.cfg.kvHeads} kv, MLP ${result.cfg.intermediate}, vocab ${result.cfg.vocabSize}, ` +
+      'tied embeddings |',
     `| parameters | ${result.params} |`,
-    `| tokens seen | ${s.tokens} (${s.targets} loss targets; ${s.passageTokens} passage, ${s.transcriptTokens} transcript${s.copyTokens ? `, ${s.copyTokens} copy-task` : ''} tokens; ${s.dropped} transcripts longer than a row left out) |`,
+    `| tokens seen | ${s.tokens} (${s.targets} loss targets; ${s.passageTokens} passage, ${s.transcriptTokens} ` +
+      `transcript${s.copyTokens ? `, ${s.copyTokens} copy-task` : ''} tokens; ${s.dropped} transcripts longer than a ` +
+      'row left out) |',
     `| wall time | ${formatTime(wall)} (${Math.round(s.tokens / wall)} tokens/s) on ${e.info.description} |`,
-    `| final loss | ${last.loss.toFixed(3)} (last logged step); mean of the last ${tail.length} logs ${tailLoss.toFixed(3)}; first ${result.logs[0]!.loss.toFixed(3)} |`,
+    `| final loss | ${last.loss.toFixed(3)} (last logged step); mean of the last ${tail.length} logs ` +
+      `${tailLoss.toFixed(3)}; first ${result.logs[0]!.loss.toFixed(3)} |`,
     ...(check
       ? [
-          `| check | greedy student rollouts on ${check.n} 1-hop eval questions of the default world (BM25 top ${3}): ` +
-            `well-formed ${(100 * check.wellFormed).toFixed(0)}%, searched ${(100 * check.searched).toFixed(0)}%, answered ${(100 * check.answered).toFixed(0)}%, EM ${(100 * check.em).toFixed(0)}% |`,
+          `| check | greedy student rollouts on ${check.n} 1-hop eval questions of the default world (BM25 top ` +
+            `${3}): well-formed ${(100 * check.wellFormed).toFixed(0)}%, searched ` +
+            `${(100 * check.searched).toFixed(0)}%, answered ${(100 * check.answered).toFixed(0)}%, EM ` +
+            `${(100 * check.em).toFixed(0)}% |`,
         ]
       : []),
     ...(copy
       ? [
-          `| copying | the question's entity in the scripted first turn, teacher-forced: ${(100 * copy.fromQuestion).toFixed(0)}% of its ${copy.tokens} tokens ` +
-            `predicted right where they come from the question, ${(100 * copy.fromNote).toFixed(0)}% where the query repeats the note |`,
+          "| copying | the question's entity in the scripted first turn, teacher-forced: " +
+            `${(100 * copy.fromQuestion).toFixed(0)}% of its ${copy.tokens} tokens predicted right where they come ` +
+            `from the question, ${(100 * copy.fromNote).toFixed(0)}% where the query repeats the note |`,
         ]
       : []),
     '',

@@ -29,7 +29,10 @@ export function evalLine(m: EvalMetrics, label?: string): string {
     .map(([h, v]) => `${h}-hop ${(100 * v).toFixed(1)}%`)
     .join(' ');
   const when = label ?? (m.iteration < 0 ? 'before training' : `after iteration ${m.iteration + 1}`);
-  return `eval ${when} | EM ${(100 * m.em).toFixed(1)}% (${hops}) n ${m.n} searches/rollout ${num(m.searchesPerRollout)} redundancy ${num(m.redundancy)}`;
+  return (
+    `eval ${when} | EM ${(100 * m.em).toFixed(1)}% (${hops}) n ${m.n} searches/rollout ` +
+    `${num(m.searchesPerRollout)} redundancy ${num(m.redundancy)}`
+  );
 }
 
 /** Prints events: bars on stderr, metric and eval lines on stdout. */
@@ -44,7 +47,9 @@ export class ConsoleReporter {
         const frac = ev.total > 0 ? Math.min(1, ev.done / ev.total) : 1;
         const fill = Math.round(width * frac);
         const eta = ev.etaSeconds !== undefined ? ` eta ${formatTime(ev.etaSeconds)}` : '';
-        const text = `[${'#'.repeat(fill)}${'.'.repeat(width - fill)}] ${ev.stage} it ${ev.iteration} ${ev.done}/${ev.total}${eta}${ev.label ? ` ${ev.label}` : ''}`;
+        const text =
+          `[${'#'.repeat(fill)}${'.'.repeat(width - fill)}] ${ev.stage} it ${ev.iteration} ` +
+          `${ev.done}/${ev.total}${eta}${ev.label ? ` ${ev.label}` : ''}`;
         if (this.tty) {
           process.stderr.write(`\r\x1b[K${text}`);
           this.barShown = true;

@@ -41,7 +41,8 @@ export function buildEnvironment(c: SelfPlayConfig): Environment {
   const passages = parseCorpusJsonl(readText(c.corpus, 'corpus'), c.corpus);
   if (passages.length === 0) {
     throw new ConfigError(
-      `--corpus: ${resolve(c.corpus)} holds no passages (the corpus is empty); give a JSONL file with one {id, title, text} per line`,
+      `--corpus: ${resolve(c.corpus)} holds no passages (the corpus is empty); give a JSONL file with one {id, ` +
+        'title, text} per line',
     );
   }
   return new Environment(passages, evalSet ?? [], c.retrievalTopK);

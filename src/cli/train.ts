@@ -64,15 +64,17 @@ async function main(argv: string[]): Promise<number> {
     const given = Object.keys(args.settings);
     if (given.length || args.own['preset']) {
       throw new ConfigError(
-        `--resume continues with the settings stored in the checkpoint; drop ${given.length ? given.join(', ') : '--preset'}`,
+        '--resume continues with the settings stored in the checkpoint; drop ' +
+          `${given.length ? given.join(', ') : '--preset'}`,
       );
     }
     config = cp.state.config;
   } else {
     if (cp) {
       throw new ConfigError(
-        `--out: ${out} already holds a run (checkpoint at iteration ${cp.state.cursor.iteration + 1}, ${cp.state.cursor.stage} step ` +
-          `${cp.state.cursor.step}); pass --resume to continue it, or choose another folder`,
+        `--out: ${out} already holds a run (checkpoint at iteration ${cp.state.cursor.iteration + 1}, ` +
+          `${cp.state.cursor.stage} step ${cp.state.cursor.step}); pass --resume to continue it, or choose another ` +
+          'folder',
       );
     }
     config = makeConfig((args.own['preset'] ?? 'demo') as PresetName, args.settings);
@@ -111,9 +113,11 @@ async function main(argv: string[]): Promise<number> {
   });
   const params = run.ctx.policies.student.trainable().reduce((n, t) => n + t.size, 0);
   console.log(
-    `train: ${engine.info.description} (${engine.info.host}); model ${base.name} (${base.cfg.layers} layers, width ${base.cfg.hidden}, ` +
-      `vocab ${base.cfg.vocabSize}, ${params} trained parameters per policy, ${config.policies}); corpus ${env.passages.length} passages, ` +
-      `${env.evalSet.length} held-out questions; ${config.iterations} iterations x (${config.examinerSteps} examiner + ${config.studentSteps} student steps); out ${out}`,
+    `train: ${engine.info.description} (${engine.info.host}); model ${base.name} (${base.cfg.layers} layers, width ` +
+      `${base.cfg.hidden}, vocab ${base.cfg.vocabSize}, ${params} trained parameters per policy, ` +
+      `${config.policies}); corpus ${env.passages.length} passages, ${env.evalSet.length} held-out questions; ` +
+      `${config.iterations} iterations x (${config.examinerSteps} examiner + ${config.studentSteps} student steps); ` +
+      `out ${out}`,
   );
 
   const interrupt = stopOnInterrupt();
@@ -138,7 +142,8 @@ async function main(argv: string[]): Promise<number> {
   if (!run.done) {
     await run.checkpoint();
     console.log(
-      `train: stopped at iteration ${run.cursor.iteration + 1}, ${run.cursor.stage} step ${run.cursor.step}; continue with --resume`,
+      `train: stopped at iteration ${run.cursor.iteration + 1}, ${run.cursor.stage} step ${run.cursor.step}; ` +
+        'continue with --resume',
     );
     return 130;
   }
@@ -152,7 +157,9 @@ async function main(argv: string[]): Promise<number> {
   for (const [name, bytes] of files) withPath('write', join(dir, name), () => writeFileSync(join(dir, name), bytes));
   const last = run.state.evals[run.state.evals.length - 1];
   console.log(
-    `train: done in ${formatTime((Date.now() - t0) / 1000)}${last ? `; held-out EM ${(100 * last.em).toFixed(1)}%` : ''}; the student is in ${dir}`,
+    'train: done in ' +
+      `${formatTime((Date.now() - t0) / 1000)}${last ? `; held-out EM ${(100 * last.em).toFixed(1)}%` : ''}; the ` +
+      `student is in ${dir}`,
   );
   run.dispose();
   engine.destroy();

@@ -45,11 +45,20 @@ export interface GenerationPoint {
 /** What one iteration's training had to learn from (means over its steps' metrics). */
 export interface SignalPoint {
   iteration: number;
-  /** Share of the examiner's questions true of the world (auditQuestion 'right'); absent in older runs or without a world. */
+  /**
+   * Share of the examiner's questions true of the world (auditQuestion 'right'); absent in older runs or without a
+   * world.
+   */
   rightShare?: number;
-  /** Share of the examiner's questions that some but not all of the n student rollouts answered (0 < k < n); absent without examiner steps. */
+  /**
+   * Share of the examiner's questions that some but not all of the n student rollouts answered (0 < k < n); absent
+   * without examiner steps.
+   */
   solvableShare?: number;
-  /** Share of the student's questions whose n rollouts did not all score the same (GRPO's advantages are not all 0); absent in older runs. */
+  /**
+   * Share of the student's questions whose n rollouts did not all score the same (GRPO's advantages are not all 0);
+   * absent in older runs.
+   */
   learnableShare?: number;
   /** The student's reward: its rollouts' EM against the examiner's answers. */
   studentReward: number;
@@ -57,7 +66,10 @@ export interface SignalPoint {
   distill: number;
 }
 
-/** Per iteration, the means of the examiner steps' true and solvable shares and the student steps' learnable share, reward and D. */
+/**
+ * Per iteration, the means of the examiner steps' true and solvable shares and the student steps' learnable share,
+ * reward and D.
+ */
 export function signalOf(metrics: readonly StepMetrics[], iterations: number): SignalPoint[] {
   /** The metric's mean over the iteration's steps of the stage; undefined when it was not logged. */
   const meanOf = (stage: string, it: number, key: string) => {
@@ -324,7 +336,9 @@ export function claims(summaries: readonly ArmSummary[]): Claim[] {
     const first = arm.drift[0]!.em;
     const last = arm.drift[arm.drift.length - 1]!.em;
     out.push({
-      claim: `the ${arm.arm === 'piplay' ? 'π-Play' : 'Dr. Zero'} examiner's questions get harder (the base model's EM on them drops from iteration 1 to ${arm.drift.length})`,
+      claim:
+        `the ${arm.arm === 'piplay' ? 'π-Play' : 'Dr. Zero'} examiner's questions get harder (the base model's ` +
+        `EM on them drops from iteration 1 to ${arm.drift.length})`,
       numbers: vs('iteration 1', first, `iteration ${arm.drift.length}`, last),
       verdict: greater(first, last),
     });

@@ -60,7 +60,8 @@ const num3 = (x: number | null) => (x === null ? '—' : x.toFixed(3));
 /** The teacher probe's result as a markdown table, after a line on the student's rollouts it scored. */
 export function probeTable(r: ProbeResult): string {
   return [
-    `${r.questions} training questions; the student's sampled rollouts: EM ${pct1(r.studentEm)} (${r.rightAnswers} right), ${r.studentSearches.toFixed(2)} searches each.`,
+    `${r.questions} training questions; the student's sampled rollouts: EM ${pct1(r.studentEm)} (${r.rightAnswers} ` +
+      `right), ${r.studentSearches.toFixed(2)} searches each.`,
     '',
     table(
       [
@@ -89,7 +90,8 @@ export function probeTable(r: ProbeResult): string {
       ]),
     ),
     '',
-    'The distillation term of the teacher prompts: how much of the full-vocabulary KL the top-K term keeps (mean per token), and how much of it falls on the answer tokens:',
+    'The distillation term of the teacher prompts: how much of the full-vocabulary KL the top-K term keeps (mean per ' +
+      'token), and how much of it falls on the answer tokens:',
     '',
     table(
       [
@@ -114,18 +116,19 @@ export function probeTable(r: ProbeResult): string {
 
 /** What the probe's columns mean (for results.md and the README). */
 export const PROBE_EXPLAINED =
-  'World-generated training questions (never held-out ones), the base model as student and as teacher, as at the start of ' +
-  "training. Rows: the student's prompt, then the teacher's prompt with each privileged context. Greedy EM, searches and " +
-  "answered: the prompt's own greedy rollouts (what the teacher would do itself). The other columns score the student's " +
-  'sampled rollouts (what distillation trains on): the probability of `<search>` and `<answer>` at the first decision (the ' +
-  'first tag after the first `</think>`), the top-K distillation term D per token and at that decision, and the answer gain: ' +
-  "the mean of log p(prompt) − log p(student) over the tokens of the student's `<answer>` span, for right and for wrong answers. " +
-  'A teacher that uses its context has a positive gain on right answers and a negative one on wrong answers, and searches as ' +
-  'the student does; a teacher with a lower P(search) at the decision teaches the student to stop searching. ' +
-  'The second table gives D at a few K beside the exact KL over the whole vocabulary (float64, on the host): the K buckets and ' +
-  'the tail are a coarser split of the vocabulary, so D grows with K up to the full KL; where D at the configured K is close ' +
-  'to the full KL, a larger K cannot change what the student learns. Its last columns give D over the tokens of the ' +
-  "student's `<answer>` spans (where the notes should matter) and their share of all of D.";
+  'World-generated training questions (never held-out ones), the base model as student and as teacher, as at the ' +
+  "start of training. Rows: the student's prompt, then the teacher's prompt with each privileged context. Greedy EM, " +
+  "searches and answered: the prompt's own greedy rollouts (what the teacher would do itself). The other columns " +
+  "score the student's sampled rollouts (what distillation trains on): the probability of `<search>` and `<answer>` " +
+  'at the first decision (the first tag after the first `</think>`), the top-K distillation term D per token and at ' +
+  "that decision, and the answer gain: the mean of log p(prompt) − log p(student) over the tokens of the student's " +
+  '`<answer>` span, for right and for wrong answers. A teacher that uses its context has a positive gain on right ' +
+  'answers and a negative one on wrong answers, and searches as the student does; a teacher with a lower P(search) ' +
+  'at the decision teaches the student to stop searching. The second table gives D at a few K beside the exact KL ' +
+  'over the whole vocabulary (float64, on the host): the K buckets and the tail are a coarser split of the ' +
+  'vocabulary, so D grows with K up to the full KL; where D at the configured K is close to the full KL, a larger K ' +
+  "cannot change what the student learns. Its last columns give D over the tokens of the student's `<answer>` spans " +
+  '(where the notes should matter) and their share of all of D.';
 
 /** The examiner probe's table (per hop count asked for, then all), and up to `examples` of its questions. */
 export function examinerProbeTable(r: ExaminerProbeResult, examples = 6): string {
@@ -158,19 +161,20 @@ export function examinerProbeTable(r: ExaminerProbeResult, examples = 6): string
     '',
     ...shown.map(
       (x) =>
-        `- ${x.hops}-hop, ${x.verdict}${x.n ? `, student ${x.k}/${x.n}` : ', not valid'}: ${JSON.stringify(x.question)} → ${JSON.stringify(x.answer)}`,
+        `- ${x.hops}-hop, ${x.verdict}${x.n ? `, student ${x.k}/${x.n}` : ', not valid'}: ` +
+        `${JSON.stringify(x.question)} → ${JSON.stringify(x.answer)}`,
     ),
   ].join('\n');
 }
 
 /** What the examiner probe's columns mean (for results.md and the README). */
 export const EXAMINER_PROBE_EXPLAINED =
-  'The examiner writes questions from sampled source documents of the world, as in self-play (sampled, hop counts 4:3:2:1). ' +
-  "Valid format: f > 0, what self-play keeps. True: the question reads as a chain of the world's relations by its question " +
-  "templates and the examiner's answer is the chain's answer (src/env/world/audit.ts); wrong answer: it reads, but the answer " +
-  "is not the chain's; no single answer: the chain has none or several; unreadable: no template reads it. Solvable: some but " +
-  "not all of the student's n sampled rollouts answered it (where the difficulty reward and GRPO have a signal); student " +
-  'accuracy: their mean k/n on the valid questions.';
+  'The examiner writes questions from sampled source documents of the world, as in self-play (sampled, hop counts ' +
+  "4:3:2:1). Valid format: f > 0, what self-play keeps. True: the question reads as a chain of the world's relations " +
+  "by its question templates and the examiner's answer is the chain's answer (src/env/world/audit.ts); wrong answer: " +
+  "it reads, but the answer is not the chain's; no single answer: the chain has none or several; unreadable: no " +
+  "template reads it. Solvable: some but not all of the student's n sampled rollouts answered it (where the " +
+  'difficulty reward and GRPO have a signal); student accuracy: their mean k/n on the valid questions.';
 
 /** A section of one row per arm and one column per iteration: its heading, a paragraph and the table. */
 function iterationSection(
@@ -205,14 +209,17 @@ export function renderResults(meta: ResultsMeta, summaries: readonly ArmSummary[
   const out: string[] = [];
   out.push(`# π-Play, Dr. Zero and the privileged-context ablation (preset ${meta.preset}): results`, '');
   out.push(
-    `Preset \`${meta.preset}\`${meta.settings.length ? ` with ${meta.settings.map((s) => `\`${s}\``).join(' ')}` : ''}; model \`${meta.model}\`; ` +
-      `corpus: ${meta.corpus}; held-out set: ${meta.heldOut}, greedy decoding. ${its} iteration${its === 1 ? '' : 's'} of ` +
-      `${meta.examinerSteps} examiner + ${meta.studentSteps} student steps; seeds ${meta.seeds.join(', ')}.`,
+    'Preset ' +
+      `\`${meta.preset}\`${meta.settings.length ? ` with ${meta.settings.map((s) => `\`${s}\``).join(' ')}` : ''}; ` +
+      `model \`${meta.model}\`; corpus: ${meta.corpus}; held-out set: ${meta.heldOut}, greedy decoding. ${its} ` +
+      `iteration${its === 1 ? '' : 's'} of ${meta.examinerSteps} examiner + ${meta.studentSteps} student steps; ` +
+      `seeds ${meta.seeds.join(', ')}.`,
   );
   out.push('');
   out.push(
-    'Each cell is the mean ± standard deviation over seeds (sample std, n − 1) in percent unless said otherwise; a single seed shows ' +
-      'the mean alone; "—" is no value. Written by `npm run experiment`; the settings were not tuned on the held-out set.',
+    'Each cell is the mean ± standard deviation over seeds (sample std, n − 1) in percent unless said otherwise; ' +
+      'a single seed shows the mean alone; "—" is no value. Written by `npm run experiment`; the settings were not ' +
+      'tuned on the held-out set.',
   );
   if (meta.finished < meta.planned)
     out.push('', `**Partial results: ${meta.finished} of ${meta.planned} runs finished.**`);
@@ -235,8 +242,9 @@ export function renderResults(meta: ResultsMeta, summaries: readonly ArmSummary[
   );
   out.push('');
   out.push(
-    '"multi-hop" is, per seed, the mean of the EMs of hops ≥ 2. Searches / rollout and redundancy (share of a rollout\'s queries ' +
-      'that repeat an earlier one, over rollouts that searched) are from the same greedy held-out rollouts, not percentages.',
+    '"multi-hop" is, per seed, the mean of the EMs of hops ≥ 2. Searches / rollout and redundancy (share of a ' +
+      "rollout's queries that repeat an earlier one, over rollouts that searched) are from the same greedy held-out " +
+      'rollouts, not percentages.',
   );
   out.push('');
 
@@ -257,7 +265,11 @@ export function renderResults(meta: ResultsMeta, summaries: readonly ArmSummary[
   out.push(table(head, rows));
   out.push('');
   out.push(
-    `The base model is not trained: its row repeats its one evaluation in every column.${meta.startFromBase ? ' It is also the "before training" point of every arm (the same weights, evaluated greedily), so the trained arms did not evaluate before training.' : ''}`,
+    'The base model is not trained: its row repeats its one evaluation in every column.' +
+      (meta.startFromBase
+        ? ' It is also the "before training" point of every arm (the same weights, evaluated greedily), ' +
+          'so the trained arms did not evaluate before training.'
+        : ''),
   );
   out.push('');
 
@@ -266,10 +278,11 @@ export function renderResults(meta: ResultsMeta, summaries: readonly ArmSummary[
     iterationSection(
       out,
       "The examiner's difficulty drift",
-      "A fixed student, the base model, answers (greedily, with search) the valid questions each arm's examiner wrote for the " +
-        "student's training set after the examiner stage of iteration i; the gold answer is the examiner's. If the examiner's " +
-        'questions get harder over the iterations, this EM drops. Cells: mean ± std over seeds of the EM, and the number of ' +
-        'questions summed over seeds (q); "—" where the examiner wrote no valid question.',
+      "A fixed student, the base model, answers (greedily, with search) the valid questions each arm's examiner " +
+        "wrote for the student's training set after the examiner stage of iteration i; the gold answer is the " +
+        "examiner's. If the examiner's questions get harder over the iterations, this EM drops. Cells: mean ± std " +
+        'over seeds of the EM, and the number of questions summed over seeds (q); "—" where the examiner wrote no ' +
+        'valid question.',
       trained,
       its,
       (s) => s.drift.map((d) => (d.em ? `${formatPct(d.em)} (${d.questions} q)` : `— (${d.questions} q)`)),
@@ -277,10 +290,10 @@ export function renderResults(meta: ResultsMeta, summaries: readonly ArmSummary[
     iterationSection(
       out,
       'Where the training questions came from',
-      "Per iteration: the share of the examiner's data-generation rollouts with a valid format (valid), and the share of the " +
-        "student's training set that the world generator filled because the examiner wrote too few valid questions (fallback, " +
-        "the project's `--fallback-questions world`). A high fallback share means the student mostly trained on world-generated " +
-        'questions rather than on self-play questions.',
+      "Per iteration: the share of the examiner's data-generation rollouts with a valid format (valid), and the " +
+        "share of the student's training set that the world generator filled because the examiner wrote too few " +
+        "valid questions (fallback, the project's `--fallback-questions world`). A high fallback share means the " +
+        'student mostly trained on world-generated questions rather than on self-play questions.',
       trained,
       its,
       (s) => s.validShare.map((v, i) => `valid ${formatPct(v)} · fallback ${formatPct(s.fallback[i] ?? null)}`),
@@ -288,13 +301,14 @@ export function renderResults(meta: ResultsMeta, summaries: readonly ArmSummary[
     iterationSection(
       out,
       'What the training had to learn from',
-      "Per iteration, means over its steps: the share of the examiner's questions that are true of the world (true: the " +
-        "question reads as a chain of the world's relations by its question templates and the examiner's answer is the chain's " +
-        "answer; src/env/world/audit.ts) and that some but not all of the student's n rollouts answered in the examiner " +
-        'stage (solvable: where the difficulty reward has a signal); on the student steps, the share of questions whose n ' +
-        "rollouts did not all score the same (learnable: GRPO's advantages are all 0 on the others), the student's reward (its " +
-        "rollouts' EM against the examiner's answers) and the distillation term D towards the teacher. With no reward, a " +
-        'student learns only from D. A part not measured (no examiner steps; a run of an older version) is left out.',
+      "Per iteration, means over its steps: the share of the examiner's questions that are true of the world (true: " +
+        "the question reads as a chain of the world's relations by its question templates and the examiner's answer " +
+        "is the chain's answer; src/env/world/audit.ts) and that some but not all of the student's n rollouts " +
+        'answered in the examiner stage (solvable: where the difficulty reward has a signal); on the student steps, ' +
+        "the share of questions whose n rollouts did not all score the same (learnable: GRPO's advantages are all 0 " +
+        "on the others), the student's reward (its rollouts' EM against the examiner's answers) and the distillation " +
+        'term D towards the teacher. With no reward, a student learns only from D. A part not measured (no examiner ' +
+        'steps; a run of an older version) is left out.',
       trained,
       its,
       (s) =>
@@ -314,14 +328,16 @@ export function renderResults(meta: ResultsMeta, summaries: readonly ArmSummary[
   if (cs.length) {
     out.push("## The papers' claims at this scale", '');
     out.push(
-      'Compared on the means over seeds. "holds" means the difference exceeds the larger of the two standard deviations over ' +
-        'seeds; "within seed noise" means it does not. EM after the last iteration. Fewer searches are the papers\' efficiency ' +
-        'claim only at an equal or higher EM: a student that stops searching also searches less.',
+      'Compared on the means over seeds. "holds" means the difference exceeds the larger of the two standard ' +
+        'deviations over seeds; "within seed noise" means it does not. EM after the last iteration. Fewer searches ' +
+        "are the papers' efficiency claim only at an equal or higher EM: a student that stops searching also " +
+        'searches less.',
     );
     out.push('');
     if (summaries.every((s) => !s.final.em || s.final.em.mean === 0)) {
       out.push(
-        "**Every arm's held-out EM is 0: no arm answers a held-out question at this scale, so these comparisons cannot separate the methods.**",
+        "**Every arm's held-out EM is 0: no arm answers a held-out question at this scale, so these comparisons " +
+          'cannot separate the methods.**',
         '',
       );
     }

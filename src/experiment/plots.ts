@@ -56,6 +56,8 @@ export function driftSvg(summaries: readonly ArmSummary[], iterations: number): 
     xs: iterationsAxis(iterations),
     series,
     yMinSpan: 5,
-    note: 'lower = harder questions; mean over seeds, bars: ± std; no point where the examiner wrote no valid question',
+    note:
+      'lower = harder questions; mean over seeds, bars: ± std; ' +
+      'no point where the examiner wrote no valid question',
   });
 }

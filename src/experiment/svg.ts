@@ -107,12 +107,14 @@ export function linePlot(p: PlotSpec): string {
 
   const out: string[] = [];
   out.push(
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" ` +
+      'font-family="sans-serif" font-size="12">',
   );
   out.push(`<title>${xmlEscape(p.title)}</title>`);
   out.push(`<rect x="0" y="0" width="${W}" height="${H}" fill="#ffffff"/>`);
   out.push(
-    `<text x="${coord(m.left + pw / 2)}" y="22" text-anchor="middle" font-size="14" font-weight="bold">${xmlEscape(p.title)}</text>`,
+    `<text x="${coord(m.left + pw / 2)}" y="22" text-anchor="middle" font-size="14" ` +
+      `font-weight="bold">${xmlEscape(p.title)}</text>`,
   );
 
   // Grid and y ticks.
@@ -129,7 +131,8 @@ export function linePlot(p: PlotSpec): string {
   out.push('</g>');
   // Axes and x ticks.
   out.push(
-    `<g class="axes" stroke="#333333"><line x1="${m.left}" y1="${m.top + ph}" x2="${m.left + pw}" y2="${m.top + ph}"/><line x1="${m.left}" y1="${m.top}" x2="${m.left}" y2="${m.top + ph}"/></g>`,
+    `<g class="axes" stroke="#333333"><line x1="${m.left}" y1="${m.top + ph}" x2="${m.left + pw}" ` +
+      `y2="${m.top + ph}"/><line x1="${m.left}" y1="${m.top}" x2="${m.left}" y2="${m.top + ph}"/></g>`,
   );
   out.push('<g class="x-ticks" text-anchor="middle" fill="#333333">');
   p.xs.forEach((x, i) =>
@@ -140,7 +143,8 @@ export function linePlot(p: PlotSpec): string {
     `<text x="${coord(m.left + pw / 2)}" y="${m.top + ph + 38}" text-anchor="middle">${xmlEscape(p.xLabel)}</text>`,
   );
   out.push(
-    `<text x="16" y="${coord(m.top + ph / 2)}" text-anchor="middle" transform="rotate(-90 16 ${coord(m.top + ph / 2)})">${xmlEscape(p.yLabel)}</text>`,
+    `<text x="16" y="${coord(m.top + ph / 2)}" text-anchor="middle" transform="rotate(-90 16 ` +
+      `${coord(m.top + ph / 2)})">${xmlEscape(p.yLabel)}</text>`,
   );
 
   // Series.
@@ -151,7 +155,8 @@ export function linePlot(p: PlotSpec): string {
     for (const run of runsOf(s.ys)) {
       const pts = run.map((i) => `${coord(X(p.xs[i]!))},${coord(Y(s.ys[i]!))}`).join(' ');
       out.push(
-        `<polyline data-series="${id}" points="${pts}" fill="none" stroke="${color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="6 4"' : ''}/>`,
+        `<polyline data-series="${id}" points="${pts}" fill="none" stroke="${color}" ` +
+          `stroke-width="2"${s.dashed ? ' stroke-dasharray="6 4"' : ''}/>`,
       );
     }
     s.ys.forEach((y, i) => {
@@ -160,7 +165,8 @@ export function linePlot(p: PlotSpec): string {
       if (e && Number.isFinite(e) && e > 0) {
         const x = coord(X(p.xs[i]!));
         out.push(
-          `<line x1="${x}" y1="${coord(Y(y - e))}" x2="${x}" y2="${coord(Y(y + e))}" stroke="${color}" stroke-width="1"/>`,
+          `<line x1="${x}" y1="${coord(Y(y - e))}" x2="${x}" y2="${coord(Y(y + e))}" stroke="${color}" ` +
+            'stroke-width="1"/>',
         );
       }
       out.push(`<circle cx="${coord(X(p.xs[i]!))}" cy="${coord(Y(y))}" r="3" fill="${color}"/>`);
@@ -169,7 +175,8 @@ export function linePlot(p: PlotSpec): string {
   });
   if (p.series.every((s) => runsOf(s.ys).length === 0)) {
     out.push(
-      `<text x="${coord(m.left + pw / 2)}" y="${coord(m.top + ph / 2)}" text-anchor="middle" fill="#888888">no data</text>`,
+      `<text x="${coord(m.left + pw / 2)}" y="${coord(m.top + ph / 2)}" text-anchor="middle" fill="#888888">no ` +
+        'data</text>',
     );
   }
 
@@ -180,7 +187,8 @@ export function linePlot(p: PlotSpec): string {
     const y = m.top + 10 + si * 20;
     const x = W - legendW;
     out.push(
-      `<line x1="${x}" y1="${y}" x2="${x + 24}" y2="${y}" stroke="${color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="6 4"' : ''}/>`,
+      `<line x1="${x}" y1="${y}" x2="${x + 24}" y2="${y}" stroke="${color}" ` +
+        `stroke-width="2"${s.dashed ? ' stroke-dasharray="6 4"' : ''}/>`,
     );
     out.push(`<text x="${x + 30}" y="${y + 4}">${xmlEscape(s.name)}</text>`);
   });

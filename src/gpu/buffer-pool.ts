@@ -10,7 +10,8 @@
 // Free buffers are a cache, bounded three ways: their bytes never exceed `maxFreeBytes` (the least recently
 // freed go first); a request that no free buffer serves (a new shape: the cached ones are likely of shapes
 // that are done) first cuts them to `freeFraction` of the bytes in use; and an allocation that would take
-// the pool past `budgetBytes` first destroys free buffers. So the device memory stays near what is in use. `trim()` empties the cache (the engine's users call it between stages whose shapes differ).
+// the pool past `budgetBytes` first destroys free buffers. So the device memory stays near what is in use.
+// `trim()` empties the cache (the engine's users call it between stages whose shapes differ).
 // A request may take a free buffer up to two size classes larger than its own, so a new sequence length
 // reuses what the last one freed instead of allocating beside it.
 

@@ -28,7 +28,8 @@ function expand(name: string, src: string, chain: string[], done: Set<string>, r
     const m = INCLUDE.exec(line.replace(/\r$/, ''));
     if (!m) {
       throw new Error(
-        `piplay: shader '${name}.wgsl' line ${n + 1}: expected \`#include "lib/<name>.wgsl"\` alone on the line, got '${line.trim()}'`,
+        `piplay: shader '${name}.wgsl' line ${n + 1}: expected \`#include "lib/<name>.wgsl"\` alone on the line, got ` +
+          `'${line.trim()}'`,
       );
     }
     const inc = m[1]!;

@@ -234,7 +234,8 @@ export function parseConfig(json: string | object): ModelConfig {
       fail(
         'attention_bias',
         true,
-        `in ${CLASS_OF[arch]} it adds an o_proj bias, which piplay does not implement; piplay supports attention_bias false (or Qwen2's q/k/v biases)`,
+        `in ${CLASS_OF[arch]} it adds an o_proj bias, which piplay does not implement; piplay supports ` +
+          "attention_bias false (or Qwen2's q/k/v biases)",
       );
     }
     attentionBias = false;

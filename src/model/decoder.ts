@@ -85,7 +85,8 @@ export class CausalLM {
       if (!t) throw new Error(`piplay: the checkpoint has no tensor '${spec.name}' that ${cfg.arch} needs`);
       if (t.shape.length !== spec.shape.length || t.shape.some((d, k) => d !== spec.shape[k])) {
         throw new Error(
-          `piplay: tensor '${spec.name}' has shape [${t.shape}] but config.json implies [${spec.shape}]; the weights do not match the config`,
+          `piplay: tensor '${spec.name}' has shape [${t.shape}] but config.json implies [${spec.shape}]; the weights ` +
+            'do not match the config',
         );
       }
       const [V, D] = spec.shape as [number, number];

@@ -40,7 +40,8 @@ export async function readConfig(readFile: ReadFile, source = 'the model folder'
     bytes = await readFile('config.json');
   } catch (e) {
     throw new Error(
-      `${source}: cannot read config.json (${(e as Error).message}). A model folder needs config.json and model.safetensors.`,
+      `${source}: cannot read config.json (${(e as Error).message}). A model folder needs config.json and ` +
+        'model.safetensors.',
     );
   }
   try {
@@ -66,8 +67,9 @@ export function checkFits(e: Engine, cfg: ModelConfig, source: string): void {
   const maxBinding = Math.min(e.info.limits.maxStorageBufferBindingSize, e.info.limits.maxBufferSize);
   if (est.largestTensorBytes > maxBinding) {
     throw new Error(
-      `${source}: the model's largest weight (${(est.largestTensorBytes / 2 ** 20).toFixed(0)} MiB in f32) exceeds this GPU's ` +
-        `largest storage binding (${(maxBinding / 2 ** 20).toFixed(0)} MiB). Pick a smaller model or a GPU/browser with larger limits.`,
+      `${source}: the model's largest weight (${(est.largestTensorBytes / 2 ** 20).toFixed(0)} MiB in f32) exceeds ` +
+        `this GPU's largest storage binding (${(maxBinding / 2 ** 20).toFixed(0)} MiB). Pick a smaller model or a ` +
+        'GPU/browser with larger limits.',
     );
   }
 }
@@ -132,7 +134,10 @@ export async function loadModel(e: Engine, readFile: ReadFile, opts: LoadOptions
 }
 
 export interface ExportOptions {
-  /** Storage dtype of the weights (default: the config's torch_dtype, as HF's save_pretrained does; F32 round-trips bit-exactly). */
+  /**
+   * Storage dtype of the weights (default: the config's torch_dtype, as HF's save_pretrained does; F32 round-trips
+   * bit-exactly).
+   */
   dtype?: Extract<Dtype, 'F32' | 'F16' | 'BF16'>;
   /** The config.json the model was loaded from: its fields are kept unless piplay's normalised values replace them. */
   config?: Record<string, unknown>;

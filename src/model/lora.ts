@@ -128,13 +128,14 @@ export function mergeLoraHost(
     const W = base.get(`${proj}.weight`);
     if (!W)
       throw new Error(
-        `piplay: ${opts.what} adapts '${proj}', which the base model does not have; was the run started from another base?`,
+        `piplay: ${opts.what} adapts '${proj}', which the base model does not have; was the run started from another ` +
+          'base?',
       );
     const [rows, cols] = W.shape as [number, number];
     if (A.shape[0] !== r || A.shape[1] !== cols || B.shape[0] !== rows || B.shape[1] !== r) {
       throw new Error(
-        `piplay: ${opts.what}: the adapters of '${proj}' have shapes A [${A.shape}], B [${B.shape}]; rank ${r} on a [${W.shape}] weight ` +
-          `needs A [${r},${cols}] and B [${rows},${r}] (does loraRank match the run's?)`,
+        `piplay: ${opts.what}: the adapters of '${proj}' have shapes A [${A.shape}], B [${B.shape}]; rank ${r} on a ` +
+          `[${W.shape}] weight needs A [${r},${cols}] and B [${rows},${r}] (does loraRank match the run's?)`,
       );
     }
     const merged = new Float32Array(W.data);

@@ -118,8 +118,9 @@ export function parseSafetensors(bytes: Uint8Array, name: string): Safetensors {
     const dtype = info['dtype'];
     if (!isDtype(dtype)) {
       throw new Error(
-        `${where}tensor "${key}" has dtype ${JSON.stringify(dtype)}, which piplay cannot read; ` +
-          `piplay reads ${Object.keys(DTYPE_BYTES).join(', ')} (weights in F32, F16 or BF16; quantized checkpoints are not supported)`,
+        `${where}tensor "${key}" has dtype ${JSON.stringify(dtype)}, which piplay cannot read; piplay reads ` +
+          `${Object.keys(DTYPE_BYTES).join(', ')} (weights in F32, F16 or BF16; quantized checkpoints are not ` +
+          'supported)',
       );
     }
     const shape = info['shape'];
@@ -206,7 +207,8 @@ export function toFloat32(entry: TensorEntry, what = 'toFloat32'): Float32Array 
     case 'BF16': {
       const bits = u16Of(src, n);
       const o32 = new Uint32Array(out.buffer);
-      for (let i = 0; i < n; i++) o32[i] = bits[i]! << 16; // what half.ts's bf16BitsToF32 does, without a call per element
+      // What half.ts's bf16BitsToF32 does, without a call per element.
+      for (let i = 0; i < n; i++) o32[i] = bits[i]! << 16;
       return out;
     }
     case 'F64': {
@@ -306,7 +308,8 @@ export function writeSafetensors(tensors: readonly TensorToWrite[], metadata?: R
     const want = numel(t.shape) * DTYPE_BYTES[t.dtype];
     if (t.data.byteLength !== want) {
       throw new Error(
-        `writeSafetensors: tensor "${t.name}" (${t.dtype} ${fmtShape(t.shape)}) needs ${want} bytes but ${t.data.byteLength} were given`,
+        `writeSafetensors: tensor "${t.name}" (${t.dtype} ${fmtShape(t.shape)}) needs ${want} bytes but ` +
+          `${t.data.byteLength} were given`,
       );
     }
   }

@@ -44,7 +44,9 @@ export const SPLIT_PATTERN = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\
 
 /** ChatML, as Qwen uses it: `<|im_start|>role\ncontent<|im_end|>\n` per message. */
 export const CHAT_TEMPLATE =
-  "{%- for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}{%- endfor %}" +
+  '{%- for message in messages %}' +
+  "{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}" +
+  '{%- endfor %}' +
   "{%- if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{%- endif %}";
 
 export interface BpeTrainOptions {

@@ -84,12 +84,18 @@ export function trainingMarkdown(
       ? [`| started from | the weights and tokenizer of ${sum.from} |`]
       : [`| tokenizer | byte-level BPE trained on the text of ${s.tokenizerWorlds} generated worlds |`]),
     `| steps | ${sum.steps} (batch ${s.batch} x seq ${s.seq}, peak lr ${s.lr}, warm-up + cosine) |`,
-    `| data | worlds of ${s.worldSize} entities, passage share ${s.passageShare}, ${s.drills} copying drills per world |`,
-    `| model | hidden ${cfg.hidden}, layers ${cfg.layers}, heads ${cfg.heads}/${cfg.kvHeads} kv, MLP ${cfg.intermediate}, vocab ${cfg.vocabSize}, tied embeddings |`,
+    `| data | worlds of ${s.worldSize} entities, passage share ${s.passageShare}, ${s.drills} copying drills per ` +
+      'world |',
+    `| model | hidden ${cfg.hidden}, layers ${cfg.layers}, heads ${cfg.heads}/${cfg.kvHeads} kv, MLP ` +
+      `${cfg.intermediate}, vocab ${cfg.vocabSize}, tied embeddings |`,
     `| parameters | ${sum.params} |`,
-    `| tokens seen | ${stats.tokens} (${stats.targets} loss targets; ${stats.passageTokens} passage, ${stats.transcriptTokens} transcript${stats.copyTokens ? `, ${stats.copyTokens} copy-task` : ''} tokens; ${stats.dropped} transcripts longer than a row left out) |`,
-    `| wall time | ${duration(sum.seconds)} (${Math.round(stats.tokens / Math.max(sum.seconds, 1e-9))} tokens/s) on ${sum.device} |`,
-    `| final loss | ${sum.finalLoss.toFixed(3)} (last logged step); mean of the last ${Math.min(5, logs.length)} logs ${sum.tailLoss.toFixed(3)}; first ${sum.firstLoss.toFixed(3)} |`,
+    `| tokens seen | ${stats.tokens} (${stats.targets} loss targets; ${stats.passageTokens} passage, ` +
+      `${stats.transcriptTokens} transcript${stats.copyTokens ? `, ${stats.copyTokens} copy-task` : ''} tokens; ` +
+      `${stats.dropped} transcripts longer than a row left out) |`,
+    `| wall time | ${duration(sum.seconds)} (${Math.round(stats.tokens / Math.max(sum.seconds, 1e-9))} tokens/s) on ` +
+      `${sum.device} |`,
+    `| final loss | ${sum.finalLoss.toFixed(3)} (last logged step); mean of the last ${Math.min(5, logs.length)} ` +
+      `logs ${sum.tailLoss.toFixed(3)}; first ${sum.firstLoss.toFixed(3)} |`,
     '',
     '## Loss curve (logged steps)',
     '',

@@ -83,7 +83,9 @@ export interface Rollout {
   promptLength: number;
   /** The response decoded (sampled and tool ids), for display. */
   text: string;
-  /** The policy's own text, turn by turn: each run of sampled ids between tool replies, decoded (for the tag parsers). */
+  /**
+   * The policy's own text, turn by turn: each run of sampled ids between tool replies, decoded (for the tag parsers).
+   */
   policyTurns: string[];
   turns: number;
   searches: SearchRecord[];

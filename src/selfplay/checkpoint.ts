@@ -26,7 +26,9 @@ export interface RunState {
   version: 1;
   config: SelfPlayConfig;
   cursor: Cursor;
-  /** Every draw derives from the seed and the unit's labels (see context.ts rngFor): the seed is the whole RNG state. */
+  /**
+   * Every draw derives from the seed and the unit's labels (see context.ts rngFor): the seed is the whole RNG state.
+   */
   rng: { seed: number; scheme: 'labels-v1' };
   /** The current iteration's student training set. */
   dataset: TrainQuestion[];
@@ -108,9 +110,10 @@ export class NonFiniteCheckpointError extends Error {
     readonly size: number,
   ) {
     super(
-      `piplay: the ${policy}'s ${what} holds ${count} of ${size} values that are NaN or infinite (training diverged), so the ` +
-        `checkpoint at iteration ${cursor.iteration + 1}, ${cursor.stage} step ${cursor.step} was not saved and the previous one is kept; ` +
-        'resume from it (--resume), or start again with a lower learning rate (--lr, --examiner-lr) or a tighter --grad-clip',
+      `piplay: the ${policy}'s ${what} holds ${count} of ${size} values that are NaN or infinite (training ` +
+        `diverged), so the checkpoint at iteration ${cursor.iteration + 1}, ${cursor.stage} step ${cursor.step} was ` +
+        'not saved and the previous one is kept; resume from it (--resume), or start again with a lower learning ' +
+        'rate (--lr, --examiner-lr) or a tighter --grad-clip',
     );
   }
 }
@@ -180,7 +183,9 @@ export async function latestCheckpoint(storage: RunStorage): Promise<LatestCheck
   const c = best.state.cursor;
   return {
     ...best,
-    warning: `${problem}; using the other checkpoint, ${DIR}/${best.slot} (iteration ${c.iteration + 1}, ${c.stage} step ${c.step})`,
+    warning:
+      `${problem}; using the other checkpoint, ${DIR}/${best.slot} (iteration ${c.iteration + 1}, ${c.stage} ` +
+      `step ${c.step})`,
   };
 }
 

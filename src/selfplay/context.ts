@@ -50,9 +50,8 @@ export class NonFiniteLossError extends Error {
     const stopped = afterStep ? 'The run stopped before saving that step' : 'The run stopped before the optimizer step';
     super(
       `piplay: the ${policyOf(stage)}'s ${what} is ${value} ${when} the ${stage} stage, iteration ${iteration + 1}, ` +
-        `step ${step}: training diverged. ${stopped}, ` +
-        `so the last checkpoint is intact; resume from it (--resume), or start again with a lower learning rate (${lrFlagOf(stage)}) ` +
-        'or a tighter --grad-clip',
+        `step ${step}: training diverged. ${stopped}, so the last checkpoint is intact; resume from it (--resume), ` +
+        `or start again with a lower learning rate (${lrFlagOf(stage)}) or a tighter --grad-clip`,
     );
   }
 }

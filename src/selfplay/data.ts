@@ -83,7 +83,9 @@ export async function generateTrainingSet(ctx: RunContext, iteration: number): P
       ctx.emit({
         type: 'log',
         level: 'warn',
-        message: `iteration ${iteration + 1}: the examiner wrote ${fromExaminer} valid questions of ${target} needed; ${out.length - fromExaminer} world-generated questions fill the rest`,
+        message:
+          `iteration ${iteration + 1}: the examiner wrote ${fromExaminer} valid questions of ${target} ` +
+          `needed; ${out.length - fromExaminer} world-generated questions fill the rest`,
       });
     }
   } else if (out.length < target) {

@@ -51,7 +51,9 @@ export class Environment {
     this.worldIndex = world ? new WorldIndex(world) : null;
   }
 
-  /** The fictional world of the config (seeded) with its held-out set (makeEvalSet's seed, as public/worlds/ has it). */
+  /**
+   * The fictional world of the config (seeded) with its held-out set (makeEvalSet's seed, as public/worlds/ has it).
+   */
   static fromWorld(c: SelfPlayConfig): Environment {
     const world = generateWorld({ seed: c.worldSeed, size: c.worldSize });
     const evalSet = c.evalPerHop > 0 ? makeEvalSet(world, { perHop: c.evalPerHop, hops: c.evalHops }) : [];

@@ -37,7 +37,10 @@ export interface WrittenQuestion {
 
 type RolloutContext = Pick<RunContext, 'config' | 'env' | 'base'>;
 
-/** `examiner`'s rollouts from the given sources and hop counts, parsed; used by the stage, data generation and the probe. */
+/**
+ * `examiner`'s rollouts from the given sources and hop counts, parsed; used by the stage, data generation and the
+ * probe.
+ */
 export async function writeQuestions(
   ctx: RolloutContext,
   examiner: CausalLM,

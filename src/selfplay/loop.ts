@@ -125,7 +125,9 @@ export class SelfPlayRun {
         if (differs.length) {
           policies.dispose();
           throw new Error(
-            `piplay: the checkpoint was made with other settings (${differs.map((k) => `--${SETTINGS[k].flag}`).join(', ')}); resume with the configuration stored in it`,
+            'piplay: the checkpoint was made with other settings ' +
+              `(${differs.map((k) => `--${SETTINGS[k].flag}`).join(', ')}); ` +
+              'resume with the configuration stored in it',
           );
         }
         if (cp.warning) run.emit({ type: 'log', level: 'warn', message: cp.warning }, listeners);
@@ -137,7 +139,9 @@ export class SelfPlayRun {
           {
             type: 'log',
             level: 'info',
-            message: `resumed at iteration ${state.cursor.iteration + 1}, ${state.cursor.stage} step ${state.cursor.step}`,
+            message:
+              `resumed at iteration ${state.cursor.iteration + 1}, ${state.cursor.stage} step ` +
+              `${state.cursor.step}`,
           },
           listeners,
         );

@@ -164,7 +164,9 @@ export function applyEvent(state: RunState, ev: RunEvent, now = Date.now()): Run
         state.logs,
         {
           level: 'info',
-          message: `checkpoint saved (slot ${ev.name}); the run continues at iteration ${ev.iteration + 1}, step ${ev.step + 1}`,
+          message:
+            `checkpoint saved (slot ${ev.name}); the run continues at iteration ${ev.iteration + 1}, step ` +
+            `${ev.step + 1}`,
           at: now,
         },
         LIMITS.logs,

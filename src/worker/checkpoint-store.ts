@@ -242,7 +242,8 @@ export class BrowserCheckpoints {
     const est = await this.kv.estimate?.().catch(() => null);
     if (est && est.quota > 0 && est.quota - est.usage < bytes) {
       throw new CheckpointSaveError(
-        `Not enough browser storage for '${name}' (${mib(bytes)} needed, ${mib(Math.max(0, est.quota - est.usage))} free)${keep}. Delete or export older checkpoints.`,
+        `Not enough browser storage for '${name}' (${mib(bytes)} needed, ${mib(Math.max(0, est.quota - est.usage))} ` +
+          `free)${keep}. Delete or export older checkpoints.`,
         true,
       );
     }
@@ -331,12 +332,14 @@ export class BrowserCheckpoints {
   private async mergedLoraStudent(name: string, config: SelfPlayConfig, adapterBytes: Uint8Array): Promise<Uint8Array> {
     if (!this.opts.runBase) {
       throw new Error(
-        `run '${name}' trains LoRA adapters on a base model that is not stored with it; give the BrowserCheckpoints a runBase that rebuilds it to export the run`,
+        `run '${name}' trains LoRA adapters on a base model that is not stored with it; give the BrowserCheckpoints ` +
+          'a runBase that rebuilds it to export the run',
       );
     }
     const base = await this.opts.runBase(name).catch((err: Error) => {
       throw new Error(
-        `run '${name}': exporting merges the student's LoRA adapters into the run's base model, which could not be rebuilt: ${err.message}`,
+        `run '${name}': exporting merges the student's LoRA adapters into the run's base model, which could not be ` +
+          `rebuilt: ${err.message}`,
       );
     });
     const file = parseSafetensors(adapterBytes, `run '${name}' student.safetensors`);

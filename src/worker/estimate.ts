@@ -236,8 +236,8 @@ export function estimateRun(
     // Student logits and log-probs, their gradients (the teacher's are freed before the backward pass).
     {
       label: chunked
-        ? `logits of one chunk of rows (${logits / (4 * cfg.vocabSize)} of ${policyTokens} tokens × ${cfg.vocabSize}) ` +
-          'and their gradients'
+        ? `logits of one chunk of rows (${logits / (4 * cfg.vocabSize)} of ${policyTokens} tokens × ` +
+          `${cfg.vocabSize}) and their gradients`
         : `logits of one micro-batch (${policyTokens} tokens × ${cfg.vocabSize}) and their gradients`,
       bytes: 3 * logits,
       setting: micro,
@@ -249,7 +249,9 @@ export function estimateRun(
     const backward = studentStage[1]!.bytes + logits;
     if (teacherFwd > backward) {
       studentStage[1] = {
-        label: `teacher forward: ${rows} rollouts × ${prompts.teacher + response} tokens (privileged prompt), a layer at a time`,
+        label:
+          `teacher forward: ${rows} rollouts × ${prompts.teacher + response} tokens (privileged prompt), a ` +
+          'layer at a time',
         bytes: teacherFwd,
         setting: micro,
       };
@@ -302,14 +304,14 @@ export function estimateRun(
   const warnings: string[] = [];
   if (largestTensorBytes > maxBinding) {
     problems.push(
-      `The model's largest weight takes ${mib(largestTensorBytes)} in f32, more than this GPU's largest buffer (${mib(maxBinding)}). ` +
-        'Pick a smaller model, or a browser/GPU with larger limits.',
+      `The model's largest weight takes ${mib(largestTensorBytes)} in f32, more than this GPU's largest buffer ` +
+        `(${mib(maxBinding)}). Pick a smaller model, or a browser/GPU with larger limits.`,
     );
   }
   if (longest * widest > maxBinding) {
     problems.push(
-      `One activation of a training micro-batch (${longest} tokens × ${widest / 4}) takes ${mib(longest * widest)}, more than ` +
-        `the largest buffer (${mib(maxBinding)}). Lower micro-batch, turn tokens or max turns.`,
+      `One activation of a training micro-batch (${longest} tokens × ${widest / 4}) takes ${mib(longest * widest)}, ` +
+        `more than the largest buffer (${mib(maxBinding)}). Lower micro-batch, turn tokens or max turns.`,
     );
   }
   if (totalBytes > 8 * 2 ** 30) {

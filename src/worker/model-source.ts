@@ -84,7 +84,9 @@ export function resolveSource(
   }
 }
 
-/** Files of an HF model folder worth exporting (weights, config, tokenizer, generation settings, how it was trained). */
+/**
+ * Files of an HF model folder worth exporting (weights, config, tokenizer, generation settings, how it was trained).
+ */
 export function isHfModelFile(name: string): boolean {
   return (
     name === 'config.json' ||

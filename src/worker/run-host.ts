@@ -122,8 +122,9 @@ export async function storedBase(
   const m = source.model;
   if (m.kind === 'files') {
     throw new Error(
-      `this run (LoRA policies or a reference model) needs its base model again, the folder '${(m as { folder: string }).folder}' picked from disk; ` +
-        'browsers cannot reopen it after a reload. Import that folder on the Checkpoints panel and start a new run from it.',
+      'this run (LoRA policies or a reference model) needs its base model again, the folder ' +
+        `'${(m as { folder: string }).folder}' picked from disk; browsers cannot reopen it after a reload. Import ` +
+        'that folder on the Checkpoints panel and start a new run from it.',
     );
   }
   return buildBase(e, c, m as ModelSource, env, store, onProgress);

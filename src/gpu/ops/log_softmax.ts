@@ -45,7 +45,9 @@ export function logSoftmax(x: Tensor): Tensor {
   return y;
 }
 
-/** Entropy -sum p log p of softmax(logits) per row, shaped like logits without the last axis. No gradient (a metric). */
+/**
+ * Entropy -sum p log p of softmax(logits) per row, shaped like logits without the last axis. No gradient (a metric).
+ */
 export function entropy(logits: Tensor): Tensor {
   const e = logits.engine;
   const [R, V] = vocabRows('entropy', logits);

@@ -44,7 +44,8 @@ export function matmul(a: Tensor, b: Tensor, opts: MatmulOptions = {}): Tensor {
   const [K2, N] = transB ? [bc, br] : [br, bc];
   if (K !== K2) {
     throw new Error(
-      `piplay: matmul inner sizes differ: ${shapeString(a.shape)}${transA ? 'ᵀ' : ''} @ ${shapeString(b.shape)}${transB ? 'ᵀ' : ''}`,
+      `piplay: matmul inner sizes differ: ${shapeString(a.shape)}${transA ? 'ᵀ' : ''} @ ` +
+        `${shapeString(b.shape)}${transB ? 'ᵀ' : ''}`,
     );
   }
   const out = e.empty(batched ? [batch, M, N] : [M, N]);

@@ -54,7 +54,8 @@ export function rope(x: Tensor, positions: Tensor, theta = 10000): Tensor {
   const perRow = positions.rank === 2 && positions.shape[0] === B && positions.shape[1] === T;
   if (!shared && !perRow) {
     throw new Error(
-      `piplay: rope positions ${positions.describe()} must be [T] = [${T}] or [B, T] = [${B}, ${T}] for x ${x.describe()}`,
+      `piplay: rope positions ${positions.describe()} must be [T] = [${T}] or [B, T] = [${B}, ${T}] for x ` +
+        `${x.describe()}`,
     );
   }
   if (!(theta > 0)) throw new Error(`piplay: rope theta must be > 0, got ${theta}`);

@@ -34,7 +34,8 @@ function strip(r: RolloutRecord, m: ModeScore, studentLogp: readonly number[], m
     const d = m.teacherLogp[j]! - studentLogp[j]!;
     j++;
     const bg = mode === 'kl' ? klColor(kl) : diffColor(d);
-    return html`<span class="tok policy" style="background:${bg}" title="${m.mode}: KL ${fmtNum(kl)} · log p_T − log p_S ${fmtSigned(d, 3)}">${visibleText(t.text)}</span>`;
+    return html`<span class="tok policy" style="background:${bg}"
+      title="${m.mode}: KL ${fmtNum(kl)} · log p_T − log p_S ${fmtSigned(d, 3)}">${visibleText(t.text)}</span>`;
   })}`;
 }
 

@@ -210,7 +210,10 @@ function yRange(_u: uPlot, min: number | null, max: number | null): uPlot.Range.
 /** Integer step ticks (points are steps); uPlot picks the first increment that fits. */
 const STEP_INCRS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000];
 
-/** A chart's data: x, then each series smoothed and raw (the layout chartOptions expects); a stepped chart is not smoothed. */
+/**
+ * A chart's data: x, then each series smoothed and raw (the layout chartOptions expects); a stepped chart is not
+ * smoothed.
+ */
 export function chartData(
   x: number[],
   ys: (number | null)[][],
@@ -377,13 +380,18 @@ export class ChartsPanel {
   constructor(root: HTMLElement) {
     root.innerHTML = html`<div class="toolbar">
       <label for="smoothing">smoothing</label>
-      <input id="smoothing" type="range" min="0" max="0.99" step="0.01" value="${this.weight}" aria-describedby="smoothing-note">
+      <input id="smoothing" type="range" min="0" max="0.99" step="0.01" value="${this.weight}"
+        aria-describedby="smoothing-note">
       <output for="smoothing" id="smoothing-value">${this.weight.toFixed(2)}</output>
-      <span class="muted" id="smoothing-note">bold: smoothed (debiased moving average) · faint: raw · hover a chart for values</span>
-      <label>compare with <select class="overlay-select" aria-describedby="overlay-note"><option value="">no other run</option></select></label>
-      <span class="muted sr-only" id="overlay-note">draws another run's curves dashed over these, e.g. Dr. Zero beside π-Play</span>
+      <span class="muted"
+        id="smoothing-note">bold: smoothed (debiased moving average) · faint: raw · hover a chart for values</span>
+      <label>compare with <select class="overlay-select"
+        aria-describedby="overlay-note"><option value="">no other run</option></select></label>
+      <span class="muted sr-only"
+        id="overlay-note">draws another run's curves dashed over these, e.g. Dr. Zero beside π-Play</span>
       <span class="export" role="group" aria-label="download the metrics">download metrics
-        <button type="button" class="small" data-export="jsonl">JSONL</button><button type="button" class="small" data-export="csv">CSV</button></span>
+        <button type="button" class="small" data-export="jsonl">JSONL</button><button type="button" class="small"
+          data-export="csv">CSV</button></span>
     </div><div class="chart-grid main-charts"></div>
     <details class="other-charts"><summary>every other metric the run reports</summary><div class="chart-grid"></div></details>`.text;
     this.main = root.querySelector('.main-charts')!;

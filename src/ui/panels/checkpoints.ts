@@ -52,12 +52,24 @@ export function renderCheckpointRow(c: CheckpointMeta, busy: boolean): Html {
       ${c.note ? html`<span class="muted">${c.note}</span>` : ''}
     </div>
     <div class="ckpt-actions" role="group" aria-label="actions for ${c.name}">
-      ${c.kind === 'run' && c.cursor ? html`<button type="button" class="small" data-act="view" title="show its questions, rollouts and charts again">View run</button>` : ''}
-      ${isResumable(c) ? html`<button type="button" class="small primary" data-act="resume"${dis}>Resume run</button>` : ''}
+      ${
+        c.kind === 'run' && c.cursor
+          ? html`<button type="button" class="small" data-act="view"
+        title="show its questions, rollouts and charts again">View run</button>`
+          : ''
+      }
+      ${
+        isResumable(c)
+          ? html`<button type="button" class="small primary"
+        data-act="resume"${dis}>Resume run</button>`
+          : ''
+      }
       ${
         c.kind === 'model' || c.cursor
-          ? html`<button type="button" class="small" data-act="use"${dis} title="start a new run from this model (a run: its student)">Use as model</button>
-      <button type="button" class="small" data-act="export" title="download an HF-format model folder (zip)">Export zip</button>`
+          ? html`<button type="button" class="small" data-act="use"${dis}
+            title="start a new run from this model (a run: its student)">Use as model</button>
+      <button type="button" class="small" data-act="export"
+        title="download an HF-format model folder (zip)">Export zip</button>`
           : ''
       }
       <button type="button" class="small danger" data-act="delete"${dis}>Delete</button>

@@ -55,12 +55,14 @@ export function renderQcp(q: Pick<QuestionRecord, 'qcp' | 'question' | 'answer'>
 /** k of n rollouts solved, as dots (filled = solved). */
 export function solvedDots(k: number, n: number): Html {
   if (n === 0)
-    return html`<span class="solved unscored" title="not scored by the student: the question's format is invalid, or it was written for the training set">not scored</span>`;
+    return html`<span class="solved unscored"
+      title="not scored by the student: the question's format is invalid, or it was written for the training set">not scored</span>`;
   const dots = Array.from({ length: n }, (_, i) =>
     i < k ? html`<span class="dot on"></span>` : html`<span class="dot"></span>`,
   );
   const kind = k === 0 ? 'unsolved' : k === n ? 'trivial' : 'learnable';
-  return html`<span class="${cls('solved', kind)}" title="${k} of ${n} student rollouts answered correctly (${kind})" aria-label="${k} of ${n} solved">${dots} <span class="kn">${k}/${n}</span></span>`;
+  return html`<span class="${cls('solved', kind)}" title="${k} of ${n} student rollouts answered correctly (${kind})"
+    aria-label="${k} of ${n} solved">${dots} <span class="kn">${k}/${n}</span></span>`;
 }
 
 export function renderQuestion(q: QuestionRecord, open = false): Html {

@@ -5,7 +5,8 @@ import { html, type Html } from '../html.ts';
 
 /** A term of the loss with its explanation as a tooltip (title) and as text for touch screens and readers. */
 function term(id: string, shown: Html, tip: string): Html {
-  return html`<span class="loss-term" data-term="${id}" tabindex="0" title="${tip}" aria-label="${tip}">${shown}</span>`;
+  return html`<span class="loss-term" data-term="${id}" tabindex="0" title="${tip}"
+    aria-label="${tip}">${shown}</span>`;
 }
 
 /** The student's loss L_S = L_GRPO + β·KL_ref + λ·D, each term with its tooltip. */
@@ -16,8 +17,8 @@ export const LOSS_TERMS = {
   beta: 'β·KL_ref: a k3 KL to the frozen base model that keeps the student near where it started (β = 0 by default).',
   lambda: 'λ: the distillation weight, per iteration (paper 0.1, 0.03, 0.03: it decays, which beat a fixed weight).',
   d:
-    'D: the top-K distillation term. At every token the student sampled, its K most likely next tokens plus one ' +
-    'tail bucket, KL(student ‖ teacher) against the privileged teacher scoring the same prefix. The heatmap colours it.',
+    'D: the top-K distillation term. At every token the student sampled, its K most likely next tokens plus one tail ' +
+    'bucket, KL(student ‖ teacher) against the privileged teacher scoring the same prefix. The heatmap colours it.',
 } as const;
 
 export function renderLoss(): Html {

@@ -88,7 +88,9 @@ export function renderHistogram(kls: readonly number[]): Html {
   const bars = bins.map((b) => {
     const mid = b.from === 0 ? 0 : b.to === Infinity ? b.from : Math.sqrt(b.from * b.to);
     const h = b.count ? Math.max(8, (100 * b.count) / max) : 0;
-    return html`<span class="hist-bin" data-count="${b.count}" title="${b.count} token${b.count === 1 ? '' : 's'} with KL ${rangeText(b)}"><span class="hist-bar" style="height:${h.toFixed(0)}%;background:${klColor(mid).replace(/[\d.]+\)$/, '0.9)')}"></span></span>`;
+    return html`<span class="hist-bin" data-count="${b.count}"
+      title="${b.count} token${b.count === 1 ? '' : 's'} with KL ${rangeText(b)}"><span class="hist-bar"
+        style="height:${h.toFixed(0)}%;background:${klColor(mid).replace(/[\d.]+\)$/, '0.9)')}"></span></span>`;
   });
   return html`<figure class="kl-hist" aria-label="histogram of per-token KL on the colour scale's axis">
     <div class="hist-bars">${bars}</div><figcaption>per-token KL of this rollout (${kls.length} tokens), same axis</figcaption></figure>`;

@@ -72,7 +72,10 @@ function tokenTitle(t: TokenRecord): string {
   return `KL ${fmtSig(t.kl)} · log p_S ${fmtNum(t.studentLogp)} · log p_T ${fmtNum(t.teacherLogp)}`;
 }
 
-/** The token strip, coloured on the shared absolute scale. `focusIndex` gets the roving tab stop (defaults to the first policy token). */
+/**
+ * The token strip, coloured on the shared absolute scale. `focusIndex` gets the roving tab stop (defaults to the first
+ * policy token).
+ */
 export function renderTokens(tokens: readonly TokenRecord[], mode: HeatMode, focusIndex?: number): Html {
   const stop =
     focusIndex ??
@@ -82,14 +85,16 @@ export function renderTokens(tokens: readonly TokenRecord[], mode: HeatMode, foc
     );
   return html`${tokens.map((t, i) => {
     const bg = t.policy ? (mode === 'kl' ? klColor(t.kl) : diffColor(t.teacherLogp - t.studentLogp)) : '';
-    return html`<span class="${cls('tok', t.policy ? 'policy' : 'masked', t.text === '' && 'empty')}" data-i="${i}" tabindex="${i === stop ? 0 : -1}"${
-      bg ? html` style="background:${bg}"` : ''
-    } title="${tokenTitle(t)}">${visibleText(t.text)}</span>`;
+    return html`<span class="${cls('tok', t.policy ? 'policy' : 'masked', t.text === '' && 'empty')}" data-i="${i}"
+      tabindex="${i === stop ? 0 : -1}"${
+        bg ? html` style="background:${bg}"` : ''
+      } title="${tokenTitle(t)}">${visibleText(t.text)}</span>`;
   })}`;
 }
 
 export function renderLegend(mode: HeatMode): Html {
-  const masked = html`<span class="swatch masked" aria-hidden="true"></span><span class="legend-note">tool tokens (masked)</span>`;
+  const masked = html`<span class="swatch masked"
+    aria-hidden="true"></span><span class="legend-note">tool tokens (masked)</span>`;
   if (mode === 'kl') {
     return html`<div class="legend" aria-label="colour scale">${renderScaleLegend('kl')}
       <span class="legend-note">the darker, the more the privileged teacher disagrees</span>${masked}</div>`;
@@ -103,7 +108,8 @@ const prob = (lp: number) => Math.exp(lp);
 
 /** A probability as a bar on a 0..1 track, with its value. */
 function probBar(p: number, who: 's' | 't'): Html {
-  return html`<span class="pbar" aria-hidden="true"><span class="pfill ${who}" style="width:${(Math.min(1, p) * 100).toFixed(1)}%"></span></span><span class="pval">${fmtNum(p)}</span>`;
+  return html`<span class="pbar" aria-hidden="true"><span class="pfill ${who}"
+    style="width:${(Math.min(1, p) * 100).toFixed(1)}%"></span></span><span class="pval">${fmtNum(p)}</span>`;
 }
 
 const SAMPLED = html`<span class="sampled-mark" title="the token the student sampled">◀ sampled</span>`;
@@ -219,7 +225,8 @@ export function renderHeatmapView(
   }
   <div class="scale-row">${renderLegend(mode)}${renderHistogram(kls)}</div>
   <div class="heat-body">
-    <div class="tokens" role="group" aria-label="rollout tokens: Tab to enter, arrow keys to move between tokens">${renderTokens(r.tokens, mode)}</div>
+    <div class="tokens" role="group"
+      aria-label="rollout tokens: Tab to enter, arrow keys to move between tokens">${renderTokens(r.tokens, mode)}</div>
     <aside class="token-detail" aria-live="polite">${renderTokenDetail(undefined, -1)}</aside>
   </div>`;
 }
@@ -302,8 +309,10 @@ export class HeatmapPanel {
     }));
     const note =
       this.mode === 'kl'
-        ? `per-token top-K KL, log scale ${KL_SCALE.lo} to ${KL_SCALE.hi} nat (the same for every rollout and run); grey: tool tokens (masked)`
-        : `log p_T − log p_S, log scale by size ${DIFF_SCALE.lo} to ${DIFF_SCALE.hi} nats; blue: pushed up, red: pushed down; grey: tool tokens`;
+        ? `per-token top-K KL, log scale ${KL_SCALE.lo} to ${KL_SCALE.hi} nat (the same for every rollout and run); ` +
+          'grey: tool tokens (masked)'
+        : `log p_T − log p_S, log scale by size ${DIFF_SCALE.lo} to ${DIFF_SCALE.hi} nats; blue: pushed up, red: ` +
+          'pushed down; grey: tool tokens';
     const blob = await heatmapPng(
       `${fmtIteration(r.iteration)} · ${fmtStep(r.step)} · ${r.hops}-hop · ${r.question}`,
       tokens,

@@ -19,7 +19,10 @@ export function renderAlert(
 ): Html {
   return html`<section class="panel alert ${kind}" role="${kind === 'info' ? 'status' : 'alert'}">
     <h2>${title}</h2><p>${message}</p>
-    <div class="alert-actions">${actions.map((a, i) => html`<button type="button" class="${a.primary ? 'primary' : ''}" data-action="${i}">${a.label}</button>`)}
+    <div class="alert-actions">${actions.map(
+      (a, i) => html`<button type="button" class="${a.primary ? 'primary' : ''}"
+      data-action="${i}">${a.label}</button>`,
+    )}
       <button type="button" class="dismiss" aria-label="dismiss this message">Dismiss</button></div></section>`;
 }
 

@@ -28,8 +28,10 @@ export function renderPretrainField(key: PretrainKey, v: number): Html {
   const f = PRETRAIN_FIELDS[key];
   const id = `pt-${key}`;
   return html`<div class="field" data-key="${key}"><label for="${id}">${f.label}</label>
-    <input id="${id}" name="${key}" type="number" step="any" inputmode="decimal" value="${String(v)}" aria-describedby="${id}-help ${id}-err" autocomplete="off">
-    <small id="${id}-help" class="help">${f.help}</small><small id="${id}-err" class="field-error" aria-live="polite"></small></div>`;
+    <input id="${id}" name="${key}" type="number" step="any" inputmode="decimal" value="${String(v)}"
+      aria-describedby="${id}-help ${id}-err" autocomplete="off">
+    <small id="${id}-help" class="help">${f.help}</small><small id="${id}-err" class="field-error"
+      aria-live="polite"></small></div>`;
 }
 
 /** The "start from" choices: a new model, the embedded models, the stored model entries. */
@@ -47,17 +49,23 @@ export function renderPretrainForm(embedded: readonly string[], d: PretrainSetti
   <p class="muted intro">Trains a tiny base model from generated text (passages and tool-use transcripts of worlds other than
     the default one), as <code>npm run pretrain</code> does. The result is stored under Checkpoints as a model to start self-play from.</p>
   <fieldset><legend>Start from</legend>
-    <div class="field"><label for="pt-from">model</label><select id="pt-from" class="pretrain-from" aria-describedby="pt-from-help">${renderFromOptions(embedded, [])}</select>
-      <small id="pt-from-help" class="help">a new model gets a fresh tokenizer and weights; a model continued keeps its tokenizer and shape (give another seed for unseen text)</small></div>
+    <div class="field"><label for="pt-from">model</label><select id="pt-from" class="pretrain-from"
+      aria-describedby="pt-from-help">${renderFromOptions(embedded, [])}</select>
+      <small id="pt-from-help"
+        class="help">a new model gets a fresh tokenizer and weights; a model continued keeps its tokenizer and shape (give another seed for unseen text)</small></div>
   </fieldset>
   <fieldset><legend>Settings</legend>
     <div class="fields">${MAIN.map((k) => renderPretrainField(k, d[k]))}</div>
     <details><summary>advanced</summary><div class="fields">${ADVANCED.map((k) => renderPretrainField(k, d[k]))}</div></details>
-    <div class="fields"><div class="field"><label for="pt-name">name</label><input id="pt-name" name="name" type="text" placeholder="pretrained-<date>" autocomplete="off" spellcheck="false" aria-describedby="pt-name-help">
-      <small id="pt-name-help" class="help">the stored model’s name; a name already stored is refused, never replaced</small></div></div>
+    <div class="fields"><div class="field"><label for="pt-name">name</label><input id="pt-name" name="name" type="text"
+      placeholder="pretrained-<date>" autocomplete="off" spellcheck="false" aria-describedby="pt-name-help">
+      <small id="pt-name-help"
+        class="help">the stored model’s name; a name already stored is refused, never replaced</small></div></div>
   </fieldset>
   <p class="form-error" aria-live="assertive"></p>
-  <div class="controls"><button type="submit" class="primary pretrain-start">Start pretraining</button><button type="button" class="pretrain-stop" disabled>Stop</button></div>
+  <div class="controls"><button type="submit"
+    class="primary pretrain-start">Start pretraining</button><button type="button" class="pretrain-stop"
+      disabled>Stop</button></div>
 </form>`;
 }
 
@@ -98,7 +106,13 @@ export function renderPretrainSummary(sum: PretrainSummary, saved: string | null
   return html`<div class="${saved ? 'estimate good' : 'estimate bad'} pretrain-done">
     <p>${saved ? html`<strong>Stored as <code>${saved}</code></strong> under Checkpoints.` : html`<strong>Not stored</strong>: saving to this browser failed (see the message above).`}</p>
     <table class="breakdown"><tbody>${rows.map(([k, v]) => html`<tr><td>${k}</td><td>${v}</td></tr>`)}</tbody></table>
-    <div class="controls">${saved ? html`<button type="button" class="small primary" data-act="use">Use as the base model</button>` : html`<button type="button" class="small" data-act="download">Download zip</button>`}</div>
+    <div class="controls">${
+      saved
+        ? html`<button type="button" class="small primary"
+      data-act="use">Use as the base model</button>`
+        : html`<button type="button" class="small"
+        data-act="download">Download zip</button>`
+    }</div>
   </div>`;
 }
 

@@ -13,7 +13,8 @@ import { runSecondsAt, runUnits } from '../../selfplay/run-estimate.ts';
 export function beforeRunText(c: SelfPlayConfig, rate: number | undefined): string {
   const units = runUnits(c).length;
   return rate !== undefined && Number.isFinite(rate) && rate > 0
-    ? `whole run: about ${fmtDuration(runSecondsAt(c, rate))} on this GPU (${units} units, at the pace of the last run of this model here)`
+    ? `whole run: about ${fmtDuration(runSecondsAt(c, rate))} on this GPU (${units} units, at the pace of the last ` +
+        'run of this model here)'
     : `whole run: ${units} units; the time left shows once the first has run`;
 }
 
@@ -68,6 +69,7 @@ export function renderProgress(
     <span class="eta">${eta !== undefined ? html`≈ ${fmtDuration(eta)} left in this stage` : ''}</span>
     <span class="run-eta">${whole !== undefined ? html`whole run: about ${fmtDuration(whole)} to go` : ''}</span>
   </div>
-  <div class="bar" role="progressbar" aria-label="stage progress" aria-valuemin="0" aria-valuemax="${p.total}" aria-valuenow="${p.done}">
+  <div class="bar" role="progressbar" aria-label="stage progress" aria-valuemin="0" aria-valuemax="${p.total}"
+    aria-valuenow="${p.done}">
     <div class="fill" style="width:${(frac * 100).toFixed(1)}%"></div></div>`;
 }

@@ -49,7 +49,8 @@ export function renderPromptsSeen(r: RolloutRecord): Html {
     const mode = r.privilegedMode ? (MODE_NAMES[r.privilegedMode] ?? r.privilegedMode) : 'its privileged context';
     teacher = column(
       'Teacher saw',
-      html`<pre class="seen-prompt"><span class="seen-instr">${p.head}</span><mark class="seen-priv" title="only the teacher saw this: ${mode}">${r.privilegedBlock}</mark><span class="seen-question">${p.question}</span></pre>
+      html`<pre class="seen-prompt"><span class="seen-instr">${p.head}</span><mark class="seen-priv"
+        title="only the teacher saw this: ${mode}">${r.privilegedBlock}</mark><span class="seen-question">${p.question}</span></pre>
         <p class="seen-key"><mark class="seen-priv">highlighted</mark>: what only the teacher saw (${mode}, --privileged ${r.privilegedMode ?? '?'})</p>`,
       'teacher',
     );

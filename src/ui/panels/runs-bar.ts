@@ -24,7 +24,8 @@ export class RunsBar {
     root.innerHTML = html`<div class="runs-bar">
       <button type="button" class="small open-example" disabled>Open the recorded example</button>
       <select class="example-select" aria-label="which recorded example" hidden></select>
-      <span class="viewing muted" aria-live="polite">a real run recorded in advance: every view, no training and no GPU needed</span>
+      <span class="viewing muted"
+        aria-live="polite">a real run recorded in advance: every view, no training and no GPU needed</span>
       <button type="button" class="small back" hidden>Back to this page’s run</button></div>`.text;
     this.button = root.querySelector('.open-example')!;
     this.select = root.querySelector('.example-select')!;

@@ -106,12 +106,14 @@ export function renderField(key: Key, v: SelfPlayConfig[Key]): Html {
   const spec = SETTINGS[key];
   const id = `opt-${spec.flag}`;
   const label = LABELS[key] ?? spec.flag.replace(/-/g, ' ');
-  const help = html`<small id="${id}-help" class="help">${spec.help}</small><small id="${id}-err" class="field-error" aria-live="polite"></small>`;
+  const help = html`<small id="${id}-help" class="help">${spec.help}</small><small id="${id}-err" class="field-error"
+    aria-live="polite"></small>`;
   const described = `${id}-help ${id}-err`;
   const k = spec.kind;
   let input: Html;
   if (k.t === 'bool') {
-    input = html`<input type="checkbox" id="${id}" name="${key}" aria-describedby="${described}"${v ? html` checked` : ''}>`;
+    input = html`<input type="checkbox" id="${id}" name="${key}"
+      aria-describedby="${described}"${v ? html` checked` : ''}>`;
   } else if (k.t === 'enum') {
     input = html`<select id="${id}" name="${key}" aria-describedby="${described}">${k.values.map(
       (o) =>
@@ -119,16 +121,20 @@ export function renderField(key: Key, v: SelfPlayConfig[Key]): Html {
     )}</select>`;
   } else {
     const numeric = k.t === 'int' || k.t === 'number';
-    input = html`<input id="${id}" name="${key}" ${numeric ? html`type="number" step="any" inputmode="decimal"` : html`type="text"`} value="${fieldText(key, v)}" aria-describedby="${described}" autocomplete="off">`;
+    input = html`<input id="${id}" name="${key}"
+      ${numeric ? html`type="number" step="any" inputmode="decimal"` : html`type="text"`} value="${fieldText(key, v)}"
+        aria-describedby="${described}" autocomplete="off">`;
   }
   const extra =
     key === 'lambda'
       ? html`<span class="quick" role="group" aria-label="λ presets">${LAMBDA_PRESETS.map(
           (p) =>
-            html`<button type="button" class="small lambda-preset" data-value="${p.value}" title="${p.note}">${p.label}</button>`,
+            html`<button type="button" class="small lambda-preset" data-value="${p.value}"
+              title="${p.note}">${p.label}</button>`,
         )}</span>`
       : '';
-  return html`<div class="${cls('field', k.t === 'bool' && 'check')}" data-key="${key}"><label for="${id}">${label}</label>${input}${extra}${help}</div>`;
+  return html`<div class="${cls('field', k.t === 'bool' && 'check')}"
+    data-key="${key}"><label for="${id}">${label}</label>${input}${extra}${help}</div>`;
 }
 
 /** Reads every setting from the form's fields; returns the config or the problems per field. */
@@ -196,7 +202,8 @@ export function renderDownload(p: DownloadProgress | null): Html {
   if (!p) return html``;
   const pct = p.total > 0 ? Math.min(100, (100 * p.loaded) / p.total) : 0;
   return html`<div class="download"><label>${p.fromCache ? 'from the browser cache' : 'downloading'} ${p.file}
-    <progress max="100" value="${pct.toFixed(1)}"></progress></label> <span class="muted">${fmtBytes(p.loaded)} / ${fmtBytes(p.total)}</span></div>`;
+    <progress max="100"
+      value="${pct.toFixed(1)}"></progress></label> <span class="muted">${fmtBytes(p.loaded)} / ${fmtBytes(p.total)}</span></div>`;
 }
 
 export function renderCorpusStatus(r: CorpusReport | null): Html {
@@ -281,14 +288,13 @@ export class SetupPanel {
     root.innerHTML = html`<form class="setup" id="setup-form" novalidate>
   <fieldset class="quick-start">
     <legend>Run</legend>
-    <div class="field"><label for="preset">preset</label><select id="preset" class="preset" aria-describedby="preset-help">${(
-      Object.keys(PRESETS) as PresetName[]
-    ).map(
-      (p) => html`<option value="${p}"${p === this.preset ? html` selected` : ''}>${p}</option>`,
-    )}</select><small id="preset-help" class="help">${(Object.keys(PRESETS) as PresetName[])
-      .reverse()
-      .map((p) => `${p}: ${PRESET_HELP[p]}`)
-      .join(' · ')}</small></div>
+    <div class="field"><label for="preset">preset</label><select id="preset" class="preset"
+      aria-describedby="preset-help">${(Object.keys(PRESETS) as PresetName[]).map(
+        (p) => html`<option value="${p}"${p === this.preset ? html` selected` : ''}>${p}</option>`,
+      )}</select><small id="preset-help" class="help">${(Object.keys(PRESETS) as PresetName[])
+        .reverse()
+        .map((p) => `${p}: ${PRESET_HELP[p]}`)
+        .join(' · ')}</small></div>
     <div class="start-row"><button type="submit" class="primary start-top">Start</button>
       <small class="muted">with the model, corpus and settings below</small></div>
     <p class="form-error" aria-live="assertive"></p>
@@ -297,20 +303,29 @@ export class SetupPanel {
     <legend>Model</legend>
     ${
       embedded.length
-        ? html`<div class="choice"><input type="radio" id="mk-embedded" name="model-kind" value="embedded" checked><label for="mk-embedded">embedded default</label>
-      <select class="embedded-name" aria-label="embedded model">${embedded.map((n) => html`<option>${n}</option>`)}</select></div>`
+        ? html`<div class="choice"><input type="radio" id="mk-embedded" name="model-kind" value="embedded"
+          checked><label for="mk-embedded">embedded default</label>
+      <select class="embedded-name"
+        aria-label="embedded model">${embedded.map((n) => html`<option>${n}</option>`)}</select></div>`
         : ''
     }
-    <div class="choice"><input type="radio" id="mk-tiny" name="model-kind" value="random-tiny"${embedded.length ? '' : html` checked`}><label for="mk-tiny">new random tiny model</label>
+    <div class="choice"><input type="radio" id="mk-tiny" name="model-kind"
+      value="random-tiny"${embedded.length ? '' : html` checked`}><label for="mk-tiny">new random tiny model</label>
       <small class="help">a tiny Llama initialised from the seed, its tokenizer trained on the corpus</small></div>
-    <div class="choice"><input type="radio" id="mk-files" name="model-kind" value="files"><label for="mk-files">model folder from disk</label>
-      <input type="file" class="model-folder" webkitdirectory multiple aria-label="model folder (config.json, *.safetensors, tokenizer files)"></div>
-    <div class="choice"><input type="radio" id="mk-hub" name="model-kind" value="hub"><label for="mk-hub">Hugging Face model id</label>
-      <input type="text" class="hub-id" list="hub-examples" placeholder="HuggingFaceTB/SmolLM2-135M-Instruct" autocomplete="off" spellcheck="false" aria-label="Hugging Face model id">
+    <div class="choice"><input type="radio" id="mk-files" name="model-kind"
+      value="files"><label for="mk-files">model folder from disk</label>
+      <input type="file" class="model-folder" webkitdirectory multiple
+        aria-label="model folder (config.json, *.safetensors, tokenizer files)"></div>
+    <div class="choice"><input type="radio" id="mk-hub" name="model-kind"
+      value="hub"><label for="mk-hub">Hugging Face model id</label>
+      <input type="text" class="hub-id" list="hub-examples" placeholder="HuggingFaceTB/SmolLM2-135M-Instruct"
+        autocomplete="off" spellcheck="false" aria-label="Hugging Face model id">
       <button type="button" class="small hub-check">check</button>
-      <details class="hub-address"><summary>hub address</summary><input type="url" class="hub-endpoint" placeholder="${DEFAULT_HUB}" autocomplete="off" spellcheck="false" aria-label="hub address">
+      <details class="hub-address"><summary>hub address</summary><input type="url" class="hub-endpoint"
+        placeholder="${DEFAULT_HUB}" autocomplete="off" spellcheck="false" aria-label="hub address">
         <small class="help">a server with the Hugging Face URL layout (a mirror); empty for ${DEFAULT_HUB}; in the page's address as ?hub=</small></details></div>
-    <div class="choice checkpoint-choice" hidden><input type="radio" id="mk-ckpt" name="model-kind" value="checkpoint"><label for="mk-ckpt">checkpoint</label> <code class="ckpt-name"></code></div>
+    <div class="choice checkpoint-choice" hidden><input type="radio" id="mk-ckpt" name="model-kind"
+      value="checkpoint"><label for="mk-ckpt">checkpoint</label> <code class="ckpt-name"></code></div>
     <datalist id="hub-examples">${hubExamples.map((x) => html`<option value="${x}"></option>`)}</datalist>
     <div class="model-estimate" aria-live="polite"></div>
     <div class="model-download" aria-live="polite"></div>
@@ -318,9 +333,12 @@ export class SetupPanel {
   </fieldset>
   <fieldset class="corpus-source">
     <legend>Corpus</legend>
-    <div class="choice"><input type="radio" id="ck-world" name="corpus-kind" value="world" checked><label for="ck-world">default fictional world</label></div>
-    <div class="choice"><input type="radio" id="ck-jsonl" name="corpus-kind" value="jsonl"><label for="ck-jsonl">upload JSONL</label>
-      <input type="file" class="corpus-file" accept=".jsonl,.json,.txt,application/jsonl" aria-label="corpus JSONL file"></div>
+    <div class="choice"><input type="radio" id="ck-world" name="corpus-kind" value="world"
+      checked><label for="ck-world">default fictional world</label></div>
+    <div class="choice"><input type="radio" id="ck-jsonl" name="corpus-kind"
+      value="jsonl"><label for="ck-jsonl">upload JSONL</label>
+      <input type="file" class="corpus-file" accept=".jsonl,.json,.txt,application/jsonl"
+        aria-label="corpus JSONL file"></div>
     <div class="corpus-status" aria-live="polite"></div>
     <details class="corpus-fields"><summary>world and evaluation settings</summary><div class="fields">${group(CORPUS_FIELDS)}</div></details>
   </fieldset>

@@ -67,11 +67,14 @@ function renderSegment(s: Segment): Html {
 export function renderRollout(r: RolloutRecord, index: number): Html {
   const correct = r.reward > 0;
   const turns = turnsOf(r.tokens);
-  return html`<article class="${cls('card', 'rollout', correct ? 'correct' : 'wrong')}" aria-label="rollout ${index + 1}">
+  return html`<article class="${cls('card', 'rollout', correct ? 'correct' : 'wrong')}"
+    aria-label="rollout ${index + 1}">
   <header class="card-head">
-    <span class="verdict" title="${correct ? 'exact match with the examiner\u2019s answer' : 'not an exact match'}">${correct ? '✓ correct' : '✗ wrong'}</span>
+    <span class="verdict"
+      title="${correct ? 'exact match with the examiner\u2019s answer' : 'not an exact match'}">${correct ? '✓ correct' : '✗ wrong'}</span>
     <span class="meta">#${index + 1} · reward ${fmtNum(r.reward, 2)}</span>
-    <span class="${cls('adv', r.advantage > 0 ? 'pos' : r.advantage < 0 ? 'neg' : '')}" title="GRPO advantage (r − mean)/(std + 1e-6) within the group">A ${fmtSigned(r.advantage)}</span>
+    <span class="${cls('adv', r.advantage > 0 ? 'pos' : r.advantage < 0 ? 'neg' : '')}"
+      title="GRPO advantage (r − mean)/(std + 1e-6) within the group">A ${fmtSigned(r.advantage)}</span>
   </header>
   <p class="a-text">answer: <strong>${r.answer || '(none)'}</strong> · ${r.searches.length} search${r.searches.length === 1 ? '' : 'es'}</p>
   <ol class="turns">${turns.map((t, i) => html`<li class="turn"><span class="turn-no">turn ${i + 1}</span>${t.segments.map(renderSegment)}</li>`)}</ol>
@@ -116,7 +119,8 @@ export class StudentPanel {
 
   constructor(root: HTMLElement) {
     root.innerHTML = html`<div class="toolbar"><label>question <select class="group-select"></select></label>
-      <label><input type="checkbox" class="follow" checked> follow the newest</label></div><div class="body"></div>`.text;
+      <label><input type="checkbox" class="follow"
+        checked> follow the newest</label></div><div class="body"></div>`.text;
     this.select = root.querySelector('.group-select')!;
     this.body = root.querySelector('.body')!;
     const follow = root.querySelector<HTMLInputElement>('.follow')!;
