@@ -373,23 +373,38 @@ export class CausalLM {
    */
   async toHost(opts: { mergeLora?: boolean } = {}): Promise<Map<string, { data: Float32Array; shape: number[] }>> {
     const out = new Map<string, { data: Float32Array; shape: number[] }>();
+    for await (const [name, t] of this.hostTensors(opts)) out.set(name, t);
+    return out;
+  }
+
+  /**
+   * The weights read back one tensor at a time (as toHost gives them), so a caller that converts or writes
+   * each as it comes holds one f32 tensor on the host, not the whole model.
+   */
+  async *hostTensors(
+    opts: { mergeLora?: boolean } = {},
+  ): AsyncGenerator<[string, { data: Float32Array; shape: number[] }]> {
+    const joined = new Set<string>();
     const lora = opts.mergeLora ? this.lora : null;
     for (const [name, p] of this.params) {
       const shard = parseShardName(name);
       if (shard) {
-        if (!out.has(shard.base)) out.set(shard.base, await this.joinShards(shard.base));
+        if (!joined.has(shard.base)) {
+          joined.add(shard.base);
+          yield [shard.base, await this.joinShards(shard.base)];
+        }
         continue;
       }
       if (!lora || !name.endsWith('.weight')) {
-        out.set(name, { data: await p.readF32(), shape: [...p.shape] });
+        yield [name, { data: await p.readF32(), shape: [...p.shape] }];
         continue;
       }
       const e = this.engine;
       const w = e.noGrad(() => e.tidy(() => lora.merged(name.slice(0, -'.weight'.length), p)));
-      out.set(name, { data: await w.readF32(), shape: [...p.shape] });
+      const data = await w.readF32();
       if (w !== p) w.dispose();
+      yield [name, { data, shape: [...p.shape] }];
     }
-    return out;
   }
 
   /** The rows of a sharded vocabulary matrix joined on the host. */

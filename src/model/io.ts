@@ -150,16 +150,13 @@ const SAFETENSORS_DTYPE = { float32: 'F32', float16: 'F16', bfloat16: 'BF16' } a
 /** The files of an HF-format folder for the model's current weights (LoRA adapters merged in). */
 export async function exportModel(model: CausalLM, opts: ExportOptions = {}): Promise<Map<string, Uint8Array>> {
   const dtype = opts.dtype ?? SAFETENSORS_DTYPE[model.cfg.torchDtype];
-  const host = await model.toHost({ mergeLora: true });
-  const tensors = [...host].map(([name, t]) => ({
-    name,
-    dtype,
-    shape: t.shape,
-    data:
-      dtype === 'F32'
-        ? new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength)
-        : fromFloat32(t.data, dtype),
-  }));
+  // Each tensor is converted as it is read back, so no f32 copy of the whole model exists on the host.
+  const tensors: { name: string; dtype: typeof dtype; shape: number[]; data: Uint8Array }[] = [];
+  for await (const [name, t] of model.hostTensors({ mergeLora: true })) {
+    const data =
+      dtype === 'F32' ? new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength) : fromFloat32(t.data, dtype);
+    tensors.push({ name, dtype, shape: t.shape, data });
+  }
   const files = new Map<string, Uint8Array>();
   const torchDtype = { F32: 'float32', F16: 'float16', BF16: 'bfloat16' }[dtype];
   const cfgJson = { ...configToJson(model.cfg, opts.config), torch_dtype: torchDtype };
