@@ -14,12 +14,6 @@
 // `trim()` empties the cache (the engine's users call it between stages whose shapes differ).
 // A request may take a free buffer up to two size classes larger than its own, so a new sequence length
 // reuses what the last one freed instead of allocating beside it.
-//
-// Buffers waiting for a submission are neither free nor in use, yet they are device memory: a pass that
-// frees each layer's intermediates as it goes would otherwise hold every layer's of an open batch (up to 128
-// dispatches) at once. So before a request that no free buffer serves while the waiting buffers hold at
-// least as much (and at least `submitPendingBytes`), `submitFirst` tells the engine to submit, after which
-// they serve it or are cut like any free buffer.
 
 export interface PoolStats {
   /** Bytes in buffers the pool created and has not destroyed. */
@@ -44,8 +38,6 @@ export interface PoolOptions {
   budgetBytes?: number;
   /** Largest buffer a request may be handed (the storage-binding limit: a buffer is bound whole). */
   maxBufferBytes?: number;
-  /** Bytes waiting for a submission from which a missed request asks for one first (default 4 MiB). */
-  submitPendingBytes?: number;
 }
 
 /** Rounds a byte size up to its bucket: multiples of 256 B below 64 KiB, then quarter powers of two. */
@@ -71,7 +63,6 @@ export class BufferPool {
   /** Every free buffer, least recently freed first (a Set keeps insertion order). */
   private lru = new Set<GPUBuffer>();
   private pending: GPUBuffer[] = [];
-  private pendingBytes = 0;
   private sizes = new WeakMap<GPUBuffer, number>();
   private stats: PoolStats = {
     allocatedBytes: 0,
@@ -85,7 +76,6 @@ export class BufferPool {
   readonly freeFraction: number;
   budgetBytes: number;
   private readonly maxBufferBytes: number;
-  private readonly submitPendingBytes: number;
 
   constructor(
     private device: GPUDevice,
@@ -95,28 +85,12 @@ export class BufferPool {
     this.freeFraction = opts.freeFraction ?? 1 / 8;
     this.budgetBytes = opts.budgetBytes ?? Infinity;
     this.maxBufferBytes = opts.maxBufferBytes ?? Infinity;
-    this.submitPendingBytes = opts.submitPendingBytes ?? 4 * 2 ** 20;
-  }
-
-  /** The size a request of `bytes` is given. */
-  private sizeFor(bytes: number): number {
-    const size = bucketSize(bytes);
-    // Near the binding limit the bucket could round past it; such a buffer is made at its own size.
-    return size > this.maxBufferBytes ? Math.max(16, Math.ceil(bytes / 16) * 16) : size;
-  }
-
-  /**
-   * True when the caller should submit its open batch before `acquire(bytes, usage)`: no free buffer serves
-   * the request, and the buffers waiting for a submission hold at least as much (and `submitPendingBytes`).
-   */
-  submitFirst(bytes: number, usage: GPUBufferUsageFlags): boolean {
-    const size = this.sizeFor(bytes);
-    if (this.pendingBytes < Math.max(size, this.submitPendingBytes)) return false;
-    return this.freeKeyFor(usage, size) === undefined;
   }
 
   acquire(bytes: number, usage: GPUBufferUsageFlags, label?: string): GPUBuffer {
-    const size = this.sizeFor(bytes);
+    let size = bucketSize(bytes);
+    // Near the binding limit the bucket could round past it; such a buffer is made at its own size.
+    if (size > this.maxBufferBytes) size = Math.max(16, Math.ceil(bytes / 16) * 16);
     let buf = this.takeFree(usage, size);
     if (!buf) {
       const keep = this.freeFraction * this.stats.liveBytes;
@@ -134,33 +108,24 @@ export class BufferPool {
     return buf;
   }
 
-  /** The free-list key of a free buffer of this usage in the size class or up to REUSE_CLASSES above it. */
-  private freeKeyFor(usage: GPUBufferUsageFlags, size: number): { key: string; size: number } | undefined {
+  /** A free buffer of this usage in the request's size class or up to REUSE_CLASSES above it. */
+  private takeFree(usage: GPUBufferUsageFlags, size: number): GPUBuffer | undefined {
     let s = size;
     for (let k = 0; k <= REUSE_CLASSES && s <= this.maxBufferBytes; k++, s = nextBucket(s)) {
       const set = this.free.get(`${usage}:${s}`);
-      if (set && set.size > 0) return { key: `${usage}:${s}`, size: s };
+      if (!set || set.size === 0) continue;
+      const buf = set.values().next().value!;
+      set.delete(buf);
+      this.lru.delete(buf);
+      this.stats.freeBytes -= s;
+      return buf;
     }
     return undefined;
   }
 
-  /** A free buffer of this usage in the request's size class or up to REUSE_CLASSES above it. */
-  private takeFree(usage: GPUBufferUsageFlags, size: number): GPUBuffer | undefined {
-    const found = this.freeKeyFor(usage, size);
-    if (!found) return undefined;
-    const set = this.free.get(found.key)!;
-    const buf = set.values().next().value!;
-    set.delete(buf);
-    this.lru.delete(buf);
-    this.stats.freeBytes -= found.size;
-    return buf;
-  }
-
   /** Hands a buffer back; it becomes reusable once the GPU has finished all work submitted so far. */
   release(buf: GPUBuffer): void {
-    const size = this.sizes.get(buf) ?? 0;
-    this.stats.liveBytes -= size;
-    this.pendingBytes += size;
+    this.stats.liveBytes -= this.sizes.get(buf) ?? 0;
     this.pending.push(buf);
   }
 
@@ -171,7 +136,6 @@ export class BufferPool {
   afterSubmit(): void {
     const batch = this.pending;
     this.pending = [];
-    this.pendingBytes = 0;
     for (const buf of batch) this.putFree(buf);
     if (this.stats.freeBytes > this.maxFreeBytes) this.evict(this.stats.freeBytes - this.maxFreeBytes);
   }

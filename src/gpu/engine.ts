@@ -79,11 +79,10 @@ export class Engine {
   empty(shape: readonly number[], dtype: DType = 'f32'): Tensor {
     const bytes = numel(shape) * BYTES_PER_ELEMENT[dtype];
     this.checkSize(bytes, shape, dtype);
-    const size = Math.max(4, Math.ceil(bytes / 4) * 4);
-    const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
-    // Buffers released since the last submission could serve this request once submitted (buffer-pool.ts).
-    if (this.pool.submitFirst(size, usage)) this.flush();
-    const buf = this.pool.acquire(size, usage);
+    const buf = this.pool.acquire(
+      Math.max(4, Math.ceil(bytes / 4) * 4),
+      GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
+    );
     return new Tensor(this, new Storage(buf, bytes), shape, dtype);
   }
 

@@ -1,9 +1,7 @@
 // The buffer pool's bookkeeping against a fake device (no GPU): reuse across size classes, the cap on
-// cached free bytes with least-recently-freed eviction, the budget, trim and the high-water marks; and on the
-// engine, that buffers freed inside an open batch serve the next requests instead of being allocated beside.
+// cached free bytes with least-recently-freed eviction, the budget, trim and the high-water marks.
 import { describe, expect, it } from 'vitest';
 import { BufferPool, bucketSize, type PoolOptions } from '../../../src/gpu/buffer-pool.ts';
-import { testEngine } from '../../helpers/engine.ts';
 
 const STORAGE = 0x80;
 const MiB = 2 ** 20;
@@ -153,42 +151,5 @@ describe('BufferPool', () => {
     pool.resetPeak();
     s = pool.getStats();
     expect([s.peakAllocatedBytes, s.peakLiveBytes]).toEqual([MiB, MiB]);
-  });
-
-  it('asks for a submission before a miss while released buffers of at least its size wait for one', async () => {
-    const { pool, acquire, release } = fakePool({ submitPendingBytes: 2 * MiB });
-    const a = acquire(4 * MiB);
-    pool.release(a as unknown as GPUBuffer);
-    expect(pool.submitFirst(4 * MiB, STORAGE)).toBe(true);
-    // Waiting buffers smaller than the request could not serve it: no submission is asked for.
-    expect(pool.submitFirst(8 * MiB, STORAGE)).toBe(false);
-    await release();
-    // Now free: the request is served without one.
-    expect(pool.submitFirst(4 * MiB, STORAGE)).toBe(false);
-    expect(acquire(4 * MiB)).toBe(a);
-    // Under submitPendingBytes waiting, small work is not split into more submissions.
-    const small = acquire(MiB);
-    pool.release(small as unknown as GPUBuffer);
-    expect(pool.submitFirst(MiB, STORAGE)).toBe(false);
-  });
-});
-
-describe('BufferPool on the engine', () => {
-  it('a tensor freed inside the open batch serves the next one of its size', async () => {
-    const e = await testEngine();
-    await e.sync();
-    e.pool.trim();
-    e.pool.resetPeak();
-    const before = e.memory().allocatedBytes;
-    // Eight 8 MiB tensors, each written by a dispatch and freed before the next is made, all in one batch
-    // (fewer dispatches than a batch holds): one buffer serves them all.
-    for (let k = 0; k < 8; k++) {
-      const t = e.empty([2 * MiB]);
-      e.fill(t, k);
-      t.dispose();
-    }
-    await e.sync();
-    const peak = e.memory().peakAllocatedBytes - before;
-    expect(peak).toBeLessThanOrEqual(2 * 8 * MiB);
   });
 });
