@@ -154,7 +154,9 @@ export async function exportModel(model: CausalLM, opts: ExportOptions = {}): Pr
   const tensors: { name: string; dtype: typeof dtype; shape: number[]; data: Uint8Array }[] = [];
   for await (const [name, t] of model.hostTensors({ mergeLora: true })) {
     const data =
-      dtype === 'F32' ? new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength) : fromFloat32(t.data, dtype);
+      dtype === 'F32'
+        ? new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength)
+        : fromFloat32(t.data, dtype);
     tensors.push({ name, dtype, shape: t.shape, data });
   }
   const files = new Map<string, Uint8Array>();
