@@ -10,44 +10,24 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
+import { ANSWER_CLOSE, ANSWER_OPEN } from '../src/env/tags.ts';
+import type { RolloutRecord } from '../src/selfplay/events.ts';
+import { answerSpan } from '../src/selfplay/probe.ts';
+import { parseRecording, replayEvent } from '../src/worker/recording.ts';
 import { ready, startBrowserSession } from '../test/helpers/browser.ts';
 
-interface Packed {
-  count: number;
-  texts: string[];
-  policy: number[];
-  kl: number[];
-}
-interface RolloutEvent {
-  type: 'rollout';
-  record: { question: string; answer: string; gold: string; iteration: number; step: number };
-  packed: Packed;
-}
-
-/** Indices of the tokens from `<answer>` to `</answer>` (the answer span the student wrote). */
-function answerTokens(texts: readonly string[]): Set<number> {
-  const inside = new Set<number>();
-  let open = false;
-  texts.forEach((t, i) => {
-    if (t.includes('<answer>')) open = true;
-    if (open) inside.add(i);
-    if (t.includes('</answer>')) open = false;
-  });
-  return inside;
-}
-
-function answerShare(p: Packed): { d: number; share: number; tokens: number } {
-  const answer = answerTokens(p.texts);
-  let d = 0;
-  let onAnswer = 0;
-  let tokens = 0;
-  for (let i = 0; i < p.count; i++) {
-    if (!p.policy[i]) continue;
-    tokens++;
-    d += p.kl[i]!;
-    if (answer.has(i)) onAnswer += p.kl[i]!;
-  }
-  return { d, share: d > 0 ? onAnswer / d : 0, tokens };
+/** D over the student's tokens and the share of it on its answer, as the teacher probe counts it (answerSpan). */
+function answerShare(r: RolloutRecord): { d: number; share: number; tokens: number } {
+  const policy = r.tokens.filter((t) => t.policy);
+  const idOf = (text: string) => r.tokens.find((t) => t.text === text)?.id ?? -1;
+  const span = answerSpan(
+    policy.map((t) => t.id),
+    idOf(ANSWER_OPEN),
+    idOf(ANSWER_CLOSE),
+  );
+  const d = policy.reduce((sum, t) => sum + t.kl, 0);
+  const onAnswer = span.reduce((sum, j) => sum + policy[j]!.kl, 0);
+  return { d, share: d > 0 ? onAnswer / d : 0, tokens: policy.length };
 }
 
 async function main(): Promise<void> {
@@ -58,12 +38,12 @@ async function main(): Promise<void> {
   if (!values.out) throw new Error(usage);
   if (existsSync(values.out)) throw new Error(`${values.out} exists; choose another --out (it is never overwritten)`);
   const file = new URL(`../public/examples/${values.example}.json`, import.meta.url);
-  const rollouts = (JSON.parse(readFileSync(file, 'utf8')).events as { type: string }[]).filter(
-    (e): e is RolloutEvent => e.type === 'rollout',
-  );
-  const shares = rollouts.map((r) => answerShare(r.packed));
+  const rollouts = parseRecording(readFileSync(file, 'utf8'), file.pathname)
+    .events.map(replayEvent)
+    .flatMap((e) => (e.type === 'rollout' ? [e.record] : []));
+  const shares = rollouts.map(answerShare);
   shares.forEach((s, i) => {
-    const r = rollouts[i]!.record;
+    const r = rollouts[i]!;
     console.log(
       `${i}: ${r.question} | answer ${JSON.stringify(r.answer)} (gold ${r.gold}) | ${s.tokens} tokens, ` +
         `D ${s.d.toFixed(3)}, answer share ${(100 * s.share).toFixed(0)}%`,
