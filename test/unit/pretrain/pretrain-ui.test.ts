@@ -122,7 +122,12 @@ describe('npm run pretrain', () => {
   });
 
   it('parses the command line into the options of pretrain()', () => {
-    // A subset match: a setting added to the table later needs no change here (its default is checked above).
+    // A subset match: a setting added to the table later needs no change here (its default is checked above);
+    // the data settings are exactly those the table sends there, none missing and none stray.
+    const dataKeys = Object.values(PRETRAIN_FIELDS).flatMap((f) =>
+      f.into.startsWith('data.') ? [f.into.slice(5)] : [],
+    );
+    expect(Object.keys(parse().options.data ?? {}).sort()).toEqual([...new Set(dataKeys)].sort());
     expect(parse()).toMatchObject({
       options: {
         seed: 0,
