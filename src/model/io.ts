@@ -8,11 +8,11 @@ import {
   assertMatchesConfig,
   fromFloat32,
   loadSafetensorsWeights,
-  toFloat32,
   writeSafetensors,
   type Dtype,
 } from './safetensors.ts';
 import { FLOAT_DTYPES, nonFiniteValues, notFloatMessage, type LoadedCheckpoint } from './safetensors.ts';
+import { FileWeights } from './host-weights.ts';
 import { frozenDtypes } from './weight-storage.ts';
 
 export interface LoadOptions {
@@ -27,10 +27,10 @@ export interface LoadOptions {
   frozen?: boolean;
 }
 
-/** A model folder's weights on the host, as f32 by HF name, with the dtype each had in its file. */
+/** A model folder's weights on the host (its files' bytes, read as f32 by HF name), with each one's file dtype. */
 export interface HostCheckpoint {
   cfg: ModelConfig;
-  weights: Map<string, { data: Float32Array; shape: number[] }>;
+  weights: FileWeights;
   fileDtypes: Map<string, Dtype>;
 }
 
@@ -115,12 +115,12 @@ export async function loadHostCheckpoint(
   });
   assertMatchesConfig(loaded.tensors, cfg, source);
   checkWeightValues(loaded, cfg, source);
-  const weights: HostCheckpoint['weights'] = new Map();
+  const weights = new FileWeights();
   const fileDtypes = new Map<string, Dtype>();
   for (const spec of expectedTensors(cfg)) {
     const entry = loaded.tensors.get(spec.name)!; // assertMatchesConfig checked it is there
     const what = `${source}: tensor "${spec.name}" in ${loaded.fileOf.get(spec.name)}`;
-    weights.set(spec.name, { data: toFloat32(entry, what), shape: entry.shape });
+    weights.add(spec.name, entry, what);
     fileDtypes.set(spec.name, entry.dtype);
   }
   return { cfg, weights, fileDtypes };

@@ -7,6 +7,7 @@ import { add, scale } from '../gpu/ops/elementwise.ts';
 import { linear, matmul } from '../gpu/ops/matmul.ts';
 import { widen } from '../gpu/ops/packed.ts';
 import type { ModelConfig } from './config.ts';
+import type { HostTensor, HostWeights } from './host-weights.ts';
 import { mulberry32 } from './seeded.ts';
 
 export interface LoraOptions {
@@ -98,7 +99,7 @@ export class LoraSet {
   }
 }
 
-export type HostTensor = { data: Float32Array; shape: number[] };
+export type { HostTensor };
 
 /**
  * LoraSet.merged on the host: the base weights with every adapter in `adapters` (the tensors a LoRA
@@ -107,11 +108,11 @@ export type HostTensor = { data: Float32Array; shape: number[] };
  * `what` names the adapters' file in errors.
  */
 export function mergeLoraHost(
-  base: ReadonlyMap<string, HostTensor>,
+  base: HostWeights,
   adapters: ReadonlyMap<string, HostTensor>,
   opts: { rank: number; alpha: number; what: string },
 ): Map<string, HostTensor> {
-  const out = new Map(base);
+  const out = new Map([...base.keys()].map((name) => [name, base.get(name)!]));
   const scale = opts.alpha / opts.rank;
   const r = opts.rank;
   for (const name of adapters.keys()) {

@@ -4,6 +4,7 @@
 import type { Engine } from '../gpu/engine.ts';
 import { STUDENT_INSTRUCTIONS, examinerPrompt, type Passage } from '../env/index.ts';
 import type { ModelConfig } from '../model/config.ts';
+import type { HostWeights } from '../model/host-weights.ts';
 import { parseJsonFile, readOptional, type ReadFile } from '../model/files.ts';
 import { initWeights, tinyConfig } from '../model/init.ts';
 import { loadHostCheckpoint } from '../model/io.ts';
@@ -12,7 +13,7 @@ import { checkTokenizerFitsModel, loadTokenizer, tokenizerFromJson, type Tokeniz
 import { TOOL_TAGS, tokenizerFiles, trainTokenizer } from '../model/tokenizer-train.ts';
 import type { SelfPlayConfig } from './config.ts';
 
-export type HostWeights = Map<string, { data: Float32Array; shape: number[] }>;
+export type { HostWeights } from '../model/host-weights.ts';
 
 export interface BaseModel {
   /** 'random-tiny' or where the folder came from. */

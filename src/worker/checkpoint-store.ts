@@ -13,7 +13,8 @@
 // and the error says so. The key-value backend is an interface; Node tests run idbBackend itself on
 // fake-indexeddb under injected failures (test/unit/worker/checkpoint-store-idb.test.ts).
 import { createStore, del, get, keys, promisifyRequest, set, update, type UseStore } from 'idb-keyval';
-import { mergeLoraHost, type HostTensor } from '../model/lora.ts';
+import type { HostWeights } from '../model/host-weights.ts';
+import { mergeLoraHost } from '../model/lora.ts';
 import { parseSafetensors, toFloat32, writeSafetensors } from '../model/safetensors.ts';
 import type { RunState } from '../selfplay/checkpoint.ts';
 import type { SelfPlayConfig } from '../selfplay/config.ts';
@@ -149,7 +150,7 @@ export interface CheckpointStoreOptions {
    * The base weights of stored run `name`, rebuilt from where the run got them (the worker passes one that
    * loads the model). Needed to export a LoRA run, whose checkpoints hold only adapters.
    */
-  runBase?: (name: string) => Promise<ReadonlyMap<string, HostTensor>>;
+  runBase?: (name: string) => Promise<HostWeights>;
 }
 
 export class BrowserCheckpoints {

@@ -5,7 +5,8 @@ import type { Engine } from '../gpu/engine.ts';
 import { parseCorpusJsonl, type Passage } from '../env/index.ts';
 import { configToJson, parseConfig } from '../model/config.ts';
 import { parseJsonFile } from '../model/files.ts';
-import { parseSafetensors, toFloat32 } from '../model/safetensors.ts';
+import { FileWeights } from '../model/host-weights.ts';
+import { parseSafetensors } from '../model/safetensors.ts';
 import { checkTokenizerFitsModel, tokenizerFromJson } from '../model/tokenizer.ts';
 import { folderBase, randomTinyBase, type BaseModel, type HostWeights } from '../selfplay/base-model.ts';
 import { latestCheckpoint, type RunState } from '../selfplay/checkpoint.ts';
@@ -112,11 +113,9 @@ export async function storedBase(
     );
     checkTokenizerFitsModel(tokenizer, cfg.vocabSize, `run '${storage.runName}'`);
     const st = parseSafetensors(await need(`checkpoints/${slot}/student.safetensors`), 'student.safetensors');
-    const weights: HostWeights = new Map();
-    for (const [name, t] of st.tensors) {
-      const what = `run '${storage.runName}': tensor "${name}" in checkpoints/${slot}/student.safetensors`;
-      weights.set(name, { data: toFloat32(t, what), shape: t.shape });
-    }
+    const weights = new FileWeights();
+    for (const [name, t] of st.tensors)
+      weights.add(name, t, `run '${storage.runName}': tensor "${name}" in checkpoints/${slot}/student.safetensors`);
     return { name: source.name, cfg, weights, tokenizer, tokenizerFiles: files };
   }
   const m = source.model;

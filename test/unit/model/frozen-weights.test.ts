@@ -1,7 +1,7 @@
 // Frozen weights in the checkpoint's dtype (src/model/weight-storage.ts): the shared base of LoRA policies
 // and an evaluated model keep an F16/BF16 folder's matrices as f16/bf16 on the GPU (half the bytes), trained
 // weights stay f32, a LoRA step on the 16-bit base matches one on an f32 copy of it, and an export still
-// writes the checkpoint's dtype.
+// writes the checkpoint's dtype. On the host, the base is held as the file's bytes.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../../src/gpu/engine.ts';
 import { mul, sum } from '../../../src/gpu/ops/elementwise.ts';
@@ -11,7 +11,8 @@ import type { CausalLM } from '../../../src/model/decoder.ts';
 import { filesFromMap } from '../../../src/model/files.ts';
 import { initWeights, tinyConfig } from '../../../src/model/init.ts';
 import { exportModel, loadModel } from '../../../src/model/io.ts';
-import { fromFloat32, parseSafetensors, writeSafetensors } from '../../../src/model/safetensors.ts';
+import type { FileWeights } from '../../../src/model/host-weights.ts';
+import { fromFloat32, parseSafetensors, toFloat32, writeSafetensors } from '../../../src/model/safetensors.ts';
 import { tokenizerFiles, trainTokenizer } from '../../../src/model/tokenizer-train.ts';
 import { weightBytes } from '../../../src/model/weight-storage.ts';
 import { folderBase, type BaseModel } from '../../../src/selfplay/base-model.ts';
@@ -86,6 +87,21 @@ const logitsOf = async (m: CausalLM) => {
 
 describe.each<Half>(['BF16', 'F16'])('frozen weights of a %s folder', (dtype) => {
   const gpu = dtype === 'F16' ? 'f16' : 'bf16';
+
+  it("the host holds the file's bytes (2 per value) and widens a tensor to f32 when it is read", async () => {
+    const files = folder(dtype);
+    const base = await folderBase(e, filesFromMap(files), dtype);
+    let values = 0;
+    for (const [name, t] of parseSafetensors(files.get('model.safetensors')!).tensors) {
+      values += t.data.byteLength / 2;
+      const read = base.weights.get(name)!;
+      expect(Array.from(read.data), name).toEqual(Array.from(toFloat32(t)));
+      // Each read is its own copy: a policy that writes into it leaves the next one untouched.
+      read.data.fill(7);
+      expect(base.weights.get(name)!.data[0], name).toBe(toFloat32(t)[0]);
+    }
+    expect((base.weights as FileWeights).heldBytes).toBe(2 * values);
+  });
 
   it('LoRA policies share one base in the checkpoint dtype: matrices 16-bit, vectors and adapters f32', async () => {
     const base = await folderBase(e, filesFromMap(folder(dtype)), dtype);
