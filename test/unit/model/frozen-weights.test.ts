@@ -92,7 +92,7 @@ describe.each<Half>(['BF16', 'F16'])('frozen weights of a %s folder', (dtype) =>
     const files = folder(dtype);
     const base = await folderBase(e, filesFromMap(files), dtype);
     let values = 0;
-    for (const [name, t] of parseSafetensors(files.get('model.safetensors')!).tensors) {
+    for (const [name, t] of parseSafetensors(files.get('model.safetensors')!, 'model.safetensors').tensors) {
       values += t.data.byteLength / 2;
       const read = base.weights.get(name)!;
       expect(Array.from(read.data), name).toEqual(Array.from(toFloat32(t)));
