@@ -50,6 +50,11 @@ export interface DataSettings {
    */
   teacherSlipStops?: number;
   /**
+   * Share of those slips (default 0) whose last search shows only the passages that do not state the answer,
+   * so that no document holds it and the answer can come only from the notes.
+   */
+  teacherSlipBlind?: number;
+  /**
    * Share of them (default 0) whose full or partial notes are compact (env/prompts.ts compactQcp: each
    * document of the path cut to the sentence that leads on), as self-play's `--notes compact` shows them.
    */
@@ -73,6 +78,7 @@ export const DATA_DEFAULTS = {
   teacherModes: [5, 2, 2, 1],
   teacherSlips: 0,
   teacherSlipStops: 0,
+  teacherSlipBlind: 0,
   teacherCompact: 0,
   examinerPerWorld: 20,
   examinerHops: [4, 3, 2, 1],
@@ -125,7 +131,11 @@ export function worldDocs(settings: DataSettings, k: number): Doc[] {
     const q = generateQuestion(w.ix, tr, hops);
     // Drawn only when asked for, so that runs without slips keep their text.
     const rng = o.teacherSlips > 0 && tr.chance(o.teacherSlips) ? tr.fork(`slip-${made}`) : null;
-    const slip = rng && { rng, stop: o.teacherSlipStops > 0 && rng.fork('stop').chance(o.teacherSlipStops) };
+    const slip = rng && {
+      rng,
+      stop: o.teacherSlipStops > 0 && rng.fork('stop').chance(o.teacherSlipStops),
+      blind: o.teacherSlipBlind > 0 && rng.fork('blind').chance(o.teacherSlipBlind),
+    };
     const notes = o.teacherCompact > 0 && tr.chance(o.teacherCompact) ? 'compact' : 'passages';
     return q && teacherTranscript(w, q, mode, { seed: `pretrain-${o.seed}-${k}-${made}`, notes }, slip);
   });

@@ -221,6 +221,20 @@ export const PRETRAIN_FIELDS = table({
       'share (0 to 1) of the teacher slips where only the wrong sentence is context: closing the notes and ' +
       'answering after it are targets, so the teacher learns to stop searching when its notes say the path ends',
   },
+  teacherSlipBlind: {
+    into: 'data.teacherSlipBlind',
+    label: 'teacher blind slips',
+    default: 0,
+    help: 'share of slips whose last search shows only passages that do not state the answer',
+    integer: false,
+    min: 0,
+    max: 1,
+    advanced: true,
+    flag: 'teacher-slip-blind',
+    cliHelp:
+      'share (0 to 1) of the teacher slips whose last search result keeps only the passages that do not state ' +
+      'the answer: no document holds it, so the answer can come from the privileged notes alone',
+  },
   teacherCompact: {
     into: 'data.teacherCompact',
     label: 'teacher compact notes',

@@ -91,12 +91,14 @@ export function scriptWorld(ix: WorldIndex): ScriptWorld {
 }
 
 /**
- * A slip of a teacher transcript (see slipQuote): the generator of its wrong sentence and whether the
- * model is trained on what follows that sentence (closing its notes, then answering).
+ * A slip of a teacher transcript (see slipQuote): the generator of its wrong sentence, whether the model
+ * is trained on what follows that sentence (closing its notes, then answering), and whether the last
+ * search shows only the passages that do not state the answer (`blind`, absent: false).
  */
 export interface Slip {
   rng: Rng;
   stop: boolean;
+  blind?: boolean;
 }
 
 /** The top-K passages for a query, and where the wanted passage ranks among them (-1 when absent). */
@@ -126,17 +128,20 @@ export function studentTranscript(
     const query = w.ix.entity(step.from).name;
     const got = retrieve(w, query, step.passage);
     if (got.rank < 0) return null;
-    reply.tool(got.passages);
     const value = valueText(w.ix, step.to);
+    const last = h + 1 === q.hops;
+    // A blind slip: no passage of the last search states the answer, so only the notes can give it.
+    const shown = slip?.blind && last ? got.passages.filter((p) => !mentions(p.text, value)) : got.passages;
+    reply.tool(shown);
     // Quote the sentence that states the fact: finding its start is the one hard step, the rest is copying,
     // and the value then sits a few tokens back (a tiny model cannot pick it out of three passages directly).
     const quote = `Doc ${got.rank + 1} says: ${factSentence(got.passages[got.rank]!.text, value)}`;
-    if (h + 1 < q.hops) {
+    if (!last) {
       // Follow the bridging fact: the decomposition multi-hop questions need.
       reply.say(think(`${quote} I need to search for ${value}.`) + search(value));
     } else if (slip) {
       // The last quote is a wrong sentence, shown but not a target; the answer (a target) is still right.
-      const wrong = slipQuote(got.passages, value, slip.rng);
+      const wrong = slipQuote(shown, value, slip.rng);
       if (wrong === null) return null;
       // With `stop`, closing the notes (the choice between answering and searching again) is a target too.
       const notes = think(wrong);

@@ -176,6 +176,7 @@ describe('data', () => {
     const w = scriptWorld(new WorldIndex(world));
     const rng = new Rng(5);
     let checked = 0;
+    let blinded = 0;
     for (let i = 0; i < 12; i++) {
       const q = generateQuestion(w.ix, rng, 1 + (i % 2))!;
       const plain = teacherTranscript(w, q, 'gt', { seed: `s-${i}` });
@@ -196,9 +197,22 @@ describe('data', () => {
       expect(stops.segments.slice(0, -4)).toEqual(slipped.segments.slice(0, -4));
       expect(stops.segments.at(-4)).toEqual({ text: slip!.text.replace(/<\/think>\n$/, ''), loss: false });
       expect(stops.segments.at(-3)).toEqual({ text: `</think>\n<answer> ${value} </answer>`, loss: true });
+      // A blind slip: the last search result keeps only the passages that do not state the answer.
+      const blind = teacherTranscript(w, q, 'gt', { seed: `s-${i}` }, { rng: new Rng(i), stop: true, blind: true });
+      if (blind) {
+        expect(blind.segments.slice(0, -6)).toEqual(stops.segments.slice(0, -6));
+        const result = blind.segments.at(-5)!;
+        expect(result.loss).toBe(false);
+        expect(result.text).toMatch(/<information>/);
+        expect(result.text).not.toMatch(new RegExp(`(^|\\W)${value}(\\W|$)`));
+        expect(stops.segments.at(-5)!.text).toMatch(new RegExp(`(^|\\W)${value}(\\W|$)`));
+        expect(blind.segments.at(-3)).toEqual({ text: `</think>\n<answer> ${value} </answer>`, loss: true });
+        blinded++;
+      }
       checked++;
     }
     expect(checked).toBeGreaterThan(8);
+    expect(blinded).toBeGreaterThan(4);
     // Slips are drawn only when asked for: without them the text is unchanged.
     const some = worldDocs({ ...DATA, teacherPerWorld: 6, teacherSlips: 0.5 }, 0).filter((x) => x.kind === 'teacher');
     const none = worldDocs({ ...DATA, teacherPerWorld: 6 }, 0).filter((x) => x.kind === 'teacher');
@@ -212,6 +226,15 @@ describe('data', () => {
     const stopping = worldDocs({ ...DATA, teacherPerWorld: 6, teacherSlips: 0.5, teacherSlipStops: 1 }, 0);
     const stopped = stopping.filter((x) => x.kind === 'teacher' && x.segments.at(-3)!.text.startsWith('</think>'));
     expect(stopped).toHaveLength(some.filter(slipped).length);
+    // Blind slips change only the slipped transcripts' last search result, and only when asked for.
+    const blinding = worldDocs(
+      { ...DATA, teacherPerWorld: 6, teacherSlips: 0.5, teacherSlipStops: 1, teacherSlipBlind: 1 },
+      0,
+    );
+    const info = (d: Doc) => d.segments.filter((x) => x.text.includes('<information>')).at(-1)!.text;
+    expect(blinding.filter((d, k) => d.kind === 'teacher' && info(d) !== info(stopping[k]!))).toHaveLength(
+      some.filter(slipped).length,
+    );
     expect(stopping.map((d) => docText(d)).sort()).toEqual(
       worldDocs({ ...DATA, teacherPerWorld: 6, teacherSlips: 0.5 }, 0)
         .map(docText)
