@@ -123,14 +123,11 @@ interface Vec4Kernel {
  * weight gradient dyᵀ @ x; A along m, B along n, M % 4 == 0 and N % 4 == 0) matmul_subgroup_tn4. The last two
  * own 4 adjacent columns per lane. Null where none fits (Aᵀ @ Bᵀ, 16-bit B, other sizes).
  */
-function vec4Kernel(
-  b: Tensor,
-  s: GemmShape,
-  groups: { ROW_GROUPS: number; COL_GROUPS: number },
-): Vec4Kernel | null {
+function vec4Kernel(b: Tensor, s: GemmShape, groups: { ROW_GROUPS: number; COL_GROUPS: number }): Vec4Kernel | null {
   if (storageFormat(b, 'matmul', 'second operand') !== 0 || (s.transA && s.transB)) return null;
   const rows = 8 * groups.ROW_GROUPS;
-  if (s.transB) return s.K % 4 === 0 ? { shader: 'matmul_subgroup_k4', groups, rows, cols: 8 * groups.COL_GROUPS } : null;
+  if (s.transB)
+    return s.K % 4 === 0 ? { shader: 'matmul_subgroup_k4', groups, rows, cols: 8 * groups.COL_GROUPS } : null;
   if (s.N % 4 !== 0) return null;
   // 4 columns per lane: N_COL_GROUPS groups of 32 columns, fewer where N is small.
   const COL_GROUPS = Math.min(N_COL_GROUPS, Math.ceil(s.N / 32));

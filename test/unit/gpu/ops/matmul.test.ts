@@ -77,9 +77,25 @@ describe.each<MatmulVariant>(['regs', 'tiled', 'subgroup'])('matmul (%s)', (vari
   // Aᵀ @ B with M and N.
   for (const { name, M, K, N, transA, transB, seeds } of [
     { name: 'batched', M: 9, K: 13, N: 11, transA: false, transB: false, seeds: [1, 2] },
-    { name: 'batched, transposed B, K a multiple of 4', M: 9, K: 12, N: 11, transA: false, transB: true, seeds: [3, 4] },
+    {
+      name: 'batched, transposed B, K a multiple of 4',
+      M: 9,
+      K: 12,
+      N: 11,
+      transA: false,
+      transB: true,
+      seeds: [3, 4],
+    },
     { name: 'batched, K and N multiples of 4', M: 9, K: 12, N: 36, transA: false, transB: false, seeds: [5, 6] },
-    { name: 'batched, transposed A, M and N multiples of 4', M: 36, K: 7, N: 12, transA: true, transB: false, seeds: [7, 8] },
+    {
+      name: 'batched, transposed A, M and N multiples of 4',
+      M: 36,
+      K: 7,
+      N: 12,
+      transA: true,
+      transB: false,
+      seeds: [7, 8],
+    },
   ]) {
     it(name, async () => {
       setMatmulVariant(variant);
