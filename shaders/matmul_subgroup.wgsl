@@ -11,6 +11,7 @@ enable subgroups;
 // Any M, N, K and either transpose; the host uses it only where the subgroup size is exactly 8
 // (src/gpu/ops/matmul.ts) and picks ROW_GROUPS = 1 for products of at most 8 rows.
 #include "lib/matmul_io.wgsl"
+#include "lib/subgroup8.wgsl"
 
 override ROW_GROUPS: u32 = 2u;
 override COL_GROUPS: u32 = 4u;
@@ -42,11 +43,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane
     var bv: array<f32, 4>;
     for (var j = 0u; j < COL_GROUPS; j++) { bv[j] = readB(offB[j] + k * stepB); }
     for (var t = 0u; t < ROW_GROUPS; t++) {
-      let av = A[offA[t] + k * stepA];
-      // subgroupBroadcast takes a constant lane.
-      let a = array<f32, 8>(subgroupBroadcast(av, 0u), subgroupBroadcast(av, 1u), subgroupBroadcast(av, 2u),
-                            subgroupBroadcast(av, 3u), subgroupBroadcast(av, 4u), subgroupBroadcast(av, 5u),
-                            subgroupBroadcast(av, 6u), subgroupBroadcast(av, 7u));
+      let a = lanes8(A[offA[t] + k * stepA]);
       for (var i = 0u; i < 8u; i++) {
         for (var j = 0u; j < COL_GROUPS; j++) { acc[8u * t + i][j] += a[i] * bv[j]; }
       }

@@ -5,14 +5,11 @@ enable subgroups;
 // operands are contiguous along k each lane loads them 4 k at a time as vec4: on llvmpipe a load is done lane by
 // lane with its checks, and a vec4 shares one lane's checks over 4 elements (1.5x the scalar kernel measured,
 // bench/NOTES.md). The host uses it only for that case, with f32 operands (src/gpu/ops/matmul.ts).
-override ACCUMULATE: bool = false;
-override ROW_GROUPS: u32 = 2u;
+#include "lib/matmul_vec4_io.wgsl"
+#include "lib/subgroup8.wgsl"
+
 override COL_GROUPS: u32 = 4u;
 
-struct Params { M: u32, N: u32, K: u32, strideA: u32, strideB: u32, strideC: u32, alpha: f32 }
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> A: array<vec4f>;
-@group(0) @binding(2) var<storage, read> B: array<vec4f>;
 @group(0) @binding(3) var<storage, read_write> C: array<f32>;
 
 fn store(base: u32, r: u32, c: u32, v: f32) {
@@ -27,13 +24,9 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane
   let c0 = wid.x * 8u * COL_GROUPS;
   let b = wid.z;
   let K4 = p.K / 4u;
-  // vec4 offsets of this lane's rows of A and of B at k = 0; clamped so the loop has no edge branches
-  // (results outside C are dropped at store).
-  var offA: array<u32, 2>;
+  var offA = rowsOfA(b, r0, lane);
+  // vec4 offsets of this lane's rows of B at k = 0, clamped as A's rows are.
   var offB: array<u32, 4>;
-  for (var t = 0u; t < ROW_GROUPS; t++) {
-    offA[t] = (b * p.strideA) / 4u + min(r0 + 8u * t + lane, p.M - 1u) * K4;
-  }
   for (var j = 0u; j < COL_GROUPS; j++) {
     offB[j] = (b * p.strideB) / 4u + min(c0 + 8u * j + lane, p.N - 1u) * K4;
   }
@@ -45,11 +38,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane
     for (var t = 0u; t < ROW_GROUPS; t++) {
       let av = A[offA[t] + k4];
       for (var kk = 0u; kk < 4u; kk++) {
-        let x = av[kk];
-        // subgroupBroadcast takes a constant lane.
-        let a = array<f32, 8>(subgroupBroadcast(x, 0u), subgroupBroadcast(x, 1u), subgroupBroadcast(x, 2u),
-                              subgroupBroadcast(x, 3u), subgroupBroadcast(x, 4u), subgroupBroadcast(x, 5u),
-                              subgroupBroadcast(x, 6u), subgroupBroadcast(x, 7u));
+        let a = lanes8(av[kk]);
         for (var i = 0u; i < 8u; i++) {
           for (var j = 0u; j < COL_GROUPS; j++) { acc[8u * t + i][j] += a[i] * bv[j][kk]; }
         }

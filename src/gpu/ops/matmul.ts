@@ -108,6 +108,39 @@ function subgroupGroups(M: number, N: number): { ROW_GROUPS: number; COL_GROUPS:
   return { ROW_GROUPS: M <= 8 ? 1 : 2, COL_GROUPS: Math.min(4, Math.ceil(N / 8)) };
 }
 
+interface Vec4Kernel {
+  shader: string;
+  groups: { ROW_GROUPS?: number; COL_GROUPS: number };
+  /** Block of C per workgroup. */
+  rows: number;
+  cols: number;
+}
+
+/**
+ * The vec4 forms of shaders/matmul_subgroup.wgsl, for f32 operands contiguous along what a lane reads: x @ wᵀ (a
+ * linear layer's forward; both along k, K % 4 == 0) is matmul_subgroup_k4; A @ B (its input gradient dy @ w, and
+ * the benchmark's products; A along k, B along n, K % 4 == 0 and N % 4 == 0) matmul_subgroup_n4; Aᵀ @ B (its
+ * weight gradient dyᵀ @ x; A along m, B along n, M % 4 == 0 and N % 4 == 0) matmul_subgroup_tn4. The last two
+ * own 4 adjacent columns per lane. Null where none fits (Aᵀ @ Bᵀ, 16-bit B, other sizes).
+ */
+function vec4Kernel(b: Tensor, s: GemmShape, groups: { ROW_GROUPS: number; COL_GROUPS: number }): Vec4Kernel | null {
+  if (storageFormat(b, 'matmul', 'second operand') !== 0 || (s.transA && s.transB)) return null;
+  const rows = 8 * groups.ROW_GROUPS;
+  if (s.transB)
+    return s.K % 4 === 0 ? { shader: 'matmul_subgroup_k4', groups, rows, cols: 8 * groups.COL_GROUPS } : null;
+  if (s.N % 4 !== 0) return null;
+  // 4 columns per lane: N_COL_GROUPS groups of 32 columns, fewer where N is small.
+  const COL_GROUPS = Math.min(N_COL_GROUPS, Math.ceil(s.N / 32));
+  if (s.transA) {
+    return s.M % 4 === 0 ? { shader: 'matmul_subgroup_tn4', groups: { COL_GROUPS: 1 }, rows: 32, cols: 32 } : null;
+  }
+  if (s.K % 4 !== 0) return null;
+  return { shader: 'matmul_subgroup_n4', groups: { ...groups, COL_GROUPS }, rows, cols: 32 * COL_GROUPS };
+}
+
+/** Column groups of 32 of shaders/matmul_subgroup_n4.wgsl (16 x 64: 128 multiply-adds per 2.5 vec4 loads). */
+const N_COL_GROUPS = 2;
+
 /** Launches the kernel into an existing output (no autograd). */
 export function gemm(a: Tensor, b: Tensor, out: Tensor, s: GemmShape): void {
   const e = a.engine;
@@ -117,14 +150,14 @@ export function gemm(a: Tensor, b: Tensor, out: Tensor, s: GemmShape): void {
   // Output block per workgroup: subgroup (8 x ROW_GROUPS) x (8 x COL_GROUPS), regs 32 x 32 (8 x 8 threads of
   // 4 x 4), tiled 64 x 64.
   const groups = variant === 'subgroup' ? subgroupGroups(s.M, s.N) : null;
-  // A linear layer's forward (x @ wᵀ, both contiguous along k) with f32 operands: the vec4 form of the kernel.
-  if (groups && !s.transA && s.transB && s.K % 4 === 0 && storageFormat(b, 'matmul', 'second operand') === 0) {
+  const vec4 = groups ? vec4Kernel(b, s, groups) : null;
+  if (vec4) {
     e.dispatch({
-      shader: 'matmul_subgroup_k4',
-      constants: { ACCUMULATE: s.accumulate ?? false, ...groups },
+      shader: vec4.shader,
+      constants: { ACCUMULATE: s.accumulate ?? false, ...vec4.groups },
       params: { M: s.M, N: s.N, K: s.K, strideA, strideB, strideC: s.M * s.N, alpha: s.alpha },
       bindings: { A: a, B: b, C: out },
-      workgroups: [Math.ceil(s.N / (8 * groups.COL_GROUPS)), Math.ceil(s.M / (8 * groups.ROW_GROUPS)), s.batch],
+      workgroups: [Math.ceil(s.N / vec4.cols), Math.ceil(s.M / vec4.rows), s.batch],
     });
     return;
   }

@@ -42,6 +42,9 @@ describe.each<MatmulVariant>(['regs', 'tiled', 'subgroup'])('matmul (%s)', (vari
     [130, 67, 5],
     [333, 257, 129], // no dimension a multiple of any block
     [37, 45, 68], // K a multiple of 4 (the vec4 kernel for transposed B), M and N not of a block
+    [37, 44, 68], // K and N multiples of 4 (the vec4 kernel for plain A @ B too), M, N not of a block
+    [5, 12, 16], // the same with at most 8 rows and fewer than 32 columns
+    [36, 44, 13], // M and N multiples of 4 (the vec4 kernel for transposed A), M and N not of a block
   ];
   for (const [M, N, K] of shapes) {
     for (const [tA, tB] of [
@@ -70,21 +73,41 @@ describe.each<MatmulVariant>(['regs', 'tiled', 'subgroup'])('matmul (%s)', (vari
     }
   }
 
-  // Batched A @ B, and A @ Bᵀ with K a multiple of 4 (the vec4 kernel's case on CPU drivers).
-  for (const { name, K, transB, seeds } of [
-    { name: 'batched', K: 13, transB: false, seeds: [1, 2] },
-    { name: 'batched, transposed B, K a multiple of 4', K: 12, transB: true, seeds: [3, 4] },
+  // Batched A @ B, and the vec4 kernels' cases on CPU drivers: A @ Bᵀ with K a multiple of 4, A @ B with K and N,
+  // Aᵀ @ B with M and N.
+  for (const { name, M, K, N, transA, transB, seeds } of [
+    { name: 'batched', M: 9, K: 13, N: 11, transA: false, transB: false, seeds: [1, 2] },
+    {
+      name: 'batched, transposed B, K a multiple of 4',
+      M: 9,
+      K: 12,
+      N: 11,
+      transA: false,
+      transB: true,
+      seeds: [3, 4],
+    },
+    { name: 'batched, K and N multiples of 4', M: 9, K: 12, N: 36, transA: false, transB: false, seeds: [5, 6] },
+    {
+      name: 'batched, transposed A, M and N multiples of 4',
+      M: 36,
+      K: 7,
+      N: 12,
+      transA: true,
+      transB: false,
+      seeds: [7, 8],
+    },
   ]) {
     it(name, async () => {
       setMatmulVariant(variant);
-      const [B, M, N] = [3, 9, 11];
+      const B = 3;
       const a = randn(B * M * K, seeds[0]!);
       const b = randn(B * K * N, seeds[1]!);
+      const [aShape, bShape] = [transA ? [B, K, M] : [B, M, K], transB ? [B, N, K] : [B, K, N]];
       const got = await e
-        .tidy(() => e.keep(matmul(e.tensor(a, [B, M, K]), e.tensor(b, transB ? [B, N, K] : [B, K, N]), { transB })))
+        .tidy(() => e.keep(matmul(e.tensor(a, aShape), e.tensor(b, bShape), { transA, transB })))
         .read();
       for (let z = 0; z < B; z++) {
-        const want = refMatmul(a.subarray(z * M * K), b.subarray(z * K * N), M, N, K, false, transB);
+        const want = refMatmul(a.subarray(z * M * K), b.subarray(z * K * N), M, N, K, transA, transB);
         expectClose(got.subarray(z * M * N, (z + 1) * M * N), want, 1e-4, 1e-4, `batch ${z}`);
       }
       setMatmulVariant(null);
