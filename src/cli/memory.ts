@@ -17,6 +17,19 @@ export function estimateLines(m: MemoryReport): string[] {
   return out;
 }
 
+/**
+ * The run's measured GPU memory beside what was estimated before it: the buffer pool's high-water mark (what
+ * it allocated at most), the most it had in use, and how far the estimate was from the high-water mark.
+ */
+export function peakLine(estimateBytes: number, peakAllocatedBytes: number, peakLiveBytes: number): string {
+  const off = (100 * (estimateBytes - peakAllocatedBytes)) / peakAllocatedBytes;
+  return (
+    `GPU memory high-water mark ${size(peakAllocatedBytes)} allocated by the buffer pool (${size(peakLiveBytes)} ` +
+    `in use at most); the estimate of ${size(estimateBytes)} is ${Math.abs(off).toFixed(1)}% ` +
+    `${off < 0 ? 'under' : 'over'} it`
+  );
+}
+
 /** Null when the run fits; else the refusal: the problems, the largest term and the setting that shrinks it. */
 export function refusal(m: MemoryReport): string | null {
   if (m.fits) return null;

@@ -26,7 +26,7 @@ import { stopOnInterrupt } from './interrupt.ts';
 import { DirStorage } from './fs-storage.ts';
 import { ConsoleReporter, formatTime } from './progress.ts';
 import { withPath } from './fs-errors.ts';
-import { estimateLines, refusal } from './memory.ts';
+import { estimateLines, peakLine, refusal } from './memory.ts';
 import { checkOutFolder } from './out-folder.ts';
 import { RunFolder, trainOutRule } from './run-folder.ts';
 import { buildBase, buildEnvironment, previewBase } from './setup.ts';
@@ -138,11 +138,7 @@ async function main(argv: string[]): Promise<number> {
     interrupt.release();
   }
   const mem = engine.memory();
-  const gib = (b: number) => `${(b / 2 ** 30).toFixed(2)} GiB`;
-  console.log(
-    `train: GPU memory high-water mark ${gib(mem.peakAllocatedBytes)} allocated by the buffer pool ` +
-      `(${gib(mem.peakLiveBytes)} in use at most)`,
-  );
+  console.log(`train: ${peakLine(memory.totalBytes, mem.peakAllocatedBytes, mem.peakLiveBytes)}`);
   if (!run.done) {
     await run.checkpoint();
     console.log(

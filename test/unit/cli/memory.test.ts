@@ -2,7 +2,7 @@
 // refused with the problem, the estimate's largest term and the setting that lowers it.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { estimateLines, refusal } from '../../../src/cli/memory.ts';
+import { estimateLines, peakLine, refusal } from '../../../src/cli/memory.ts';
 import { parameterCount, parseConfig } from '../../../src/model/config.ts';
 import { PRESETS } from '../../../src/selfplay/config.ts';
 import { estimateRun } from '../../../src/worker/estimate.ts';
@@ -53,5 +53,13 @@ describe('npm run train memory check', () => {
     const f32cfg = { ...smol, torchDtype: 'float32' as const };
     const plain = estimateRun(f32cfg, { ...PRESETS.smoke, policies: 'lora' }, browser, prompts);
     expect(term(plain, /one shared frozen base$/).bytes).toBe(f32);
+  });
+
+  it('reports the measured high-water mark beside the estimate, and how far off the estimate was', () => {
+    expect(peakLine(1010 * 2 ** 20, 1.24 * 2 ** 30, 0.67 * 2 ** 30)).toBe(
+      'GPU memory high-water mark 1.24 GiB allocated by the buffer pool (686.1 MiB in use at most); the estimate ' +
+        'of 1010.0 MiB is 20.5% under it',
+    );
+    expect(peakLine(600 * 2 ** 20, 500 * 2 ** 20, 300 * 2 ** 20)).toMatch(/estimate of 600\.0 MiB is 20\.0% over it$/);
   });
 });
