@@ -8,26 +8,13 @@
 #
 #   npx tsx scripts/real-shapes/make-checkpoint.ts --model qwen3-0.6b --layers 2 --out /tmp/q3
 #   /usr/bin/python3 scripts/real-shapes/make-reference.py /tmp/q3 qwen3-0.6b 2 test/assets/real-widths/qwen3-0.6b.json
-import json, math, os, re, struct, sys
-import numpy as np
+import json, math, os, re, sys
 import torch
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'torch-train'))
+from safetensors_f32 import read_bf16_f64  # noqa: E402
+
 IDS_PER_MODEL = 8
-
-
-def read_bf16(path):
-    raw = open(path, 'rb').read()
-    n = struct.unpack('<Q', raw[:8])[0]
-    header = json.loads(raw[8:8 + n])
-    out = {}
-    for name, info in header.items():
-        if name == '__metadata__':
-            continue
-        assert info['dtype'] == 'BF16', f'{path}: {name} is {info["dtype"]}; make-checkpoint.ts writes BF16'
-        s, e = info['data_offsets']
-        bits = np.frombuffer(raw[8 + n + s:8 + n + e], dtype='<u2').astype(np.uint32) << 16
-        out[name] = torch.from_numpy(bits.view(np.float32).astype(np.float64)).reshape(info['shape'])
-    return out
 
 
 def rms_norm(x, w, eps):
@@ -91,7 +78,7 @@ def main():
     # Both ends of the vocabulary, its middle and a spread in between (the last ids sit in the last shard).
     ids = [0, V - 1, V // 2, 11, V - 1000, 12345 % V, 3 * V // 4, 42]
     assert len(ids) == IDS_PER_MODEL
-    logits = forward(read_bf16(os.path.join(folder, 'model.safetensors')), cfg, torch.tensor(ids))
+    logits = forward(read_bf16_f64(os.path.join(folder, 'model.safetensors')), cfg, torch.tensor(ids))
     probe = sorted({0, 1, V - 1, V - 2, V // 2, V // 3, 2 * V // 3, *range(97, V, V // 24)})
     ref = {
         'model': model,
