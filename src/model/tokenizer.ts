@@ -84,7 +84,13 @@ export async function loadTokenizer(readFile: ReadFile, opts: TokenizerLoadOptio
       throw new Error(`could not read ${name}${where}: ${(e as Error).message}`);
     }
   };
-  const [tj, tc] = await Promise.all([read('tokenizer.json'), read('tokenizer_config.json')]);
+  // Read together, but a failure is reported in file order, so which file the message names never depends on
+  // which read failed first (both do in a folder that does not exist).
+  const settled = await Promise.allSettled([read('tokenizer.json'), read('tokenizer_config.json')]);
+  const [tj, tc] = settled.map((r) => {
+    if (r.status === 'rejected') throw r.reason;
+    return r.value;
+  }) as [Uint8Array, Uint8Array];
   const tokenizerJson = parseJsonFile(tj, 'tokenizer.json' + where);
   const tokenizerConfig = parseJsonFile(tc, 'tokenizer_config.json' + where);
   if (isObject(tokenizerConfig) && tokenizerConfig['chat_template'] == null) {
