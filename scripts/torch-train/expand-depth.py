@@ -8,6 +8,7 @@
 # OUT_FOLDER must not exist (nothing is overwritten); config.json gets the doubled num_hidden_layers and the
 # tokenizer files are copied as they are.
 import json, os, shutil, sys
+import torch
 from safetensors_f32 import read_f32, write_f32
 
 ZEROED = ('self_attn.o_proj.weight', 'mlp.down_proj.weight')
@@ -28,7 +29,7 @@ def expand(src, out):
         i = int(i)
         assert i < layers, f'{name}: layer {i} of a {layers}-layer config'
         expanded[f'model.layers.{2 * i}.{rest}'] = t
-        expanded[f'model.layers.{2 * i + 1}.{rest}'] = t.clone() * 0 if rest in ZEROED else t.clone()
+        expanded[f'model.layers.{2 * i + 1}.{rest}'] = torch.zeros_like(t) if rest in ZEROED else t.clone()
     os.makedirs(out)
     cfg['num_hidden_layers'] = 2 * layers
     with open(os.path.join(out, 'config.json'), 'w') as f:

@@ -112,8 +112,8 @@ async function main(argv: string[]): Promise<number> {
     },
   });
   // The policies are on the GPU now and nothing in this command reads the base's host weights again (the
-  // page's before/after comparison does, in the worker): their f32 copy goes back instead of sitting
-  // beside the run for its whole length.
+  // page's before/after comparison does, in the worker): the checkpoint's bytes they hold go back instead
+  // of sitting beside the run for its whole length.
   base.weights.clear();
   const params = run.ctx.policies.student.trainable().reduce((n, t) => n + t.size, 0);
   console.log(

@@ -13,6 +13,7 @@ import { swiglu } from '../gpu/ops/swiglu.ts';
 import { attention } from '../gpu/ops/attention.ts';
 import { recomputed } from '../gpu/recompute.ts';
 import { expectedTensors, type ModelConfig } from './config.ts';
+import type { HostTensor } from './host-weights.ts';
 import type { LoraSet } from './lora.ts';
 import { maxBindingBytes, parseShardName, shardName, shardRanges } from './vocab.ts';
 
@@ -76,7 +77,7 @@ export class CausalLM {
   static fromHost(
     engine: Engine,
     cfg: ModelConfig,
-    get: (name: string) => { data: Float32Array; shape: number[] } | undefined,
+    get: (name: string) => HostTensor | undefined,
     dtypeOf: (name: string, shape: number[]) => DType = () => 'f32',
   ): CausalLM {
     const m = new CausalLM(engine, cfg);
@@ -371,8 +372,8 @@ export class CausalLM {
    * The weights on the host, by HF name. With `mergeLora`, adapted projections carry their adapters folded
    * in (an export); without, the frozen base weights (what adapters are trained on).
    */
-  async toHost(opts: { mergeLora?: boolean } = {}): Promise<Map<string, { data: Float32Array; shape: number[] }>> {
-    const out = new Map<string, { data: Float32Array; shape: number[] }>();
+  async toHost(opts: { mergeLora?: boolean } = {}): Promise<Map<string, HostTensor>> {
+    const out = new Map<string, HostTensor>();
     for await (const [name, t] of this.hostTensors(opts)) out.set(name, t);
     return out;
   }
@@ -381,9 +382,7 @@ export class CausalLM {
    * The weights read back one tensor at a time (as toHost gives them), so a caller that converts or writes
    * each as it comes holds one f32 tensor on the host, not the whole model.
    */
-  async *hostTensors(
-    opts: { mergeLora?: boolean } = {},
-  ): AsyncGenerator<[string, { data: Float32Array; shape: number[] }]> {
+  async *hostTensors(opts: { mergeLora?: boolean } = {}): AsyncGenerator<[string, HostTensor]> {
     const joined = new Set<string>();
     const lora = opts.mergeLora ? this.lora : null;
     for (const [name, p] of this.params) {
@@ -408,7 +407,7 @@ export class CausalLM {
   }
 
   /** The rows of a sharded vocabulary matrix joined on the host. */
-  private async joinShards(name: string): Promise<{ data: Float32Array; shape: number[] }> {
+  private async joinShards(name: string): Promise<HostTensor> {
     const shards = this.vocabShards(name);
     const D = shards[0]!.shape[1]!;
     const V = shards.reduce((n, s) => n + s.shape[0]!, 0);

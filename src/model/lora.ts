@@ -99,8 +99,6 @@ export class LoraSet {
   }
 }
 
-export type { HostTensor };
-
 /**
  * LoraSet.merged on the host: the base weights with every adapter in `adapters` (the tensors a LoRA
  * checkpoint holds: `<projection>.lora_A.weight` [rank, in] and `<projection>.lora_B.weight` [out, rank])

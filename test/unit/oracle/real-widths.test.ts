@@ -43,6 +43,23 @@ beforeAll(async () => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+const folders = new Map<string, string>();
+/** The reference's checkpoint, written once (make-checkpoint.ts, from its seed) for both of its cases. */
+function checkpoint(ref: Reference): string {
+  let folder = folders.get(ref.model);
+  if (!folder) {
+    folder = join(dir, ref.model);
+    execFileSync(process.execPath, [
+      '--import',
+      'tsx',
+      join(root, 'scripts/real-shapes/make-checkpoint.ts'),
+      ...['--model', ref.model, '--layers', String(ref.layers), '--seed', String(ref.seed), '--out', folder],
+    ]);
+    folders.set(ref.model, folder);
+  }
+  return folder;
+}
+
 function largest(row: Float32Array): number {
   let m = -Infinity;
   for (const v of row) m = Math.max(m, v);
@@ -68,15 +85,8 @@ describe.each([
     'logits, log-sum-exp and chunked token log-probs match PyTorch float64: %s',
     async (_what, frozen) => {
       const ref = reference(model);
-      const folder = join(dir, `${model}-${frozen ? 'bf16' : 'f32'}`);
-      execFileSync(process.execPath, [
-        '--import',
-        'tsx',
-        join(root, 'scripts/real-shapes/make-checkpoint.ts'),
-        ...['--model', model, '--layers', String(ref.layers), '--seed', String(ref.seed), '--out', folder],
-      ]);
+      const folder = checkpoint(ref);
       const m = await loadModel(e, filesFromNodeFolder(folder), { source: folder, frozen });
-      rmSync(folder, { recursive: true, force: true });
       const V = ref.vocab_size;
       expect(m.cfg.vocabSize).toBe(V);
       const T = ref.ids.length;
