@@ -5,7 +5,10 @@
 # Writes OUT as an HF model folder (F32 safetensors, the start model's config and tokenizer), OUT/log.jsonl
 # (the loss of every step for the first 50, then every --log-every), and a snapshot folder
 # OUT/snapshots/step-N every --save-every steps, so a long run can be probed while it goes.
+# Each snapshot also holds optimizer.pt (AdamW's moments and the step), so `--resume OUT/snapshots/step-N` goes
+# on from there with the same schedule, batches and moments as the run that wrote it.
 # Usage: /usr/bin/python3 scripts/torch-train/pretrain.py DIR OUT [--threads 1] [--log-every 50] [--save-every 2000]
+#        [--resume SNAPSHOT]
 import argparse, json, math, os, shutil, struct, time
 import numpy as np
 import torch
@@ -18,6 +21,7 @@ ap.add_argument('--threads', type=int, default=1)
 ap.add_argument('--log-every', type=int, default=50)
 ap.add_argument('--save-every', type=int, default=2000)
 ap.add_argument('--stop-after', type=int, default=0, help='train only the first N steps of the schedule')
+ap.add_argument('--resume', default='', help='a snapshot folder of this run to go on from')
 a = ap.parse_args()
 torch.set_num_threads(a.threads)
 
@@ -29,7 +33,8 @@ spec = json.load(open(os.path.join(a.dir, 'spec.json')))
 tr = spec['train']
 
 
-P = {k: torch.nn.Parameter(v) for k, v in read_f32(os.path.join(model_dir, 'model.safetensors')).items()}
+start_weights = os.path.join(a.resume or model_dir, 'model.safetensors')
+P = {k: torch.nn.Parameter(v) for k, v in read_f32(start_weights).items()}
 H, L = cfg['hidden_size'], cfg['num_hidden_layers']
 nh, nkv = cfg['num_attention_heads'], cfg['num_key_value_heads']
 hd = cfg.get('head_dim') or H // nh
@@ -94,12 +99,14 @@ for c in spec['lrCheck']:
     assert abs(lr_at(c['step']) - c['lr']) <= 1e-12 * c['lr'], f'schedule differs from the engine at step {c["step"]}'
 
 
-def save(folder):
+def save(folder, state=None):
     os.makedirs(folder, exist_ok=True)
     for name in os.listdir(model_dir):
         if name != 'model.safetensors':
             shutil.copyfile(os.path.join(model_dir, name), os.path.join(folder, name))
     write_f32(os.path.join(folder, 'model.safetensors'), P)
+    if state is not None:
+        torch.save(state, os.path.join(folder, 'optimizer.pt'))
 
 
 steps = tr['steps']
@@ -135,9 +142,19 @@ opt = torch.optim.AdamW(params, lr=tr['lr'], betas=(0.9, tr['beta2']), eps=1e-8,
 head = P['model.embed_tokens.weight'] if tied else P['lm_head.weight']
 os.makedirs(a.out, exist_ok=True)
 log = open(os.path.join(a.out, 'log.jsonl'), 'a')
-t0, tokens = time.time(), 0
+t0, tokens, first = time.time(), 0, 0
+if a.resume:
+    state_file = os.path.join(a.resume, 'optimizer.pt')
+    if not os.path.exists(state_file):
+        raise SystemExit(f'{a.resume}: no optimizer.pt, so this snapshot cannot be resumed; start the run again')
+    state = torch.load(state_file)
+    opt.load_state_dict(state['opt'])
+    first, tokens = state['step'], state['tokens']
+    t0 -= state['seconds']
+    for k in range(first):  # skip the batches the run already trained on
+        stream.step(k)
 last = a.stop_after or steps
-for step in range(last):
+for step in range(first, last):
     rows, seq, ids_np, tgt_np, mask_np = stream.step(step)
     ids = torch.from_numpy(ids_np.astype(np.int64)).view(rows, seq)
     sel = torch.from_numpy(mask_np > 0)
@@ -161,6 +178,7 @@ for step in range(last):
         if (step + 1) % a.log_every == 0:
             print(f'{step + 1}/{steps} loss {loss.item():.3f} {tokens / sec:.0f} tok/s {sec / 60:.1f} min', flush=True)
     if (step + 1) % a.save_every == 0 and step + 1 < last:
-        save(os.path.join(a.out, 'snapshots', f'step-{step + 1}'))
+        save(os.path.join(a.out, 'snapshots', f'step-{step + 1}'),
+             {'opt': opt.state_dict(), 'step': step + 1, 'tokens': tokens, 'seconds': time.time() - t0})
 save(a.out)
 print(f'wrote {a.out}: {last} steps, {tokens} tokens in {(time.time() - t0) / 60:.1f} min', flush=True)
