@@ -17,74 +17,70 @@ import {
   teacherTranscript,
   type Doc,
 } from './transcripts.ts';
+import { PRETRAIN_DEFAULTS, settingsToOptions } from './settings.ts';
 
 /** The seed of the default (shipped, evaluated) world; pretraining never uses it. */
 export const DEFAULT_WORLD_SEED = 1;
 
+/** What the documents of a world are made of; a setting left out takes its value in DATA_DEFAULTS. */
 export interface DataSettings {
   seed: number;
   /**
-   * Entities (= passages) per world (default 80). Small worlds, many of them: each name occurs in only a
+   * Entities (= passages) per world. Small worlds, many of them: each name occurs in only a
    * few documents, so the model cannot memorise names and has to learn to copy them from its context.
    */
   worldSize?: number;
-  /** Student transcripts per world (default 40). */
+  /** Student transcripts per world. */
   studentPerWorld?: number;
-  /** Weights of the student's hop counts 1, 2, 3, ... (default [0.9, 0.08, 0.02]). */
+  /** Weights of the student's hop counts 1, 2, 3, ... */
   studentHops?: readonly number[];
-  /** Transcripts with the teacher's privileged prompt per world (default 0). */
+  /** Transcripts with the teacher's privileged prompt per world. */
   teacherPerWorld?: number;
-  /** Weights of their hop counts 1, 2, 3, 4 (default 4:3:2:1, self-play's questions). */
+  /** Weights of their hop counts 1, 2, 3, 4 (by default those of self-play's questions). */
   teacherHops?: readonly number[];
-  /** Weights of their privileged modes full, partial, gt, gt-hop (default 5:2:2:1). */
+  /** Weights of their privileged modes full, partial, gt, gt-hop. */
   teacherModes?: readonly number[];
   /**
-   * Share of them (default 0) where the scripted student's last quote is a wrong sentence (not a target)
+   * Share of them where the scripted student's last quote is a wrong sentence (not a target)
    * and its answer, still right, can only come from the notes: so self-play's teacher learns to read them.
    */
   teacherSlips?: number;
   /**
-   * Share of those slips (default 0) where only the wrong sentence is shown and the model is trained on
+   * Share of those slips where only the wrong sentence is shown and the model is trained on
    * what follows it: closing its notes and answering. Without it the whole slipped turn is context, and the
    * one decision at the last hop (answer now, or search again) is a target only in the unslipped rest.
    */
   teacherSlipStops?: number;
   /**
-   * Share of those slips (default 0) whose last search shows only the passages that do not state the answer,
+   * Share of those slips whose last search shows only the passages that do not state the answer,
    * so that no document holds it and the answer can come only from the notes.
    */
   teacherSlipBlind?: number;
   /**
-   * Share of them (default 0) whose full or partial notes are compact (env/prompts.ts compactQcp: each
+   * Share of them whose full or partial notes are compact (env/prompts.ts compactQcp: each
    * document of the path cut to the sentence that leads on), as self-play's `--notes compact` shows them.
    */
   teacherCompact?: number;
-  /** Examiner transcripts per world (default 20). */
+  /** Examiner transcripts per world. */
   examinerPerWorld?: number;
-  /** Weights of the examiner's hop counts 1, 2, 3, 4 (default 4:3:2:1). */
+  /** Weights of the examiner's hop counts 1, 2, 3, 4. */
   examinerHops?: readonly number[];
-  /** Copying drills per world (default 0), each repeating `drillNames` names of the world. */
+  /** Copying drills per world, each repeating `drillNames` names of the world. */
   drillsPerWorld?: number;
-  /** Names per drill, [min, max] (default [3, 8]). */
+  /** Names per drill, [min, max]. */
   drillNames?: readonly [number, number];
 }
 
+/**
+ * The defaults of the data settings: those the settings table declares (PRETRAIN_FIELDS, the page's and the
+ * CLI's fields) come from it, so each is stated once; the rest are not settings of a run.
+ */
 export const DATA_DEFAULTS = {
-  worldSize: 80,
-  studentPerWorld: 40,
-  studentHops: [0.9, 0.08, 0.02],
-  teacherPerWorld: 0,
-  teacherHops: [4, 3, 2, 1],
   teacherModes: [5, 2, 2, 1],
-  teacherSlips: 0,
-  teacherSlipStops: 0,
-  teacherSlipBlind: 0,
-  teacherCompact: 0,
-  examinerPerWorld: 20,
   examinerHops: [4, 3, 2, 1],
-  drillsPerWorld: 0,
   drillNames: [3, 8],
-} as const;
+  ...settingsToOptions(PRETRAIN_DEFAULTS).data,
+} as Readonly<Required<Omit<DataSettings, 'seed'>>>;
 
 /** The privileged modes of teacher transcripts, in the order of DataSettings.teacherModes. */
 export const TEACHER_MODES: readonly Exclude<PrivilegedMode, 'none'>[] = ['full', 'partial', 'gt', 'gt-hop'];
