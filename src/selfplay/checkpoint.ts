@@ -6,6 +6,9 @@
 //   checkpoints/<slot>/state.json           RunState
 //   checkpoints/<slot>/{examiner,student,teacher}.safetensors      trained tensors (f32, bit-exact)
 //   checkpoints/<slot>/{examiner,student}.optim.safetensors        AdamW moments and step counters
+//
+// A vocabulary matrix kept on the GPU as row shards is saved whole under its HF name, weights and moments alike,
+// and cut into the loading adapter's shards (policies.ts): a run resumes under any binding limit.
 import type { SelfPlayConfig } from './config.ts';
 import type { TrainQuestion } from './environment.ts';
 import type { EvalMetrics, StepMetrics } from './events.ts';

@@ -9,6 +9,7 @@ import { emaInto } from '../gpu/ops/ema.ts';
 import { AdamW, type AdamWState } from '../gpu/optim/adamw.ts';
 import { CausalLM } from '../model/decoder.ts';
 import { LoraSet } from '../model/lora.ts';
+import { entryRows, joinRows, joinShardEntries, parseShardName, shardGroups } from '../model/vocab.ts';
 import { frozenDtypes } from '../model/weight-storage.ts';
 import { parseSafetensors, toFloat32, writeSafetensors } from '../model/safetensors.ts';
 import { nonFiniteValues, type TensorEntry } from '../model/safetensors.ts';
@@ -105,47 +106,74 @@ export class Policies {
     return m.trainable();
   }
 
-  /** A policy's trained tensors as one safetensors file (f32, bit-exact). */
+  /**
+   * A policy's trained tensors as one safetensors file (f32, bit-exact). A vocabulary matrix kept as row shards
+   * is joined on the host and saved whole under its HF name: the file loads under any binding limit (vocab.ts).
+   */
   async saveWeights(name: PolicyName): Promise<Uint8Array | null> {
     const m = this.policy(name);
     if (!m) return null;
     const tensors = [];
+    const joined = new Set<string>();
     for (const t of this.stateTensors(m)) {
-      const data = (await t.readF32()).slice();
+      const shard = parseShardName(t.name ?? '');
+      if (shard && joined.has(shard.base)) continue;
+      let data: Float32Array;
+      let shape = [...t.shape];
+      if (shard) {
+        joined.add(shard.base);
+        const parts: Float32Array[] = [];
+        for (const p of m.vocabShards(shard.base)) parts.push(await p.readF32());
+        data = joinRows(parts);
+        shape = [data.length / t.shape[1]!, t.shape[1]!];
+      } else data = (await t.readF32()).slice();
       tensors.push({
-        name: t.name ?? '',
+        name: shard?.base ?? t.name ?? '',
         dtype: 'F32' as const,
-        shape: [...t.shape],
+        shape,
         data: new Uint8Array(data.buffer),
       });
     }
     return writeSafetensors(tensors, { format: 'pt' });
   }
 
-  /** Restores a policy from saveWeights' bytes; every tensor must be there with its shape. */
+  /**
+   * Restores a policy from saveWeights' bytes; every tensor must be there with its shape. A whole vocabulary
+   * matrix (or, from an older checkpoint, its row shards of any binding limit) is cut into this model's shards.
+   */
   loadWeights(name: PolicyName, bytes: Uint8Array): void {
     const m = this.policy(name);
     if (!m) return;
-    const file = parseSafetensors(bytes, `${name}.safetensors`);
+    const file = `${name}.safetensors`;
+    const tensors = joinShardEntries(parseSafetensors(bytes, file).tensors, `the checkpoint's ${file}`);
+    const checked = new Set<string>();
     for (const t of this.stateTensors(m)) {
-      const entry = file.tensors.get(t.name ?? '');
-      if (!entry) throw new Error(`piplay: the checkpoint of the ${name} has no tensor '${t.name}'`);
-      if (entry.shape.length !== t.shape.length || entry.shape.some((d, k) => d !== t.shape[k])) {
+      const shard = parseShardName(t.name ?? '');
+      const key = shard?.base ?? t.name ?? '';
+      const whole = tensors.get(key);
+      if (!whole) throw new Error(`piplay: the checkpoint of the ${name} has no tensor '${key}'`);
+      const shape = shard ? [vocabRows(m, shard.base), t.shape[1]!] : t.shape;
+      if (whole.shape.length !== shape.length || whole.shape.some((d, k) => d !== shape[k])) {
         throw new Error(
-          `piplay: the checkpoint's ${name} tensor '${t.name}' has shape [${entry.shape}], the model [${t.shape}]`,
+          `piplay: the checkpoint's ${name} tensor '${key}' has shape [${whole.shape}], the model [${shape}]`,
         );
       }
-      refuseNonFinite(entry, `the checkpoint's ${name}.safetensors: tensor '${t.name}'`);
-      this.engine.write(t, toFloat32(entry));
+      if (!checked.has(key)) refuseNonFinite(whole, `the checkpoint's ${file}: tensor '${key}'`);
+      checked.add(key);
+      this.engine.write(t, toFloat32(shard ? entryRows(whole, shard.first, shard.end) : whole));
     }
   }
 
+  /** An optimizer's state on the host, a sharded vocabulary matrix's moments joined whole under its HF name. */
   async optimizerState(which: 'examiner' | 'student'): Promise<AdamWState> {
-    return (which === 'examiner' ? this.examinerOpt : this.studentOpt).state();
+    const opt = which === 'examiner' ? this.examinerOpt : this.studentOpt;
+    return joinShardMoments(await opt.state(), `the ${which}'s optimizer state`);
   }
 
+  /** Restores optimizerState's state, its whole vocabulary moments (or older row shards) cut into this model's. */
   loadOptimizerState(which: 'examiner' | 'student', s: AdamWState): void {
-    (which === 'examiner' ? this.examinerOpt : this.studentOpt).loadState(s);
+    const opt = which === 'examiner' ? this.examinerOpt : this.studentOpt;
+    opt.loadState(momentsFor(s, opt.params, `${which}.optim.safetensors`));
   }
 
   dispose(): void {
@@ -158,6 +186,96 @@ export class Policies {
       for (const m of [this.examiner, this.student, this.teacher, this.reference]) m?.dispose();
     }
   }
+}
+
+/** Rows of a vocabulary matrix over all its shards. */
+function vocabRows(m: CausalLM, name: string): number {
+  return m.vocabShards(name).reduce((n, p) => n + p.shape[0]!, 0);
+}
+
+/**
+ * An optimizer state with each vocabulary matrix's row-shard moments joined into one entry under its HF name, in
+ * place of its first shard. Every shard of a matrix gets a gradient in the same backward passes, so they share
+ * one step count.
+ */
+function joinShardMoments(s: AdamWState, what: string): AdamWState {
+  const groups = shardGroups(
+    s.params.flatMap((p) => (p.name ? [p.name] : [])),
+    what,
+  );
+  if (groups.size === 0) return s;
+  const byName = new Map(s.params.map((p) => [p.name, p]));
+  const params: AdamWState['params'] = [];
+  const joined = new Set<string>();
+  for (const p of s.params) {
+    const shard = p.name ? parseShardName(p.name) : null;
+    if (!shard) {
+      params.push(p);
+      continue;
+    }
+    if (joined.has(shard.base)) continue;
+    joined.add(shard.base);
+    const group = groups.get(shard.base)!;
+    const parts = group.map((g) => byName.get(g.name)!);
+    group.forEach((g, k) => {
+      if (parts[k]!.shape[0] !== g.end - g.first || parts[k]!.shape[1] !== p.shape[1]) {
+        throw new Error(
+          `piplay: ${what}: the moments of '${g.name}' have shape [${parts[k]!.shape}]; the file is damaged`,
+        );
+      }
+    });
+    if (parts.some((q) => q.step !== p.step)) {
+      throw new Error(
+        `piplay: ${what}: the row shards of '${shard.base}' took different numbers of steps ` +
+          `(${parts.map((q) => q.step).join(', ')}), so their moments cannot be joined`,
+      );
+    }
+    params.push({
+      name: shard.base,
+      shape: [group[group.length - 1]!.end, p.shape[1]!],
+      step: p.step,
+      m: joinRows(parts.map((q) => q.m)),
+      v: joinRows(parts.map((q) => q.v)),
+    });
+  }
+  return { step: s.step, params };
+}
+
+/**
+ * A saved optimizer state laid out for an optimizer over `params`: entries matched by name, whole vocabulary
+ * moments (or row shards of any binding limit, joined first) cut into the parameters' row shards. A state or
+ * parameter list without names is left to AdamW.loadState's match by position. `what` names the file.
+ */
+function momentsFor(s: AdamWState, params: readonly Tensor[], what: string): AdamWState {
+  if (params.some((p) => p.name === undefined) || s.params.some((p) => p.name === undefined)) return s;
+  const saved = new Map(joinShardMoments(s, what).params.map((p) => [p.name!, p]));
+  const rows = new Map<string, number>();
+  for (const p of params) {
+    const shard = parseShardName(p.name!);
+    if (shard) rows.set(shard.base, Math.max(rows.get(shard.base) ?? 0, shard.end));
+  }
+  const used = new Set<string>();
+  const out = params.map((p) => {
+    const shard = parseShardName(p.name!);
+    const key = shard?.base ?? p.name!;
+    const ps = saved.get(key);
+    if (!ps) throw new Error(`piplay: ${what} has no moments of parameter '${key}'; it is from another model`);
+    used.add(key);
+    if (!shard) return ps;
+    const D = p.shape[1]!;
+    if (ps.shape[0] !== rows.get(key) || ps.shape[1] !== D) {
+      throw new Error(
+        `piplay: ${what}: the moments of '${key}' have shape [${ps.shape}], the model [${rows.get(key)}, ${D}]`,
+      );
+    }
+    const cut = (a: Float32Array) => a.subarray(shard.first * D, shard.end * D);
+    return { name: p.name!, shape: [...p.shape], step: ps.step, m: cut(ps.m), v: cut(ps.v) };
+  });
+  const extra = [...saved.keys()].filter((n) => !used.has(n));
+  if (extra.length) {
+    throw new Error(`piplay: ${what} holds moments of parameters the model does not have (${extra.join(', ')})`);
+  }
+  return { step: s.step, params: out };
 }
 
 /** Optimizer state as bytes: moments in a safetensors file, step counters in its metadata. */

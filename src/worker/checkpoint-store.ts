@@ -16,6 +16,7 @@ import { createStore, del, get, keys, promisifyRequest, set, update, type UseSto
 import type { HostWeights } from '../model/host-weights.ts';
 import { mergeLoraHost } from '../model/lora.ts';
 import { parseSafetensors, toFloat32, writeSafetensors } from '../model/safetensors.ts';
+import { joinShardFile } from '../model/vocab.ts';
 import type { RunState } from '../selfplay/checkpoint.ts';
 import type { SelfPlayConfig } from '../selfplay/config.ts';
 import type { RunEvent } from '../selfplay/events.ts';
@@ -316,7 +317,9 @@ export class BrowserCheckpoints {
     if (!weights) throw new Error(`run '${name}': the student weights of its checkpoint are missing`);
     out.set(
       'model.safetensors',
-      e.config?.policies === 'lora' ? await this.mergedLoraStudent(name, e.config, weights) : weights,
+      e.config?.policies === 'lora'
+        ? await this.mergedLoraStudent(name, e.config, weights)
+        : joinShardFile(weights, `run '${name}' student.safetensors`),
     );
     for (const f of await rs.list()) {
       if (f.startsWith('base/') && f !== 'base/source.json' && f !== 'base/corpus.jsonl')

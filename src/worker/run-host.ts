@@ -8,6 +8,7 @@ import { parseJsonFile } from '../model/files.ts';
 import { FileWeights } from '../model/host-weights.ts';
 import { parseSafetensors } from '../model/safetensors.ts';
 import { checkTokenizerFitsModel, tokenizerFromJson } from '../model/tokenizer.ts';
+import { joinShardEntries } from '../model/vocab.ts';
 import { folderBase, randomTinyBase, type BaseModel, type HostWeights } from '../selfplay/base-model.ts';
 import { latestCheckpoint, type RunState } from '../selfplay/checkpoint.ts';
 import type { SelfPlayConfig } from '../selfplay/config.ts';
@@ -114,7 +115,8 @@ export async function storedBase(
     checkTokenizerFitsModel(tokenizer, cfg.vocabSize, `run '${storage.runName}'`);
     const st = parseSafetensors(await need(`checkpoints/${slot}/student.safetensors`), 'student.safetensors');
     const weights = new FileWeights();
-    for (const [name, t] of st.tensors)
+    // An older checkpoint may hold a vocabulary matrix as row shards; the base needs it whole.
+    for (const [name, t] of joinShardEntries(st.tensors, `checkpoints/${slot}/student.safetensors`))
       weights.add(name, t, `run '${storage.runName}': tensor "${name}" in checkpoints/${slot}/student.safetensors`);
     return { name: source.name, cfg, weights, tokenizer, tokenizerFiles: files };
   }
