@@ -6,6 +6,9 @@
 // A killed process leaves a part whose bytes past the count (a torn last write among them) are cut off on the next
 // load, so what is resumed is always a prefix of the file. A .part or .part.json that this store did not write (no
 // .part.json of ours) is never touched: that download is then kept in memory only, with a warning.
+//   <file>.part.lock  the process writing the part (its pid): a second run downloading the same file at the same
+//                     time keeps its bytes in memory only, since two writers could leave a hole in a counted prefix.
+//                     A lock whose process is gone (killed) is taken over.
 import {
   closeSync,
   existsSync,
@@ -47,6 +50,16 @@ interface Open {
   written: number;
 }
 
+/** Whether process `pid` runs (EPERM: it does, as another user's). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** The .part.json at `path` when this store wrote it, else null. */
 function readMeta(path: string): Meta | null {
   try {
@@ -75,18 +88,52 @@ export function fileParts(
   const open = new Map<string, Open>();
   const foreign = new Set<string>();
 
-  /** The .part path of `url`, or null when it is not kept (no path, or a part there is not ours). */
+  const leave = (url: string, why: string) => {
+    foreign.add(url);
+    opts.warn?.(`${why}, so this download is not kept for a later run`);
+  };
+
+  /** Takes `part`'s lock for this process: false when another live process (or not piplay) holds it. */
+  const lock = (url: string, part: string): boolean => {
+    const path = `${part}.lock`;
+    const mine = JSON.stringify({ piplay: MARK, pid: process.pid });
+    try {
+      writeFileSync(path, mine, { flag: 'wx' });
+      return true;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
+    let pid: unknown;
+    try {
+      const held = JSON.parse(readFileSync(path, 'utf8')) as { piplay?: unknown; pid?: unknown };
+      pid = held.piplay === MARK ? held.pid : undefined;
+    } catch {
+      pid = undefined;
+    }
+    if (typeof pid !== 'number') {
+      leave(url, `${path} was not written by piplay: left alone`);
+      return false;
+    }
+    if (pid !== process.pid && alive(pid)) {
+      leave(url, `another process (pid ${pid}) is downloading into ${part}`);
+      return false;
+    }
+    writeFileSync(path, mine); // ours, from this process or from one that is gone
+    return true;
+  };
+
+  /** The .part path of `url`, or null when it is not kept (no path, a part there is not ours, or it is busy). */
   const partOf = (url: string): string | null => {
     const p = pathOf(url);
     if (!p || foreign.has(url)) return null;
     const part = `${p}.part`;
     const ours = readMeta(`${part}.json`);
     if (!ours && (existsSync(part) || existsSync(`${part}.json`))) {
-      foreign.add(url);
-      opts.warn?.(`${part} was not written by piplay: left alone, so this download is not kept for a later run`);
+      leave(url, `${part} was not written by piplay: left alone`);
       return null;
     }
-    return part;
+    mkdirSync(dirname(part), { recursive: true });
+    return lock(url, part) ? part : null;
   };
 
   const close = (url: string) => {
@@ -108,7 +155,6 @@ export function fileParts(
     close(url);
     const part = partOf(url);
     if (!part) return null;
-    mkdirSync(dirname(part), { recursive: true });
     const meta: Meta = { piplay: MARK, url, total: v.total, ...(v.etag ? { etag: v.etag } : {}), length: 0 };
     writeMeta(part, meta);
     const o: Open = { part, fd: openSync(part, 'w'), meta, written: 0 };
@@ -158,6 +204,7 @@ export function fileParts(
       // The part before its record, so a part never stays behind without the record that makes it ours.
       rmSync(part, { force: true });
       rmSync(`${part}.json`, { force: true });
+      rmSync(`${part}.lock`, { force: true });
     },
   };
 }

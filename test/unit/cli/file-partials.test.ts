@@ -1,6 +1,7 @@
 // Partial downloads on disk: a new store (as in the next process) reads back what the last one synced, a killed
 // process's unsynced or torn tail is cut off, offset 0 starts afresh, clear removes the part, and a .part this
-// store did not write is left alone.
+// store did not write is left alone, and so is one another live process is writing (a dead one's is taken over).
+import { spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +10,8 @@ import { fileParts } from '../../../src/cli/file-partials.ts';
 
 const bytes = (from: number, n: number) => new Uint8Array(n).map((_, i) => (from + i) % 251);
 const U = 'http://hub/a/b/resolve/main/model.safetensors';
+const MARK = 'piplay partial download';
+const KEPT = 'so this download is not kept for a later run';
 
 function folder() {
   const dir = mkdtempSync(join(tmpdir(), 'piplay-parts-'));
@@ -82,5 +85,31 @@ describe('partial downloads on disk', () => {
     expect(readFileSync(`${file}.part`, 'utf8')).toBe('mine');
     expect(existsSync(`${file}.part.json`)).toBe(false);
     expect(warned).toEqual([expect.stringMatching(/model\.safetensors\.part was not written by piplay: left alone/)]);
+  });
+
+  it("leaves a part another live process is writing to it, and takes over a killed process's", async () => {
+    const { file, pathOf } = folder();
+    const lockBy = (pid: number) => writeFileSync(`${file}.part.lock`, JSON.stringify({ piplay: MARK, pid }));
+    lockBy(process.ppid);
+    const warned: string[] = [];
+    const busy = fileParts(pathOf, { warn: (l) => warned.push(l) });
+    busy.begin?.(U, { total: 10 });
+    busy.append(U, 0, bytes(0, 10));
+    await busy.flush(U);
+    await busy.clear(U);
+    expect(existsSync(`${file}.part`)).toBe(false);
+    expect(existsSync(`${file}.part.lock`)).toBe(true);
+    expect(warned).toEqual([`another process (pid ${process.ppid}) is downloading into ${file}.part, ${KEPT}`]);
+
+    const gone = spawnSync(process.execPath, ['-e', '']).pid!;
+    lockBy(gone);
+    const next = fileParts(pathOf);
+    next.begin?.(U, { total: 10 });
+    next.append(U, 0, bytes(0, 10));
+    await next.flush(U);
+    expect(readFileSync(`${file}.part`)).toEqual(Buffer.from(bytes(0, 10)));
+    expect(JSON.parse(readFileSync(`${file}.part.lock`, 'utf8')).pid).toBe(process.pid);
+    await next.clear(U);
+    expect(existsSync(`${file}.part.lock`)).toBe(false);
   });
 });
