@@ -2,7 +2,8 @@
 // the files land in the disk cache (a cut connection resumed with Range), a second run downloads nothing, and a
 // wrong id is named; a download that gave up is continued by the next run from its .part, or started again when the
 // file changed on the hub.
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -140,5 +141,39 @@ describe('hf: downloads cut off in one run and resumed in the next', () => {
     );
     expect(new Uint8Array(readFileSync(join(dir, 'model.safetensors')))).toEqual(longer);
     expect(parts(dir)).toEqual([]);
+  });
+
+  it('resumes the synced prefix of a process killed mid-download (SIGKILL), byte-identical', async () => {
+    const big = new Uint8Array(200_000).map((_, i) => (i * 29) % 241);
+    const model = mkdtempSync(join(tmpdir(), 'piplay-hub-model-'));
+    for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json']) writeFileSync(join(model, f), '{}');
+    writeFileSync(join(model, 'model.safetensors'), big);
+    const slow = await startHubServer({ repos: { 'test-org/killed': model }, chunk: { bytes: 4096, ms: 10 } });
+    try {
+      const env = { HF_ENDPOINT: slow.url, PIPLAY_HUB_CACHE: mkdtempSync(join(tmpdir(), 'piplay-hub-')) };
+      const repo = hubModelRef('hf:test-org/killed', env)!;
+      const part = join(hubFolderPath(repo, env), 'model.safetensors.part');
+      const helper = new URL('../../helpers/hub-download.ts', import.meta.url).pathname;
+      const args = ['--import', 'tsx', helper, slow.url, env.PIPLAY_HUB_CACHE, repo.id, String(16 * 1024)];
+      const child = spawn(process.execPath, args, { stdio: 'ignore' });
+      let done = false;
+      const exited = new Promise((ok) => child.on('exit', ok)).then(() => (done = true));
+      while (!done && !(existsSync(part) && statSync(part).size > 100_000)) await new Promise((r) => setTimeout(r, 2));
+      expect(done).toBe(false); // killed mid-way, not after it finished (or failed)
+      child.kill('SIGKILL');
+      await exited;
+      const synced = (JSON.parse(readFileSync(`${part}.json`, 'utf8')) as { length: number }).length;
+      expect(synced).toBeGreaterThan(0);
+      expect(synced).toBeLessThanOrEqual(statSync(part).size);
+      const from = slow.requests.length;
+      await hubModelFolder(repo, { env, log: () => {} });
+      const ranges = slow.requests.slice(from).filter((r) => r.path.endsWith('/model.safetensors'));
+      expect(ranges.map((r) => r.range)).toEqual([`bytes=${synced}-`]);
+      const dir = hubFolderPath(repo, env);
+      expect(new Uint8Array(readFileSync(join(dir, 'model.safetensors')))).toEqual(big);
+      expect(parts(dir)).toEqual([]);
+    } finally {
+      await slow.close();
+    }
   });
 });
