@@ -89,8 +89,9 @@ function versionChange(held: FileVersion, now: FileVersion): string | null {
   return null;
 }
 
+/** The answer's ETag without a weak marker (a CDN may mark the same file's tag weak on one answer, not another). */
 const etagOf = (res: Response): { etag?: string } => {
-  const etag = res.headers.get('etag');
+  const etag = res.headers.get('etag')?.replace(/^W\//, '');
   return etag ? { etag } : {};
 };
 

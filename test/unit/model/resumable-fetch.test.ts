@@ -148,6 +148,9 @@ describe('fetchResumable', () => {
     const v = { total: FILE.length, etag: '"a"' };
     expect(await fetchResumable('http://hub/f', { fetchFn: same.fetchFn, partial, partialVersion: v })).toEqual(FILE);
     expect(same.calls.map((c) => c.range)).toEqual(['bytes=4000-']);
+    const weak = server({ etags: ['W/"a"'] });
+    expect(await fetchResumable('http://hub/f', { fetchFn: weak.fetchFn, partial, partialVersion: v })).toEqual(FILE);
+    expect(weak.calls.map((c) => c.range)).toEqual(['bytes=4000-']);
     const other = server({ etags: ['"b"', '"b"'] });
     const restarts: string[] = [];
     const got = await fetchResumable('http://hub/f', {
