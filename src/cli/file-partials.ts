@@ -2,13 +2,14 @@
 // (the browser keeps them in Cache Storage, src/model/partials.ts). Beside where the file will go:
 //   <file>.part       the bytes received so far, written as they arrive;
 //   <file>.part.json  what they are: the URL, the file's length and ETag, and how many bytes of the part are known
-//                     to be on disk (counted only after an fsync, every `syncBytes` and when a download gives up).
-// A killed process leaves a part whose bytes past the count (a torn last write among them) are cut off on the next
-// load, so what is resumed is always a prefix of the file. A .part or .part.json that this store did not write (no
-// .part.json of ours) is never touched: that download is then kept in memory only, with a warning.
+//                     to be on disk (counted only after an fsync, every `syncBytes` and when a download gives up);
 //   <file>.part.lock  the process writing the part (its pid): a second run downloading the same file at the same
 //                     time keeps its bytes in memory only, since two writers could leave a hole in a counted prefix.
 //                     A lock whose process is gone (killed) is taken over.
+// A killed process leaves a part whose bytes past the count (a torn last write among them) are cut off on the next
+// load, so what is resumed is always a prefix of the file. Files of these names that this store did not write are
+// never touched, and a part that cannot be written (a full disk) is given up: that download is then kept in memory
+// only, with a warning.
 import {
   closeSync,
   existsSync,
@@ -132,8 +133,13 @@ export function fileParts(
       leave(url, `${part} was not written by piplay: left alone`);
       return null;
     }
-    mkdirSync(dirname(part), { recursive: true });
-    return lock(url, part) ? part : null;
+    try {
+      mkdirSync(dirname(part), { recursive: true });
+      return lock(url, part) ? part : null;
+    } catch (e) {
+      leave(url, `could not write ${part}.lock (${(e as Error).message})`);
+      return null;
+    }
   };
 
   const close = (url: string) => {
@@ -141,6 +147,12 @@ export function fileParts(
     if (!o) return;
     open.delete(url);
     closeSync(o.fd);
+  };
+
+  /** A part that cannot be written stays as last synced (a prefix); the download goes on in memory. */
+  const unwritable = (url: string, o: Open, e: unknown) => {
+    close(url);
+    leave(url, `could not write ${o.part} (${(e as Error).message})`);
   };
 
   const sync = (o: Open) => {
@@ -156,10 +168,15 @@ export function fileParts(
     const part = partOf(url);
     if (!part) return null;
     const meta: Meta = { piplay: MARK, url, total: v.total, ...(v.etag ? { etag: v.etag } : {}), length: 0 };
-    writeMeta(part, meta);
-    const o: Open = { part, fd: openSync(part, 'w'), meta, written: 0 };
-    open.set(url, o);
-    return o;
+    try {
+      writeMeta(part, meta);
+      const o: Open = { part, fd: openSync(part, 'w'), meta, written: 0 };
+      open.set(url, o);
+      return o;
+    } catch (e) {
+      leave(url, `could not write ${part} (${(e as Error).message})`);
+      return null;
+    }
   };
 
   return {
@@ -168,14 +185,21 @@ export function fileParts(
       const part = partOf(url);
       const meta = part ? readMeta(`${part}.json`) : null;
       if (!part || !meta || meta.url !== url || !existsSync(part)) return null;
-      const fd = openSync(part, 'r+');
-      // Only what the record counts was synced; anything after it may be torn, and is cut off.
-      const length = Math.min(meta.length, fstatSync(fd).size);
-      ftruncateSync(fd, length);
-      const bytes = new Uint8Array(length);
-      for (let at = 0; at < length; ) at += readSync(fd, bytes, at, length - at, at);
-      open.set(url, { part, fd, meta: { ...meta, length }, written: length });
-      return length > 0 ? bytes : null;
+      let fd: number | undefined;
+      try {
+        fd = openSync(part, 'r+');
+        // Only what the record counts was synced; anything after it may be torn, and is cut off.
+        const length = Math.min(meta.length, fstatSync(fd).size);
+        ftruncateSync(fd, length);
+        const bytes = new Uint8Array(length);
+        for (let at = 0; at < length; ) at += readSync(fd, bytes, at, length - at, at);
+        open.set(url, { part, fd, meta: { ...meta, length }, written: length });
+        return length > 0 ? bytes : null;
+      } catch (e) {
+        if (fd !== undefined) closeSync(fd);
+        leave(url, `could not read ${part} (${(e as Error).message})`);
+        return null;
+      }
     },
     async version(url) {
       const m = open.get(url)?.meta;
@@ -189,13 +213,21 @@ export function fileParts(
       // Offset 0 after begin() writes into the part it made; without begin() the version is unknown.
       if (offset === 0 && o?.written !== 0) o = start(url, { total: 0 }) ?? undefined;
       if (!o || offset !== o.written) return; // not kept on disk (or out of order: the part stays as it was)
-      for (let at = 0; at < chunk.length; ) at += writeSync(o.fd, chunk, at, chunk.length - at, offset + at);
-      o.written += chunk.length;
-      if (o.written - o.meta.length >= syncBytes) sync(o);
+      try {
+        for (let at = 0; at < chunk.length; ) at += writeSync(o.fd, chunk, at, chunk.length - at, offset + at);
+        o.written += chunk.length;
+        if (o.written - o.meta.length >= syncBytes) sync(o);
+      } catch (e) {
+        unwritable(url, o, e);
+      }
     },
     async flush(url) {
       const o = open.get(url);
-      if (o) sync(o);
+      try {
+        if (o) sync(o);
+      } catch (e) {
+        unwritable(url, o!, e);
+      }
     },
     async clear(url) {
       close(url);

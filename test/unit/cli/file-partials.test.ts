@@ -1,6 +1,7 @@
 // Partial downloads on disk: a new store (as in the next process) reads back what the last one synced, a killed
 // process's unsynced or torn tail is cut off, offset 0 starts afresh, clear removes the part, and a .part this
-// store did not write is left alone, and so is one another live process is writing (a dead one's is taken over).
+// store did not write is left alone, and so is one another live process is writing (a dead one's is taken over);
+// a part that cannot be written only costs the resume.
 import { spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -111,5 +112,18 @@ describe('partial downloads on disk', () => {
     expect(JSON.parse(readFileSync(`${file}.part.lock`, 'utf8')).pid).toBe(process.pid);
     await next.clear(U);
     expect(existsSync(`${file}.part.lock`)).toBe(false);
+  });
+
+  it('gives a part it cannot write up with a warning, without failing the download', async () => {
+    const { dir } = folder();
+    writeFileSync(join(dir, 'file'), 'not a folder');
+    const warned: string[] = [];
+    const store = fileParts(() => join(dir, 'file', 'model.safetensors'), { warn: (l) => warned.push(l) });
+    expect(await store.load(U)).toBeNull();
+    store.begin?.(U, { total: 10 });
+    store.append(U, 0, bytes(0, 10));
+    await store.flush(U);
+    await store.clear(U);
+    expect(warned).toEqual([expect.stringMatching(/could not write .*model\.safetensors\.part\.lock \(E[A-Z]+: /)]);
   });
 });
