@@ -84,7 +84,7 @@ function writeMeta(part: string, meta: Meta): void {
 export function fileParts(
   pathOf: (url: string) => string | null,
   opts: { syncBytes?: number; warn?: (line: string) => void } = {},
-): PartialStore {
+): PartialStore & { syncAll(): void } {
   const syncBytes = opts.syncBytes ?? SYNC_BYTES;
   const open = new Map<string, Open>();
   const foreign = new Set<string>();
@@ -219,6 +219,16 @@ export function fileParts(
         if (o.written - o.meta.length >= syncBytes) sync(o);
       } catch (e) {
         unwritable(url, o, e);
+      }
+    },
+    /** Syncs every open part now (synchronously: for a process about to exit). */
+    syncAll() {
+      for (const [url, o] of [...open]) {
+        try {
+          sync(o);
+        } catch (e) {
+          unwritable(url, o, e);
+        }
       }
     },
     async flush(url) {

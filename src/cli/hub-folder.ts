@@ -98,10 +98,31 @@ export async function hubModelFolder(
       if (loaded > 0) log(`hub: resuming ${file} at ${mib(loaded)}${total ? ` of ${mib(total)}` : ''}`);
     },
   });
-  for (const f of plan.files.filter((x) => !x.cached)) {
-    const t0 = Date.now();
-    const bytes = await read(f.name);
-    log(`hub: ${f.name} ${mib(bytes.length)} in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
+  const release = syncOnExit(partials.syncAll);
+  try {
+    for (const f of plan.files.filter((x) => !x.cached)) {
+      const t0 = Date.now();
+      const bytes = await read(f.name);
+      log(`hub: ${f.name} ${mib(bytes.length)} in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
+    }
+  } finally {
+    release();
   }
   return dir;
+}
+
+/**
+ * Runs `sync` when the process exits while a download is under way, so Ctrl-C keeps every byte received: a SIGINT
+ * or SIGTERM that nothing else handles exits (130, 143) as the signal would have, after it.
+ */
+function syncOnExit(sync: () => void): () => void {
+  const quits = (['SIGINT', 'SIGTERM'] as const)
+    .filter((s) => process.listenerCount(s) === 0)
+    .map((s) => [s, () => process.exit(s === 'SIGINT' ? 130 : 143)] as const);
+  process.on('exit', sync);
+  for (const [s, quit] of quits) process.on(s, quit);
+  return () => {
+    process.off('exit', sync);
+    for (const [s, quit] of quits) process.off(s, quit);
+  };
 }

@@ -143,7 +143,12 @@ describe('hf: downloads cut off in one run and resumed in the next', () => {
     expect(parts(dir)).toEqual([]);
   });
 
-  it('resumes the synced prefix of a process killed mid-download (SIGKILL), byte-identical', async () => {
+  // SIGKILL: the part is resumed from its last sync (every 16 KiB here). SIGINT (Ctrl-C): the process syncs all it
+  // received before it exits, though its sync interval (1 MiB) is longer than the file.
+  it.each([
+    ['SIGKILL', 16 * 1024],
+    ['SIGINT', 2 ** 20],
+  ] as const)('resumes what a process %s-ed mid-download synced, byte-identical', async (signal, syncBytes) => {
     const big = new Uint8Array(200_000).map((_, i) => (i * 29) % 241);
     const model = mkdtempSync(join(tmpdir(), 'piplay-hub-model-'));
     for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json']) writeFileSync(join(model, f), '{}');
@@ -154,15 +159,19 @@ describe('hf: downloads cut off in one run and resumed in the next', () => {
       const repo = hubModelRef('hf:test-org/killed', env)!;
       const part = join(hubFolderPath(repo, env), 'model.safetensors.part');
       const helper = new URL('../../helpers/hub-download.ts', import.meta.url).pathname;
-      const args = ['--import', 'tsx', helper, slow.url, env.PIPLAY_HUB_CACHE, repo.id, String(16 * 1024)];
+      const args = ['--import', 'tsx', helper, slow.url, env.PIPLAY_HUB_CACHE, repo.id, String(syncBytes)];
       const child = spawn(process.execPath, args, { stdio: 'ignore' });
       let done = false;
-      const exited = new Promise((ok) => child.on('exit', ok)).then(() => (done = true));
+      const exited = new Promise<number | null>((ok) => child.on('exit', ok)).finally(() => (done = true));
       while (!done && !(existsSync(part) && statSync(part).size > 100_000)) await new Promise((r) => setTimeout(r, 2));
       expect(done).toBe(false); // killed mid-way, not after it finished (or failed)
-      child.kill('SIGKILL');
-      await exited;
+      child.kill(signal);
+      const code = await exited;
       const synced = (JSON.parse(readFileSync(`${part}.json`, 'utf8')) as { length: number }).length;
+      if (signal === 'SIGINT') {
+        expect(code).toBe(130);
+        expect(synced).toBe(statSync(part).size);
+      }
       expect(synced).toBeGreaterThan(0);
       expect(synced).toBeLessThanOrEqual(statSync(part).size);
       const from = slow.requests.length;
