@@ -42,6 +42,8 @@ export interface HubOptions {
    * Storage when it is the cache (so a reload continues a download), else memory.
    */
   partials?: PartialStore;
+  /** A kept partial download was dropped, since the hub's file is not the one it came from; it starts again. */
+  onRestart?: (file: string, reason: string) => void;
 }
 
 /** bad-id: no such model or not public; missing: a file the model needs is not there; network: anything else. */
@@ -212,12 +214,25 @@ export function filesFromHub(repo: HubRepo, opts: HubOptions = {}): ReadFile {
     const files = await list();
     if (!files.has(file)) throw new MissingFileError(file, where);
     const size = files.get(file) ?? 0;
+    let partial = await partials.load(url);
+    const version = partial ? ((await partials.version?.(url)) ?? undefined) : undefined;
+    // The listing tells a changed length before anything is asked for; the answer's ETag, after.
+    const stale = partial && size && (partial.length > size || (version?.total && version.total !== size));
+    if (stale) {
+      const was = version?.total ? `came from a file of ${version.total}` : `holds ${partial!.length}`;
+      opts.onRestart?.(file, `the hub lists ${size} bytes; the kept part ${was}`);
+      await partials.clear(url);
+      partial = null;
+    }
     let bytes: Uint8Array;
     try {
       bytes = await fetchResumable(url, {
         fetchFn,
-        partial: (await partials.load(url)) ?? undefined,
+        partial: partial ?? undefined,
+        partialVersion: version,
         retryDelayMs: opts.retryDelayMs,
+        onVersion: (v) => partials.begin?.(url, v),
+        onRestart: (reason) => opts.onRestart?.(file, reason),
         onBytes: (chunk, offset) => partials.append(url, offset, chunk),
         onProgress: (loaded, total) => opts.onProgress?.({ file, loaded, total: total || size, cached: false }),
       });
@@ -225,8 +240,8 @@ export function filesFromHub(repo: HubRepo, opts: HubOptions = {}): ReadFile {
       await partials.flush(url);
       throw downloadError(repo, file, e);
     }
-    await partials.clear(url);
     if (size && bytes.length !== size) {
+      await partials.clear(url);
       throw new HubError(
         `${file} of '${repo.id}' arrived with ${bytes.length} bytes, but the hub lists ${size}: try again`,
         'network',
@@ -242,6 +257,8 @@ export function filesFromHub(repo: HubRepo, opts: HubOptions = {}): ReadFile {
         // A full quota only costs the cache, not the download.
       }
     }
+    // Only now that the file is in the cache: a process killed before keeps the part to finish from.
+    await partials.clear(url);
     return bytes;
   };
 }

@@ -1,7 +1,8 @@
 // Where the bytes of an unfinished download wait for the next attempt, so a Range request can continue it: in
 // memory (for the life of the worker or process) or in the browser's Cache Storage (across reloads: the bytes
 // are kept in pieces as they arrive, so a closed tab loses at most one piece). The command line keeps them in a
-// file beside the others (src/cli/hub-folder.ts).
+// file beside the others (src/cli/file-partials.ts), with the version of the file they came from.
+import type { FileVersion } from './resumable-fetch.ts';
 export interface PartialStore {
   /** The bytes kept of `url`'s download (null when none). */
   load(url: string): Promise<Uint8Array | null>;
@@ -11,6 +12,10 @@ export interface PartialStore {
   flush(url: string): Promise<void>;
   /** Forgets `url`'s bytes (the download completed). */
   clear(url: string): Promise<void>;
+  /** The version (length, ETag) of the file the kept bytes came from, where the store records it. */
+  version?(url: string): Promise<FileVersion | null>;
+  /** Records the version of a download that starts from offset 0 (called before its first chunk). */
+  begin?(url: string, v: FileVersion): void;
 }
 
 function concat(parts: Uint8Array[]): Uint8Array {

@@ -1,7 +1,15 @@
 // One file over HTTP that survives a dropped connection: when the body breaks off (or ends short of its length)
 // the download continues from the last byte received with a Range request (`Range: bytes=N-`), so a large
 // weights file is not fetched again from the start. A server that ignores Range (it answers 200 with the whole
-// file) is read again from the start; one that answers a range other than the one asked for, too.
+// file) is read again from the start; one that answers a range other than the one asked for, too. A resumed answer
+// for another version of the file (another length or ETag than the bytes held came with) is dropped, and the file
+// read again from the start, so bytes of two versions are never joined.
+
+/** What a download's bytes belong to: the file's length and the server's ETag for it (when it sends one). */
+export interface FileVersion {
+  total: number;
+  etag?: string;
+}
 
 export interface ResumableOptions {
   /** Injected for tests; defaults to the global fetch. */
@@ -16,6 +24,12 @@ export interface ResumableOptions {
   partial?: Uint8Array;
   /** Each chunk as it arrives, at its offset in the file (offsets run on; 0 again when the download starts over). */
   onBytes?: (chunk: Uint8Array, offset: number) => void;
+  /** The version `partial` was downloaded from (unknown: any resumed answer is taken to be of the same file). */
+  partialVersion?: FileVersion;
+  /** The file's version as a download from the start begins (before its first chunk), to keep with its bytes. */
+  onVersion?: (v: FileVersion) => void;
+  /** The bytes held were dropped, the server's file not being the one they came from (why); the download restarts. */
+  onRestart?: (reason: string) => void;
 }
 
 /** The server answered with an HTTP error status (404, 401, 500, ...) rather than the file. */
@@ -66,6 +80,21 @@ function concat(chunks: Uint8Array[], length: number): Uint8Array {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Why a resumed answer (`now`) is not of the file the bytes held came from (`held`); null when it is. */
+function versionChange(held: FileVersion, now: FileVersion): string | null {
+  if (held.total && now.total && held.total !== now.total) {
+    return `its length is now ${now.total} bytes, not ${held.total}`;
+  }
+  if (held.etag && now.etag && held.etag !== now.etag) return `its ETag is now ${now.etag}, not ${held.etag}`;
+  return null;
+}
+
+/** The answer's ETag without a weak marker (a CDN may mark the same file's tag weak on one answer, not another). */
+const etagOf = (res: Response): { etag?: string } => {
+  const etag = res.headers.get('etag')?.replace(/^W\//, '');
+  return etag ? { etag } : {};
+};
+
 /** Downloads `url` whole, resuming with Range requests after interruptions. */
 export async function fetchResumable(url: string, opts: ResumableOptions = {}): Promise<Uint8Array> {
   const fetchFn = opts.fetchFn ?? globalThis.fetch.bind(globalThis);
@@ -75,6 +104,7 @@ export async function fetchResumable(url: string, opts: ResumableOptions = {}): 
   let loaded = opts.partial?.length ?? 0;
   let total = 0;
   let failures = 0;
+  let held = loaded > 0 ? opts.partialVersion : undefined;
   for (;;) {
     const before = loaded;
     let reason: string;
@@ -83,7 +113,7 @@ export async function fetchResumable(url: string, opts: ResumableOptions = {}): 
       if (loaded > 0 && res.status === 416) {
         // Nothing left past what we hold: complete when the server's length agrees.
         const range = parseContentRange(res.headers.get('content-range'));
-        if (range && range.total === loaded) return concat(chunks, loaded);
+        if (range && range.total === loaded && (!held?.total || held.total === loaded)) return concat(chunks, loaded);
         chunks = [];
         loaded = 0;
         throw new Error('the server refused the range of the partial download');
@@ -100,11 +130,22 @@ export async function fetchResumable(url: string, opts: ResumableOptions = {}): 
         }
         const length = Number(res.headers.get('content-length') ?? 0);
         total = range?.total || (length ? loaded + length : total);
+        const changed = held && versionChange(held, { total, ...etagOf(res) });
+        if (changed) {
+          await res.body?.cancel().catch(() => {});
+          chunks = [];
+          loaded = 0;
+          held = undefined;
+          opts.onRestart?.(changed);
+          continue;
+        }
       } else {
         // 200: the whole file (a first request, or a server that ignores Range).
         chunks = [];
         loaded = 0;
         total = Number(res.headers.get('content-length') ?? 0);
+        held = { total, ...etagOf(res) };
+        opts.onVersion?.(held);
       }
       opts.onProgress?.(loaded, total);
       if (!res.body) {

@@ -2,7 +2,9 @@
 // ({id}/resolve/{revision}/{file}, and api/models/{id} with the file list and sizes), with Range requests, CORS
 // for a page on another port, no HTTP caching (so only the page's own cache can spare a download), an optional
 // slow body (so a progress bar has time to move) and a first download of a file cut off mid-way (so the page
-// must resume it). Every request is recorded.
+// must resume it). Files carry an ETag (a hash of their bytes); a test can cut every download of a file at a byte
+// and change a file meanwhile. Every request is recorded.
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
@@ -27,13 +29,17 @@ export interface HubServer {
   requests: HubRequest[];
   /** The files a repository lists, with their sizes. */
   sizes(id: string): Record<string, number>;
+  /** Every download of `file` from now on breaks off at byte `at` of the file (undefined: no more cuts). */
+  cut(file: string, at: number | undefined): void;
+  /** Replaces (or adds) a file of a repository. */
+  put(id: string, file: string, bytes: Uint8Array): void;
   close(): Promise<void>;
 }
 
 const CORS = {
   'access-control-allow-origin': '*',
   'access-control-allow-headers': 'range',
-  'access-control-expose-headers': 'content-range, content-length, accept-ranges',
+  'access-control-expose-headers': 'content-range, content-length, accept-ranges, etag',
   'cache-control': 'no-store',
 };
 
@@ -46,6 +52,7 @@ export async function startHubServer(opts: HubServerOptions): Promise<HubServer>
   }
   const requests: HubRequest[] = [];
   const cut = new Set<string>();
+  const cutAll = new Map<string, number>();
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     const range = req.headers.range;
@@ -80,6 +87,7 @@ export async function startHubServer(opts: HubServerOptions): Promise<HubServer>
       ...CORS,
       'content-length': String(rest.length),
       'accept-ranges': 'bytes',
+      etag: `"${createHash('sha1').update(body).digest('hex')}"`,
     };
     if (r) headers['content-range'] = `bytes ${start}-${body.length - 1}/${body.length}`;
     res.writeHead(r ? 206 : 200, headers);
@@ -89,10 +97,11 @@ export async function startHubServer(opts: HubServerOptions): Promise<HubServer>
     }
     const cutAt = !r && !cut.has(name) ? opts.cutFirst?.[name] : undefined;
     if (cutAt !== undefined) cut.add(name);
+    const cutEvery = cutAll.get(name);
     void (async () => {
       const step = opts.chunk?.bytes ?? rest.length;
       for (let at = 0; at < rest.length; at += step) {
-        if (cutAt !== undefined && at >= cutAt) {
+        if ((cutAt !== undefined && at >= cutAt) || (cutEvery !== undefined && start + at >= cutEvery)) {
           res.socket?.destroy();
           return;
         }
@@ -109,6 +118,8 @@ export async function startHubServer(opts: HubServerOptions): Promise<HubServer>
     url: `http://127.0.0.1:${port}`,
     requests,
     sizes: (id) => Object.fromEntries([...(files.get(id) ?? [])].map(([f, b]) => [f, b.length])),
+    cut: (file, at) => (at === undefined ? cutAll.delete(file) : cutAll.set(file, at)),
+    put: (id, file, bytes) => files.get(id)?.set(file, Buffer.from(bytes)),
     close: () =>
       new Promise<void>((ok) => {
         server.closeAllConnections();

@@ -1,5 +1,6 @@
 // The resumable download against fake servers: a body that breaks off mid-way and a Range resume, a server that
-// ignores Range, one that keeps failing, and a download continued from bytes an earlier attempt kept.
+// ignores Range, one that keeps failing, a download continued from bytes an earlier attempt kept, and a resume
+// refused when the file's ETag or length is not the one the bytes held came with.
 import { describe, expect, it } from 'vitest';
 import {
   DownloadInterruptedError,
@@ -34,14 +35,19 @@ interface Call {
   range: string | null;
 }
 
-/** A fake server for FILE: `cuts[i]` cuts the i-th response's body after that many bytes; Range honoured or not. */
-function server(opts: { cuts?: (number | undefined)[]; honourRange?: boolean; fail?: number }) {
+/**
+ * A fake server for FILE: `cuts[i]` cuts the i-th response's body after that many bytes, `etags[i]` is its ETag;
+ * Range honoured or not.
+ */
+function server(opts: { cuts?: (number | undefined)[]; etags?: string[]; honourRange?: boolean; fail?: number }) {
   const calls: Call[] = [];
   const fetchFn = (async (_url: string, init?: RequestInit) => {
     const range = new Headers(init?.headers).get('range');
     calls.push({ range });
     if (opts.fail !== undefined && calls.length <= opts.fail) throw new TypeError('Failed to fetch');
     const cut = opts.cuts?.[calls.length - 1];
+    const etag = opts.etags?.[calls.length - 1];
+    const tag: Record<string, string> = etag ? { etag } : {};
     const m = range ? /^bytes=(\d+)-$/.exec(range) : null;
     if (m && opts.honourRange !== false) {
       const start = Number(m[1]);
@@ -51,10 +57,11 @@ function server(opts: { cuts?: (number | undefined)[]; honourRange?: boolean; fa
         headers: {
           'content-length': String(rest.length),
           'content-range': `bytes ${start}-${FILE.length - 1}/${FILE.length}`,
+          ...tag,
         },
       });
     }
-    return new Response(body(FILE, cut), { headers: { 'content-length': String(FILE.length) } });
+    return new Response(body(FILE, cut), { headers: { 'content-length': String(FILE.length), ...tag } });
   }) as unknown as typeof fetch;
   return { fetchFn, calls };
 }
@@ -114,6 +121,56 @@ describe('fetchResumable', () => {
     const again = server({});
     expect(await fetchResumable('http://hub/f', { fetchFn: again.fetchFn, partial: d.partial })).toEqual(FILE);
     expect(again.calls.map((c) => c.range)).toEqual(['bytes=4000-']);
+  });
+
+  it('starts again from byte 0 when a resumed answer has another ETag than the bytes held came with', async () => {
+    const s = server({ cuts: [4000], etags: ['"a"', '"b"', '"b"'] });
+    const versions: unknown[] = [];
+    const restarts: string[] = [];
+    const got = await fetchResumable('http://hub/f', {
+      fetchFn: s.fetchFn,
+      retryDelayMs: 1,
+      onVersion: (v) => versions.push(v),
+      onRestart: (why) => restarts.push(why),
+    });
+    expect(got).toEqual(FILE);
+    expect(s.calls.map((c) => c.range)).toEqual([null, 'bytes=4000-', null]);
+    expect(versions).toEqual([
+      { total: FILE.length, etag: '"a"' },
+      { total: FILE.length, etag: '"b"' },
+    ]);
+    expect(restarts).toEqual(['its ETag is now "b", not "a"']);
+  });
+
+  it('checks a kept partial against the version it came from: same ETag continues, another starts again', async () => {
+    const partial = FILE.slice(0, 4000);
+    const same = server({ etags: ['"a"'] });
+    const v = { total: FILE.length, etag: '"a"' };
+    expect(await fetchResumable('http://hub/f', { fetchFn: same.fetchFn, partial, partialVersion: v })).toEqual(FILE);
+    expect(same.calls.map((c) => c.range)).toEqual(['bytes=4000-']);
+    const weak = server({ etags: ['W/"a"'] });
+    expect(await fetchResumable('http://hub/f', { fetchFn: weak.fetchFn, partial, partialVersion: v })).toEqual(FILE);
+    expect(weak.calls.map((c) => c.range)).toEqual(['bytes=4000-']);
+    const other = server({ etags: ['"b"', '"b"'] });
+    const restarts: string[] = [];
+    const got = await fetchResumable('http://hub/f', {
+      fetchFn: other.fetchFn,
+      partial: partial.map((b) => b ^ 1),
+      partialVersion: v,
+      onRestart: (why) => restarts.push(why),
+    });
+    expect(got).toEqual(FILE);
+    expect(other.calls.map((c) => c.range)).toEqual(['bytes=4000-', null]);
+    expect(restarts).toHaveLength(1);
+    const longer = server({});
+    const restartsLength: string[] = [];
+    await fetchResumable('http://hub/f', {
+      fetchFn: longer.fetchFn,
+      partial,
+      partialVersion: { total: 20_000 },
+      onRestart: (why) => restartsLength.push(why),
+    });
+    expect(restartsLength).toEqual([`its length is now ${FILE.length} bytes, not 20000`]);
   });
 
   it('passes HTTP errors through at once, without retrying', async () => {
