@@ -2,7 +2,7 @@
 // a dropped connection, src/model/hub.ts) into a folder of the disk cache, which then loads like any model folder.
 // A second run finds them there and downloads nothing. The hub's address is $HF_ENDPOINT (as in Hugging Face's own
 // tools), the cache $PIPLAY_HUB_CACHE or ~/.cache/piplay/hub.
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { filesFromHub, hubApiUrl, hubDownloadPlan, hubUrl, type HubCache, type HubRepo } from '../model/hub.ts';
@@ -53,8 +53,15 @@ export function folderCache(repo: HubRepo, dir: string): HubCache {
       const bytes = new Uint8Array(await res.arrayBuffer());
       mkdirSync(dirname(p), { recursive: true });
       // Written whole, then renamed: a file in the folder is always complete.
-      writeFileSync(`${p}.download`, bytes);
-      renameSync(`${p}.download`, p);
+      try {
+        writeFileSync(`${p}.download`, bytes);
+        renameSync(`${p}.download`, p);
+      } catch (e) {
+        try {
+          rmSync(`${p}.download`, { force: true }); // a half-written file of ours; never a folder
+        } catch {}
+        throw e;
+      }
     },
   };
 }
@@ -103,6 +110,14 @@ export async function hubModelFolder(
     for (const f of plan.files.filter((x) => !x.cached)) {
       const t0 = Date.now();
       const bytes = await read(f.name);
+      if (!existsSync(join(dir, f.name))) {
+        // The cache swallows a failed write (the browser's quota); here the folder is what the model loads from.
+        partials.syncAll();
+        throw new ConfigError(
+          `hub: ${f.name} of '${repo.id}' was downloaded but could not be written into ${dir} (is the disk full?); ` +
+            `its bytes are kept as ${f.name}.part there: free some space and run again to finish it`,
+        );
+      }
       log(`hub: ${f.name} ${mib(bytes.length)} in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
     }
   } finally {

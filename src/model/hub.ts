@@ -247,18 +247,21 @@ export function filesFromHub(repo: HubRepo, opts: HubOptions = {}): ReadFile {
         'network',
       );
     }
+    let stored = !cache;
     if (cache) {
       try {
         await cache.put(
           url,
           new Response(bytes.slice().buffer, { headers: { 'content-length': String(bytes.length) } }),
         );
+        stored = true;
       } catch {
         // A full quota only costs the cache, not the download.
       }
     }
-    // Only now that the file is in the cache: a process killed before keeps the part to finish from.
-    await partials.clear(url);
+    // Only once the file is in the cache: a process killed before, or a cache that could not take the file,
+    // keeps the part to finish from.
+    if (stored) await partials.clear(url);
     return bytes;
   };
 }

@@ -3,7 +3,16 @@
 // wrong id is named; a download that gave up is continued by the next run from its .part, or started again when the
 // file changed on the hub.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmdirSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -72,7 +81,7 @@ describe('hf: downloads cut off in one run and resumed in the next', () => {
     const model = mkdtempSync(join(tmpdir(), 'piplay-hub-model-'));
     for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json']) writeFileSync(join(model, f), '{}');
     writeFileSync(join(model, 'model.safetensors'), WEIGHTS);
-    const repos = Object.fromEntries(['resume', 'etag', 'length'].map((n) => [`test-org/${n}`, model]));
+    const repos = Object.fromEntries(['resume', 'etag', 'length', 'unwritable'].map((n) => [`test-org/${n}`, model]));
     hub = await startHubServer({ repos, chunk: { bytes: 4096, ms: 0 } });
     env = { HF_ENDPOINT: hub.url, PIPLAY_HUB_CACHE: mkdtempSync(join(tmpdir(), 'piplay-hub-')) };
   });
@@ -108,6 +117,23 @@ describe('hf: downloads cut off in one run and resumed in the next', () => {
     await hubModelFolder(hubModelRef(`hf:${id}`, env)!, { env, retryDelayMs: 1, log: (l) => lines.push(l) });
     expect(weightRanges(id, from)).toEqual([`bytes=${kept}-`]);
     expect(lines).toContain(`hub: resuming model.safetensors at ${(kept / 1024).toFixed(1)} KiB of 39.1 KiB`);
+    expect(new Uint8Array(readFileSync(join(dir, 'model.safetensors')))).toEqual(WEIGHTS);
+    expect(parts(dir)).toEqual([]);
+  });
+
+  it('fails naming the folder when the finished file cannot be written there, and keeps its .part', async () => {
+    const id = 'test-org/unwritable';
+    const repo = hubModelRef(`hf:${id}`, env)!;
+    const dir = hubFolderPath(repo, env);
+    // A folder where the whole file is written before its rename: the write fails as on a full disk.
+    mkdirSync(join(dir, 'model.safetensors.download'), { recursive: true });
+    await expect(hubModelFolder(repo, { env, retryDelayMs: 1, log: () => {} })).rejects.toThrow(
+      `model.safetensors of '${id}' was downloaded but could not be written into ${dir}`,
+    );
+    expect(existsSync(join(dir, 'model.safetensors'))).toBe(false);
+    expect(new Uint8Array(readFileSync(join(dir, 'model.safetensors.part')))).toEqual(WEIGHTS);
+    rmdirSync(join(dir, 'model.safetensors.download'));
+    await hubModelFolder(repo, { env, retryDelayMs: 1, log: () => {} });
     expect(new Uint8Array(readFileSync(join(dir, 'model.safetensors')))).toEqual(WEIGHTS);
     expect(parts(dir)).toEqual([]);
   });
