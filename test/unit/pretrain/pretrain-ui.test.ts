@@ -30,18 +30,15 @@ import { controlState } from '../../../src/ui/panels/setup.ts';
 import type { CheckpointMeta } from '../../../src/worker/checkpoint-store.ts';
 
 describe('pretraining settings', () => {
-  it('are valid by default and match the data defaults', () => {
+  it('are valid by default and give the data defaults', () => {
     expect(pretrainProblems(PRETRAIN_DEFAULTS).size).toBe(0);
-    expect(PRETRAIN_DEFAULTS.worldSize).toBe(DATA_DEFAULTS.worldSize);
-    expect(PRETRAIN_DEFAULTS.drills).toBe(DATA_DEFAULTS.drillsPerWorld);
-    expect(PRETRAIN_DEFAULTS.teacher).toBe(DATA_DEFAULTS.teacherPerWorld);
-    expect(PRETRAIN_DEFAULTS.examiner).toBe(DATA_DEFAULTS.examinerPerWorld);
-    expect(PRETRAIN_DEFAULTS.student).toBe(DATA_DEFAULTS.studentPerWorld);
-    expect(settingsToOptions(PRETRAIN_DEFAULTS).data?.studentHops).toEqual(DATA_DEFAULTS.studentHops);
-    // The default teacher multi-hop share is the data's 4:3:2:1.
-    const hops = settingsToOptions(PRETRAIN_DEFAULTS).data!.teacherHops!;
-    const total = DATA_DEFAULTS.teacherHops.reduce((a, b) => a + b, 0);
-    hops.forEach((w, i) => expect(w).toBeCloseTo(DATA_DEFAULTS.teacherHops[i]! / total, 12));
+    // DATA_DEFAULTS takes the table's values (src/pretrain/data.ts); these are the values themselves.
+    expect(DATA_DEFAULTS).toMatchObject({ worldSize: 80, drillsPerWorld: 0, teacherPerWorld: 0 });
+    expect(DATA_DEFAULTS).toMatchObject({ examinerPerWorld: 20, studentPerWorld: 40 });
+    DATA_DEFAULTS.studentHops.forEach((w, i) => expect(w).toBeCloseTo([0.9, 0.08, 0.02][i]!, 12));
+    // The default teacher multi-hop share gives self-play's 4:3:2:1.
+    DATA_DEFAULTS.teacherHops.forEach((w, i) => expect(w).toBeCloseTo([0.4, 0.3, 0.2, 0.1][i]!, 12));
+    expect(DATA_DEFAULTS).toMatchObject({ teacherModes: [5, 2, 2, 1], examinerHops: [4, 3, 2, 1] });
   });
 
   it('each go to their own place in the options', () => {
