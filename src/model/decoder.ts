@@ -406,8 +406,8 @@ export class CausalLM {
     }
   }
 
-  /** The rows of a sharded vocabulary matrix joined on the host. */
-  private async joinShards(name: string): Promise<HostTensor> {
+  /** The rows of a sharded vocabulary matrix joined on the host (one shard read back at a time). */
+  async joinShards(name: string): Promise<HostTensor> {
     const shards = this.vocabShards(name);
     const D = shards[0]!.shape[1]!;
     const V = shards.reduce((n, s) => n + s.shape[0]!, 0);

@@ -118,15 +118,10 @@ export class Policies {
     for (const t of this.stateTensors(m)) {
       const shard = parseShardName(t.name ?? '');
       if (shard && joined.has(shard.base)) continue;
-      let data: Float32Array;
-      let shape = [...t.shape];
-      if (shard) {
-        joined.add(shard.base);
-        const parts: Float32Array[] = [];
-        for (const p of m.vocabShards(shard.base)) parts.push(await p.readF32());
-        data = joinRows(parts);
-        shape = [data.length / t.shape[1]!, t.shape[1]!];
-      } else data = (await t.readF32()).slice();
+      if (shard) joined.add(shard.base);
+      const { data, shape } = shard
+        ? await m.joinShards(shard.base)
+        : { data: (await t.readF32()).slice(), shape: [...t.shape] };
       tensors.push({
         name: shard?.base ?? t.name ?? '',
         dtype: 'F32' as const,
