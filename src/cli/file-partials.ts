@@ -162,6 +162,15 @@ export function fileParts(
     writeMeta(o.part, o.meta);
   };
 
+  /** sync, giving the part up when it cannot be written. */
+  const syncOrGiveUp = (url: string, o: Open) => {
+    try {
+      sync(o);
+    } catch (e) {
+      unwritable(url, o, e);
+    }
+  };
+
   /** A download of `url` from byte 0: the record first (it claims the names), then an empty part. */
   const start = (url: string, v: FileVersion): Open | null => {
     close(url);
@@ -223,21 +232,11 @@ export function fileParts(
     },
     /** Syncs every open part now (synchronously: for a process about to exit). */
     syncAll() {
-      for (const [url, o] of [...open]) {
-        try {
-          sync(o);
-        } catch (e) {
-          unwritable(url, o, e);
-        }
-      }
+      for (const [url, o] of [...open]) syncOrGiveUp(url, o);
     },
     async flush(url) {
       const o = open.get(url);
-      try {
-        if (o) sync(o);
-      } catch (e) {
-        unwritable(url, o!, e);
-      }
+      if (o) syncOrGiveUp(url, o);
     },
     async clear(url) {
       close(url);
