@@ -142,6 +142,7 @@ opt = torch.optim.AdamW(params, lr=tr['lr'], betas=(0.9, tr['beta2']), eps=1e-8,
 head = P['model.embed_tokens.weight'] if tied else P['lm_head.weight']
 os.makedirs(a.out, exist_ok=True)
 t0, tokens, first = time.time(), 0, 0
+last = a.stop_after or steps
 if a.resume:
     state_file = os.path.join(a.resume, 'optimizer.pt')
     if not os.path.exists(state_file):
@@ -150,8 +151,8 @@ if a.resume:
     opt.load_state_dict(state['opt'])
     first, tokens = state['step'], state['tokens']
     t0 -= state['seconds']
-    if first >= (a.stop_after or steps):
-        raise SystemExit(f'{a.resume} is at step {first}; the run stops at step {a.stop_after or steps}: nothing to do')
+    if first >= last:
+        raise SystemExit(f'{a.resume} is at step {first}; the run stops at step {last}: nothing to do')
     for k in range(first):  # skip the batches the run already trained on
         stream.step(k)
 log_path = os.path.join(a.out, 'log.jsonl')
@@ -159,7 +160,6 @@ if a.resume and os.path.exists(log_path):  # drop what the run logged after the 
     kept = [l for l in open(log_path) if l.strip() and json.loads(l)['step'] <= first]
     open(log_path, 'w').writelines(kept)
 log = open(log_path, 'a')
-last = a.stop_after or steps
 for step in range(first, last):
     rows, seq, ids_np, tgt_np, mask_np = stream.step(step)
     ids = torch.from_numpy(ids_np.astype(np.int64)).view(rows, seq)
