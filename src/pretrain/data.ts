@@ -9,6 +9,7 @@ import { Rng, seedToInt, type Seed } from '../env/random.ts';
 import { generateQuestion, generateWorld, WorldIndex } from '../env/world.ts';
 import type { PrivilegedMode } from '../env/prompts.ts';
 import {
+  answerTargetsOnly,
   copyDrill,
   examinerTranscript,
   passageDoc,
@@ -56,6 +57,12 @@ export interface DataSettings {
    * so that no document holds it and the answer can come only from the notes.
    */
   teacherSlipBlind?: number;
+  /**
+   * Share of them whose only targets are the answer and the turn's end (transcripts.ts answerTargetsOnly):
+   * the searches and quotes, which the student's prompt shares, are context, so these train the teacher's
+   * reading of its notes and not the student's search.
+   */
+  teacherAnswerOnly?: number;
   /**
    * Share of them whose full or partial notes are compact (env/prompts.ts compactQcp: each
    * document of the path cut to the sentence that leads on), as self-play's `--notes compact` shows them.
@@ -133,7 +140,10 @@ export function worldDocs(settings: DataSettings, k: number): Doc[] {
       blind: o.teacherSlipBlind > 0 && rng.fork('blind').chance(o.teacherSlipBlind),
     };
     const notes = o.teacherCompact > 0 && tr.chance(o.teacherCompact) ? 'compact' : 'passages';
-    return q && teacherTranscript(w, q, mode, { seed: `pretrain-${o.seed}-${k}-${made}`, notes }, slip);
+    // A fork, so that the share changes which transcripts train the answer only and never their text.
+    const answerOnly = o.teacherAnswerOnly > 0 && tr.fork(`answer-only-${made}`).chance(o.teacherAnswerOnly);
+    const doc = q && teacherTranscript(w, q, mode, { seed: `pretrain-${o.seed}-${k}-${made}`, notes }, slip);
+    return doc && answerOnly ? answerTargetsOnly(doc) : doc;
   });
   const er = rng.fork('examiner');
   addDocs(docs, o.examinerPerWorld, () => {

@@ -235,6 +235,21 @@ export const PRETRAIN_FIELDS = table({
       'share (0 to 1) of the teacher slips whose last search result keeps only the passages that do not state ' +
       'the answer: no document holds it, so the answer can come from the privileged notes alone',
   },
+  teacherAnswerOnly: {
+    into: 'data.teacherAnswerOnly',
+    label: 'teacher answer-only targets',
+    default: 0,
+    help: 'share of teacher transcripts whose only targets are the answer (searches and quotes are context)',
+    integer: false,
+    min: 0,
+    max: 1,
+    advanced: true,
+    flag: 'teacher-answer-only',
+    cliHelp:
+      'share (0 to 1) of the teacher transcripts whose searches and quotes are context and whose only ' +
+      "targets are the answer and the turn's end: they train reading the answer from the notes without " +
+      'training the search and quoting that the student shares',
+  },
   teacherCompact: {
     into: 'data.teacherCompact',
     label: 'teacher compact notes',

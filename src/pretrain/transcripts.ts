@@ -16,7 +16,7 @@ import {
 } from '../env/prompts.ts';
 import type { Rng } from '../env/random.ts';
 import { factSentence, mentions, sentencesOf } from '../env/sentences.ts';
-import { formatInformation, inTags, THINK_CLOSE } from '../env/tags.ts';
+import { ANSWER_OPEN, formatInformation, inTags, THINK_CLOSE } from '../env/tags.ts';
 import { generatePhrasedQuestion, valueText, worldQcp, type WorldIndex, type WorldQuestion } from '../env/world.ts';
 import { IM_END, IM_START } from '../model/tokenizer-train.ts';
 
@@ -172,6 +172,29 @@ export function teacherTranscript(
 ): Doc | null {
   const qcp = worldQcp(w.ix, q, (query) => w.bm25.search(query, TOP_K).map((h) => h.passage));
   return studentTranscript(w, q, teacherPrompt({ question: q.question, qcp, mode, options }), 'teacher', slip);
+}
+
+/**
+ * The same transcript whose only targets are its answer and the turn's end: every search, quote and note
+ * before the last `<answer>` becomes context. After a slip that stops, closing the notes stays a target (it
+ * is the teacher's choice to answer from its notes). The text is unchanged.
+ */
+export function answerTargetsOnly(doc: Doc): Doc {
+  let last = doc.segments.length - 1;
+  while (last >= 0 && !(doc.segments[last]!.loss && doc.segments[last]!.text.includes(ANSWER_OPEN))) last--;
+  if (last < 0) return doc;
+  const segments = doc.segments.flatMap((s, k): Segment[] => {
+    if (k < last) return [{ text: s.text, loss: false }];
+    if (k > last || s.text.startsWith(THINK_CLOSE)) return [s];
+    const cut = s.text.lastIndexOf(ANSWER_OPEN);
+    return cut > 0
+      ? [
+          { text: s.text.slice(0, cut), loss: false },
+          { text: s.text.slice(cut), loss: true },
+        ]
+      : [s];
+  });
+  return { kind: doc.kind, segments };
 }
 
 /**

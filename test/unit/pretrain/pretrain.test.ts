@@ -242,6 +242,37 @@ describe('data', () => {
     );
   });
 
+  it('answer-only teacher transcripts: the same text, with the answer and the end as the only targets', () => {
+    const settings = { ...DATA, teacherPerWorld: 8, teacherSlips: 0.5, teacherSlipStops: 0.5 };
+    const all = worldDocs(settings, 0);
+    const only = worldDocs({ ...settings, teacherAnswerOnly: 1 }, 0);
+    // Off by default: a share of 0 leaves every document as it was.
+    expect(worldDocs({ ...settings, teacherAnswerOnly: 0 }, 0)).toEqual(all);
+    expect(only.map(docText)).toEqual(all.map(docText));
+    const targets = (d: Doc) => d.segments.filter((x) => x.loss).map((x) => x.text);
+    let stops = 0;
+    only.forEach((d, k) => {
+      if (d.kind !== 'teacher') {
+        expect(d).toEqual(all[k]);
+        return;
+      }
+      const [answer, end, ...rest] = targets(d);
+      expect(rest).toEqual([]);
+      expect(end).toBe(IM_END);
+      // The answer, or (after a slip that stops) closing the notes and the answer.
+      expect(answer).toMatch(/^(<\/think>\n)?<answer> [^<]+ <\/answer>$/);
+      if (answer!.startsWith('</think>')) stops++;
+      // The transcript trained as before had searches and quotes as targets too.
+      expect(targets(all[k]!).join('')).toContain(answer);
+      expect(targets(all[k]!).length).toBeGreaterThan(2);
+      // Segment by segment still encodes to the ids of the whole text.
+      const whole = tok.encode(docText(d), { addSpecialTokens: false });
+      expect(d.segments.flatMap((x) => tok.encode(x.text, { addSpecialTokens: false }))).toEqual(whole);
+    });
+    expect(only.filter((d) => d.kind === 'teacher').length).toBeGreaterThan(4);
+    expect(stops).toBeGreaterThan(0);
+  });
+
   it('makes copy-task rows: spans repeated, loss only where the repeat determines the token', () => {
     const pool = [3, 5, 7, 11, 13, 17];
     const b = copyTaskBatch(new Rng(1), 2, 64, { ids: pool, span: [2, 5] });
