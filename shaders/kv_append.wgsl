@@ -1,9 +1,12 @@
-// Writes new keys or values into a KV cache: src [B, Tnew, H, Dh] (as projected) goes to
-// cache [B, H, capacity, Dh] at time offset `start`, i.e. cache[b, h, start + t, d] = src[b, t, h, d].
+// Appends a step's new keys and values to a layer's KV cache in one pass: k and v [B, Tnew, H, Dh] (as
+// projected) go to keys and values [B, H, capacity, Dh] at time offset `start`, i.e.
+// keys[b, h, start + t, d] = k[b, t, h, d], and the same for values.
 #include "lib/map.wgsl"
 struct Params { B: u32, Tnew: u32, H: u32, Dh: u32, capacity: u32, start: u32 }
-@group(0) @binding(1) var<storage, read> src: array<f32>;
-@group(0) @binding(2) var<storage, read_write> cache: array<f32>;
+@group(0) @binding(1) var<storage, read> k: array<f32>;
+@group(0) @binding(2) var<storage, read> v: array<f32>;
+@group(0) @binding(3) var<storage, read_write> keys: array<f32>;
+@group(0) @binding(4) var<storage, read_write> values: array<f32>;
 
 fn size() -> u32 { return p.B * p.Tnew * p.H * p.Dh; }
 
@@ -12,5 +15,7 @@ fn element(i: u32) {
   let h = (i / p.Dh) % p.H;
   let t = (i / (p.Dh * p.H)) % p.Tnew;
   let b = i / (p.Dh * p.H * p.Tnew);
-  cache[((b * p.H + h) * p.capacity + p.start + t) * p.Dh + d] = src[i];
+  let at = ((b * p.H + h) * p.capacity + p.start + t) * p.Dh + d;
+  keys[at] = k[i];
+  values[at] = v[i];
 }

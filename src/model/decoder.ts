@@ -255,8 +255,7 @@ export class CausalLM {
     k = rope(k, positions, c.ropeTheta);
     let o: Tensor;
     if (cache) {
-      kvAppend(k, cache.keys[l]!, cache.length);
-      kvAppend(v, cache.values[l]!, cache.length);
+      kvAppend(k, v, cache.keys[l]!, cache.values[l]!, cache.length);
       o = attention(swapAxes12(q), cache.keys[l]!, cache.values[l]!, {
         kvLength: cache.length + T,
         kvCapacity: cache.capacity,

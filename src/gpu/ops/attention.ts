@@ -6,9 +6,12 @@
 //           4 rows against blocks of 8 keys (or queries) streamed straight from storage, no workgroup
 //           memory. Best on CPU drivers (lavapipe), which load every element lane by lane: the tile makes
 //           each load feed several multiply-adds.
+//   split - shaders/attention_split_fwd.wgsl: the rows forward with the keys split across the 8 lanes of a
+//           subgroup, for kv heads with few query rows (decoding), where 'rows' would leave lanes idle; the
+//           backward is the rows one.
 import type { Engine } from '../engine.ts';
 import type { Tensor } from '../tensor.ts';
-import { expect } from './util.ts';
+import { expect, subgroupsOf8 } from './util.ts';
 
 export interface AttentionOptions {
   /** Score scale (default 1 / sqrt(Dh)). */
@@ -40,16 +43,34 @@ const ROWS_THREADS = 16;
 /** Rows (query rows, or key rows for dK/dV) per workgroup of the 'rows' kernels: 4 per thread. */
 const ROWS_WG = 4 * ROWS_THREADS;
 
-export type AttentionVariant = 'rows' | 'tiled';
+/**
+ * Largest number of 4-row tiles per kv head for which a CPU driver's forward splits the keys across lanes
+ * ('split'): the rows kernel gives each lane a tile, so below 8 tiles it leaves lanes of its subgroup idle.
+ */
+const SPLIT_MAX_TILES = 4;
+
+export type AttentionVariant = 'rows' | 'split' | 'tiled';
 let forcedVariant: AttentionVariant | null = null;
 
-/** Forces one kernel variant (tests and benchmarks); `null` picks by device (CPU driver: rows, GPU: tiled). */
+/**
+ * Forces one kernel variant for every shape (tests and benchmarks; 'split' needs subgroups of 8 lanes and
+ * falls back to 'rows' elsewhere); `null` picks by device and shape (CPU driver: split for few query rows per
+ * kv head where subgroups are 8 lanes wide, else rows; GPU: tiled).
+ */
 export function setAttentionVariant(v: AttentionVariant | null): void {
   forcedVariant = v;
 }
 
-function variant(e: Engine): AttentionVariant {
-  return forcedVariant ?? (e.info.isCpu ? 'rows' : 'tiled');
+/** The kernel family: 'rows' (its forward maybe split, see forwardVariant) or 'tiled'. */
+function variant(e: Engine): 'rows' | 'tiled' {
+  return (forcedVariant ?? (e.info.isCpu ? 'rows' : 'tiled')) === 'tiled' ? 'tiled' : 'rows';
+}
+
+function forwardVariant(e: Engine, g: Geometry): AttentionVariant {
+  if (variant(e) === 'tiled') return 'tiled';
+  if (!subgroupsOf8(e) || forcedVariant === 'rows') return 'rows';
+  const tiles = Math.ceil(((g.Hq / g.Hkv) * g.Tq) / 4);
+  return forcedVariant === 'split' || tiles <= SPLIT_MAX_TILES ? 'split' : 'rows';
 }
 
 let forcedFixed: boolean | null = null;
@@ -176,7 +197,18 @@ export function attention(q: Tensor, k: Tensor, v: Tensor, opts: AttentionOption
 
   const o = e.empty(q.shape);
   const stats = e.empty([B, Hq, Tq, 2]); // (lse, D) per query row
-  if (o.size > 0 && variant(e) === 'rows') {
+  const fwd = forwardVariant(e, geo);
+  if (o.size > 0 && fwd === 'split') {
+    const x = Math.ceil(((Hq / Hkv) * Tq) / 4);
+    checkGrid(e, x, `${Hq / Hkv} x ${Tq} query rows per kv head`);
+    e.dispatch({
+      shader: 'attention_split_fwd',
+      constants: { WG: 8 },
+      params: rowsParams(geo, keyStart !== null),
+      bindings: { q, k, v, keyStart: keyStart ?? placeholder(e), o, stats },
+      workgroups: [x, Hkv, B],
+    });
+  } else if (o.size > 0 && fwd === 'rows') {
     const x = Math.ceil(((Hq / Hkv) * Tq) / ROWS_WG);
     checkGrid(e, x, `${Hq / Hkv} x ${Tq} query rows per kv head`);
     e.dispatch({

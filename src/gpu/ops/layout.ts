@@ -10,6 +10,8 @@ export function swapAxes12(x: Tensor): Tensor {
   const e = x.engine;
   expect(x, 'swapAxes12', { rank: 4, dtype: ['f32', 'i32', 'u32'] });
   const [A, B, C, D] = x.shape as [number, number, number, number];
+  // With B or C of 1 the swap moves no element (a decoding step's one token): a view, no dispatch.
+  if (B === 1 || C === 1) return x.reshape([A, C, B, D]);
   const out = e.empty([A, C, B, D], x.dtype);
   if (x.size > 0) {
     e.dispatch({
@@ -24,23 +26,28 @@ export function swapAxes12(x: Tensor): Tensor {
   return out;
 }
 
-/** cache[b, h, start + t, :] = src[b, t, h, :] for src [B, Tnew, H, Dh] and cache [B, H, capacity, Dh]. No autograd. */
-export function kvAppend(src: Tensor, cache: Tensor, start: number): void {
-  const e = src.engine;
-  expect(src, 'kvAppend', { rank: 4, dtype: 'f32' });
-  const [B, Tnew, H, Dh] = src.shape as [number, number, number, number];
-  const capacity = cache.shape[2]!;
-  expect(cache, 'kvAppend cache', { shape: [B, H, capacity, Dh], dtype: 'f32' });
+/**
+ * keys[b, h, start + t, :] = k[b, t, h, :] and values[...] = v[b, t, h, :] for k and v [B, Tnew, H, Dh] and
+ * caches [B, H, capacity, Dh]: one dispatch per layer and step. No autograd.
+ */
+export function kvAppend(k: Tensor, v: Tensor, keys: Tensor, values: Tensor, start: number): void {
+  const e = k.engine;
+  expect(k, 'kvAppend keys', { rank: 4, dtype: 'f32' });
+  const [B, Tnew, H, Dh] = k.shape as [number, number, number, number];
+  expect(v, 'kvAppend values', { shape: [B, Tnew, H, Dh], dtype: 'f32' });
+  const capacity = keys.shape[2]!;
+  expect(keys, 'kvAppend key cache', { shape: [B, H, capacity, Dh], dtype: 'f32' });
+  expect(values, 'kvAppend value cache', { shape: [B, H, capacity, Dh], dtype: 'f32' });
   if (start + Tnew > capacity) {
     throw new Error(`piplay: KV cache full: ${start} + ${Tnew} tokens exceed its capacity of ${capacity}`);
   }
-  if (src.size === 0) return;
+  if (k.size === 0) return;
   e.dispatch({
     shader: 'kv_append',
     constants: { WG },
     params: { B, Tnew, H, Dh, capacity, start },
-    bindings: { src, cache },
-    workgroups: e.grid(src.size, WG),
+    bindings: { k, v, keys, values },
+    workgroups: e.grid(k.size, WG),
   });
 }
 

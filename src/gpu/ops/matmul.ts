@@ -3,7 +3,7 @@ import type { Tensor } from '../tensor.ts';
 import { shapeString } from '../tensor.ts';
 import { add } from './elementwise.ts';
 import { storageFormat } from './packed.ts';
-import { expect } from './util.ts';
+import { expect, subgroupsOf8 } from './util.ts';
 
 export interface MatmulOptions {
   /** Read `a` as stored [K, M] (its transpose). */
@@ -77,11 +77,6 @@ interface GemmShape {
   transB: boolean;
   alpha: number;
   accumulate?: boolean;
-}
-
-/** Whether the device runs subgroups of exactly 8 lanes (what shaders/matmul_subgroup.wgsl is written for). */
-function subgroupsOf8(e: Tensor['engine']): boolean {
-  return e.info.subgroups && e.info.subgroupMinSize === 8 && e.info.subgroupMaxSize === 8;
 }
 
 /**

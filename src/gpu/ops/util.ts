@@ -19,6 +19,14 @@ export function expect(
   }
 }
 
+/**
+ * Whether the device runs subgroups of exactly 8 lanes: the kernels that are one subgroup of 8 lanes
+ * (matmul_subgroup*.wgsl, attention_split_fwd.wgsl) are written for that (llvmpipe on AVX2).
+ */
+export function subgroupsOf8(e: Tensor['engine']): boolean {
+  return e.info.subgroups && e.info.subgroupMinSize === 8 && e.info.subgroupMaxSize === 8;
+}
+
 /** Product of all but the last dimension, and the last dimension. */
 export function rowsCols(t: Tensor): [number, number] {
   const c = t.shape[t.shape.length - 1] ?? 1;

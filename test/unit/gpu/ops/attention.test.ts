@@ -1,4 +1,5 @@
-// Every case runs for both kernel variants ('rows' and 'tiled'). The tiled variant uses its CPU-driver
+// Every case runs for each kernel variant forced for every shape ('rows', 'split': the rows backward with the
+// keys-across-lanes forward, and 'tiled'). The tiled variant uses its CPU-driver
 // pipelines on lavapipe by default; ATTENTION_FIXED=1 runs it with the GPU pipelines instead
 // (compile-time layouts; lavapipe takes many minutes to JIT them).
 import { describe, it, beforeAll, beforeEach, afterEach, afterAll, expect } from 'vitest';
@@ -155,7 +156,7 @@ async function check(c: Case, seed: number, grad: boolean) {
 
 const name = (c: Case) => JSON.stringify(c).replace(/"/g, '');
 
-describe.each<AttentionVariant>(['rows', 'tiled'])('attention (%s)', (variant) => {
+describe.each<AttentionVariant>(['rows', 'split', 'tiled'])('attention (%s)', (variant) => {
   beforeEach(() => setAttentionVariant(variant));
   afterEach(() => setAttentionVariant(null));
 

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../../../src/gpu/engine.ts';
-import { gatherRows } from '../../../../src/gpu/ops/layout.ts';
+import { gatherRows, kvAppend, swapAxes12 } from '../../../../src/gpu/ops/layout.ts';
 import { testEngine } from '../../../helpers/engine.ts';
 import { forwardBackward } from '../../../helpers/forward-backward.ts';
 import { randn } from '../../../helpers/random.ts';
@@ -8,6 +8,74 @@ import { randn } from '../../../helpers/random.ts';
 let e: Engine;
 beforeAll(async () => {
   e = await testEngine();
+});
+
+describe('swapAxes12', () => {
+  /** y[a, c, b, d] = x[a, b, c, d] on the host. */
+  const swapped = (x: Float32Array, [A, B, C, D]: number[]) => {
+    const y = new Float32Array(x.length);
+    for (let a = 0; a < A!; a++)
+      for (let b = 0; b < B!; b++)
+        for (let c = 0; c < C!; c++)
+          for (let d = 0; d < D!; d++) y[((a * C! + c) * B! + b) * D! + d] = x[((a * B! + b) * C! + c) * D! + d]!;
+    return y;
+  };
+  // [2, 3, 4, 5] moves elements (a permute dispatch); with axis 1 or 2 of size 1 (a decoding step) it is a view.
+  for (const shape of [
+    [2, 3, 4, 5],
+    [3, 1, 4, 2],
+    [3, 4, 1, 2],
+  ]) {
+    it(`swaps axes 1 and 2 of ${shape.join('x')}, and its gradient back`, async () => {
+      const x = randn(
+        shape.reduce((a, b) => a * b),
+        3,
+      );
+      const g = randn(x.length, 4);
+      let dispatches = 0;
+      const got = await forwardBackward(
+        e,
+        [{ data: x, shape }],
+        ([t]) => {
+          const before = e.counters.dispatches;
+          const y = swapAxes12(t!);
+          dispatches = e.counters.dispatches - before;
+          return y;
+        },
+        g,
+      );
+      const [A, B, C, D] = shape as [number, number, number, number];
+      expect(Array.from(got.y)).toEqual(Array.from(swapped(x, shape)));
+      expect(Array.from(got.grads[0]!)).toEqual(Array.from(swapped(g, [A, C, B, D])));
+      expect(dispatches).toBe(B === 1 || C === 1 ? 0 : 1);
+    });
+  }
+});
+
+describe('kvAppend', () => {
+  it('writes keys and values [B, T, H, Dh] into both caches [B, H, capacity, Dh] at the offset, nothing else', async () => {
+    const [B, T, H, Dh, capacity, start] = [2, 3, 2, 4, 7, 2];
+    const k = randn(B * T * H * Dh, 5);
+    const v = randn(B * T * H * Dh, 6);
+    const before = randn(B * H * capacity * Dh, 7);
+    const keys = e.tensor(before, [B, H, capacity, Dh]);
+    const values = e.tensor(before, [B, H, capacity, Dh]);
+    const [kt, vt] = [e.tensor(k, [B, T, H, Dh]), e.tensor(v, [B, T, H, Dh])];
+    kvAppend(kt, vt, keys, values, start);
+    const want = (src: Float32Array) => {
+      const out = Float32Array.from(before);
+      for (let b = 0; b < B; b++)
+        for (let t = 0; t < T; t++)
+          for (let h = 0; h < H; h++)
+            for (let d = 0; d < Dh; d++)
+              out[((b * H + h) * capacity + start + t) * Dh + d] = src[((b * T + t) * H + h) * Dh + d]!;
+      return out;
+    };
+    expect(Array.from(await keys.readF32())).toEqual(Array.from(want(k)));
+    expect(Array.from(await values.readF32())).toEqual(Array.from(want(v)));
+    expect(() => kvAppend(kt, vt, keys, values, capacity - T + 1)).toThrow(/KV cache full: 5 \+ 3 tokens/);
+    for (const t of [keys, values, kt, vt]) t.dispose();
+  });
 });
 
 describe('gatherRows', () => {

@@ -1,0 +1,102 @@
+enable subgroups;
+// Fused causal attention, forward, for CPU drivers when a kv head has only a few query rows (KV-cache
+// decoding: one query per head): the 'rows' kernel's semantics, bindings and saved stats, with the keys split
+// across the 8 lanes of a subgroup instead of the rows.
+//
+// Why: attention_rows_fwd.wgsl gives each invocation a tile of 4 query rows and streams every key through
+// it. In a decoding step a kv head has G (query heads per kv head) rows, so one lane of the workgroup does
+// all the work while the other SIMD lanes sit idle, over a cache of hundreds of keys. Here a workgroup is one
+// subgroup of 8 lanes owning one tile of 4 rows; lane s takes the key blocks s, s + 8, s + 16, ... (blocks of
+// 8 keys, as in the rows kernel), keeps its own online softmax (m, l and the output accumulator), and the 8
+// partial results are merged with subgroup reductions: M = max m, L = sum l * exp(m - M),
+// o = sum acc * exp(m - M) / L. The host uses it only where subgroups are exactly 8 lanes wide.
+//
+// Work layout: workgroup (x, y, z) = (tile of 4 rows, kv head, batch), rows as in queryTile.
+const NEG = -3.0e38; // "minus infinity" that stays finite, so exp(NEG - m) is 0 and never NaN
+
+@group(0) @binding(5) var<storage, read_write> o: array<f32>;
+@group(0) @binding(6) var<storage, read_write> stats: array<f32>;
+
+#include "lib/attention_rows.wgsl"
+
+@compute @workgroup_size(8, 1, 1)
+fn main(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) s: u32) {
+  // Every lane takes the same tile: tile wid.x is what queryTile gives invocation wid.x of workgroup 0.
+  let t = queryTile(vec3u(0u, wid.y, wid.z), wid.x);
+  if (t.nOut == 0u) { return; }
+
+  var m = vec4f(NEG);
+  var l = vec4f(0.0);
+  var acc: array<f32, 4 * MAXD>; // [row][column of this pass], this lane's keys only
+  for (var d0 = 0u; d0 < p.Dh; d0 += MAXD) {
+    let d1 = min(d0 + MAXD, p.Dh);
+    m = vec4f(NEG);
+    l = vec4f(0.0);
+    for (var x = 0u; x < 4u * MAXD; x++) { acc[x] = 0.0; }
+
+    for (var j = t.ks + 8u * s; j < t.end; j += 64u) {
+      // Keys j..j+7 as two vec4 halves; those past t.end are clamped to a valid one and masked below.
+      let ja = vec4u(j) + IOTA;
+      let jb = ja + 4u;
+      let ka = min(ja, vec4u(t.end - 1u)) * p.Dh + t.kvBase;
+      let kb = min(jb, vec4u(t.end - 1u)) * p.Dh + t.kvBase;
+      var Sa = mat4x4f(); // Sa[u]: row u's scores for keys j..j+3
+      var Sb = mat4x4f(); // and j+4..j+7
+      for (var d = 0u; d < p.Dh; d++) {
+        let kda = vec4f(k[ka.x + d], k[ka.y + d], k[ka.z + d], k[ka.w + d]);
+        let kdb = vec4f(k[kb.x + d], k[kb.y + d], k[kb.z + d], k[kb.w + d]);
+        for (var u = 0u; u < 4u; u++) {
+          let qd = q[t.qBase[u] + d];
+          Sa[u] += qd * kda;
+          Sb[u] += qd * kdb;
+        }
+      }
+      var mNew = m;
+      for (var u = 0u; u < 4u; u++) {
+        Sa[u] = select(vec4f(NEG), p.scale * Sa[u], ja < vec4u(t.rowEnd[u]));
+        Sb[u] = select(vec4f(NEG), p.scale * Sb[u], jb < vec4u(t.rowEnd[u]));
+        let mx = max(Sa[u], Sb[u]);
+        mNew[u] = max(m[u], max(max(mx.x, mx.y), max(mx.z, mx.w)));
+      }
+      let alpha = exp(m - mNew); // rescales what was accumulated against the old maxima
+      var Pa = mat4x4f();
+      var Pb = mat4x4f();
+      for (var u = 0u; u < 4u; u++) {
+        Pa[u] = select(vec4f(0.0), exp(Sa[u] - mNew[u]), ja < vec4u(t.rowEnd[u]));
+        Pb[u] = select(vec4f(0.0), exp(Sb[u] - mNew[u]), jb < vec4u(t.rowEnd[u]));
+        l[u] = l[u] * alpha[u] + dot(Pa[u] + Pb[u], vec4f(1.0));
+      }
+      m = mNew;
+      for (var d = d0; d < d1; d++) {
+        let vda = vec4f(v[ka.x + d], v[ka.y + d], v[ka.z + d], v[ka.w + d]);
+        let vdb = vec4f(v[kb.x + d], v[kb.y + d], v[kb.z + d], v[kb.w + d]);
+        for (var u = 0u; u < 4u; u++) {
+          let at = u * MAXD + d - d0;
+          acc[at] = alpha[u] * acc[at] + dot(Pa[u], vda) + dot(Pb[u], vdb);
+        }
+      }
+    }
+
+    // Merge the 8 lanes' softmax states: a lane that saw no key has l = 0 and acc = 0, so its weight is moot.
+    var M = vec4f(NEG);
+    for (var u = 0u; u < 4u; u++) { M[u] = subgroupMax(m[u]); }
+    let w = exp(m - M);
+    var L = vec4f(0.0);
+    for (var u = 0u; u < 4u; u++) { L[u] = subgroupAdd(l[u] * w[u]); }
+    let inv = select(vec4f(0.0), 1.0 / L, L > vec4f(0.0));
+    // Lane s stores the columns d0 + s, d0 + s + 8, ... of each row.
+    for (var u = 0u; u < t.nOut; u++) {
+      for (var d = d0; d < d1; d++) {
+        let sum = subgroupAdd(acc[u * MAXD + d - d0] * w[u]);
+        if ((d - d0) % 8u == s) { o[t.qBase[u] + d] = sum * inv[u]; }
+      }
+    }
+    m = M;
+    l = L;
+  }
+
+  let lse = select(vec4f(0.0), m + log(l), l > vec4f(0.0));
+  if (s == 0u) {
+    for (var u = 0u; u < t.nOut; u++) { stats[2u * t.row[u]] = lse[u]; }
+  }
+}
