@@ -124,10 +124,12 @@ export const PRIVILEGED_MODES: readonly PrivilegedMode[] = ['full', 'partial', '
 
 /**
  * How 'full' and 'partial' notes show the path's documents: whole ('passages', the papers' rendering), or
- * each document cut to the sentence that leads on ('compact', see compactQcp).
+ * each document cut to the sentence that leads on ('compact', see compactQcp); 'answer-first' is the compact
+ * notes opened by the answer in the words of the 'gt' notes, so that their first line is the 'gt' block.
+ * Every rendering holds the same path: the source, each search's query and result, the question and answer.
  */
-export type NotesRendering = 'passages' | 'compact';
-export const NOTES_RENDERINGS: readonly NotesRendering[] = ['passages', 'compact'];
+export type NotesRendering = 'passages' | 'compact' | 'answer-first';
+export const NOTES_RENDERINGS: readonly NotesRendering[] = ['passages', 'compact', 'answer-first'];
 
 export interface PrivilegedOptions {
   /** How the path's documents are shown (default 'passages'). */
@@ -250,12 +252,12 @@ export function privilegedBlock(qcp: Qcp, mode: PrivilegedMode, options: Privile
       return `${PRIVILEGED_HEADER} the answer is ${oneLine(qcp.answer)}; it takes ${plural(qcp.hops, 'hop')}.\n`;
     case 'full':
     case 'partial': {
-      if (options.notes === 'compact') qcp = compactQcp(qcp);
+      if (options.notes === 'compact' || options.notes === 'answer-first') qcp = compactQcp(qcp);
       const path: PartialQcp =
         mode === 'full'
           ? { source: qcp.source, searches: qcp.searches.map((s, j) => ({ number: j + 1, ...s })) }
           : partialQcp(qcp, options);
-      const lines = [PRIVILEGED_HEADER];
+      const lines = [options.notes === 'answer-first' ? privilegedBlock(qcp, 'gt').trimEnd() : PRIVILEGED_HEADER];
       if (path.source) lines.push(`Source document: ${formatSource(path.source)}`);
       for (const s of path.searches)
         lines.push(

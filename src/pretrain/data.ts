@@ -68,6 +68,11 @@ export interface DataSettings {
    * document of the path cut to the sentence that leads on), as self-play's `--notes compact` shows them.
    */
   teacherCompact?: number;
+  /**
+   * Share of the compact notes that open with the answer in the words of the GT notes (env/prompts.ts
+   * 'answer-first'), as self-play's `--notes answer-first` shows them.
+   */
+  teacherAnswerFirst?: number;
   /** Examiner transcripts per world. */
   examinerPerWorld?: number;
   /** Weights of the examiner's hop counts 1, 2, 3, 4. */
@@ -139,7 +144,10 @@ export function worldDocs(settings: DataSettings, k: number): Doc[] {
       stop: o.teacherSlipStops > 0 && rng.fork('stop').chance(o.teacherSlipStops),
       blind: o.teacherSlipBlind > 0 && rng.fork('blind').chance(o.teacherSlipBlind),
     };
-    const notes = o.teacherCompact > 0 && tr.chance(o.teacherCompact) ? 'compact' : 'passages';
+    const compact = o.teacherCompact > 0 && tr.chance(o.teacherCompact);
+    // A fork, as below, so that the share changes only how the chosen notes are rendered.
+    const first = compact && o.teacherAnswerFirst > 0 && tr.fork(`answer-first-${made}`).chance(o.teacherAnswerFirst);
+    const notes = first ? 'answer-first' : compact ? 'compact' : 'passages';
     // A fork, so that the share changes which transcripts train the answer only and never their text.
     const answerOnly = o.teacherAnswerOnly > 0 && tr.fork(`answer-only-${made}`).chance(o.teacherAnswerOnly);
     const doc = q && teacherTranscript(w, q, mode, { seed: `pretrain-${o.seed}-${k}-${made}`, notes }, slip);

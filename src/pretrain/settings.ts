@@ -265,6 +265,20 @@ export const PRETRAIN_FIELDS = table({
       "the question's path cut to the sentence that leads to the next step, as self-play's --notes compact " +
       'shows them',
   },
+  teacherAnswerFirst: {
+    into: 'data.teacherAnswerFirst',
+    label: 'teacher answer-first notes',
+    default: 0,
+    help: "share of compact notes opened by the answer, as self-play's --notes answer-first shows them",
+    integer: false,
+    min: 0,
+    max: 1,
+    advanced: true,
+    flag: 'teacher-answer-first',
+    cliHelp:
+      "share (0 to 1) of the teacher transcripts' compact notes that open with the answer in the words of the " +
+      "GT notes, as self-play's --notes answer-first shows them",
+  },
   examiner: {
     into: 'data.examinerPerWorld',
     label: 'examiner transcripts',

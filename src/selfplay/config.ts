@@ -290,15 +290,17 @@ export const SETTINGS = {
     paper: 'full',
   }),
   /** How the teacher's notes show the path's documents: the papers' whole passages, or compact notes, which
-   *  fit a small model's reach and which the embedded default was trained to read (its TRAINING.md, stage 15). */
+   *  fit a small model's reach; the embedded default reads them best opened by the answer (its TRAINING.md,
+   *  stage 18: answer-first). */
   notes: setting({
     flag: 'notes',
     kind: oneOf(NOTES_RENDERINGS),
     help:
       "how the teacher's full and partial notes show the path's documents: whole passages, " +
-      'or compact (each cut to the sentence that leads to the next step)',
+      'compact (each cut to the sentence that leads to the next step), or answer-first (compact, opened by ' +
+      "the answer in the GT notes' words)",
     paper: 'passages',
-    demo: 'compact',
+    demo: 'answer-first',
   }),
   /** Share of the QCP's content (words of its source and search results) 'partial' removes. */
   partialDrop: setting({

@@ -5,6 +5,7 @@ import { Rng } from '../../../src/env/random.ts';
 import { generateQuestion, generateWorld, WorldIndex, worldQcp } from '../../../src/env/world.ts';
 import { tokenizerFromJson } from '../../../src/model/tokenizer.ts';
 import {
+  PRIVILEGED_HEADER,
   PRIVILEGED_MODES,
   STUDENT_INSTRUCTIONS,
   compactQcp,
@@ -242,5 +243,19 @@ describe('compact notes', () => {
     expect(privilegedBlock(long, 'full', compact).length).toBeLessThan(privilegedBlock(long, 'full').length);
     expect(privilegedBlock(long, 'full', { notes: 'passages' })).toBe(privilegedBlock(long, 'full'));
     expect(privilegedBlock(long, 'gt', compact)).toBe(privilegedBlock(long, 'gt'));
+  });
+
+  it("renders 'answer-first' as the gt block's line, then the compact notes' path, answer line included", () => {
+    const first = { notes: 'answer-first' as const, seed: 'c' };
+    const compact = { notes: 'compact' as const, seed: 'c' };
+    for (const mode of ['full', 'partial'] as const) {
+      const got = privilegedBlock(long, mode, first);
+      const [head, ...rest] = privilegedBlock(long, mode, compact).split('\n');
+      expect(head).toBe(PRIVILEGED_HEADER);
+      expect(got).toBe([privilegedBlock(long, 'gt').trimEnd(), ...rest].join('\n'));
+      expect(got).toMatch(/^Private notes on how this question was made: the answer is Soudrovia\.\nSource document: /);
+      expect(got).toMatch(/\nAnswer: Soudrovia\n$/);
+    }
+    expect(privilegedBlock(long, 'gt', first)).toBe(privilegedBlock(long, 'gt'));
   });
 });

@@ -273,6 +273,29 @@ describe('data', () => {
     expect(stops).toBeGreaterThan(0);
   });
 
+  it("answer-first notes: the compact notes opened by the gt notes' line, only where asked for", () => {
+    const settings = { ...DATA, teacherPerWorld: 12, teacherCompact: 1 };
+    const compact = worldDocs(settings, 0);
+    expect(worldDocs({ ...settings, teacherAnswerFirst: 0 }, 0)).toEqual(compact);
+    const first = worldDocs({ ...settings, teacherAnswerFirst: 1 }, 0);
+    const led = /Private notes on how this question was made: the answer is [^\n]+\.\n(Source document|Search 1): /;
+    let changed = 0;
+    first.forEach((d, k) => {
+      const before = docText(compact[k]!);
+      // Full and partial notes: the header on a line of its own (gt's goes on with the answer).
+      if (d.kind !== 'teacher' || !before.includes('how this question was made:\n')) {
+        expect(d).toEqual(compact[k]);
+        return;
+      }
+      // Only the notes' first line differs; every target is the same.
+      expect(docText(d)).toMatch(led);
+      expect(docText(d).replace(/(made:) the answer is [^\n]+\./, '$1')).toBe(before);
+      expect(d.segments.filter((x) => x.loss)).toEqual(compact[k]!.segments.filter((x) => x.loss));
+      changed++;
+    });
+    expect(changed).toBeGreaterThan(3);
+  });
+
   it('makes copy-task rows: spans repeated, loss only where the repeat determines the token', () => {
     const pool = [3, 5, 7, 11, 13, 17];
     const b = copyTaskBatch(new Rng(1), 2, 64, { ids: pool, span: [2, 5] });
