@@ -66,11 +66,15 @@ function variant(e: Engine): 'rows' | 'tiled' {
   return (forcedVariant ?? (e.info.isCpu ? 'rows' : 'tiled')) === 'tiled' ? 'tiled' : 'rows';
 }
 
+/** The 4-row tiles of a kv head's query rows: the 'split' kernel's workgroups along x. */
+function rowTiles(g: Geometry): number {
+  return Math.ceil(((g.Hq / g.Hkv) * g.Tq) / 4);
+}
+
 function forwardVariant(e: Engine, g: Geometry): AttentionVariant {
   if (variant(e) === 'tiled') return 'tiled';
   if (!subgroupsOf8(e) || forcedVariant === 'rows') return 'rows';
-  const tiles = Math.ceil(((g.Hq / g.Hkv) * g.Tq) / 4);
-  return forcedVariant === 'split' || tiles <= SPLIT_MAX_TILES ? 'split' : 'rows';
+  return forcedVariant === 'split' || rowTiles(g) <= SPLIT_MAX_TILES ? 'split' : 'rows';
 }
 
 let forcedFixed: boolean | null = null;
@@ -199,7 +203,7 @@ export function attention(q: Tensor, k: Tensor, v: Tensor, opts: AttentionOption
   const stats = e.empty([B, Hq, Tq, 2]); // (lse, D) per query row
   const fwd = forwardVariant(e, geo);
   if (o.size > 0 && fwd === 'split') {
-    const x = Math.ceil(((Hq / Hkv) * Tq) / 4);
+    const x = rowTiles(geo);
     checkGrid(e, x, `${Hq / Hkv} x ${Tq} query rows per kv head`);
     e.dispatch({
       shader: 'attention_split_fwd',
