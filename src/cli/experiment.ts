@@ -54,7 +54,7 @@ import { countOption, parseArgs } from './args.ts';
 import { stopOnInterrupt } from './interrupt.ts';
 import { DirStorage } from './fs-storage.ts';
 import { checkOutFolder, type OutRule } from './out-folder.ts';
-import { ConsoleReporter, evalLine, formatTime } from './progress.ts';
+import { ConsoleReporter, evalLine, formatTime, plural } from './progress.ts';
 import { LOGS, RUN_NAMES, RunFolder, readLog } from './run-folder.ts';
 import { buildBase, buildEnvironment } from './setup.ts';
 import { runCommand } from './command.ts';
@@ -534,8 +534,8 @@ async function main(argv: string[]): Promise<number> {
   const env = exp.env(c);
   console.log(
     `experiment: ${engine.info.description} (${engine.info.host}); preset ${preset}, model ${c.model}; arms ` +
-      `${arms.join(', ')}; seeds ${seeds.join(', ')}; ${c.iterations} iterations x (${c.examinerSteps} examiner + ` +
-      `${c.studentSteps} student steps); ${env.evalSet.length} held-out questions; ${jobs.length} runs; out ${out}`,
+      `${arms.join(', ')}; seeds ${seeds.join(', ')}; ${plural(c.iterations, 'iteration')} x (${c.examinerSteps} examiner + ` +
+      `${c.studentSteps} student steps); ${env.evalSet.length} held-out questions; ${plural(jobs.length, 'run')}; out ${out}`,
   );
 
   const interrupt = stopOnInterrupt();

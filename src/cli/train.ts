@@ -24,7 +24,7 @@ import { estimateRun } from '../worker/estimate.ts';
 import { parseArgs } from './args.ts';
 import { stopOnInterrupt } from './interrupt.ts';
 import { DirStorage } from './fs-storage.ts';
-import { ConsoleReporter, formatTime } from './progress.ts';
+import { ConsoleReporter, formatTime, plural } from './progress.ts';
 import { withPath } from './fs-errors.ts';
 import { estimateLines, peakLine, refusal } from './memory.ts';
 import { checkOutFolder } from './out-folder.ts';
@@ -120,7 +120,8 @@ async function main(argv: string[]): Promise<number> {
     `train: ${engine.info.description} (${engine.info.host}); model ${base.name} (${base.cfg.layers} layers, width ` +
       `${base.cfg.hidden}, vocab ${base.cfg.vocabSize}, ${params} trained parameters per policy, ` +
       `${config.policies}); corpus ${env.passages.length} passages, ${env.evalSet.length} held-out questions; ` +
-      `${config.iterations} iterations x (${config.examinerSteps} examiner + ${config.studentSteps} student steps); ` +
+      `${plural(config.iterations, 'iteration')} x (${config.examinerSteps} examiner + ${config.studentSteps} student ` +
+      'steps); ' +
       `out ${out}`,
   );
 
