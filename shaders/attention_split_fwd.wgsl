@@ -12,12 +12,11 @@ enable subgroups;
 // o = sum acc * exp(m - M) / L. The host uses it only where subgroups are exactly 8 lanes wide.
 //
 // Work layout: workgroup (x, y, z) = (tile of 4 rows, kv head, batch), rows as in queryTile.
-const NEG = -3.0e38; // "minus infinity" that stays finite, so exp(NEG - m) is 0 and never NaN
-
 @group(0) @binding(5) var<storage, read_write> o: array<f32>;
 @group(0) @binding(6) var<storage, read_write> stats: array<f32>;
 
 #include "lib/attention_rows.wgsl"
+#include "lib/attention_rows_block.wgsl"
 
 @compute @workgroup_size(8, 1, 1)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) s: u32) {
@@ -35,46 +34,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) s: u
     for (var x = 0u; x < 4u * MAXD; x++) { acc[x] = 0.0; }
 
     for (var j = t.ks + 8u * s; j < t.end; j += 64u) {
-      // Keys j..j+7 as two vec4 halves; those past t.end are clamped to a valid one and masked below.
-      let ja = vec4u(j) + IOTA;
-      let jb = ja + 4u;
-      let ka = min(ja, vec4u(t.end - 1u)) * p.Dh + t.kvBase;
-      let kb = min(jb, vec4u(t.end - 1u)) * p.Dh + t.kvBase;
-      var Sa = mat4x4f(); // Sa[u]: row u's scores for keys j..j+3
-      var Sb = mat4x4f(); // and j+4..j+7
-      for (var d = 0u; d < p.Dh; d++) {
-        let kda = vec4f(k[ka.x + d], k[ka.y + d], k[ka.z + d], k[ka.w + d]);
-        let kdb = vec4f(k[kb.x + d], k[kb.y + d], k[kb.z + d], k[kb.w + d]);
-        for (var u = 0u; u < 4u; u++) {
-          let qd = q[t.qBase[u] + d];
-          Sa[u] += qd * kda;
-          Sb[u] += qd * kdb;
-        }
-      }
-      var mNew = m;
-      for (var u = 0u; u < 4u; u++) {
-        Sa[u] = select(vec4f(NEG), p.scale * Sa[u], ja < vec4u(t.rowEnd[u]));
-        Sb[u] = select(vec4f(NEG), p.scale * Sb[u], jb < vec4u(t.rowEnd[u]));
-        let mx = max(Sa[u], Sb[u]);
-        mNew[u] = max(m[u], max(max(mx.x, mx.y), max(mx.z, mx.w)));
-      }
-      let alpha = exp(m - mNew); // rescales what was accumulated against the old maxima
-      var Pa = mat4x4f();
-      var Pb = mat4x4f();
-      for (var u = 0u; u < 4u; u++) {
-        Pa[u] = select(vec4f(0.0), exp(Sa[u] - mNew[u]), ja < vec4u(t.rowEnd[u]));
-        Pb[u] = select(vec4f(0.0), exp(Sb[u] - mNew[u]), jb < vec4u(t.rowEnd[u]));
-        l[u] = l[u] * alpha[u] + dot(Pa[u] + Pb[u], vec4f(1.0));
-      }
-      m = mNew;
-      for (var d = d0; d < d1; d++) {
-        let vda = vec4f(v[ka.x + d], v[ka.y + d], v[ka.z + d], v[ka.w + d]);
-        let vdb = vec4f(v[kb.x + d], v[kb.y + d], v[kb.z + d], v[kb.w + d]);
-        for (var u = 0u; u < 4u; u++) {
-          let at = u * MAXD + d - d0;
-          acc[at] = alpha[u] * acc[at] + dot(Pa[u], vda) + dot(Pb[u], vdb);
-        }
-      }
+      foldKeyBlock(t, j, d0, d1, &m, &l, &acc);
     }
 
     // Merge the 8 lanes' softmax states: a lane that saw no key has l = 0 and acc = 0, so its weight is moot.
