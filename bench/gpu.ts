@@ -1,13 +1,16 @@
 // The GPU benchmark (scripts/gpu-bench/run.sh runs it): on the adapter Dawn picks (a hardware GPU through
-// Vulkan where there is one), matmul with piplay's `tiled` and `regs` kernels beside tfjs-backend-webgpu,
-// fused attention forward and backward, and decode and training tokens/s of the SmolLM2-135M and
-// Qwen3-0.6B shapes with random weights. Prints the tables and writes OUT/gpu-bench.json.
+// Vulkan where there is one), in this order: matmul with piplay's `tiled` and `regs` kernels beside
+// tfjs-backend-webgpu; fused attention forward and backward; self-play on the default model (one demo-preset
+// iteration and the quick preset's whole run, phase by phase: what a user of the page waits for); decode and
+// training tokens/s of the SmolLM2-135M and Qwen3-0.6B shapes with random weights. Prints the tables and
+// writes OUT/gpu-bench.json after each part, so a run stopped by its time limit keeps what it finished.
 //   npx tsx bench/gpu.ts OUT [--small]    (--small: tiny sizes, for a dry run on a CPU driver)
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Engine } from '../src/gpu/engine.ts';
 import { nodeHost } from '../src/gpu/host/node.ts';
 import { benchAttention, type AttentionSize } from './attention.ts';
+import { benchSelfPlay } from './iteration.ts';
 import { benchMatmul } from './matmul.ts';
 import { benchRandomModel, RANDOM_MODEL_HEADER } from './random-model.ts';
 // The real models' configs, as the tests hold them (test/assets/configs/, from the models' repositories).
@@ -37,6 +40,11 @@ async function main(): Promise<void> {
   if (i.isCpu && !small) console.log('  (a CPU driver: the full sizes take long here; --small is the dry run)');
   const results: Record<string, unknown> = { device: i, date: new Date().toISOString(), small };
   const t0 = performance.now();
+  mkdirSync(out, { recursive: true });
+  const save = () => {
+    results['seconds'] = (performance.now() - t0) / 1000;
+    writeFileSync(join(out, 'gpu-bench.json'), JSON.stringify(results, null, 2));
+  };
   const sizes: [number, number, number][] = small
     ? [
         [64, 64, 64],
@@ -48,6 +56,7 @@ async function main(): Promise<void> {
         [4096, 4096, 4096],
       ];
   results['matmul'] = await benchMatmul(e, sizes, i.isCpu ? ['subgroup', 'regs', 'tiled'] : ['tiled', 'regs']);
+  save();
   const att: AttentionSize[] = small
     ? [{ B: 1, Hq: 4, Hkv: 2, T: 64, Dh: 32 }]
     : [
@@ -55,6 +64,18 @@ async function main(): Promise<void> {
         { B: 1, Hq: 16, Hkv: 8, T: 2048, Dh: 128 },
       ];
   results['attention'] = await benchAttention(e, att);
+  save();
+  // The dry run shrinks both to one step of each kind, one iteration and one held-out question per hop.
+  const shrink = small ? { steps: 1, evalPerHop: 1 } : {};
+  results['demoIteration'] = await benchSelfPlay(e, { preset: 'demo', ...shrink });
+  save();
+  results['quickRun'] = await benchSelfPlay(e, {
+    preset: 'quick',
+    wholeRun: true,
+    ...shrink,
+    ...(small ? { iterations: 1 } : {}),
+  });
+  save();
   console.log('\nrandom-weight models: decode (KV cache, greedy) and training (forward + backward + AdamW), f32');
   console.log(RANDOM_MODEL_HEADER);
   const models: [string, object][] = small
@@ -69,9 +90,7 @@ async function main(): Promise<void> {
     : { warmTokens: 2, newTokens: 32, batch: 4, time: 256, steps: 3 };
   for (const [name, cfg] of models) rows.push(await benchRandomModel(e, name, cfg, plan));
   results['model'] = rows;
-  results['seconds'] = (performance.now() - t0) / 1000;
-  mkdirSync(out, { recursive: true });
-  writeFileSync(join(out, 'gpu-bench.json'), JSON.stringify(results, null, 2));
+  save();
   console.log(`\n${(results['seconds'] as number).toFixed(0)} s; wrote ${join(out, 'gpu-bench.json')}`);
   process.exit(0);
 }

@@ -4,10 +4,12 @@
 // and read-backs.
 // `--steps=N` runs N examiner and N student steps instead of the preset's 8 + 8 (same batch shapes);
 // `--eval-per-hop=N` shrinks the evaluation the same way; `--by-kernel` splits the phases by kernel too.
+// benchSelfPlay times the same for any preset, and for a whole run as a user starts it (the GPU benchmark's
+// demo iteration and quick run).
 import type { Engine } from '../src/gpu/engine.ts';
 import { Profile, type PhaseTotals } from '../src/gpu/profile.ts';
 import { buildBase, buildEnvironment } from '../src/cli/setup.ts';
-import { makeConfig } from '../src/selfplay/config.ts';
+import { makeConfig, type PresetName, type SelfPlayConfig } from '../src/selfplay/config.ts';
 import { SelfPlayRun } from '../src/selfplay/loop.ts';
 import { fmt } from './timing.ts';
 
@@ -35,19 +37,38 @@ function category(phase: string): string {
   return 'other (loss, read-backs, host)';
 }
 
-export async function benchIteration(e: Engine): Promise<Record<string, unknown>[]> {
-  const steps = intFlag('steps');
-  const evalPerHop = intFlag('eval-per-hop');
-  const config = makeConfig('demo', {
-    iterations: 1,
-    evalAtStart: false,
+/** `npm run bench -- iteration`: one demo iteration, shrunk by --steps and --eval-per-hop. */
+export function benchIteration(e: Engine): Promise<Record<string, unknown>[]> {
+  return benchSelfPlay(e, {
+    preset: 'demo',
+    steps: intFlag('steps'),
+    evalPerHop: intFlag('eval-per-hop'),
+    byKernel: process.argv.includes('--by-kernel'),
+  });
+}
+
+export interface SelfPlayBench {
+  preset: PresetName;
+  /** The preset's whole run (every iteration, and its evaluation at the start), not one iteration. */
+  wholeRun?: boolean;
+  /** Iterations of a whole run (default: the preset's). */
+  iterations?: number | undefined;
+  /** Examiner and student steps per iteration (default: the preset's). */
+  steps?: number | undefined;
+  /** Held-out questions per hop of each evaluation (default: the preset's). */
+  evalPerHop?: number | undefined;
+  byKernel?: boolean;
+}
+
+/** Times a self-play run of `opts.preset` on its model and world, phase by phase. */
+export async function benchSelfPlay(e: Engine, opts: SelfPlayBench): Promise<Record<string, unknown>[]> {
+  const { steps, evalPerHop, iterations } = opts;
+  const config = makeConfig(opts.preset, {
+    ...(opts.wholeRun ? (iterations !== undefined ? { iterations } : {}) : { iterations: 1, evalAtStart: false }),
     ...(steps !== undefined ? { examinerSteps: steps, studentSteps: steps } : {}),
     ...(evalPerHop !== undefined ? { evalPerHop } : {}),
   });
-  console.log(
-    `\nself-play iteration: demo preset, ${config.model}, ${config.examinerSteps} examiner + ${config.studentSteps} student steps, ` +
-      `eval ${config.evalPerHop} per hop x hops ${config.evalHops.join(',')}`,
-  );
+  console.log(`\n${describe(opts, config)}`);
   const env = buildEnvironment(config);
   const base = await buildBase(e, config, env);
   const run = await SelfPlayRun.start({ engine: e, config, base, env });
@@ -58,7 +79,7 @@ export async function benchIteration(e: Engine): Promise<Record<string, unknown>
   await e.sync();
 
   const profile = new Profile();
-  profile.byKernel = process.argv.includes('--by-kernel');
+  profile.byKernel = opts.byKernel === true;
   const c0 = { ...e.counters };
   e.profile = profile;
   const t0 = performance.now();
@@ -114,6 +135,9 @@ export async function benchIteration(e: Engine): Promise<Record<string, unknown>
   );
   rows.push({
     op: 'iteration-total',
+    preset: opts.preset,
+    wholeRun: opts.wholeRun === true,
+    iterations: config.iterations,
     seconds: total,
     steps: config.examinerSteps,
     evalPerHop: config.evalPerHop,
@@ -121,4 +145,13 @@ export async function benchIteration(e: Engine): Promise<Record<string, unknown>
     ...counts,
   });
   return rows;
+}
+
+function describe(opts: SelfPlayBench, c: SelfPlayConfig): string {
+  const steps = `${c.examinerSteps} examiner + ${c.studentSteps} student steps`;
+  const evals = `eval ${c.evalPerHop} per hop x hops ${c.evalHops.join(',')}`;
+  return opts.wholeRun
+    ? `self-play run: ${opts.preset} preset, ${c.model}, ${c.iterations} x (${steps}), ${evals}` +
+        `${c.evalAtStart ? ' at the start and' : ''} after each iteration`
+    : `self-play iteration: ${opts.preset} preset, ${c.model}, ${steps}, ${evals}`;
 }
