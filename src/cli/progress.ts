@@ -1,11 +1,6 @@
 // Console output of a run: a progress bar (redrawn in place on a terminal) and one line per step.
 import type { EvalMetrics, RunEvent, StepMetrics } from '../selfplay/events.ts';
 
-/** `n word` with the word in the plural unless n is 1: "1 iteration", "2 iterations". */
-export function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
-}
-
 export function formatTime(s: number): string {
   if (!Number.isFinite(s)) return '?';
   return s >= 3600

@@ -29,7 +29,8 @@ export function formatSource(doc: Doc): string {
   return `(Title: ${oneLine(doc.title)}) ${oneLine(doc.text)}`;
 }
 
-function plural(n: number, word: string): string {
+/** `n word` with the word in the plural unless n is 1: "1 hop", "2 hops" (prompts and the CLI's logs). */
+export function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 

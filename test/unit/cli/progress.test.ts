@@ -1,6 +1,7 @@
 // The CLI's progress text: counts with the right plural ("1 iteration") and durations.
 import { describe, expect, it } from 'vitest';
-import { formatTime, plural } from '../../../src/cli/progress.ts';
+import { formatTime } from '../../../src/cli/progress.ts';
+import { plural } from '../../../src/env/prompts.ts';
 
 describe('CLI progress text', () => {
   it('counts in the singular only for one', () => {
