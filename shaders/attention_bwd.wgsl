@@ -56,85 +56,69 @@ fn dq(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u
   let nc = nChunks();
   let cv = nVec4();
   let bk = blockLen();
-  let rowsPerWg = WG / nc;
-  let G = p.Hq / p.Hkv;
-  let nRows = G * p.Tq;
-  let b = wid.z;
-  let kvh = wid.y;
-  let rl = lid / nc;
-  let ch = lid % nc;
-  let r = wid.x * rowsPerWg + rl;
-  let live = r < nRows;
-  let i = r % p.Tq;
-  let hq = kvh * G + r / p.Tq;
-  let row = (b * p.Hq + hq) * p.Tq + i;
-  let qBase = row * p.Dh;
-  let kvBase = (b * p.Hkv + kvh) * p.cap * p.Dh;
   let vecsPerRow = nc * cv;
-  let mine = rl * nc + ch;
-  let ks = firstKey(b);
-  let rowEnd = min(p.off + i + 1u, p.Tk);
-  let wgEnd = blockKeyEnd(wid.x * rowsPerWg, rowsPerWg, nRows);
+  let qr = queryRow(wid, lid, nc);
+  let keys = workgroupKeys(wid, nc);
 
   var qv: array<vec4f, MAXV>;
   var gv: array<vec4f, MAXV>; // dO
   var acc: array<vec4f, MAXV>;
   var dPart = 0.0;
   for (var c = 0u; c < cv; c++) {
-    if (live) {
-      let d = (ch * cv + c) * 4u;
-      qv[c] = ldq(qBase, d);
-      gv[c] = lddo(qBase, d);
-      dPart += dot(gv[c], ldaux(qBase, d)); // aux holds O in this pass
+    if (qr.live) {
+      let d = (qr.ch * cv + c) * 4u;
+      qv[c] = ldq(qr.qBase, d);
+      gv[c] = lddo(qr.qBase, d);
+      dPart += dot(gv[c], ldaux(qr.qBase, d)); // aux holds O in this pass
     }
   }
   // D_i = dO_i . O_i, summed over the row's chunks.
-  partS[mine] = dPart;
+  partS[qr.mine] = dPart;
   if (nc > 1u) { workgroupBarrier(); }
   var D = 0.0;
-  for (var c = 0u; c < nc; c++) { D += partS[rl * nc + c]; }
+  for (var c = 0u; c < nc; c++) { D += partS[qr.rl * nc + c]; }
   workgroupBarrier();
   var lse = 0.0;
-  if (live) {
-    lse = stats[2u * row];
-    if (ch == 0u) { stats[2u * row + 1u] = D; }
+  if (qr.live) {
+    lse = stats[2u * qr.row];
+    if (qr.ch == 0u) { stats[2u * qr.row + 1u] = D; }
   }
 
-  for (var kb = ks; kb < wgEnd; kb += bk) {
-    stageKV(lid, kb, kvBase, vecsPerRow, bk);
-    if (live) {
+  for (var kb = keys.x; kb < keys.y; kb += bk) {
+    stageKV(lid, kb, qr.kvBase, vecsPerRow, bk);
+    if (qr.live) {
       for (var j = 0u; j < bk; j++) {
         var s = 0.0;
         var t = 0.0;
         for (var c = 0u; c < cv; c++) {
-          let at = j * vecsPerRow + ch * cv + c;
+          let at = j * vecsPerRow + qr.ch * cv + c;
           s += dot(qv[c], ta[at]);
           t += dot(gv[c], tb[at]);
         }
-        partS[mine * bk + j] = s;
-        partP[mine * bk + j] = t;
+        partS[qr.mine * bk + j] = s;
+        partP[qr.mine * bk + j] = t;
       }
     }
     if (nc > 1u) { workgroupBarrier(); }
-    if (live) {
+    if (qr.live) {
       for (var j = 0u; j < bk; j++) {
-        if (kb + j >= rowEnd) { break; }
+        if (kb + j >= qr.rowEnd) { break; }
         var s = 0.0;
         var t = 0.0;
         for (var c = 0u; c < nc; c++) {
-          s += partS[(rl * nc + c) * bk + j];
-          t += partP[(rl * nc + c) * bk + j];
+          s += partS[(qr.rl * nc + c) * bk + j];
+          t += partP[(qr.rl * nc + c) * bk + j];
         }
         let pj = exp(p.scale * s - lse);
         let dsj = pj * (t - D);
-        for (var c = 0u; c < cv; c++) { acc[c] += dsj * ta[j * vecsPerRow + ch * cv + c]; }
+        for (var c = 0u; c < cv; c++) { acc[c] += dsj * ta[j * vecsPerRow + qr.ch * cv + c]; }
       }
     }
     workgroupBarrier();
   }
 
-  if (!live) { return; }
-  for (var c = 0u; c < cv; c++) { stOut(qBase, (ch * cv + c) * 4u, p.scale * acc[c]); }
+  if (!qr.live) { return; }
+  for (var c = 0u; c < cv; c++) { stOut(qr.qBase, (qr.ch * cv + c) * 4u, p.scale * acc[c]); }
 }
 
 // ---------------------------------------------------------------------------------------- dK, dV

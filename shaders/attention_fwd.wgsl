@@ -7,12 +7,13 @@
 //   stats [B, Hq, Tq, 2]: slot 0 receives the row's log-sum-exp of its scores (0 for an empty row), which
 //   the backward uses to recompute probabilities; slot 1 is left for the backward (it writes D there).
 //
-// Work layout: workgroup (x, y, z) = (block of WG / nc rows, kv head, batch). The rows of a kv head are
-// its G * Tq (group head, query) pairs, so the query heads that share a kv head share its K/V tiles
-// (decoding with GQA fills a workgroup with the group's heads). nc threads own one row, each holding a
-// cv-vec4 chunk of q and of the output accumulator; the nc partial dot products of a score meet in
-// workgroup memory. Keys stream through workgroup memory in blocks of bk with an online softmax (running
-// max m and running sum l, rescaling the accumulator when m grows), so no [Tq, Tk] matrix is ever stored.
+// Work layout (queryRow in lib/attention_tiled.wgsl): workgroup (x, y, z) = (block of WG / nc rows, kv
+// head, batch). The rows of a kv head are its G * Tq (group head, query) pairs, so the query heads that share
+// a kv head share its K/V tiles (decoding with GQA fills a workgroup with the group's heads). nc threads own
+// one row, each holding a cv-vec4 chunk of q and of the output accumulator; the nc partial dot products of a
+// score meet in workgroup memory. Keys stream through workgroup memory in blocks of bk with an online softmax
+// (running max m and running sum l, rescaling the accumulator when m grows), so no [Tq, Tk] matrix is ever
+// stored.
 //
 // Layout constants: on GPUs the op compiles one pipeline per layout with FIXED = true, so loops have
 // constant trip counts (unrolled, per-thread arrays in registers). CPU drivers (lavapipe) take minutes to
@@ -38,56 +39,39 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid:
   let nc = nChunks();
   let cv = nVec4();
   let bk = blockLen();
-  let rowsPerWg = WG / nc;
-  let G = p.Hq / p.Hkv;
-  let nRows = G * p.Tq;
-  let b = wid.z;
-  let kvh = wid.y;
-  let rl = lid / nc; // row within the workgroup
-  let ch = lid % nc; // which chunk of the head dimension this thread owns
-  let r = wid.x * rowsPerWg + rl;
-  let live = r < nRows;
-  let i = r % p.Tq;
-  let hq = kvh * G + r / p.Tq;
-  let qBase = ((b * p.Hq + hq) * p.Tq + i) * p.Dh;
-  let kvBase = (b * p.Hkv + kvh) * p.cap * p.Dh;
   let vecsPerRow = nc * cv;
-  let mine = rl * nc + ch; // this thread's partial-score slots: part[mine * bk + j]
-
-  let ks = firstKey(b);
-  // Keys this row sees: [ks, rowEnd); any row of the workgroup: [ks, wgEnd).
-  let rowEnd = min(p.off + i + 1u, p.Tk);
-  let wgEnd = blockKeyEnd(wid.x * rowsPerWg, rowsPerWg, nRows);
+  let qr = queryRow(wid, lid, nc);
+  let keys = workgroupKeys(wid, nc);
 
   // This thread's chunk of q, pre-scaled, and of the output accumulator.
   var qv: array<vec4f, MAXV>;
   var acc: array<vec4f, MAXV>;
   for (var c = 0u; c < cv; c++) {
-    if (live) { qv[c] = p.scale * ldq(qBase, (ch * cv + c) * 4u); }
+    if (qr.live) { qv[c] = p.scale * ldq(qr.qBase, (qr.ch * cv + c) * 4u); }
   }
   var m = NEG;
   var l = 0.0;
 
-  for (var kb = ks; kb < wgEnd; kb += bk) {
-    stageKV(lid, kb, kvBase, vecsPerRow, bk);
+  for (var kb = keys.x; kb < keys.y; kb += bk) {
+    stageKV(lid, kb, qr.kvBase, vecsPerRow, bk);
 
     // Partial scores over this thread's chunk.
-    if (live) {
+    if (qr.live) {
       for (var j = 0u; j < bk; j++) {
         var s = 0.0;
-        for (var c = 0u; c < cv; c++) { s += dot(qv[c], ta[j * vecsPerRow + ch * cv + c]); }
-        part[mine * bk + j] = s;
+        for (var c = 0u; c < cv; c++) { s += dot(qv[c], ta[j * vecsPerRow + qr.ch * cv + c]); }
+        part[qr.mine * bk + j] = s;
       }
     }
     if (nc > 1u) { workgroupBarrier(); }
 
-    if (live) {
+    if (qr.live) {
       // Full scores: every thread of the row sums the partials in the same order, so all agree.
       var mb = m;
       for (var j = 0u; j < bk; j++) {
-        if (kb + j >= rowEnd) { break; }
+        if (kb + j >= qr.rowEnd) { break; }
         var s = 0.0;
-        for (var c = 0u; c < nc; c++) { s += part[(rl * nc + c) * bk + j]; }
+        for (var c = 0u; c < nc; c++) { s += part[(qr.rl * nc + c) * bk + j]; }
         mb = max(mb, s);
       }
       if (mb > m) {
@@ -98,28 +82,25 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid:
         m = mb;
       }
       for (var j = 0u; j < bk; j++) {
-        if (kb + j >= rowEnd) { break; }
+        if (kb + j >= qr.rowEnd) { break; }
         var s = 0.0;
-        for (var c = 0u; c < nc; c++) { s += part[(rl * nc + c) * bk + j]; }
+        for (var c = 0u; c < nc; c++) { s += part[(qr.rl * nc + c) * bk + j]; }
         let pj = exp(s - m);
         l += pj;
-        for (var c = 0u; c < cv; c++) { acc[c] += pj * tb[j * vecsPerRow + ch * cv + c]; }
+        for (var c = 0u; c < cv; c++) { acc[c] += pj * tb[j * vecsPerRow + qr.ch * cv + c]; }
       }
     }
     workgroupBarrier(); // the tiles are overwritten next block
   }
 
-  if (!live) { return; }
+  if (!qr.live) { return; }
   var inv = 0.0;
   if (l > 0.0) { inv = 1.0 / l; }
   for (var c = 0u; c < cv; c++) {
-    let d = (ch * cv + c) * 4u;
+    let d = (qr.ch * cv + c) * 4u;
     for (var x = 0u; x < 4u; x++) {
-      if (d + x < p.Dh) { o[qBase + d + x] = acc[c][x] * inv; }
+      if (d + x < p.Dh) { o[qr.qBase + d + x] = acc[c][x] * inv; }
     }
   }
-  if (ch == 0u) {
-    let row = (b * p.Hq + hq) * p.Tq + i;
-    stats[2u * row] = select(0.0, m + log(l), l > 0.0);
-  }
+  if (qr.ch == 0u) { stats[2u * qr.row] = select(0.0, m + log(l), l > 0.0); }
 }

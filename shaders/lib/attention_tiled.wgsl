@@ -2,6 +2,7 @@
 //   nChunks, nVec4, blockLen  the thread layout (nc, cv, bk): compile-time when FIXED, else from the uniform;
 //   ldq, ldk, ldv             four consecutive elements of a q, k or v row from column d, zero past Dh;
 //   blockKeyEnd               the end of the keys that any of a workgroup's query rows sees;
+//   queryRow, workgroupKeys   the setup of the query-row entries (forward main, backward dq);
 //   stageKV                   stages a block of K and V rows in workgroup memory.
 // It declares the layout constants both kernels share, their uniform and their inputs (attention_inputs.wgsl).
 // The including shader declares override BK and TILE, and var<workgroup> ta, tb: array<vec4f, TILE>.
@@ -46,6 +47,47 @@ fn blockKeyEnd(r0: u32, rowsPerWg: u32, nRows: u32) -> u32 {
   var lastI = p.Tq - 1u;
   if (r0 / p.Tq == r1 / p.Tq) { lastI = r1 % p.Tq; }
   return min(p.off + lastI + 1u, p.Tk);
+}
+
+// The query row of thread lid of workgroup wid = (block of WG / nc rows, kv head, batch) in the query-row
+// entries: a kv head's rows are its G * Tq (group head, query) pairs, and nc threads share a row, each
+// owning one chunk of its head dimension.
+struct QueryRow {
+  live: bool, // the thread has a row (the last workgroup of a kv head may have fewer)
+  rl: u32, // the row within the workgroup
+  ch: u32, // the chunk of the head dimension this thread owns
+  row: u32, // index into stats, [B, Hq, Tq]
+  qBase: u32, // row * Dh: the row's start in q, o, dO and dq
+  kvBase: u32, // the kv head's start in k and v, [B, Hkv, cap, Dh]
+  mine: u32, // this thread's partial-sum slots start at mine * bk
+  rowEnd: u32, // the row sees keys [firstKey, rowEnd)
+}
+
+fn queryRow(wid: vec3u, lid: u32, nc: u32) -> QueryRow {
+  var t: QueryRow;
+  let rowsPerWg = WG / nc;
+  let G = p.Hq / p.Hkv;
+  let nRows = G * p.Tq;
+  let b = wid.z;
+  let kvh = wid.y;
+  t.rl = lid / nc;
+  t.ch = lid % nc;
+  let r = wid.x * rowsPerWg + t.rl;
+  t.live = r < nRows;
+  let i = r % p.Tq;
+  t.row = (b * p.Hq + kvh * G + r / p.Tq) * p.Tq + i;
+  t.qBase = t.row * p.Dh;
+  t.kvBase = (b * p.Hkv + kvh) * p.cap * p.Dh;
+  t.mine = t.rl * nc + t.ch;
+  t.rowEnd = min(p.off + i + 1u, p.Tk);
+  return t;
+}
+
+// The keys [x, y) that any row of workgroup wid sees; kept out of queryRow, whose result depends on the
+// thread: the key loop holds barriers, so its bounds must be uniform across the workgroup.
+fn workgroupKeys(wid: vec3u, nc: u32) -> vec2u {
+  let rowsPerWg = WG / nc;
+  return vec2u(firstKey(wid.z), blockKeyEnd(wid.x * rowsPerWg, rowsPerWg, (p.Hq / p.Hkv) * p.Tq));
 }
 
 // Stages the K and V rows of keys kb .. kb + bk - 1 of the kv head at kvBase into ta and tb (vecsPerRow vec4s
