@@ -53,9 +53,14 @@ fi
 timeout 420 "${bench[@]}" "$out" "$@" 2>&1 | grep -v 'artificially reduced' | tee -a "$log"
 status=${PIPESTATUS[0]}
 [ "$status" = 124 ] && say "run.sh: the Dawn benchmark ran past 7 minutes and was stopped"
-if python3 -c 'import torch' 2>/dev/null; then
-  timeout 60 python3 scripts/gpu-bench/torch_matmul.py "$out" "$@" 2>&1 | tee -a "$log"
+# The first Python with PyTorch: the one on PATH, else the system's (Debian's python3-torch).
+py=''
+for p in python3 /usr/bin/python3; do
+  if command -v "$p" >/dev/null && "$p" -c 'import torch' 2>/dev/null; then py=$p; break; fi
+done
+if [ -n "$py" ]; then
+  timeout 60 "$py" scripts/gpu-bench/torch_matmul.py "$out" "$@" 2>&1 | tee -a "$log"
 else
-  say "run.sh: no PyTorch in python3; no BLAS column"
+  say "run.sh: no PyTorch in python3 or /usr/bin/python3; no BLAS column"
 fi
 exit "$status"
