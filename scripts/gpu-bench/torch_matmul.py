@@ -55,5 +55,6 @@ def main() -> None:
     with open(path, "w") as f:
         json.dump(rows, f, indent=2)
 
+
 if __name__ == "__main__":
     main()
