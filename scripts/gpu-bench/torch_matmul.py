@@ -35,25 +35,27 @@ def main() -> None:
     torch.backends.cuda.matmul.allow_tf32 = False
     rows = []
     path = os.path.join(out, "torch-matmul.json")
+
+    def record(dtype: str, n: int, **fields: object) -> None:
+        rows.append({"op": "torch-matmul", "device": name, "dtype": dtype, "n": n, **fields})
+        with open(path, "w") as f:  # after each size, so run.sh's time limit keeps what finished
+            json.dump(rows, f, indent=2)
+
     print(f"\nPyTorch {torch.__version__} matmul on {name} (n x n x n)")
     for dtype in (torch.float32, torch.float16):
         if dtype == torch.float16 and device == "cpu" and not small:
             continue  # the CPU's f16 matmul, where it exists, is far slower than its f32
+        label = str(dtype)[6:]
         for n in sizes:
             try:
                 ms = time_matmul(n, dtype, device)
             except RuntimeError as e:  # e.g. no f16 matmul on this build's CPU
-                print(f"  {str(dtype)[6:]:8} {n:5} | not run: {str(e).splitlines()[0]}")
-                rows.append({"op": "torch-matmul", "device": name, "dtype": str(dtype)[6:], "n": n, "error": str(e)})
+                print(f"  {label:8} {n:5} | not run: {str(e).splitlines()[0]}")
+                record(label, n, error=str(e))
                 break
             g = 2 * n**3 / ms / 1e6
-            print(f"  {str(dtype)[6:]:8} {n:5} | {ms:9.3f} ms {g:10.1f} GFLOP/s")
-            rows.append({"op": "torch-matmul", "device": name, "dtype": str(dtype)[6:], "n": n, "ms": ms, "gflops": g})
-            # Written after each size, so run.sh's time limit keeps what finished.
-            with open(path, "w") as f:
-                json.dump(rows, f, indent=2)
-    with open(path, "w") as f:
-        json.dump(rows, f, indent=2)
+            print(f"  {label:8} {n:5} | {ms:9.3f} ms {g:10.1f} GFLOP/s")
+            record(label, n, ms=ms, gflops=g)
 
 
 if __name__ == "__main__":
