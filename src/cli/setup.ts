@@ -29,14 +29,15 @@ function readText(path: string, flag: string): string {
 export function buildEnvironment(c: SelfPlayConfig): Environment {
   let evalSet: EvalQuestion[] | null = null;
   if (c.evalSet)
-    evalSet = parseEvalSetJsonl(readText(c.evalSet, 'eval-set'), c.evalSet).map((q) => ({
+    evalSet = parseEvalSetJsonl(readText(c.evalSet, 'eval-set'), c.evalSet).map((q, i) => ({
+      id: `q${i}`,
       question: q.question,
       answers: q.answers,
       hops: q.hops,
     }));
   if (c.corpus === 'world') {
     const env = Environment.fromWorld(c);
-    return evalSet ? new Environment(env.passages, evalSet, c.retrievalTopK, env.world) : env;
+    return evalSet ? env.withEvalSet(evalSet) : env;
   }
   const passages = parseCorpusJsonl(readText(c.corpus, 'corpus'), c.corpus);
   if (passages.length === 0) {

@@ -44,3 +44,11 @@ export {
   type Relation,
   type World,
 } from './world/types.ts';
+export {
+  YARDSTICK_SEEDS,
+  YARDSTICK_SPLITS,
+  yardstickQuestions,
+  yardstickWorld,
+  type HeldOutQuestion,
+  type YardstickSplit,
+} from './world/yardstick.ts';

@@ -6,7 +6,7 @@
 // Multi-hop solving in those follows the privileged notes: it is what self-play's teacher knows and the
 // student must learn.
 import { Rng, seedToInt, type Seed } from '../env/random.ts';
-import { generateQuestion, generateWorld, WorldIndex } from '../env/world.ts';
+import { generateQuestion, generateWorld, WorldIndex, YARDSTICK_SEEDS } from '../env/world.ts';
 import type { PrivilegedMode } from '../env/prompts.ts';
 import {
   answerTargetsOnly,
@@ -97,11 +97,14 @@ export const DATA_DEFAULTS = {
 /** The privileged modes of teacher transcripts, in the order of DataSettings.teacherModes. */
 export const TEACHER_MODES: readonly Exclude<PrivilegedMode, 'none'>[] = ['full', 'partial', 'gt', 'gt-hop'];
 
-/** The seed of the k-th pretraining world (a string, never the default world's seed). */
+/** Worlds pretraining never draws: the default (self-play) world and the held-out yardstick's. */
+const RESERVED_WORLDS = new Set([DEFAULT_WORLD_SEED, ...Object.values(YARDSTICK_SEEDS)].map(seedToInt));
+
+/** The seed of the k-th pretraining world (a string, never a reserved world's seed). */
 export function worldSeed(seed: number, k: number): Seed {
   for (let salt = 0; ; salt++) {
     const s = `pretrain-${seed}-${k}${salt ? `-${salt}` : ''}`;
-    if (seedToInt(s) !== seedToInt(DEFAULT_WORLD_SEED)) return s;
+    if (!RESERVED_WORLDS.has(seedToInt(s))) return s;
   }
 }
 

@@ -139,6 +139,17 @@ export const SETTINGS = {
     help: 'hop counts of the held-out set, e.g. 1,2,3,4',
     paper: [1, 2, 3, 4],
   }),
+  /** Where the world corpus's held-out questions come from (src/env/world/yardstick.ts): a world that neither
+   *  pretraining nor self-play draws, searched through its own corpus ('dev' to choose settings, 'test' to report),
+   *  or the training world's own held-out set ('train'). A corpus file uses its --eval-set instead. */
+  evalWorld: setting({
+    flag: 'eval-world',
+    kind: oneOf(['test', 'dev', 'train']),
+    help:
+      "held-out questions of the world corpus: from an unseen world searched through its own corpus ('test' to " +
+      "report, 'dev' to choose settings) or from the training world ('train')",
+    paper: 'test',
+  }),
 
   // -- the loop
   iterations: setting({ flag: 'iterations', kind: int(1), help: 'π-Play iterations', paper: 3 }),
@@ -201,6 +212,15 @@ export const SETTINGS = {
     help: 'top up too few valid questions from the world generator',
     paper: 'none',
     demo: 'world',
+  }),
+  /** Dr. Zero's data generation: examiner rollouts per source document, the best-formatted kept (highest format
+   *  reward; the first of equals), so the student trains on fewer broken questions. The examiner stage's own
+   *  HRPO rollouts stay one per document, as the paper's. */
+  examinerSamples: setting({
+    flag: 'examiner-samples',
+    kind: int(1),
+    help: 'data generation: examiner rollouts per source document, the best-formatted kept',
+    paper: 1,
   }),
   /** Who writes the student's training set: the examiner ('examiner', self-play as ALGORITHM.md 1(b) has
    *  it) or the world generator ('world': an oracle examiner whose questions are all true, with QCPs
@@ -321,6 +341,24 @@ export const SETTINGS = {
     paper: 0.1,
     demo: 1,
   }),
+  /** verl's warm-up ratio: the learning rate of each policy rises linearly over this share of its optimizer steps
+   *  in the run (step k of W uses lr·k/W), then stays. Steps skipped for want of evidence do not count. */
+  lrWarmup: setting({
+    flag: 'lr-warmup',
+    kind: num(0, 1),
+    help: "share of each policy's optimizer steps over which its learning rate rises linearly from 0",
+    paper: 0.03,
+  }),
+  /** An update with no evidence: every rollout in it has advantage 0 (no question with both right and wrong
+   *  answers, no hop group with differing rewards). 'apply' steps anyway, as verl does: Adam's momentum moves the
+   *  weights, and π-Play's λ·D alone, which Adam scales to a full step whatever λ is. 'skip' leaves the weights, the
+   *  optimizer state and the teacher as they were. */
+  emptyUpdates: setting({
+    flag: 'empty-updates',
+    kind: oneOf(['apply', 'skip']),
+    help: "an update whose rollouts all have advantage 0: 'apply' it (momentum and λ·D still move the weights) or 'skip' it",
+    paper: 'apply',
+  }),
   adamBeta1: setting({ flag: 'adam-beta1', kind: num(0, 0.999999), help: 'AdamW beta1', paper: 0.9 }),
   adamBeta2: setting({ flag: 'adam-beta2', kind: num(0, 0.999999), help: 'AdamW beta2', paper: 0.999 }),
 
@@ -424,6 +462,7 @@ export const SMOKE: SelfPlayConfig = {
   tinyMaxPositions: 2048,
   tinyVocab: 1024,
   worldSize: 40,
+  evalWorld: 'train',
   // A random model learns nothing either way; sampling at 1 spreads its rollouts (the tests rely on groups that
   // differ).
   temperature: 1,

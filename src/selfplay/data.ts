@@ -29,7 +29,9 @@ export async function generateTrainingSet(ctx: RunContext, iteration: number): P
   // --student-questions world: the world generator writes the whole set (an oracle examiner), no rollouts.
   const oracle = c.studentQuestions === 'world';
   const maxBatches = oracle ? 0 : Math.ceil(target / c.examinerBatch) * c.generationRounds;
+  /** One per source document: the best-formatted of its --examiner-samples rollouts. */
   const written: WrittenQuestion[] = [];
+  let rollouts = 0;
   for (let b = 0; b < maxBatches && out.length < target; b++) {
     ctx.emit({
       type: 'progress',
@@ -44,7 +46,15 @@ export async function generateTrainingSet(ctx: RunContext, iteration: number): P
       source: ctx.env.sampleSource(pick),
       hops: ctx.env.sampleHops(pick, c.hopWeights),
     }));
-    const batch = await writeQuestions(ctx, ctx.policies.examiner, items, uniform(rng.fork(`sampling-${b}`)));
+    const samples = c.examinerSamples;
+    const tries = await writeQuestions(
+      ctx,
+      ctx.policies.examiner,
+      items.flatMap((it) => Array.from({ length: samples }, () => it)),
+      uniform(rng.fork(`sampling-${b}`)),
+    );
+    rollouts += tries.length;
+    const batch = items.map((_, i) => bestFormatted(tries.slice(i * samples, (i + 1) * samples)));
     written.push(...batch);
     for (const w of batch) {
       if (w.format.f <= 0 || out.length >= target) continue;
@@ -103,7 +113,7 @@ export async function generateTrainingSet(ctx: RunContext, iteration: number): P
     iteration,
     step: 0,
     questions: out.length,
-    examiner_rollouts: written.length,
+    examiner_rollouts: rollouts,
     valid_share: written.length ? formats.filter((f) => f > 0).length / written.length : 0,
     ...rightShareMetric(ctx, written),
     format_reward: mean(formats),
@@ -112,6 +122,13 @@ export async function generateTrainingSet(ctx: RunContext, iteration: number): P
     step_seconds: seconds,
   };
   return { questions: out, metrics, records };
+}
+
+/** The rollout with the highest format reward (the first of equals): Dr. Zero's pick among a document's samples. */
+export function bestFormatted(tries: readonly WrittenQuestion[]): WrittenQuestion {
+  let best = tries[0]!;
+  for (const t of tries) if (t.format.f > best.format.f) best = t;
+  return best;
 }
 
 /** The questions of student step `step`: consecutive, wrapping around a short set. */

@@ -9,6 +9,8 @@ import {
   generateWorld,
   makeEvalSet,
   worldQcp,
+  yardstickQuestions,
+  yardstickWorld,
   type Passage,
   type Qcp,
   type QuestionVerdict,
@@ -31,6 +33,8 @@ export interface TrainQuestion {
 }
 
 export interface EvalQuestion {
+  /** Stable across runs and arms (per-question records pair on it). */
+  id: string;
   question: string;
   answers: string[];
   hops: number;
@@ -39,25 +43,49 @@ export interface EvalQuestion {
 export class Environment {
   readonly index: Bm25Index;
   private readonly worldIndex: WorldIndex | null;
+  /** Where evaluation asks evalSet and searches: this environment, or a held-out world's (its own corpus). */
+  readonly heldOut: Environment;
 
   constructor(
     readonly passages: readonly Passage[],
     readonly evalSet: readonly EvalQuestion[],
     readonly topK: number,
     readonly world: World | null = null,
+    heldOut: Environment | null = null,
   ) {
     if (passages.length === 0) throw new Error('piplay: the corpus is empty');
+    if (heldOut && heldOut.evalSet !== evalSet)
+      throw new Error('piplay: an environment with a held-out world asks that world’s questions');
     this.index = new Bm25Index(passages);
     this.worldIndex = world ? new WorldIndex(world) : null;
+    this.heldOut = heldOut ?? this;
   }
 
   /**
-   * The fictional world of the config (seeded) with its held-out set (makeEvalSet's seed, as public/worlds/ has it).
+   * The fictional world of the config (seeded) with its held-out questions: from the yardstick's unseen world
+   * (--eval-world dev or test, searched through that world's corpus) or the training world's own held-out set
+   * (makeEvalSet's seed, as public/worlds/ has it).
    */
   static fromWorld(c: SelfPlayConfig): Environment {
     const world = generateWorld({ seed: c.worldSeed, size: c.worldSize });
-    const evalSet = c.evalPerHop > 0 ? makeEvalSet(world, { perHop: c.evalPerHop, hops: c.evalHops }) : [];
-    return new Environment(world.passages, evalSet.map(toEval), c.retrievalTopK, world);
+    if (c.evalWorld === 'train' || c.evalPerHop === 0) {
+      const evalSet = c.evalPerHop > 0 ? makeEvalSet(world, { perHop: c.evalPerHop, hops: c.evalHops }) : [];
+      return new Environment(
+        world.passages,
+        evalSet.map((q, i) => toEval(q, `train-${q.hops}h-${i}`)),
+        c.retrievalTopK,
+        world,
+      );
+    }
+    const unseen = yardstickWorld(c.evalWorld);
+    const questions = yardstickQuestions(unseen, c.evalWorld, c.evalPerHop, c.evalHops).map((q) => toEval(q, q.id));
+    const heldOut = new Environment(unseen.passages, questions, c.retrievalTopK, unseen);
+    return new Environment(world.passages, questions, c.retrievalTopK, world, heldOut);
+  }
+
+  /** The same corpus and world with other held-out questions (an --eval-set file), searched here. */
+  withEvalSet(questions: readonly EvalQuestion[]): Environment {
+    return new Environment(this.passages, questions, this.topK, this.world);
   }
 
   /** The search tool: the top-k passages for a query, by BM25. */
@@ -134,6 +162,6 @@ export class Environment {
   }
 }
 
-function toEval(q: WorldQuestion): EvalQuestion {
-  return { question: q.question, answers: q.answers, hops: q.hops };
+function toEval(q: WorldQuestion, id: string): EvalQuestion {
+  return { id, question: q.question, answers: q.answers, hops: q.hops };
 }

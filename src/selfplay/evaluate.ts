@@ -1,19 +1,20 @@
-// Evaluation (ALGORITHM.md section 7): greedy student rollouts on the held-out questions; exact match per
-// hop count and overall, searches per rollout and query redundancy.
+// Evaluation (ALGORITHM.md section 7): greedy student rollouts on the held-out questions, searching the held-out
+// world's corpus (Environment.heldOut); exact match per hop count and overall, searches per rollout, query
+// redundancy, and each question's outcome by id (what paired comparisons between runs are made of).
 import { studentPrompt } from '../env/prompts.ts';
 import type { CausalLM } from '../model/decoder.ts';
 import { studentReward } from '../rl/rewards.ts';
 import { rolloutAnswer, runRollouts, type Rollout } from '../rl/rollout.ts';
 import { encodePrompt } from './base-model.ts';
 import { chunks, rolloutOptions, type RunContext } from './context.ts';
-import type { EvalQuestion } from './environment.ts';
+import type { Environment, EvalQuestion } from './environment.ts';
 import type { EvalMetrics } from './events.ts';
 import { searchStats } from './measures.ts';
 
 export interface EvalResult {
   metrics: EvalMetrics;
   /** Per question: the answer given ('' if none), whether it matched, and the whole rollout's text. */
-  answers: { question: string; hops: number; answer: string; correct: boolean; text: string }[];
+  answers: { id: string; question: string; hops: number; answer: string; correct: boolean; text: string }[];
 }
 
 /** What evaluation needs of a run: no policies besides the model it is given. */
@@ -38,22 +39,26 @@ export async function evaluate(
   ctx: EvalContext,
   iteration: number,
   model: CausalLM,
-  questions: readonly EvalQuestion[] = ctx.env.evalSet,
+  questions: readonly EvalQuestion[] = ctx.env.heldOut.evalSet,
+  /** Whose corpus the search tool reads: the held-out world's, unless the questions are of another world. */
+  searched: Environment = ctx.env.heldOut,
 ): Promise<EvalResult> {
   const tok = ctx.base.tokenizer;
+  const held = { ...ctx, env: searched };
   const rollouts: Rollout[] = [];
   const batches = chunks(questions, ctx.config.evalBatch);
   let done = 0;
   for (const batch of batches) {
     ctx.emit({ type: 'progress', stage: 'eval', iteration, done, total: questions.length });
     const prompts = batch.map((q) => encodePrompt(tok, studentPrompt({ question: q.question })));
-    rollouts.push(...(await greedyRollouts(ctx, model, prompts)));
+    rollouts.push(...(await greedyRollouts(held, model, prompts)));
     done += batch.length;
   }
   ctx.emit({ type: 'progress', stage: 'eval', iteration, done, total: questions.length });
   const answers = questions.map((q, i) => {
     const a = rolloutAnswer(rollouts[i]!);
     return {
+      id: q.id,
       question: q.question,
       hops: q.hops,
       answer: a ?? '',
@@ -79,6 +84,7 @@ export async function evaluate(
       searchesPerRollout: stats.searches,
       redundancy: stats.redundancy,
       n: answers.length,
+      outcomes: answers.map((a) => ({ id: a.id, hops: a.hops, correct: a.correct, answer: a.answer })),
     },
     answers,
   };

@@ -93,6 +93,16 @@ export interface EvalMetrics {
   searchesPerRollout: number;
   redundancy: number;
   n: number;
+  /** Each question's outcome, in the held-out set's order (absent in logs of older versions). */
+  outcomes?: EvalOutcome[];
+}
+
+/** One held-out question's greedy answer; `id` names the same question in every run. */
+export interface EvalOutcome {
+  id: string;
+  hops: number;
+  correct: boolean;
+  answer: string;
 }
 
 export type RunEvent =

@@ -21,7 +21,7 @@ import { policyTokens, rolloutAnswer, runRollouts, type Rollout } from '../rl/ro
 import { encodePrompt } from './base-model.ts';
 import { chunks, mean, now, rngFor, rolloutOptions, uniform, type RunContext } from './context.ts';
 import type { QcpStep, QuestionRecord, StepMetrics } from './events.ts';
-import { gradientStep } from './update.ts';
+import { gradientStep, warmupLr, warmupSteps, type StepResult } from './update.ts';
 import type { CausalLM } from '../model/decoder.ts';
 
 /** One examiner rollout, parsed and scored for format. */
@@ -176,8 +176,14 @@ export async function examinerStep(ctx: RunContext, iteration: number, step: num
       },
     };
   });
-  progress('update');
-  const update = await gradientStep(e, ctx.policies.examinerOpt, micros, { stage: 'examiner', iteration, step });
+  // --empty-updates skip: rewards equal within every hop group leave every advantage 0, so nothing to learn.
+  const skip = c.emptyUpdates === 'skip' && advantages.every((a) => a === 0);
+  const opt = ctx.policies.examinerOpt;
+  const lr = skip ? 0 : warmupLr(c.examinerLr, opt.stepCount + 1, warmupSteps(c, 'examiner'));
+  progress(skip ? 'no update (every advantage is 0)' : 'update');
+  const update: StepResult = skip
+    ? { metrics: {}, gradNorm: 0 }
+    : await gradientStep(e, opt, micros, { stage: 'examiner', iteration, step }, lr);
 
   const questions: QuestionRecord[] = written.map((w, i) => ({
     iteration,
@@ -212,6 +218,8 @@ export async function examinerStep(ctx: RunContext, iteration: number, step: num
     searches_per_rollout: mean(written.map((w) => w.rollout.searches.length)),
     policy_tokens: totalTokens,
     grad_norm: update.gradNorm,
+    skipped_updates: skip ? 1 : 0,
+    lr,
     tokens_per_s: totalTokens / Math.max(seconds, 1e-9),
     step_seconds: seconds,
   };

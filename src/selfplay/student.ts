@@ -19,7 +19,7 @@ import { questionsOfStep } from './data.ts';
 import type { TrainQuestion } from './environment.ts';
 import type { RolloutRecord, StepMetrics, TokenRecord } from './events.ts';
 import { searchStats } from './measures.ts';
-import { gradientStep, type Where } from './update.ts';
+import { gradientStep, warmupLr, warmupSteps, type Where } from './update.ts';
 
 /** Entries of a token's top-K list kept in a rollout record (for the hover view). */
 const RECORD_TOPK = 8;
@@ -83,6 +83,10 @@ interface Updated {
   means: Record<string, number>;
   gradNorms: number[];
   optimizerSteps: number;
+  /** Updates skipped for want of evidence (--empty-updates skip). */
+  skipped: number;
+  /** The learning rate of the last update applied (0: none was). */
+  lr: number;
 }
 
 export async function studentStep(
@@ -183,7 +187,11 @@ async function rolloutRecords(
   return records;
 }
 
-/** PPO epochs over minibatches of L_S; the teacher follows the student by EMA after every optimizer step. */
+/**
+ * PPO epochs over minibatches of L_S; the teacher follows the student by EMA after every optimizer step. With
+ * --empty-updates skip, a minibatch whose rollouts all have advantage 0 is no update at all: no step, no moment
+ * update, no EMA.
+ */
 async function update(
   ctx: RunContext,
   col: Collected,
@@ -199,9 +207,16 @@ async function update(
   const sums: Record<string, number> = {};
   const gradNorms: number[] = [];
   let optimizerSteps = 0;
+  let skipped = 0;
+  let lr = 0;
+  const opt = ctx.policies.studentOpt;
   for (let epoch = 0; epoch < c.ppoEpochs; epoch++) {
     const order = rng.fork(`epoch-${epoch}`).shuffle(rollouts.map((_, i) => i));
     for (const mb of split(order, c.miniBatches)) {
+      if (c.emptyUpdates === 'skip' && mb.every((i) => advantages[i] === 0)) {
+        skipped++;
+        continue;
+      }
       const tokens = mb.reduce((s, i) => s + policyTokens(rollouts[i]!), 0);
       const micros = [];
       for (const idx of chunks(mb, c.microBatch)) {
@@ -245,7 +260,8 @@ async function update(
         });
       }
       progress(`update ${optimizerSteps + 1}/${c.ppoEpochs * c.miniBatches}`);
-      const upd = await gradientStep(ctx.engine, ctx.policies.studentOpt, micros, where);
+      lr = warmupLr(c.lr, opt.stepCount + 1, warmupSteps(c, 'student'));
+      const upd = await gradientStep(ctx.engine, opt, micros, where, lr);
       ctx.policies.emaTeacher(c.tau);
       optimizerSteps++;
       gradNorms.push(upd.gradNorm);
@@ -253,7 +269,7 @@ async function update(
     }
   }
   const means = Object.fromEntries(Object.entries(sums).map(([k, v]) => [k, v / Math.max(optimizerSteps, 1)]));
-  return { means, gradNorms, optimizerSteps };
+  return { means, gradNorms, optimizerSteps, skipped, lr };
 }
 
 /** The step's metrics line (ALGORITHM.md section 7). */
@@ -288,6 +304,8 @@ function stepMetrics(
     fallback_share: mean(qs.map((q) => (q.origin === 'world' ? 1 : 0))),
     grad_norm: mean(upd.gradNorms),
     optimizer_steps: upd.optimizerSteps,
+    skipped_updates: upd.skipped,
+    lr: upd.lr,
     tokens_per_s: totalTokens / Math.max(at.seconds, 1e-9),
     step_seconds: at.seconds,
   };

@@ -6,8 +6,34 @@ import type { Tensor } from '../gpu/tensor.ts';
 import type { AdamW } from '../gpu/optim/adamw.ts';
 import type { Engine } from '../gpu/engine.ts';
 import { gradNorm } from '../gpu/ops/grad_norm.ts';
+import type { SelfPlayConfig } from './config.ts';
 import { checkFinite, NonFiniteLossError } from './context.ts';
 import type { Stage } from './events.ts';
+
+/** A policy's optimizer steps in a whole run: one per minibatch of each PPO epoch of each student step, one per
+ *  examiner step. */
+export function runOptimizerSteps(
+  c: Pick<SelfPlayConfig, 'iterations' | 'studentSteps' | 'examinerSteps' | 'ppoEpochs' | 'miniBatches'>,
+  policy: 'student' | 'examiner',
+): number {
+  return policy === 'student'
+    ? c.iterations * c.studentSteps * c.ppoEpochs * c.miniBatches
+    : c.iterations * c.examinerSteps;
+}
+
+/** Warm-up length in optimizer steps: the --lr-warmup share of the run's steps, rounded up. */
+export function warmupSteps(
+  c: Parameters<typeof runOptimizerSteps>[0] & Pick<SelfPlayConfig, 'lrWarmup'>,
+  policy: 'student' | 'examiner',
+): number {
+  return Math.ceil(c.lrWarmup * runOptimizerSteps(c, policy));
+}
+
+/** The learning rate of optimizer step `k` (1-based: the first step applied is 1) under a linear warm-up of `warmup`
+ *  steps: lr·k/warmup until step `warmup`, then lr. */
+export function warmupLr(lr: number, k: number, warmup: number): number {
+  return warmup > 0 && k < warmup ? (lr * k) / warmup : lr;
+}
 
 export interface MicroStep {
   /** Share of the batch's policy tokens (the micro-batch losses must already be scaled by it). */
@@ -29,11 +55,13 @@ export interface Where {
   step: number;
 }
 
+/** One optimizer step at learning rate `lr` (the caller's schedule). */
 export async function gradientStep(
   e: Engine,
   opt: AdamW,
   micros: readonly MicroStep[],
   where: Where,
+  lr: number,
 ): Promise<StepResult> {
   const sums: Record<string, number> = {};
   try {
@@ -65,7 +93,7 @@ export async function gradientStep(
   try {
     normValue = await e.item(norm);
     checkFinite(normValue, where.stage, where.iteration, where.step, 'gradient norm');
-    opt.step(undefined, norm);
+    opt.step(lr, norm);
   } finally {
     norm.dispose();
     opt.zeroGrad();

@@ -118,6 +118,68 @@ describe('loop variants on the smoke preset', () => {
     run.dispose();
   }, 120_000);
 
+  it('an update without evidence (every advantage 0): skipped leaves weights, moments and teacher; applied moves them', async () => {
+    // A random model answers nothing: every GRPO group scores all 0, so no rollout has an advantage.
+    const common = { evalAtStart: false, examinerSteps: 0, lambda: 0.1, evalPerHop: 0 } as const;
+    const skipped = await runAll(makeConfig('smoke', { ...common, emptyUpdates: 'skip' }));
+    const s = skipped.stage('student')[0]!;
+    expect(s.learnable_share).toBe(0);
+    expect(s.skipped_updates).toBe(1);
+    expect(s.optimizer_steps).toBe(0);
+    expect(s.lr).toBe(0);
+    const p = skipped.run.ctx.policies;
+    expect((await p.studentOpt.state()).step).toBe(0);
+    for (const [name, t] of await p.student.toHost())
+      expect(Array.from(t.data), name).toEqual(Array.from(base.weights.get(name)!.data));
+    for (const [name, t] of await p.teacher!.toHost())
+      expect(Array.from(t.data), name).toEqual(Array.from(base.weights.get(name)!.data));
+    skipped.run.dispose();
+
+    // Applied (verl's way): λ·D alone, scaled by Adam to a full step, moves the student.
+    const applied = await runAll(makeConfig('smoke', { ...common, emptyUpdates: 'apply' }));
+    const a = applied.stage('student')[0]!;
+    expect(a.learnable_share).toBe(0);
+    expect(a.skipped_updates).toBe(0);
+    expect(a.optimizer_steps).toBe(1);
+    let moved = 0;
+    for (const [name, t] of await applied.run.ctx.policies.student.toHost())
+      if (Array.from(t.data).some((v, i) => v !== base.weights.get(name)!.data[i])) moved++;
+    expect(moved).toBeGreaterThan(0);
+    applied.run.dispose();
+  }, 120_000);
+
+  it('data generation samples each source document --examiner-samples times and keeps one question of each', async () => {
+    const config = makeConfig('smoke', {
+      evalAtStart: false,
+      evalPerHop: 0,
+      examinerSamples: 3,
+      fallbackQuestions: 'none',
+      examinerSteps: 0,
+    });
+    const { stage, run } = await runAll(config);
+    const g = stage('generate')[0]!;
+    // One batch of examinerBatch documents (generation-rounds 1), three rollouts each.
+    expect(g.examiner_rollouts).toBe(3 * config.examinerBatch);
+    expect(g.questions as number).toBeLessThanOrEqual(config.examinerBatch);
+    run.dispose();
+  }, 120_000);
+
+  it('warms the learning rate up over the --lr-warmup share of the run, step by step', async () => {
+    const config = makeConfig('smoke', {
+      evalAtStart: false,
+      examinerSteps: 0,
+      evalPerHop: 0,
+      studentSteps: 2,
+      miniBatches: 2,
+      lrWarmup: 1,
+      emptyUpdates: 'apply',
+    });
+    const { stage, run } = await runAll(config);
+    // 4 optimizer steps, all warming up: the last of each step's two is logged, at lr·2/4 and lr·4/4.
+    expect(stage('student').map((m) => m.lr)).toEqual([config.lr / 2, config.lr]);
+    run.dispose();
+  }, 120_000);
+
   it('partial QCP with the k3 KL to a frozen reference (beta > 0)', async () => {
     const config = makeConfig('smoke', {
       privileged: 'partial',

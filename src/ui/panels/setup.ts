@@ -56,7 +56,7 @@ export const TINY_FIELDS: Key[] = [
   'tinyMaxPositions',
   'tinyVocab',
 ];
-export const CORPUS_FIELDS: Key[] = ['worldSeed', 'worldSize', 'retrievalTopK', 'evalPerHop', 'evalHops'];
+export const CORPUS_FIELDS: Key[] = ['worldSeed', 'worldSize', 'retrievalTopK', 'evalWorld', 'evalPerHop', 'evalHops'];
 /** Set by the source pickers, or meaningless in a browser (file paths). */
 const HANDLED: Key[] = ['model', 'corpus', 'evalSet'];
 export const ADVANCED_FIELDS: Key[] = (Object.keys(SETTINGS) as Key[]).filter(
