@@ -5,7 +5,8 @@
 // process through SelfPlayRun. Each run writes the folder `npm run train` writes, under DIR/runs/<arm>-seed<k>/,
 // plus result.json (what the report uses) and, for trained arms, drift.jsonl (the base model's answers to
 // each iteration's examiner questions). After every run DIR/results.md, results.json, em_by_iteration.svg
-// and drift.svg are rewritten from all finished runs. Before the runs, the teacher probe (src/selfplay/probe.ts)
+// and drift.svg are rewritten from all finished runs, with per-question.jsonl (every held-out question's outcome
+// per arm, seed and evaluation) and the paired comparisons made from it (src/experiment/paired.ts). Before the runs, the teacher probe (src/selfplay/probe.ts)
 // scores the base model as teacher with each arm's privileged context (DIR/probe.json), and the examiner probe
 // (src/selfplay/examiner-probe.ts) checks the questions the base model writes (DIR/examiner-probe.json); both
 // are in results.md.
@@ -23,6 +24,7 @@ import {
   type SeedResult,
 } from '../experiment/aggregate.ts';
 import { examinerProbeTable, probeTable, renderResults, type ResultsMeta } from '../experiment/markdown.ts';
+import { comparisons, perQuestionRows } from '../experiment/paired.ts';
 import {
   configDiff,
   DEFAULT_ARMS,
@@ -91,9 +93,21 @@ function settingsText(settings: Partial<SelfPlayConfig>): string[] {
   );
 }
 
+function withoutOutcomes(r: SeedResult): SeedResult {
+  return { ...r, evals: r.evals.map(({ outcomes: _, ...e }) => e) };
+}
+
 /** The experiment folder: its results, the base-model probes and runs/ (one folder per arm and seed). */
 function experimentOutRule(resume: boolean): OutRule {
-  const names = ['results.md', 'results.json', 'em_by_iteration.svg', 'drift.svg', 'probe.json', 'examiner-probe.json'];
+  const names = [
+    'results.md',
+    'results.json',
+    'per-question.jsonl',
+    'em_by_iteration.svg',
+    'drift.svg',
+    'probe.json',
+    'examiner-probe.json',
+  ];
   names.push('runs');
   return { flag: '--out', command: 'npm run experiment', own: 'an experiment (to --resume)', names, resume };
 }
@@ -430,12 +444,19 @@ class Experiment {
         lines.push(JSON.stringify({ iteration: it, n: 0 }));
         continue;
       }
-      const questions = qs.map((q) => ({ question: q.question, answers: [q.answer], hops: q.hops }));
+      const questions = qs.map((q, i) => ({
+        id: `drift-${it}-${i}`,
+        question: q.question,
+        answers: [q.answer],
+        hops: q.hops,
+      }));
+      // The examiner's questions are of the training world: searched there.
       const r = await evaluate(
         { config: c, base, env, emit: (ev) => this.reporter.handle(ev) },
         it,
         model(),
         questions,
+        env,
       );
       points.push({ iteration: it, n: r.metrics.n, em: r.metrics.em, emByHop: r.metrics.emByHop });
       lines.push(JSON.stringify({ ...r.metrics, answers: r.answers.map((a, i) => ({ ...a, gold: qs[i]!.answer })) }));
@@ -480,10 +501,13 @@ class Experiment {
       ...(this.probe ? { probe: this.probe } : {}),
       ...(this.examinerProbe ? { examinerProbe: this.examinerProbe } : {}),
     };
-    writeFileSync(join(this.out, 'results.md'), renderResults(meta, summaries));
+    const rows = perQuestionRows(this.results);
+    writeFileSync(join(this.out, 'per-question.jsonl'), rows.map((r) => JSON.stringify(r) + '\n').join(''));
+    writeFileSync(join(this.out, 'results.md'), renderResults(meta, summaries, comparisons(rows, iterations - 1)));
     writeFileSync(
       join(this.out, 'results.json'),
-      JSON.stringify({ meta, summaries, runs: this.results }, null, 2) + '\n',
+      // Each question's outcome is in per-question.jsonl, not repeated here.
+      JSON.stringify({ meta, summaries, runs: this.results.map(withoutOutcomes) }, null, 2) + '\n',
     );
     writeFileSync(join(this.out, 'em_by_iteration.svg'), emByIterationSvg(summaries, iterations));
     writeFileSync(join(this.out, 'drift.svg'), driftSvg(summaries, iterations));

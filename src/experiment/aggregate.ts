@@ -292,8 +292,12 @@ export function similar(a: Stat | null, b: Stat | null): string {
 const pct = (s: Stat | null) => (s ? `${(100 * s.mean).toFixed(1)}%` : '—');
 const plain = (s: Stat | null) => (s ? s.mean.toFixed(2) : '—');
 
-/** The claims that the arms present allow to check. */
-export function claims(summaries: readonly ArmSummary[]): Claim[] {
+/**
+ * The claims that the arms present allow to check. `em: false` leaves out the held-out EM comparisons (the
+ * report makes those from paired intervals when it has per-question outcomes, src/experiment/paired.ts).
+ */
+export function claims(summaries: readonly ArmSummary[], opts: { em?: boolean } = {}): Claim[] {
+  const em = opts.em ?? true;
   const by = (arm: string) => summaries.find((s) => s.arm === arm);
   const out: Claim[] = [];
   const pi = by('piplay');
@@ -301,7 +305,7 @@ export function claims(summaries: readonly ArmSummary[]): Claim[] {
   const partial = by('partial');
   const gt = by('gt');
   const vs = (a: string, x: Stat | null, b: string, y: Stat | null, f = pct) => `${a} ${f(x)} vs ${b} ${f(y)}`;
-  if (pi && dz) {
+  if (pi && dz && em) {
     out.push({
       claim: 'π-Play > Dr. Zero at equal steps (held-out EM)',
       numbers: vs('π-Play', pi.final.em, 'Dr. Zero', dz.final.em),
@@ -313,19 +317,19 @@ export function claims(summaries: readonly ArmSummary[]): Claim[] {
       verdict: greater(pi.final.multiHop, dz.final.multiHop),
     });
   }
-  if (pi && partial)
+  if (pi && partial && em)
     out.push({
       claim: 'full QCP > partial QCP',
       numbers: vs('full', pi.final.em, 'partial', partial.final.em),
       verdict: greater(pi.final.em, partial.final.em),
     });
-  if (partial && gt)
+  if (partial && gt && em)
     out.push({
       claim: 'partial QCP > GT',
       numbers: vs('partial', partial.final.em, 'GT', gt.final.em),
       verdict: greater(partial.final.em, gt.final.em),
     });
-  if (gt && dz)
+  if (gt && dz && em)
     out.push({
       claim: 'GT ≈ none (Dr. Zero)',
       numbers: vs('GT', gt.final.em, 'none', dz.final.em),

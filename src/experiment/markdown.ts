@@ -3,6 +3,7 @@
 // "—" marks no value.
 import { armLabel, runDir } from './plan.ts';
 import { claims, type ArmSummary, type Stat } from './aggregate.ts';
+import { formatInterval, formatPoints, pairedClaims, verdictOf, type Comparison } from './paired.ts';
 import type { ProbeResult } from '../selfplay/probe.ts';
 import type { ExaminerProbeResult } from '../selfplay/examiner-probe.ts';
 
@@ -203,7 +204,39 @@ function iterationHeads(n: number): string[] {
   return Array.from({ length: n }, (_, i) => `it ${i + 1}`);
 }
 
-export function renderResults(meta: ResultsMeta, summaries: readonly ArmSummary[]): string {
+/** The paired comparisons' table: each comparison overall, per hop count and on multi-hop questions. */
+function pairedSection(out: string[], paired: readonly Comparison[]): void {
+  const hops = [...new Set(paired.flatMap((c) => Object.keys(c.byHop)))].sort((a, b) => Number(a) - Number(b));
+  out.push('## Paired comparisons on the same questions', '');
+  out.push(
+    'Each cell: A − B in points of held-out EM after the last iteration (the base model: its one evaluation), with ' +
+      'its paired bootstrap 95% interval. Per question, the share of seeds that answered it is taken for each side; ' +
+      'the difference is the mean over questions of A minus B, and the interval resamples the questions (10,000 ' +
+      'times, the same draw for both sides). "per seed" is each seed\'s own A − B over all questions (the seed ' +
+      'spread). The rows are recomputed from per-question.jsonl (src/experiment/paired.ts).',
+    '',
+  );
+  out.push(
+    table(
+      ['A − B', 'all', ...hops.map((h) => `${h}-hop`), 'multi-hop (≥2)', 'per seed', 'verdict (all)'],
+      paired.map((c) => [
+        c.name,
+        formatInterval(c.all),
+        ...hops.map((h) => formatInterval(c.byHop[h] ?? null)),
+        formatInterval(c.multiHop),
+        (c.all?.perSeed ?? []).map((p) => `${p.seed}: ${formatPoints(p.diff)}`).join(', ') || '—',
+        verdictOf(c.all),
+      ]),
+    ),
+  );
+  out.push('');
+}
+
+export function renderResults(
+  meta: ResultsMeta,
+  summaries: readonly ArmSummary[],
+  paired: readonly Comparison[] = [],
+): string {
   const hops = [...new Set(summaries.flatMap((s) => Object.keys(s.final.byHop)))].sort((a, b) => Number(a) - Number(b));
   const its = meta.iterations;
   const out: string[] = [];
@@ -324,11 +357,17 @@ export function renderResults(meta: ResultsMeta, summaries: readonly ArmSummary[
     );
   }
 
-  const cs = claims(summaries);
+  if (paired.length) pairedSection(out, paired);
+
+  const cs = paired.length ? [...pairedClaims(paired), ...claims(summaries, { em: false })] : claims(summaries);
   if (cs.length) {
     out.push("## The papers' claims at this scale", '');
     out.push(
-      'Compared on the means over seeds. "holds" means the difference exceeds the larger of the two standard ' +
+      (paired.length
+        ? 'Held-out EM claims from the paired intervals above: "holds" only where the 95% interval excludes 0 on the ' +
+          'claimed side, "not shown" where it holds 0. The other claims are compared'
+        : 'Compared') +
+        ' on the means over seeds. "holds" means the difference exceeds the larger of the two standard ' +
         'deviations over seeds; "within seed noise" means it does not. EM after the last iteration. Fewer searches ' +
         "are the papers' efficiency claim only at an equal or higher EM: a student that stops searching also " +
         'searches less.',

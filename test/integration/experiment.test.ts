@@ -126,6 +126,27 @@ describe('npm run experiment (smoke preset, 3 arms x 2 seeds)', () => {
     expect(signal.rows[0]![1]).toMatch(/· D 0\.000 ± 0\.000$/); // no teacher, no distillation
   });
 
+  it("per-question.jsonl: every evaluation's outcome by question id, the same ids in every arm, and the paired table", () => {
+    const rows = jsonl<{ arm: string; seed: number; iteration: number; id: string; hops: number; correct: boolean }>(
+      join(out, 'per-question.jsonl'),
+    );
+    for (const arm of ARMS)
+      for (const seed of SEEDS) {
+        const evals = jsonl<EvalMetrics>(join(out, 'runs', `${arm}-seed${seed}`, 'eval.jsonl'));
+        for (const e of evals) {
+          const mine = rows.filter((r) => r.arm === arm && r.seed === seed && r.iteration === e.iteration);
+          expect(mine).toHaveLength(e.n);
+          expect(mine.filter((r) => r.correct).length / e.n).toBeCloseTo(e.em, 12);
+          expect(Object.keys(mine[0]!).sort()).toEqual(['arm', 'correct', 'hops', 'id', 'iteration', 'seed']);
+        }
+      }
+    const idsOf = (arm: string) => [...new Set(rows.filter((r) => r.arm === arm).map((r) => r.id))].sort();
+    expect(idsOf('piplay')).toEqual(idsOf('base'));
+    expect(idsOf('drzero')).toEqual(idsOf('base'));
+    const t = markdownTable(readFileSync(join(out, 'results.md'), 'utf8'), 'Paired comparisons on the same questions');
+    expect(t.rows.map((r) => r[0])).toEqual(['drzero − base', 'piplay − base', 'piplay − drzero']);
+  });
+
   it("probes the base model as teacher with the arms' privileged contexts before the runs, into probe.json and results.md", () => {
     const probe = JSON.parse(readFileSync(join(out, 'probe.json'), 'utf8'));
     expect(probe.settings).toEqual({ format: 2, questions: 4, seed: 1, modes: ['full'], model: 'random-tiny' });
