@@ -197,7 +197,7 @@ export class Engine {
     this.counters.reads++;
     this.profile?.count('reads');
     try {
-      await staging.mapAsync(GPUMapMode.READ, 0, bytes);
+      await this.wait(staging.mapAsync(GPUMapMode.READ, 0, bytes));
     } catch (e) {
       this.health.throwIfFailed();
       const what = ts.map((t) => t.describe()).join(', ');
@@ -239,8 +239,13 @@ export class Engine {
   /** Waits until the GPU has finished everything submitted so far. */
   async sync(): Promise<void> {
     this.flush();
-    await this.device.queue.onSubmittedWorkDone();
+    await this.wait(this.device.queue.onSubmittedWorkDone());
     this.health.throwIfFailed();
+  }
+
+  /** Waits for a GPU promise the way the host polls best. */
+  private wait<T>(p: Promise<T>): Promise<T> {
+    return this.host.waitFor ? this.host.waitFor(p) : p;
   }
 
   // ---------------------------------------------------------------- memory scopes (scopes.ts)

@@ -123,6 +123,7 @@ export class GenerationSession {
       }
     });
     const stopIds = new Set(opts.stopIds ?? []);
+    const longestStop = Math.max(0, ...(opts.stopStrings ?? []).map((ss) => ss.length));
     const started = rows.map((r) => this.sequences[r]!.ids.length);
     const done = new Array<boolean>(B).fill(false);
     for (const r of rows) this.sequences[r]!.stop = null;
@@ -167,7 +168,7 @@ export class GenerationSession {
             done[b] = true;
             s.stop = 'stop-id';
           } else if (opts.stopStrings?.length && opts.decode) {
-            const text = opts.decode(s.ids.slice(started[b]));
+            const text = tailText(s.ids, started[b]!, opts.decode, longestStop + opts.decode([id]).length + 4);
             if (opts.stopStrings.some((ss) => text.includes(ss))) {
               done[b] = true;
               s.stop = 'stop-string';
@@ -230,6 +231,26 @@ export class GenerationSession {
     out.ids.dispose();
     out.logprobs.dispose();
     return { ids, logprobs };
+  }
+}
+
+/**
+ * The text of the newest tokens of `ids` (those from `from` on), at least `chars` characters of it where there
+ * are: the window of tokens doubles until its text is that long. A stop string is checked after every token, so
+ * one that appears must overlap the newest token: it lies within the last (its length + the token's) characters,
+ * and `chars` adds a few for a window whose first token decodes differently alone (a split UTF-8 character).
+ * Decoding the tail keeps the check linear in the turn's length, not quadratic.
+ */
+export function tailText(
+  ids: readonly number[],
+  from: number,
+  decode: (ids: number[]) => string,
+  chars: number,
+): string {
+  const all = ids.length - from;
+  for (let w = Math.min(all, Math.max(1, chars)); ; w = Math.min(all, 2 * w)) {
+    const text = decode(ids.slice(ids.length - w));
+    if (text.length >= chars || w === all) return text;
   }
 }
 

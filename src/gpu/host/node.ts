@@ -18,6 +18,32 @@ function findShadersDir(): string {
 
 let cached: GpuHost | null = null;
 
+/**
+ * How long a wait for the GPU polls back to back before it polls on a timer. Dawn's Node binding polls its events
+ * with setImmediate while any of its promises is pending: a busy loop that takes a whole core, which a CPU driver
+ * (lavapipe, 2 cores) needs for the very work being waited on (a 400-question evaluation: 151 s busy-polling,
+ * 108 s on a timer). A GPU's short waits (a decoding step's read-back) end within the spin.
+ */
+const SPIN_MS = 2;
+
+/** Counts the engine's waits; while one has lasted SPIN_MS, setImmediate callbacks run on a timer (>= 1 ms). */
+function timerPolling(): <T>(p: Promise<T>) => Promise<T> {
+  let waiting = 0;
+  let since = 0;
+  const immediate = globalThis.setImmediate;
+  const patched = (fn: (...a: unknown[]) => void, ...args: unknown[]) =>
+    waiting > 0 && performance.now() - since > SPIN_MS ? setTimeout(fn, 0, ...args) : immediate(fn, ...args);
+  globalThis.setImmediate = Object.assign(patched, immediate) as unknown as typeof setImmediate;
+  return async (p) => {
+    if (waiting++ === 0) since = performance.now();
+    try {
+      return await p;
+    } finally {
+      waiting--;
+    }
+  };
+}
+
 export function nodeHost(): GpuHost {
   if (cached) return cached;
   const shadersDir = findShadersDir();
@@ -36,6 +62,7 @@ export function nodeHost(): GpuHost {
   cached = {
     name: 'node',
     gpu,
+    waitFor: timerPolling(),
     shaderSource(name: string): string {
       let src = sources.get(name);
       if (src === undefined) {

@@ -8,4 +8,6 @@ export interface GpuHost {
   name: string;
   /** What to tell the user when `gpu` is null or no adapter is found. */
   missingGpuHelp: string;
+  /** Waits for a promise of the GPU's (a map, the queue's completion); a host may change how it polls meanwhile. */
+  waitFor?<T>(p: Promise<T>): Promise<T>;
 }
