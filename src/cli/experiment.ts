@@ -498,6 +498,7 @@ class Experiment {
       planned: this.jobs.length,
       finished: this.results.length,
       startFromBase: this.opts.arms.includes('base') && this.opts.settings.evalAtStart === undefined,
+      notes: c.notes,
       ...(this.probe ? { probe: this.probe } : {}),
       ...(this.examinerProbe ? { examinerProbe: this.examinerProbe } : {}),
     };

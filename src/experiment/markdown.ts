@@ -49,6 +49,8 @@ export interface ResultsMeta {
   finished: number;
   /** The trained arms skipped their own start evaluation (the base arm gives it). */
   startFromBase: boolean;
+  /** How the teacher's notes show the path (--notes); absent in results of older versions. */
+  notes?: string;
   /** The teacher probe of the base model (npm run probe), when the experiment ran it. */
   probe?: ProbeResult;
   /** The examiner probe of the base model, when the experiment ran it. */
@@ -387,6 +389,12 @@ export function renderResults(
       ),
     );
     out.push('');
+    if (meta.notes === 'answer-first')
+      out.push(
+        "With `--notes answer-first` the full and partial teachers' notes open with the answer, as the GT teacher's " +
+          'do: all three read the answer, and the ablation compares what they read besides it.',
+        '',
+      );
   }
 
   if (meta.probe) {

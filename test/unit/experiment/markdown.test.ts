@@ -1,5 +1,6 @@
 // results.md on hand-built runs: one row per arm in the final table with mean ± std over seeds, the
 // per-iteration, drift and training-set tables, the claims, and cells that keep the table intact.
+import { comparisons } from '../../../src/experiment/paired.ts';
 import { describe, expect, it } from 'vitest';
 import { aggregate, type SeedResult } from '../../../src/experiment/aggregate.ts';
 import {
@@ -236,6 +237,52 @@ describe('results.md', () => {
     expect(renderResults({ ...meta, finished: 4 }, aggregate(results.slice(0, 4), meta.arms, 2))).toContain(
       'Partial results: 4 of 6 runs finished',
     );
+  });
+
+  it('says that every teacher reads the answer with answer-first notes', () => {
+    expect(renderResults(meta, aggregate(results, meta.arms, 2))).not.toContain('all three read the answer');
+    expect(renderResults({ ...meta, notes: 'answer-first' }, aggregate(results, meta.arms, 2))).toContain(
+      "With `--notes answer-first` the full and partial teachers' notes open with the answer, as the GT teacher's do: " +
+        'all three read the answer',
+    );
+  });
+
+  it('with per-question outcomes: the paired table, and EM claims decided by the intervals', () => {
+    const rows = [0, 1].flatMap((iteration) =>
+      ['drzero', 'piplay'].flatMap((arm) =>
+        [1, 2].flatMap((seed) =>
+          Array.from({ length: 100 }, (_, i) => ({
+            arm,
+            seed,
+            iteration,
+            id: `q${i}`,
+            hops: (i % 2) + 1,
+            correct: arm === 'piplay' ? i % 10 < 6 : i % 10 < 3,
+          })),
+        ),
+      ),
+    );
+    const base = Array.from({ length: 100 }, (_, i) => ({
+      arm: 'base',
+      seed: 1,
+      iteration: -1,
+      id: `q${i}`,
+      hops: (i % 2) + 1,
+      correct: i % 10 < 4,
+    }));
+    const md = renderResults(meta, aggregate(results, meta.arms, 2), comparisons([...base, ...rows], 1, 500));
+    const t = markdownTable(md, 'Paired comparisons on the same questions');
+    expect(t.head).toEqual(['A − B', 'all', '1-hop', '2-hop', 'multi-hop (≥2)', 'per seed', 'verdict (all)']);
+    expect(t.rows.map((r) => r[0])).toEqual(['drzero − base', 'piplay − base', 'piplay − drzero']);
+    expect(t.rows[1]![1]).toMatch(/^\+20\.0 \[\+\d+\.\d, \+\d+\.\d\]$/);
+    expect(t.rows[1]![5]).toBe('1: +20.0, 2: +20.0');
+    expect(t.rows[0]![6]).toBe('does not hold');
+    const claims = markdownTable(md, "The papers' claims at this scale");
+    expect(claims.rows[0]![0]).toBe('the trained π-Play (full QCP) student > the base model');
+    expect(claims.rows[0]![2]).toBe('holds');
+    expect(claims.rows.find((r) => r[0] === 'π-Play > Dr. Zero at equal steps (held-out EM)')![2]).toBe('holds');
+    // The seed-noise rule stays for the claims that are not held-out EM.
+    expect(claims.rows.some((r) => r[0].startsWith('π-Play searches less'))).toBe(true);
   });
 
   it('a "before" column when trained arms evaluated before training', () => {
