@@ -2,7 +2,7 @@
 // Runs π-Play self-play headless (Dawn in Node), printing a progress bar and one line per step, and writes
 // the run folder: config.json, metrics.jsonl, questions.jsonl, rollouts.jsonl, eval.jsonl, checkpoints/,
 // and at the end student/ (the trained student as an HF model folder; LoRA adapters merged into the weights).
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Engine } from '../gpu/engine.ts';
 import { nodeHost } from '../gpu/host/node.ts';
@@ -76,6 +76,14 @@ async function main(argv: string[]): Promise<number> {
         `--out: ${out} already holds a run (checkpoint at iteration ${cp.state.cursor.iteration + 1}, ` +
           `${cp.state.cursor.stage} step ${cp.state.cursor.step}); pass --resume to continue it, or choose another ` +
           'folder',
+      );
+    }
+    // A run's files without a checkpoint (stopped before its first, or its checkpoints moved away) are still the
+    // user's: never replaced.
+    if (kind === 'own') {
+      throw new ConfigError(
+        `--out: ${out} holds a run's files (${readdirSync(out).sort().join(', ')}) but no checkpoint to resume; ` +
+          'choose another folder, or remove this one yourself if its logs are not wanted',
       );
     }
     config = makeConfig((args.own['preset'] ?? 'demo') as PresetName, args.settings);

@@ -3,7 +3,7 @@
 // names the complete one, written last: a crash while saving leaves the previous checkpoint intact.
 //
 //   checkpoints/latest.json                 {slot, cursor, savedAt}
-//   checkpoints/<slot>/state.json           RunState
+//   checkpoints/<slot>/state.json           RunState, with the size and SHA-256 of each file below
 //   checkpoints/<slot>/{examiner,student,teacher}.safetensors      trained tensors (f32, bit-exact)
 //   checkpoints/<slot>/{examiner,student}.optim.safetensors        AdamW moments and step counters
 //
@@ -41,6 +41,15 @@ export interface RunState {
   records: { metrics: number; questions: number; rollouts: number; eval: number };
   /** Which base model the policies started from. */
   base: string;
+  /** Each file of the slot as it was written (absent in checkpoints of older versions): a slot is whole only when
+   *  every file has this size and hash. */
+  files?: Record<string, { bytes: number; sha256: string }>;
+}
+
+/** The SHA-256 of some bytes, in hex (Web Crypto: the browser and Node alike). */
+export async function sha256Hex(bytes: Uint8Array): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>));
+  return Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
 const DIR = 'checkpoints';
@@ -78,6 +87,11 @@ export async function saveCheckpoint(
   const prev = keep ?? (await readPointer(storage))?.slot;
   const slot = prev === 'a' ? 'b' : 'a';
   const at = (name: string) => `${DIR}/${slot}/${name}`;
+  const files: NonNullable<RunState['files']> = {};
+  const put = async (name: string, bytes: Uint8Array) => {
+    await storage.put(at(name), bytes);
+    files[name] = { bytes: bytes.length, sha256: await sha256Hex(bytes) };
+  };
   await storage.put(at('state.json'), new Uint8Array(0));
   for (const name of ['examiner', 'student', 'teacher'] as const) {
     const bytes = await policies.saveWeights(name);
@@ -85,7 +99,7 @@ export async function saveCheckpoint(
     for (const [tensor, entry] of parseSafetensors(bytes, `${name}.safetensors`).tensors) {
       checkFiniteArray(toFloat32(entry), state.cursor, name, `weight '${tensor}'`);
     }
-    await storage.put(at(`${name}.safetensors`), bytes);
+    await put(`${name}.safetensors`, bytes);
   }
   for (const name of ['examiner', 'student'] as const) {
     const opt = await policies.optimizerState(name);
@@ -94,9 +108,9 @@ export async function saveCheckpoint(
       checkFiniteArray(p.m, state.cursor, name, `optimizer first moment of ${what}`);
       checkFiniteArray(p.v, state.cursor, name, `optimizer second moment of ${what}`);
     });
-    await storage.put(at(`${name}.optim.safetensors`), optimizerStateToBytes(opt));
+    await put(`${name}.optim.safetensors`, optimizerStateToBytes(opt));
   }
-  await storage.put(at('state.json'), textBytes(JSON.stringify(state)));
+  await storage.put(at('state.json'), textBytes(JSON.stringify({ ...state, files })));
   const pointer: Pointer = { slot, cursor: state.cursor, savedAt: new Date().toISOString() };
   await storage.put(POINTER, textBytes(JSON.stringify(pointer)));
   return slot;
@@ -141,6 +155,14 @@ async function readState(storage: RunStorage, slot: string): Promise<RunState | 
   }
   if (!state || typeof state !== 'object' || !state.cursor || !state.config) return `${file} is not a checkpoint state`;
   if (state.version !== 1) return `${file} has checkpoint version ${String(state.version)}, which is not supported`;
+  for (const [name, want] of Object.entries(state.files ?? {})) {
+    const path = `${DIR}/${slot}/${name}`;
+    const got = await storage.get(path);
+    if (!got) return `${path} is missing`;
+    if (got.length !== want.bytes)
+      return `${path} has ${got.length} bytes where the checkpoint wrote ${want.bytes} (truncated or replaced)`;
+    if ((await sha256Hex(got)) !== want.sha256) return `${path} is not the file the checkpoint wrote (its SHA-256 differs)`;
+  }
   return state;
 }
 
@@ -164,7 +186,12 @@ export async function latestCheckpoint(storage: RunStorage): Promise<LatestCheck
   let problem: string;
   try {
     pointer = await readPointer(storage);
-    if (!pointer) return null;
+    if (!pointer) {
+      // No pointer: a run whose latest.json was lost still has its slots.
+      const names = await storage.list();
+      if (!names.some((n) => /^checkpoints\/[ab]\/state\.json$/.test(n))) return null;
+      throw new Error(`${POINTER} is missing`);
+    }
     if (pointer.slot !== 'a' && pointer.slot !== 'b') throw new Error(`piplay: ${POINTER} names no slot 'a' or 'b'`);
     const state = await readState(storage, pointer.slot);
     if (typeof state !== 'string') return { slot: pointer.slot, state };

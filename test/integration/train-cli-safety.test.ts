@@ -152,4 +152,40 @@ describe('a diverging run (--lr 1e30)', () => {
     expect(again.stderr).toContain('resumed at iteration 1, examiner step 0');
     expect(again.stderr).toMatch(message);
   }, 120_000);
+
+  it("a run's files without latest.json are refused, not replaced; --resume finds the slots; a cut file falls back", async () => {
+    const out = join(root, 'lost-pointer');
+    const first = await train(['--out', out, '--preset', 'smoke', '--seed', '5']);
+    expect(first.code, first.stderr).toBe(0);
+    const pointer = readFileSync(join(out, 'checkpoints', 'latest.json'));
+    rmSync(join(out, 'checkpoints', 'latest.json'));
+    const before = snapshot(out);
+    const again = await train(['--out', out, '--preset', 'smoke', '--seed', '5']);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/already holds a run \(checkpoint at iteration 1, done step 0\); pass --resume/);
+    expect(snapshot(out)).toEqual(before);
+    // Both slots gone too: the logs are still the user's.
+    const slots = join(root, 'slots');
+    cpSync(join(out, 'checkpoints'), slots, { recursive: true });
+    rmSync(join(out, 'checkpoints'), { recursive: true });
+    const logsOnly = await train(['--out', out, '--preset', 'smoke', '--seed', '5']);
+    expect(logsOnly.code).toBe(1);
+    expect(logsOnly.stderr).toMatch(
+      /holds a run's files \(.*config.json.*metrics.jsonl.*\) but no checkpoint to resume/,
+    );
+    cpSync(slots, join(out, 'checkpoints'), { recursive: true });
+    writeFileSync(join(out, 'checkpoints', 'latest.json'), pointer);
+    // The newest slot's optimizer file cut short: the other slot, named, is used.
+    const { slot } = JSON.parse(pointer.toString()) as { slot: string };
+    const cut = join(out, 'checkpoints', slot, 'student.optim.safetensors');
+    writeFileSync(cut, readFileSync(cut).subarray(0, 1000));
+    const resumed = await train(['--out', out, '--resume']);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stderr + resumed.stdout).toContain(
+      `checkpoints/${slot}/student.optim.safetensors has 1000 bytes where the checkpoint wrote`,
+    );
+    expect(resumed.stderr + resumed.stdout).toContain(
+      `using the other checkpoint, checkpoints/${slot === 'a' ? 'b' : 'a'}`,
+    );
+  }, 180_000);
 });

@@ -85,4 +85,44 @@ describe('checkpoints', () => {
     expect(p?.slot).toBe('b');
     expect(p?.warning).toMatch(/^checkpoints\/latest.json is not valid JSON/);
   });
+
+  it('verifies every file of the newest slot by size and SHA-256, falling back to the other slot by name', async () => {
+    const s = new MemoryStorage();
+    await saveCheckpoint(s, fakePolicies(0.5), state(1)); // a
+    await saveCheckpoint(s, fakePolicies(0.25), state(2)); // b
+    const file = 'checkpoints/b/examiner.optim.safetensors';
+    const whole = s.files.get(file)!;
+    s.files.set(file, whole.slice(0, 100));
+    const cut = await latestCheckpoint(s);
+    expect(cut?.slot).toBe('a');
+    expect(cut?.warning).toBe(
+      `${file} has 100 bytes where the checkpoint wrote ${whole.length} (truncated or replaced); using the other ` +
+        'checkpoint, checkpoints/a (iteration 1, examiner step 1)',
+    );
+    // The same size, other bytes.
+    const flipped = whole.slice();
+    flipped[whole.length - 1] ^= 1;
+    s.files.set(file, flipped);
+    expect((await latestCheckpoint(s))?.warning).toMatch(
+      /^checkpoints\/b\/examiner.optim.safetensors is not the file the checkpoint wrote \(its SHA-256 differs\); using the other checkpoint, checkpoints\/a/,
+    );
+    s.files.delete(file);
+    expect((await latestCheckpoint(s))?.warning).toMatch(
+      /^checkpoints\/b\/examiner.optim.safetensors is missing; using/,
+    );
+    s.files.set(file, whole);
+    expect((await latestCheckpoint(s))?.warning).toBeUndefined();
+  });
+
+  it('finds the newest readable slot when latest.json is lost; nothing at all is no checkpoint', async () => {
+    const s = new MemoryStorage();
+    expect(await latestCheckpoint(s)).toBeNull();
+    await saveCheckpoint(s, fakePolicies(0.5), state(1)); // a
+    await saveCheckpoint(s, fakePolicies(0.5), state(2)); // b
+    s.files.delete('checkpoints/latest.json');
+    const cp = await latestCheckpoint(s);
+    expect(cp?.slot).toBe('b');
+    expect(cp?.state.cursor.step).toBe(2);
+    expect(cp?.warning).toMatch(/^checkpoints\/latest.json is missing; using the other checkpoint, checkpoints\/b/);
+  });
 });
