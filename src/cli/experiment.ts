@@ -55,6 +55,7 @@ import { probeExaminer, type ExaminerProbeResult } from '../selfplay/examiner-pr
 import { countOption, parseArgs } from './args.ts';
 import { stopOnInterrupt } from './interrupt.ts';
 import { DirStorage } from './fs-storage.ts';
+import { checkFolderLock, LOCK_NAME, lockFolder } from './folder-lock.ts';
 import { checkOutFolder, type OutRule } from './out-folder.ts';
 import { ConsoleReporter, evalLine, formatTime } from './progress.ts';
 import { plural } from '../env/prompts.ts';
@@ -108,7 +109,7 @@ function experimentOutRule(resume: boolean): OutRule {
     'probe.json',
     'examiner-probe.json',
   ];
-  names.push('runs');
+  names.push('runs', LOCK_NAME);
   return { flag: '--out', command: 'npm run experiment', own: 'an experiment (to --resume)', names, resume };
 }
 
@@ -537,13 +538,15 @@ async function main(argv: string[]): Promise<number> {
   const probeQuestionCount = countOption(args.own, 'probe-questions', 40);
   const resume = args.own['resume'] === 'true';
   const jobs = planExperiment({ preset, arms, seeds, settings: args.settings });
+  checkFolderLock(out);
   if (checkOutFolder(out, experimentOutRule(resume)) === 'own' && !resume) {
     throw new ConfigError(
       `--out: ${out} already holds a run; pass --resume to keep finished runs and continue the others, or choose ` +
         'another --out',
     );
   }
-  mkdirSync(out, { recursive: true });
+  // One process per experiment folder (its runs' folders with it).
+  lockFolder(out, resume ? 'npm run experiment --resume' : 'npm run experiment');
 
   const engine = await Engine.create(nodeHost());
   const exp = new Experiment(engine, out, jobs, {

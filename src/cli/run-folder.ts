@@ -5,6 +5,7 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } fr
 import { join } from 'node:path';
 import type { RunState } from '../selfplay/checkpoint.ts';
 import type { RunEvent } from '../selfplay/events.ts';
+import { LOCK_NAME } from './folder-lock.ts';
 import { withPath } from './fs-errors.ts';
 import { readJson, type OutRule } from './out-folder.ts';
 
@@ -17,7 +18,7 @@ export const LOGS = {
 export type LogName = keyof typeof LOGS;
 
 /** Everything `npm run train` writes at the top of its run folder. */
-export const RUN_NAMES = ['config.json', ...Object.values(LOGS), 'checkpoints', 'student'] as const;
+export const RUN_NAMES = ['config.json', ...Object.values(LOGS), 'checkpoints', 'student', LOCK_NAME] as const;
 
 /** A folder of RUN_NAMES is a run when its config.json holds a run's settings or it has a checkpoint. */
 export function isRunFolder(dir: string): boolean {

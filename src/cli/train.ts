@@ -28,6 +28,7 @@ import { ConsoleReporter, formatTime } from './progress.ts';
 import { plural } from '../env/prompts.ts';
 import { withPath } from './fs-errors.ts';
 import { estimateLines, peakLine, refusal } from './memory.ts';
+import { checkFolderLock, lockFolder } from './folder-lock.ts';
 import { checkOutFolder } from './out-folder.ts';
 import { RunFolder, trainOutRule } from './run-folder.ts';
 import { buildBase, buildEnvironment, previewBase } from './setup.ts';
@@ -55,7 +56,10 @@ async function main(argv: string[]): Promise<number> {
   const out = resolve(outArg);
   const resume = args.own['resume'] === 'true';
   // Nothing is written (not even the folder) until the folder is known to be new, empty or a run of ours.
+  checkFolderLock(out);
   const kind = checkOutFolder(out, trainOutRule(resume));
+  // One process per run folder: a second train on it stops here, before reading or writing anything of it.
+  lockFolder(out, resume ? 'npm run train --resume' : 'npm run train');
   const storage = new DirStorage(out);
   const cp = kind === 'own' ? await latestCheckpoint(storage) : null;
 

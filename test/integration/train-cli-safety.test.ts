@@ -153,6 +153,20 @@ describe('a diverging run (--lr 1e30)', () => {
     expect(again.stderr).toMatch(message);
   }, 120_000);
 
+  it('two trains on one folder at once: one runs, the other is refused naming it, and the logs are whole', async () => {
+    const out = join(root, 'twice');
+    const args = ['--out', out, '--preset', 'smoke', '--seed', '3'];
+    const [a, b] = await Promise.all([train(args), train(args)]);
+    const codes = [a.code, b.code].sort();
+    expect(codes, a.stderr + b.stderr).toEqual([0, 1]);
+    const refused = a.code === 1 ? a : b;
+    expect(refused.stderr).toMatch(/is in use by npm run train \(process \d+ on .*\); wait for it to finish or stop it/);
+    const metrics = readFileSync(join(out, 'metrics.jsonl'), 'utf8').trim().split('\n');
+    // The smoke run's own lines only: 1 examiner step, generation, 1 student step.
+    expect(metrics).toHaveLength(3);
+    expect(existsSync(join(out, 'piplay.lock'))).toBe(false);
+  }, 180_000);
+
   it("a run's files without latest.json are refused, not replaced; --resume finds the slots; a cut file falls back", async () => {
     const out = join(root, 'lost-pointer');
     const first = await train(['--out', out, '--preset', 'smoke', '--seed', '5']);
