@@ -11,7 +11,7 @@ import type { LambdaSchedule } from '../rl/schedule.ts';
 // The table
 
 type Kind =
-  | { t: 'int'; min: number }
+  | { t: 'int'; min: number; max: number }
   | { t: 'number'; min: number; max?: number; above?: boolean }
   | { t: 'bool' }
   | { t: 'enum'; values: readonly string[] }
@@ -23,7 +23,9 @@ type Kind =
 /** A kind that carries the TypeScript type of its values (for the derived config type only). */
 type KindOf<T> = Kind & { readonly value?: T };
 
-const int = (min: number): KindOf<number> => ({ t: 'int', min });
+/** The largest integer a setting takes unless it names its own bound (Int32-safe: ids and counts live in Int32Arrays). */
+const INT_MAX = 2 ** 31 - 1;
+const int = (min: number, max = INT_MAX): KindOf<number> => ({ t: 'int', min, max });
 const num = (min: number, max?: number, above = false): KindOf<number> => ({
   t: 'number',
   min,
@@ -57,7 +59,7 @@ function setting<T>(s: {
 }
 
 export const SETTINGS = {
-  seed: setting({ flag: 'seed', kind: int(0), help: 'seed of every random choice of the run', paper: 0 }),
+  seed: setting({ flag: 'seed', kind: int(0, 2 ** 32 - 1), help: 'seed of every random choice of the run', paper: 0 }),
 
   // -- models
   /** 'random-tiny' (a freshly initialised tiny Llama with a BPE tokenizer trained on the corpus) or a
@@ -78,20 +80,25 @@ export const SETTINGS = {
     help: 'three full models, or LoRA on one shared base',
     paper: 'separate',
   }),
-  loraRank: setting({ flag: 'lora-rank', kind: int(1), help: 'LoRA rank', paper: 16 }),
-  loraAlpha: setting({ flag: 'lora-alpha', kind: num(0, undefined, true), help: 'LoRA alpha', paper: 32 }),
+  loraRank: setting({ flag: 'lora-rank', kind: int(1, 4096), help: 'LoRA rank', paper: 16 }),
+  loraAlpha: setting({ flag: 'lora-alpha', kind: num(0, 1e6, true), help: 'LoRA alpha', paper: 32 }),
   /** random-tiny only: width, blocks, heads, key/value heads, context, tokenizer vocabulary. */
-  tinyHidden: setting({ flag: 'tiny-hidden', kind: int(2), help: 'random-tiny: model width', paper: 96 }),
-  tinyLayers: setting({ flag: 'tiny-layers', kind: int(1), help: 'random-tiny: decoder blocks', paper: 3 }),
-  tinyHeads: setting({ flag: 'tiny-heads', kind: int(1), help: 'random-tiny: query heads', paper: 4 }),
-  tinyKvHeads: setting({ flag: 'tiny-kv-heads', kind: int(1), help: 'random-tiny: key/value heads', paper: 2 }),
+  tinyHidden: setting({ flag: 'tiny-hidden', kind: int(2, 65536), help: 'random-tiny: model width', paper: 96 }),
+  tinyLayers: setting({ flag: 'tiny-layers', kind: int(1, 256), help: 'random-tiny: decoder blocks', paper: 3 }),
+  tinyHeads: setting({ flag: 'tiny-heads', kind: int(1, 1024), help: 'random-tiny: query heads', paper: 4 }),
+  tinyKvHeads: setting({ flag: 'tiny-kv-heads', kind: int(1, 1024), help: 'random-tiny: key/value heads', paper: 2 }),
   tinyMaxPositions: setting({
     flag: 'tiny-max-positions',
-    kind: int(16),
+    kind: int(16, 1 << 20),
     help: 'random-tiny: context length',
     paper: 4096,
   }),
-  tinyVocab: setting({ flag: 'tiny-vocab', kind: int(300), help: 'random-tiny: BPE vocabulary size', paper: 1024 }),
+  tinyVocab: setting({
+    flag: 'tiny-vocab',
+    kind: int(300, 1 << 20),
+    help: 'random-tiny: BPE vocabulary size',
+    paper: 1024,
+  }),
 
   // -- corpus and held-out questions
   /** 'world' (the seeded fictional encyclopedia) or a corpus JSONL file the host reads. */
@@ -108,8 +115,13 @@ export const SETTINGS = {
     help: "held-out questions JSONL ({question,answers,hops}); '' = the world's",
     paper: '',
   }),
-  worldSeed: setting({ flag: 'world-seed', kind: int(0), help: 'seed of the fictional world', paper: 1 }),
-  worldSize: setting({ flag: 'world-size', kind: int(20), help: 'entities (= passages) of the world', paper: 400 }),
+  worldSeed: setting({ flag: 'world-seed', kind: int(0, 2 ** 32 - 1), help: 'seed of the fictional world', paper: 1 }),
+  worldSize: setting({
+    flag: 'world-size',
+    kind: int(20, 100_000),
+    help: 'entities (= passages) of the world',
+    paper: 400,
+  }),
   /** The search tool: BM25 (no download) or dense E5-style retrieval with `denseModel` from the hub. */
   retriever: setting({
     flag: 'retriever',
@@ -124,11 +136,11 @@ export const SETTINGS = {
     paper: 'Xenova/e5-base-v2',
   }),
   /** Passages a search returns (top k). */
-  retrievalTopK: setting({ flag: 'retrieval-top-k', kind: int(1), help: 'passages per search', paper: 3 }),
+  retrievalTopK: setting({ flag: 'retrieval-top-k', kind: int(1, 100), help: 'passages per search', paper: 3 }),
   /** Held-out questions per hop count, and the hop counts (world corpus only). */
   evalPerHop: setting({
     flag: 'eval-per-hop',
-    kind: int(0),
+    kind: int(0, 100_000),
     help: 'held-out questions per hop count',
     paper: 25,
     demo: 10,
@@ -152,18 +164,18 @@ export const SETTINGS = {
   }),
 
   // -- the loop
-  iterations: setting({ flag: 'iterations', kind: int(1), help: 'π-Play iterations', paper: 3 }),
+  iterations: setting({ flag: 'iterations', kind: int(1, 10_000), help: 'π-Play iterations', paper: 3 }),
   /** W: examiner steps and student steps per iteration. */
   examinerSteps: setting({
     flag: 'examiner-steps',
-    kind: int(0),
+    kind: int(0, 1_000_000),
     help: 'W: examiner steps per iteration',
     paper: 50,
     demo: 8,
   }),
   studentSteps: setting({
     flag: 'student-steps',
-    kind: int(0),
+    kind: int(0, 1_000_000),
     help: 'W: student steps per iteration',
     paper: 50,
     demo: 8,
@@ -173,7 +185,7 @@ export const SETTINGS = {
   /** Source documents (= examiner rollouts) per examiner step. */
   examinerBatch: setting({
     flag: 'examiner-batch',
-    kind: int(1),
+    kind: int(1, 65_536),
     help: 'source documents per examiner step',
     paper: 256,
     demo: 8,
@@ -186,13 +198,13 @@ export const SETTINGS = {
     paper: [4, 3, 2, 1],
   }),
   /** n: student rollouts per question (difficulty reward and GRPO group). */
-  rolloutsPerQuestion: setting({ flag: 'n', kind: int(2), help: 'student rollouts per question', paper: 5 }),
+  rolloutsPerQuestion: setting({ flag: 'n', kind: int(2, 1024), help: 'student rollouts per question', paper: 5 }),
 
   // -- data generation
   /** Questions to generate for the student stage (0: studentSteps x studentBatch). */
   trainQuestions: setting({
     flag: 'train-questions',
-    kind: int(0),
+    kind: int(0, 10_000_000),
     help: 'questions generated for the student stage (0: steps x batch)',
     paper: 0,
   }),
@@ -200,7 +212,7 @@ export const SETTINGS = {
    *  writes a valid question would otherwise never finish). */
   generationRounds: setting({
     flag: 'generation-rounds',
-    kind: int(1),
+    kind: int(1, 1000),
     help: 'examiner batches per needed batch at most in data generation',
     paper: 4,
   }),
@@ -218,9 +230,10 @@ export const SETTINGS = {
    *  HRPO rollouts stay one per document, as the paper's. */
   examinerSamples: setting({
     flag: 'examiner-samples',
-    kind: int(1),
+    kind: int(1, 64),
     help: 'data generation: examiner rollouts per source document, the best-formatted kept',
     paper: 1,
+    demo: 4,
   }),
   /** Who writes the student's training set: the examiner ('examiner', self-play as ALGORITHM.md 1(b) has
    *  it) or the world generator ('world': an oracle examiner whose questions are all true, with QCPs
@@ -238,19 +251,18 @@ export const SETTINGS = {
   /** Questions per student step (each gets n rollouts). */
   studentBatch: setting({
     flag: 'student-batch',
-    kind: int(1),
+    kind: int(1, 65_536),
     help: 'questions per student step',
     paper: 256,
-    demo: 4,
+    demo: 8,
   }),
   /** PPO epochs over a step's rollouts, and optimizer steps (minibatches) per epoch. */
-  ppoEpochs: setting({ flag: 'ppo-epochs', kind: int(1), help: "passes over each step's rollouts", paper: 1 }),
+  ppoEpochs: setting({ flag: 'ppo-epochs', kind: int(1, 1000), help: "passes over each step's rollouts", paper: 1 }),
   miniBatches: setting({
     flag: 'mini-batches',
-    kind: int(1),
+    kind: int(1, 65_536),
     help: 'optimizer steps per PPO epoch',
     paper: 1,
-    demo: 2,
   }),
   /** Rollouts per forward/backward pass inside a minibatch (0: the whole minibatch); a memory setting. demo 1:
    *  micro-batches only split a minibatch's gradient into parts weighted by their token shares, and one
@@ -258,7 +270,7 @@ export const SETTINGS = {
    *  laptop GPU's memory (src/worker/estimate.ts). */
   microBatch: setting({
     flag: 'micro-batch',
-    kind: int(0),
+    kind: int(0, 65_536),
     help: 'rollouts per forward pass (0: whole minibatch)',
     paper: 0,
     demo: 1,
@@ -293,7 +305,7 @@ export const SETTINGS = {
     help: 'distillation weight per iteration, e.g. 0.1,0.03,0.03 or 0.05',
     paper: [0.1, 0.03, 0.03],
   }),
-  topK: setting({ flag: 'topk', kind: int(1), help: 'K of the top-K distillation', paper: 50 }),
+  topK: setting({ flag: 'topk', kind: int(1, 256), help: 'K of the top-K distillation', paper: 50 }),
   tail: setting({ flag: 'tail', kind: bool(), help: 'tail bucket (on) or renormalised over K (off)', paper: true }),
   kl: setting({
     flag: 'kl',
@@ -339,7 +351,6 @@ export const SETTINGS = {
     kind: num(0),
     help: 'global gradient-norm clip (0: off)',
     paper: 0.1,
-    demo: 1,
   }),
   /** verl's warm-up ratio: the learning rate of each policy rises linearly over this share of its optimizer steps
    *  in the run (step k of W uses lr·k/W), then stays. Steps skipped for want of evidence do not count. */
@@ -348,6 +359,7 @@ export const SETTINGS = {
     kind: num(0, 1),
     help: "share of each policy's optimizer steps over which its learning rate rises linearly from 0",
     paper: 0.03,
+    demo: 0.1,
   }),
   /** An update with no evidence: every rollout in it has advantage 0 (no question with both right and wrong
    *  answers, no hop group with differing rewards). 'apply' steps anyway, as verl does: Adam's momentum moves the
@@ -358,6 +370,7 @@ export const SETTINGS = {
     kind: oneOf(['apply', 'skip']),
     help: "an update whose rollouts all have advantage 0: 'apply' it (momentum and λ·D still move the weights) or 'skip' it",
     paper: 'apply',
+    demo: 'skip',
   }),
   adamBeta1: setting({ flag: 'adam-beta1', kind: num(0, 0.999999), help: 'AdamW beta1', paper: 0.9 }),
   adamBeta2: setting({ flag: 'adam-beta2', kind: num(0, 0.999999), help: 'AdamW beta2', paper: 0.999 }),
@@ -373,14 +386,14 @@ export const SETTINGS = {
     demo: 0.6,
   }),
   topP: setting({ flag: 'top-p', kind: num(0, 1, true), help: 'rollout nucleus mass', paper: 1 }),
-  maxTurns: setting({ flag: 'max-turns', kind: int(1), help: 'assistant turns per rollout at most', paper: 5 }),
+  maxTurns: setting({ flag: 'max-turns', kind: int(1, 100), help: 'assistant turns per rollout at most', paper: 5 }),
   /** New tokens per assistant turn at most. */
   // demo 128: a student turn that quotes the retrieved fact before answering takes up to ~64 tokens, an examiner's
   // turn (the quoted fact, the chain so far, then a search or the question and its answer) up to ~115;
   // three passages of the default world take 75-300 (so a tool reply is rarely cut).
   turnTokens: setting({
     flag: 'turn-tokens',
-    kind: int(1),
+    kind: int(1, 1 << 20),
     help: 'new tokens per turn at most',
     paper: 500,
     demo: 128,
@@ -388,7 +401,7 @@ export const SETTINGS = {
   /** Tokens of one tool reply at most. */
   toolTokens: setting({
     flag: 'tool-tokens',
-    kind: int(8),
+    kind: int(8, 1 << 20),
     help: 'tokens per tool reply at most',
     paper: 500,
     demo: 320,
@@ -398,7 +411,7 @@ export const SETTINGS = {
    *  0: no limit. */
   kvBudget: setting({
     flag: 'kv-budget',
-    kind: int(0),
+    kind: int(0, 1 << 24),
     help: 'MiB of KV cache one decoding batch may take (more rollouts decode in parts; 0: no limit)',
     paper: 0,
     demo: 1024,
@@ -412,11 +425,17 @@ export const SETTINGS = {
     paper: true,
   }),
   /** Greedy eval rollouts per batch. */
-  evalBatch: setting({ flag: 'eval-batch', kind: int(1), help: 'greedy eval rollouts per batch', paper: 64, demo: 20 }),
+  evalBatch: setting({
+    flag: 'eval-batch',
+    kind: int(1, 65_536),
+    help: 'greedy eval rollouts per batch',
+    paper: 64,
+    demo: 20,
+  }),
   /** Save a checkpoint every this many steps (and at every stage end); 0: stage ends only. */
   checkpointEvery: setting({
     flag: 'checkpoint-every',
-    kind: int(0),
+    kind: int(0, 1_000_000),
     help: 'steps between checkpoints (0: stage ends only)',
     paper: 10,
     demo: 4,
@@ -424,7 +443,7 @@ export const SETTINGS = {
   /** Student rollouts per step recorded token by token (rollouts.jsonl, the heatmap). */
   rolloutSamples: setting({
     flag: 'rollout-samples',
-    kind: int(0),
+    kind: int(0, 65_536),
     help: 'student rollouts per step recorded token by token',
     paper: 1,
   }),
@@ -463,6 +482,9 @@ export const SMOKE: SelfPlayConfig = {
   tinyVocab: 1024,
   worldSize: 40,
   evalWorld: 'train',
+  // A random model has no learnable group: skipping would leave every smoke run's weights untouched.
+  emptyUpdates: 'apply',
+  examinerSamples: 1,
   // A random model learns nothing either way; sampling at 1 spreads its rollouts (the tests rely on groups that
   // differ).
   temperature: 1,
@@ -523,7 +545,7 @@ export class ConfigError extends Error {
 function describeKind(k: Kind): string {
   switch (k.t) {
     case 'int':
-      return `an integer >= ${k.min}`;
+      return k.max === INT_MAX ? `an integer >= ${k.min}` : `an integer from ${k.min} to ${k.max}`;
     case 'number':
       return `a number ${k.above ? '>' : '>='} ${k.min}${k.max !== undefined ? ` and <= ${k.max}` : ''}`;
     case 'bool':
@@ -548,7 +570,7 @@ function checkValue(key: keyof SelfPlayConfig, v: unknown): void {
   const isNum = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
   switch (k.t) {
     case 'int':
-      if (!isNum(v) || !Number.isInteger(v) || v < k.min) throw bad();
+      if (!isNum(v) || !Number.isInteger(v) || v < k.min || v > k.max) throw bad();
       return;
     case 'number':
       if (!isNum(v) || (k.above ? v <= k.min : v < k.min) || (k.max !== undefined && v > k.max)) throw bad();
@@ -593,7 +615,6 @@ export function validateConfig(c: SelfPlayConfig): SelfPlayConfig {
     checkTinySize(c);
     checkContext(c, c.tinyMaxPositions, '--tiny-max-positions');
   }
-  if (c.topK > 256) throw new ConfigError(`--topk: ${c.topK} exceeds the kernel's maximum of 256`);
   const rollouts = c.studentBatch * c.rolloutsPerQuestion;
   if (c.miniBatches > rollouts) {
     throw new ConfigError(

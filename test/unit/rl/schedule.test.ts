@@ -75,7 +75,7 @@ describe('settings', () => {
     expect(() => parseOptionValue('privileged', 'all')).toThrow(
       /--privileged: 'all' is not allowed; use one of full, partial, gt, gt-hop, none/,
     );
-    expect(() => parseOptionValue('topK', '2.5')).toThrow(/--topk: '2.5' is not allowed; use an integer >= 1/);
+    expect(() => parseOptionValue('topK', '2.5')).toThrow(/--topk: '2.5' is not allowed; use an integer from 1 to 256/);
     expect(() => parseOptionValue('tail', 'maybe')).toThrow(/--tail: 'maybe' is not allowed; use on or off/);
     expect(() => parseOptionValue('tau', '2')).toThrow(/--tau/);
   });
