@@ -10,7 +10,7 @@
 // scores the base model as teacher with each arm's privileged context (DIR/probe.json), and the examiner probe
 // (src/selfplay/examiner-probe.ts) checks the questions the base model writes (DIR/examiner-probe.json); both
 // are in results.md.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Engine } from '../gpu/engine.ts';
 import { nodeHost } from '../gpu/host/node.ts';
@@ -55,6 +55,7 @@ import { probeExaminer, type ExaminerProbeResult } from '../selfplay/examiner-pr
 import { countOption, parseArgs } from './args.ts';
 import { stopOnInterrupt } from './interrupt.ts';
 import { DirStorage } from './fs-storage.ts';
+import { writeFolderAtomically } from './atomic-folder.ts';
 import { checkFolderLock, LOCK_NAME, lockFolder } from './folder-lock.ts';
 import { checkOutFolder, type OutRule } from './out-folder.ts';
 import { ConsoleReporter, evalLine, formatTime } from './progress.ts';
@@ -391,8 +392,7 @@ class Experiment {
         extraFiles: base.tokenizerFiles,
         config: base.configJson,
       });
-      mkdirSync(join(dir, 'student'), { recursive: true });
-      for (const [name, bytes] of files) writeFileSync(join(dir, 'student', name), bytes);
+      writeFolderAtomically(join(dir, 'student'), files);
     }
     const evals = run.state.evals.slice();
     const metrics = run.state.metrics.slice();

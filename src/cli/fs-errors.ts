@@ -12,7 +12,7 @@ const CAUSES: Record<string, string> = {
   EMFILE: 'too many open files',
 };
 
-export type Action = 'read' | 'write' | 'list' | 'create';
+export type Action = 'read' | 'write' | 'list' | 'create' | 'rename';
 
 /** An Error naming what was being done to which path and why it failed; `err` is kept as the cause. */
 export function fsError(action: Action, path: string, err: unknown): Error {

@@ -2,7 +2,7 @@
 // Runs π-Play self-play headless (Dawn in Node), printing a progress bar and one line per step, and writes
 // the run folder: config.json, metrics.jsonl, questions.jsonl, rollouts.jsonl, eval.jsonl, checkpoints/,
 // and at the end student/ (the trained student as an HF model folder; LoRA adapters merged into the weights).
-import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Engine } from '../gpu/engine.ts';
 import { nodeHost } from '../gpu/host/node.ts';
@@ -26,7 +26,7 @@ import { stopOnInterrupt } from './interrupt.ts';
 import { DirStorage } from './fs-storage.ts';
 import { ConsoleReporter, formatTime } from './progress.ts';
 import { plural } from '../env/prompts.ts';
-import { withPath } from './fs-errors.ts';
+import { writeFolderAtomically } from './atomic-folder.ts';
 import { estimateLines, peakLine, refusal } from './memory.ts';
 import { checkFolderLock, lockFolder } from './folder-lock.ts';
 import { checkOutFolder } from './out-folder.ts';
@@ -167,14 +167,11 @@ async function main(argv: string[]): Promise<number> {
     config: base.configJson,
   });
   const dir = join(out, 'student');
-  withPath('create', dir, () => mkdirSync(dir, { recursive: true }));
-  for (const [name, bytes] of files) withPath('write', join(dir, name), () => writeFileSync(join(dir, name), bytes));
+  writeFolderAtomically(dir, files);
   const last = run.state.evals[run.state.evals.length - 1];
-  console.log(
-    'train: done in ' +
-      `${formatTime((Date.now() - t0) / 1000)}${last ? `; held-out EM ${(100 * last.em).toFixed(1)}%` : ''}; the ` +
-      `student is in ${dir}`,
-  );
+  // No held-out question (--eval-per-hop 0): no EM to report, not 0%.
+  const em = last && last.n > 0 ? `; held-out EM ${(100 * last.em).toFixed(1)}%` : '';
+  console.log('train: done in ' + `${formatTime((Date.now() - t0) / 1000)}${em}; the ` + `student is in ${dir}`);
   run.dispose();
   engine.destroy();
   return 0;

@@ -153,6 +153,21 @@ describe('a diverging run (--lr 1e30)', () => {
     expect(again.stderr).toMatch(message);
   }, 120_000);
 
+  it('with no held-out question it reports no held-out EM (not 0%), and the student folder is whole', async () => {
+    const out = join(root, 'no-eval');
+    const r = await train(['--out', out, '--preset', 'smoke', '--eval-per-hop', '0', '--examiner-steps', '0']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/train: done in .*; the student is in/);
+    expect(r.stdout).not.toContain('held-out EM');
+    expect(readdirSync(join(out, 'student')).sort()).toEqual([
+      'config.json',
+      'model.safetensors',
+      'tokenizer.json',
+      'tokenizer_config.json',
+    ]);
+    expect(readdirSync(out).filter((n) => n.startsWith('.'))).toEqual([]);
+  }, 120_000);
+
   it('two trains on one folder at once: one runs, the other is refused naming it, and the logs are whole', async () => {
     const out = join(root, 'twice');
     const args = ['--out', out, '--preset', 'smoke', '--seed', '3'];
@@ -160,7 +175,9 @@ describe('a diverging run (--lr 1e30)', () => {
     const codes = [a.code, b.code].sort();
     expect(codes, a.stderr + b.stderr).toEqual([0, 1]);
     const refused = a.code === 1 ? a : b;
-    expect(refused.stderr).toMatch(/is in use by npm run train \(process \d+ on .*\); wait for it to finish or stop it/);
+    expect(refused.stderr).toMatch(
+      /is in use by npm run train \(process \d+ on .*\); wait for it to finish or stop it/,
+    );
     const metrics = readFileSync(join(out, 'metrics.jsonl'), 'utf8').trim().split('\n');
     // The smoke run's own lines only: 1 examiner step, generation, 1 student step.
     expect(metrics).toHaveLength(3);
