@@ -47,7 +47,8 @@ export interface StreamCounters {
 }
 
 export class DispatchStream {
-  private pipelines = new Map<string, GPUComputePipeline>();
+  /** Per `shader:entry`, per constants key: the pipeline and its bind-group layout (asked of Dawn once). */
+  private pipelines = new Map<string, Map<string, { pipeline: GPUComputePipeline; layout: GPUBindGroupLayout }>>();
   private modules = new Map<string, { module: GPUShaderModule; iface: KernelInterface }>();
 
   // The open batch: one command encoder with one compute pass, and its uniform arena.
@@ -95,7 +96,7 @@ export class DispatchStream {
     const phase = profile?.dispatchPhase(`${spec.shader}.${spec.entry ?? 'main'}`);
     if (profile && this.encoder && phase !== this.batchPhase) this.flush();
     const entry = spec.entry ?? 'main';
-    const { pipeline, iface } = this.pipeline(spec.shader, entry, spec.constants);
+    const { pipeline, layout, iface } = this.pipeline(spec.shader, entry, spec.constants);
     if (!this.encoder) {
       this.encoder = this.device.createCommandEncoder();
       this.pass = this.encoder.beginComputePass();
@@ -103,7 +104,7 @@ export class DispatchStream {
       if (phase) this.batchPhase = phase;
     }
     const entries = this.bindGroupEntries(spec, iface);
-    const bindGroup = this.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries });
+    const bindGroup = this.device.createBindGroup({ layout, entries });
     const pass = this.pass!;
     pass.setPipeline(pipeline);
     pass.setBindGroup(0, bindGroup);
@@ -198,11 +199,15 @@ export class DispatchStream {
     shader: string,
     entry: string,
     constants?: Record<string, number | boolean>,
-  ): { pipeline: GPUComputePipeline; iface: KernelInterface } {
+  ): { pipeline: GPUComputePipeline; layout: GPUBindGroupLayout; iface: KernelInterface } {
     const kernel = this.kernel(shader);
-    const key = `${shader}:${entry}:${constants ? JSON.stringify(constants) : ''}`;
-    let p = this.pipelines.get(key);
-    if (p) return { pipeline: p, iface: kernel.iface };
+    const name = `${shader}:${entry}`;
+    let byConstants = this.pipelines.get(name);
+    if (!byConstants) this.pipelines.set(name, (byConstants = new Map()));
+    const ckey = constantsKey(constants);
+    const hit = byConstants.get(ckey);
+    if (hit) return { ...hit, iface: kernel.iface };
+    const key = `${name}:${ckey}`;
     const { module, iface } = kernel;
     if (!iface.entries.has(entry)) {
       throw contractError(
@@ -224,13 +229,14 @@ export class DispatchStream {
         throw contractError(iface, entry, `no value for constant '${o.name}' (it has no default)`, overrideList(iface));
       }
     }
-    p = this.device.createComputePipeline({
+    const pipeline = this.device.createComputePipeline({
       label: key,
       layout: 'auto',
       compute: { module, entryPoint: entry, constants: numeric },
     });
-    this.pipelines.set(key, p);
-    return { pipeline: p, iface };
+    const made = { pipeline, layout: pipeline.getBindGroupLayout(0) };
+    byConstants.set(ckey, made);
+    return { ...made, iface };
   }
 
   /** The compiled module of a shader and its interface, made once per device. */
@@ -245,6 +251,13 @@ export class DispatchStream {
     }
     return k;
   }
+}
+
+/** A set of constants as a cache key, `A=1,B=true` in the order given (cheaper per dispatch than JSON). */
+function constantsKey(constants?: Record<string, number | boolean>): string {
+  let key = '';
+  if (constants) for (const k in constants) key += `${k}=${constants[k]},`;
+  return key;
 }
 
 function contractError(iface: KernelInterface, entry: string, what: string, has: string): Error {
