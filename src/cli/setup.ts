@@ -22,7 +22,15 @@ import { hubModelFolder, hubModelRef } from './hub-folder.ts';
 function readText(path: string, flag: string): string {
   const p = resolve(path);
   if (!existsSync(p)) throw new ConfigError(`--${flag}: ${p} does not exist`);
-  return withPath('read', p, () => readFileSync(p, 'utf8'));
+  const bytes = withPath('read', p, () => readFileSync(p));
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    // Name the first line that is not UTF-8 (the lenient decoding marks it with U+FFFD).
+    const text = new TextDecoder().decode(bytes);
+    const line = text.slice(0, text.indexOf('\uFFFD')).split('\n').length;
+    throw new ConfigError(`--${flag}: ${p} is not UTF-8 text (line ${line} is not); save it as UTF-8`);
+  }
 }
 
 /** The corpus ('world' or a JSONL file; errors name the file and line) and the held-out questions. */

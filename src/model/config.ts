@@ -102,8 +102,25 @@ const isPositiveNumber = (v: unknown): v is number => typeof v === 'number' && N
 const isBool = (v: unknown): v is boolean => typeof v === 'boolean';
 
 function positiveInt(raw: Record<string, unknown>, field: string, fallback?: number): number {
-  return read(raw, field, fallback, isPositiveInt, 'a positive integer');
+  const v = read(raw, field, fallback, isPositiveInt, 'a positive integer');
+  // Past these no model piplay could hold is possible: refused before any size is computed from them.
+  const max = DIMENSION_MAX[field];
+  if (max !== undefined && v > max) fail(field, v, `piplay takes at most ${max} (${DIMENSION_WHY})`);
+  return v;
 }
+
+/** The largest value each model dimension may have. */
+const DIMENSION_MAX: Record<string, number> = {
+  vocab_size: 1 << 22,
+  hidden_size: 1 << 16,
+  intermediate_size: 1 << 18,
+  num_hidden_layers: 1024,
+  num_attention_heads: 1024,
+  num_key_value_heads: 1024,
+  head_dim: 1024,
+  max_position_embeddings: 1 << 24,
+};
+const DIMENSION_WHY = 'far past any model a WebGPU device can hold; check config.json';
 
 function positiveNumber(raw: Record<string, unknown>, field: string, fallback: number): number {
   return read(raw, field, fallback, isPositiveNumber, 'a positive number');
@@ -275,6 +292,15 @@ export function parseConfig(json: string | object): ModelConfig {
   else eosIds = [tokenId(eosRaw, 'eos_token_id')];
   const bosRaw = r['bos_token_id'];
   const bosId = bosRaw === undefined || bosRaw === null ? null : tokenId(bosRaw, 'bos_token_id');
+  // An end-of-text id the model cannot produce would never stop a rollout.
+  for (const [field, id] of [
+    ...eosIds.map(
+      (id, i) => [eosRaw !== null && Array.isArray(eosRaw) ? `eos_token_id[${i}]` : 'eos_token_id', id] as const,
+    ),
+    ...(bosId === null ? [] : [['bos_token_id', bosId] as const]),
+  ]) {
+    if (id >= vocabSize) fail(field, id, `a token id must be below vocab_size = ${vocabSize}`);
+  }
 
   return {
     arch,

@@ -276,7 +276,7 @@ function downloadError(repo: HubRepo, file: string, e: unknown): Error {
     const got = `${e.partial.length}${e.total ? ` of ${e.total}` : ''} bytes`;
     return new HubError(
       `the download of ${file} of '${repo.id}' from ${hubEndpoint(repo.endpoint)} broke off at ${got} ` +
-        `(${e.reason}): check the network connection and try again; the download continues where it stopped`,
+        `(${e.reason}): check the network connection and try again (Start in the page, the same command on the command line); the download continues where it stopped`,
       'network',
     );
   }

@@ -161,7 +161,8 @@ async function readState(storage: RunStorage, slot: string): Promise<RunState | 
     if (!got) return `${path} is missing`;
     if (got.length !== want.bytes)
       return `${path} has ${got.length} bytes where the checkpoint wrote ${want.bytes} (truncated or replaced)`;
-    if ((await sha256Hex(got)) !== want.sha256) return `${path} is not the file the checkpoint wrote (its SHA-256 differs)`;
+    if ((await sha256Hex(got)) !== want.sha256)
+      return `${path} is not the file the checkpoint wrote (its SHA-256 differs)`;
   }
   return state;
 }

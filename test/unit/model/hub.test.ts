@@ -105,7 +105,9 @@ describe('hub files', () => {
     const first = filesFromHub(repo, { ...opts, fetchFn: flaky, partials: cachePartials(cache, 128) });
     await expect(first('model.safetensors')).rejects.toMatchObject({
       kind: 'network',
-      message: expect.stringMatching(/model.safetensors of 'owner\/name'.*broke off at 400 of 1000 bytes.*press Start/),
+      message: expect.stringMatching(
+        /model.safetensors of 'owner\/name'.*broke off at 400 of 1000 bytes.*try again \(Start in the page, the same command on the command line\)/,
+      ),
     });
     // A new page: the modules loaded afresh (nothing kept in memory), a new store over the same Cache Storage.
     vi.resetModules();

@@ -197,6 +197,23 @@ describe('parseConfig refuses what piplay cannot run, naming field and value', (
     ['bad dtype', { torch_dtype: 'float8_e4m3fn' }, /torch_dtype = "float8_e4m3fn".*float32, float16 and bfloat16/],
     ['model_type mismatch', { model_type: 'qwen2' }, /model_type = "qwen2"/],
     ['bad eos', { eos_token_id: 'two' }, /eos_token_id = "two"/],
+    [
+      'eos outside the vocabulary',
+      { eos_token_id: 5000 },
+      /eos_token_id = 5000 is not supported; a token id must be below vocab_size = /,
+    ],
+    ['eos list outside the vocabulary', { eos_token_id: [1, 99999] }, /eos_token_id\[1\] = 99999 is not supported/],
+    ['bos outside the vocabulary', { bos_token_id: 1e6 }, /bos_token_id = 1000000 is not supported/],
+    [
+      'a million layers (refused at once, before sizes are computed)',
+      { num_hidden_layers: 1000000 },
+      /num_hidden_layers = 1000000 is not supported; piplay takes at most 1024 \(far past any model/,
+    ],
+    [
+      'a huge vocabulary',
+      { vocab_size: 1e9 },
+      /vocab_size = 1000000000 is not supported; piplay takes at most 4194304/,
+    ],
   ];
   it.each(cases)('%s', (_name, patch, re) => {
     const raw: Record<string, unknown> = { ...llamaBase, ...patch };
