@@ -10,7 +10,13 @@ import { isHfModelFile, relativeNames } from './model-source.ts';
 import { isPlainFileName, safeName } from './names.ts';
 import { stripConfig, type WorkerSession } from './session.ts';
 import { wireTransfer, type WireEvent } from './wire.ts';
-import { readZip, writeZip } from './zip.ts';
+import { listZip, readZip, writeZip } from './zip.ts';
+
+/** The most an imported model folder may hold: past the largest model a browser tab can train (Qwen3-0.6B in f32
+ *  is 3 GiB). */
+export const MAX_IMPORT_BYTES = 4 * 2 ** 30;
+/** The most a folder's other files (config, tokenizer, notes) may each hold. */
+const MAX_TEXT_FILE_BYTES = 64 * 2 ** 20;
 
 export class CheckpointService {
   constructor(private readonly s: WorkerSession) {}
@@ -53,11 +59,18 @@ export class CheckpointService {
     let files = new Map<string, Uint8Array>();
     let name: string;
     if (input.kind === 'zip') {
-      const entries = await readZip(input.bytes, input.name);
-      const top = entries[0]?.name.split('/')[0];
-      const nested =
-        entries.length > 0 && entries.every((en) => en.name.includes('/') && en.name.split('/')[0] === top);
-      for (const en of entries) files.set(nested ? en.name.slice(top!.length + 1) : en.name, en.data);
+      // The directory first: which files a model folder uses, and whether their declared sizes are sane, before
+      // a byte is inflated (a zip bomb is refused at once; what is not used is never inflated).
+      const listed = listZip(input.bytes, input.name);
+      const top = listed[0]?.name.split('/')[0];
+      const nested = listed.length > 0 && listed.every((en) => en.name.includes('/') && en.name.split('/')[0] === top);
+      const inFolder = (n: string) => (nested ? n.slice(top!.length + 1) : n);
+      const entries = await readZip(input.bytes, input.name, {
+        keep: (n) => isPlainFileName(inFolder(n)) && isHfModelFile(inFolder(n)),
+        maxBytes: (n) => (inFolder(n).endsWith('.safetensors') ? MAX_IMPORT_BYTES : MAX_TEXT_FILE_BYTES),
+        maxTotalBytes: MAX_IMPORT_BYTES,
+      });
+      for (const en of entries) files.set(inFolder(en.name), en.data);
       name = safeName(nested ? top! : input.name.replace(/\.zip$/i, ''), 'imported');
     } else {
       for (const [f, file] of relativeNames(input.files)) files.set(f, new Uint8Array(await file.arrayBuffer()));

@@ -103,16 +103,55 @@ export function writeZip(entries: readonly ZipEntry[], modified = new Date()): B
   return new Blob(parts, { type: 'application/zip' });
 }
 
-async function inflateRaw(data: Uint8Array): Promise<Uint8Array> {
-  const stream = new Blob([data as Uint8Array<ArrayBuffer>])
+/**
+ * Inflates a deflated entry, stopping as soon as it passes `size` bytes: an entry that inflates to more than its
+ * directory says (a zip bomb) costs at most `size` bytes and one chunk of memory.
+ */
+async function inflateRaw(data: Uint8Array, size: number, tooLarge: () => Error): Promise<Uint8Array> {
+  const reader = new Blob([data as Uint8Array<ArrayBuffer>])
     .stream()
-    .pipeThrough(new DecompressionStream('deflate-raw'));
-  return new Uint8Array(await new Response(stream).arrayBuffer());
+    .pipeThrough(new DecompressionStream('deflate-raw'))
+    .getReader();
+  const out = new Uint8Array(size);
+  let n = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return out.subarray(0, n);
+    if (n + value.length > size) {
+      await reader.cancel();
+      throw tooLarge();
+    }
+    out.set(value, n);
+    n += value.length;
+  }
 }
 
-/** Reads every file of a ZIP archive (stored or deflated); folders are skipped. Errors name the archive. */
-export async function readZip(bytes: Uint8Array, archiveName = 'the archive'): Promise<ZipEntry[]> {
-  const bad = (why: string) => new Error(`${archiveName} is not a readable ZIP file: ${why}`);
+/** An entry of the central directory: what the archive says of a file, before anything is inflated. */
+export interface ZipListing {
+  name: string;
+  /** Bytes once inflated, as declared. */
+  size: number;
+}
+
+export interface ReadZipOptions {
+  /** Which files to read; the others are never inflated (default: all). */
+  keep?: (name: string) => boolean;
+  /** The most bytes a kept file may declare, by name (default: no limit past the format's 4 GiB). */
+  maxBytes?: (name: string) => number;
+  /** The most bytes all kept files together may declare. */
+  maxTotalBytes?: number;
+}
+
+interface DirectoryEntry extends ZipListing {
+  flags: number;
+  method: number;
+  crc: number;
+  csize: number;
+  lho: number;
+}
+
+/** The central directory of an archive (read first: sizes are checked before anything is inflated). */
+function directory(bytes: Uint8Array, bad: (why: string) => Error): DirectoryEntry[] {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let eocd = -1;
   for (let i = bytes.length - 22; i >= Math.max(0, bytes.length - 22 - 0xffff); i--) {
@@ -126,22 +165,58 @@ export async function readZip(bytes: Uint8Array, archiveName = 'the archive'): P
   let p = view.getUint32(eocd + 16, true);
   if (count === 0xffff || p === LIMIT) throw bad('ZIP64 archives are not supported');
   const dec = new TextDecoder();
-  const out: ZipEntry[] = [];
+  const out: DirectoryEntry[] = [];
   for (let k = 0; k < count; k++) {
     if (p + 46 > bytes.length || view.getUint32(p, true) !== 0x02014b50)
       throw bad(`central directory entry ${k} is damaged`);
-    const flags = view.getUint16(p + 8, true);
-    const method = view.getUint16(p + 10, true);
-    const crc = view.getUint32(p + 16, true);
-    const csize = view.getUint32(p + 20, true);
-    const usize = view.getUint32(p + 24, true);
     const nlen = view.getUint16(p + 28, true);
-    const xlen = view.getUint16(p + 30, true);
-    const clen = view.getUint16(p + 32, true);
-    const lho = view.getUint32(p + 42, true);
-    const name = dec.decode(bytes.subarray(p + 46, p + 46 + nlen));
-    p += 46 + nlen + xlen + clen;
-    if (name.endsWith('/')) continue;
+    const entry = {
+      flags: view.getUint16(p + 8, true),
+      method: view.getUint16(p + 10, true),
+      crc: view.getUint32(p + 16, true),
+      csize: view.getUint32(p + 20, true),
+      size: view.getUint32(p + 24, true),
+      lho: view.getUint32(p + 42, true),
+      name: dec.decode(bytes.subarray(p + 46, p + 46 + nlen)),
+    };
+    p += 46 + nlen + view.getUint16(p + 30, true) + view.getUint16(p + 32, true);
+    if (!entry.name.endsWith('/')) out.push(entry);
+  }
+  return out;
+}
+
+const badZip = (archiveName: string) => (why: string) => new Error(`${archiveName} is not a readable ZIP file: ${why}`);
+
+/** The files an archive holds and their declared sizes, without inflating anything. */
+export function listZip(bytes: Uint8Array, archiveName = 'the archive'): ZipListing[] {
+  return directory(bytes, badZip(archiveName)).map(({ name, size }) => ({ name, size }));
+}
+
+const mib = (n: number) => `${(n / 2 ** 20).toFixed(1)} MiB`;
+
+/**
+ * Reads the files of a ZIP archive (stored or deflated; folders are skipped) that `keep` wants. Declared sizes are
+ * checked against the limits before any inflating, and no entry is inflated past its declared size. Errors name
+ * the archive.
+ */
+export async function readZip(
+  bytes: Uint8Array,
+  archiveName = 'the archive',
+  opts: ReadZipOptions = {},
+): Promise<ZipEntry[]> {
+  const bad = badZip(archiveName);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const kept = directory(bytes, bad).filter((e) => opts.keep?.(e.name) ?? true);
+  let total = 0;
+  for (const e of kept) {
+    const max = opts.maxBytes?.(e.name) ?? Number.POSITIVE_INFINITY;
+    if (e.size > max) throw bad(`${e.name} declares ${mib(e.size)}, more than such a file may hold (${mib(max)})`);
+    total += e.size;
+  }
+  if (opts.maxTotalBytes !== undefined && total > opts.maxTotalBytes)
+    throw bad(`its files declare ${mib(total)} in all, more than a model folder may hold (${mib(opts.maxTotalBytes)})`);
+  const out: ZipEntry[] = [];
+  for (const { name, flags, method, crc, csize, size, lho } of kept) {
     if (flags & 1) throw bad(`${name} is encrypted`);
     if (lho + 30 > bytes.length || view.getUint32(lho, true) !== 0x04034b50)
       throw bad(`local header of ${name} is damaged`);
@@ -150,12 +225,13 @@ export async function readZip(bytes: Uint8Array, archiveName = 'the archive'): P
     const raw = bytes.subarray(start, start + csize);
     let data: Uint8Array;
     if (method === 0) data = raw;
-    else if (method === 8)
-      data = await inflateRaw(raw).catch((e: Error) =>
-        Promise.reject(bad(`${name} cannot be inflated (${e.message})`)),
+    else if (method === 8) {
+      const tooLarge = () => bad(`${name} inflates to more than the ${size} bytes its directory entry says`);
+      data = await inflateRaw(raw, size, tooLarge).catch((e: Error) =>
+        Promise.reject(e.message.startsWith(archiveName) ? e : bad(`${name} cannot be inflated (${e.message})`)),
       );
-    else throw bad(`${name} uses compression method ${method} (only stored and deflate are read)`);
-    if (data.length !== usize) throw bad(`${name} has ${data.length} bytes, the directory says ${usize}`);
+    } else throw bad(`${name} uses compression method ${method} (only stored and deflate are read)`);
+    if (data.length !== size) throw bad(`${name} has ${data.length} bytes, the directory says ${size}`);
     if (crc32(data) !== crc) throw bad(`${name} fails its CRC check`);
     out.push({ name, data });
   }
