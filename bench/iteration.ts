@@ -112,8 +112,17 @@ export async function benchSelfPlay(e: Engine, opts: SelfPlayBench): Promise<Rec
     submits: a.submits + b.submits,
     reads: a.reads + b.reads,
     tokens: a.tokens + b.tokens,
+    steps: a.steps + b.steps,
   });
-  const zero: PhaseTotals = { wallSeconds: 0, gpuSeconds: 0, dispatches: 0, submits: 0, reads: 0, tokens: 0 };
+  const zero: PhaseTotals = {
+    wallSeconds: 0,
+    gpuSeconds: 0,
+    dispatches: 0,
+    submits: 0,
+    reads: 0,
+    tokens: 0,
+    steps: 0,
+  };
   const byCategory = new Map<string, PhaseTotals>();
   for (const [phase, t] of profile.phases)
     byCategory.set(category(phase), add(byCategory.get(category(phase)) ?? zero, t));
@@ -133,6 +142,17 @@ export async function benchSelfPlay(e: Engine, opts: SelfPlayBench): Promise<Rec
     `  total ${total.toFixed(1)} s; ${counts['dispatches']} dispatches, ${counts['submits']} submissions, ${counts['reads']} read-backs, ` +
       `${counts['uploads']} uploads (the profile adds a submission at each phase change)`,
   );
+  // Decoding alone (every generation phase: rollouts, evaluation, examiner): what one step costs in dispatches and
+  // read-backs, the per-token overhead that dominates a CPU driver and a browser alike.
+  const decode = [...profile.phases]
+    .filter(([phase]) => phase.includes('generate '))
+    .reduce((a, [, t]) => add(a, t), zero);
+  const per = (n: number) => (decode.steps ? n / decode.steps : 0);
+  console.log(
+    `decode: ${decode.steps} steps, ${per(decode.dispatches).toFixed(1)} dispatches per step, ` +
+      `${per(decode.reads).toFixed(2)} read-backs per step`,
+  );
+  rows.push({ op: 'iteration-decode', steps: decode.steps, dispatches: decode.dispatches, reads: decode.reads });
   rows.push({
     op: 'iteration-total',
     preset: opts.preset,

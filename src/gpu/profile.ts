@@ -13,9 +13,19 @@ export interface PhaseTotals {
   reads: number;
   /** Tokens processed: sampled tokens for generation, batch x time for forward passes. */
   tokens: number;
+  /** Decoding steps (one sampled token per live row; the prefill counts as one): generation only. */
+  steps: number;
 }
 
-const blank = (): PhaseTotals => ({ wallSeconds: 0, gpuSeconds: 0, dispatches: 0, submits: 0, reads: 0, tokens: 0 });
+const blank = (): PhaseTotals => ({
+  wallSeconds: 0,
+  gpuSeconds: 0,
+  dispatches: 0,
+  submits: 0,
+  reads: 0,
+  tokens: 0,
+  steps: 0,
+});
 
 export class Profile {
   /** Outer label (e.g. the loop's stage), set by whoever drives the run. */
@@ -75,7 +85,7 @@ export class Profile {
     this.stage = stage;
   }
 
-  count(what: 'dispatches' | 'submits' | 'reads' | 'tokens', n = 1, phase = this.phase): void {
+  count(what: 'dispatches' | 'submits' | 'reads' | 'tokens' | 'steps', n = 1, phase = this.phase): void {
     this.totals(phase)[what] += n;
   }
 

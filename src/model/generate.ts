@@ -216,6 +216,7 @@ export class GenerationSession {
    */
   private async step(logitsFn: () => Tensor, opts: GenerateOptions, batch: number, slots: readonly number[]) {
     const e = this.model.engine;
+    e.profile?.count('steps');
     const draws = Array.from({ length: batch }, () => opts.random());
     const uniforms = Float32Array.from(slots, (b) => draws[b]!);
     const out = e.noGrad(() =>
