@@ -5,7 +5,7 @@ import type { DType, Tensor } from '../gpu/tensor.ts';
 import { add } from '../gpu/ops/elementwise.ts';
 import { linear } from '../gpu/ops/matmul.ts';
 import { swapAxes12, kvAppend, gatherRows } from '../gpu/ops/layout.ts';
-import { shardedEmbedding } from '../gpu/ops/embedding.ts';
+import { embedding, shardedEmbedding } from '../gpu/ops/embedding.ts';
 import { shardedLinear, vocabHead, type VocabHead } from '../gpu/ops/vocab_head.ts';
 import { rmsnorm } from '../gpu/ops/rmsnorm.ts';
 import { rope } from '../gpu/ops/rope.ts';
@@ -24,6 +24,11 @@ const LM_HEAD = 'lm_head.weight';
 export interface TokenBatch {
   /** Row-major [batch, time]. */
   ids: Int32Array;
+  /**
+   * The ids on the GPU instead (i32, batch x time; `ids` then empty): generation feeds each step's sampled ids
+   * straight back, without reading them first. Needs an embedding table in one piece (not vocabulary shards).
+   */
+  deviceIds?: Tensor;
   batch: number;
   time: number;
   /** Position of each token, [batch * time]; default 0..time-1 in every row. */
@@ -58,6 +63,11 @@ export class CausalLM {
   lora: LoraSet | null = null;
   /** The model's name in a profile (see src/gpu/profile.ts), e.g. its policy. */
   profileName = 'model';
+
+  /** Whether `hidden` takes ids on the GPU (TokenBatch.deviceIds): its embedding table is in one piece. */
+  takesDeviceIds(): boolean {
+    return this.vocabShards(EMBED).length === 1;
+  }
   /**
    * Recompute each layer's intermediates on the backward pass instead of keeping them from the forward
    * (src/gpu/recompute.ts): a training pass keeps one [tokens, hidden] tensor per layer, not all of them.
@@ -174,9 +184,9 @@ export class CausalLM {
   private hiddenStates(input: TokenBatch, cache?: KVCache): Tensor {
     const e = this.engine;
     const c = this.cfg;
-    const { batch: B, time: T } = input;
-    if (input.ids.length !== B * T)
-      throw new Error(`piplay: ${input.ids.length} token ids do not fill a ${B}x${T} batch`);
+    const { batch: B, time: T, deviceIds } = input;
+    const count = deviceIds ? deviceIds.size : input.ids.length;
+    if (count !== B * T) throw new Error(`piplay: ${count} token ids do not fill a ${B}x${T} batch`);
     for (const id of input.ids) {
       if (id < 0 || id >= c.vocabSize)
         throw new Error(`piplay: token id ${id} is outside the vocabulary (size ${c.vocabSize})`);
@@ -184,8 +194,12 @@ export class CausalLM {
     const posHost = input.positions ?? defaultPositions(B, T, cache?.length ?? 0);
     const positions = e.tensor(posHost, [B, T], 'i32');
     const keyStart = input.keyStart ? e.tensor(input.keyStart, [B], 'i32') : null;
-    const idsT = e.tensor(input.ids, [B, T], 'i32');
-    let x = shardedEmbedding(this.vocabShards(EMBED), idsT, input.ids);
+    let x: Tensor;
+    if (deviceIds) {
+      const table = this.vocabShards(EMBED);
+      if (table.length !== 1) throw new Error('piplay: ids on the GPU need an embedding table in one piece');
+      x = embedding(table[0]!, deviceIds.reshape([B, T]));
+    } else x = shardedEmbedding(this.vocabShards(EMBED), e.tensor(input.ids, [B, T], 'i32'), input.ids);
     // Without a tape (a teacher or reference pass, generation) nothing needs a layer's intermediates once
     // the layer is done: each layer runs in its own tidy, so a pass holds one layer's at a time, not all,
     // and the residual stream of two layers.

@@ -5,8 +5,11 @@
 //
 // Rows are left-padded to a common length; `keyStart` hides the padding from attention and positions
 // count from each row's first real token, so a row's numbers do not depend on its neighbours. Each call
-// to `run` prefills the contexts once, then decodes one token per step from the cache. Rows that finish
-// leave the batch (the cache is compacted) once at most half of it is still decoding.
+// to `run` prefills the contexts once, then decodes one token per step from the cache. The host reads the
+// sampled tokens back every `readEvery` steps, not every step: in between, each step's sampled ids feed the
+// next step on the GPU, and a row that stopped meanwhile decodes on unseen (its extra tokens are dropped when
+// read, so the outputs are those of reading every step). Rows that finish leave the batch (the cache is
+// compacted) at a read, once at most half of it is still decoding.
 import type { ModelConfig } from './config.ts';
 import type { CausalLM } from './decoder.ts';
 import type { Tensor } from '../gpu/tensor.ts';
@@ -35,6 +38,23 @@ export interface GenerateOptions {
   prefillTokens?: number;
   /** Bytes the KV cache of one decoding batch may take (0 or absent: no limit); more rows decode in parts. */
   kvBudgetBytes?: number;
+  /** Decoding steps between read-backs of the sampled tokens (default READ_EVERY; 1: every step). */
+  readEvery?: number;
+}
+
+/**
+ * Decoding steps per read-back on a GPU. A read-back stalls the host until the GPU is done (0.5 ms and more in a
+ * browser); reading every 8 steps pays it once per 8 tokens, at the price of at most 7 steps decoded after the last
+ * row stopped and of finished rows leaving the batch only at a read. A CPU driver shares its cores with the host
+ * and pays for every row-step it decodes: there reading every step is faster (a 200-question evaluation on
+ * lavapipe: 87-88 s reading every step, 94-98 s every 8), so it is the default there.
+ */
+export const READ_EVERY = 8;
+
+/** Steps between reads: the option, else by the device; 1 where ids cannot stay on the GPU (a sharded table). */
+function readInterval(model: CausalLM, opts: GenerateOptions): number {
+  if (!model.takesDeviceIds()) return 1;
+  return Math.max(1, opts.readEvery ?? (model.engine.info.isCpu ? 1 : READ_EVERY));
 }
 
 /** Bytes of a KV cache of `rows` rows of `positions` positions (f32 keys and values of every layer). */
@@ -62,6 +82,9 @@ export interface Sequence {
 
 export class GenerationSession {
   readonly sequences: Sequence[];
+  /** Draws of `spareOf` taken for steps that turned out unneeded, served first by the next steps. */
+  private spare: number[] = [];
+  private spareOf: (() => number) | null = null;
 
   constructor(
     readonly model: CausalLM,
@@ -135,7 +158,8 @@ export class GenerationSession {
       // The prompts go into the cache a chunk of time steps at a time, so the prefill holds one chunk's
       // intermediates ([rows x chunk] tokens), not those of every prompt token.
       const chunk = Math.max(1, Math.floor((opts.prefillTokens ?? PREFILL_TOKENS) / B));
-      let next = await this.step(
+      // Step results stay on the GPU until read: each step's ids feed the next one there.
+      const prefill = this.record(
         () => {
           let h: Tensor | null = null;
           let T = 0;
@@ -155,54 +179,82 @@ export class GenerationSession {
         B,
         slots,
       );
-      for (let step = 0; step < opts.maxNewTokens; step++) {
-        slots.forEach((b, k) => {
-          if (done[b]) return;
-          const s = this.sequences[rows[b]!]!;
-          const id = next.ids[k]!;
-          s.ids.push(id);
-          s.sampled.push(1);
-          s.logprobs.push(next.logprobs[k]!);
-          model.engine.profile?.count('tokens');
-          if (stopIds.has(id)) {
-            done[b] = true;
-            s.stop = 'stop-id';
-          } else if (opts.stopStrings?.length && opts.decode) {
-            const text = tailText(s.ids, started[b]!, opts.decode, longestStop + opts.decode([id]).length + 4);
-            if (opts.stopStrings.some((ss) => text.includes(ss))) {
-              done[b] = true;
-              s.stop = 'stop-string';
+      let pending: Sampled[] = [prefill];
+      // On the GPU, ids can only feed the next step from a table in one piece (else: read every step).
+      const every = readInterval(model, opts);
+      let step = 0;
+      try {
+        for (;;) {
+          const host = await this.readBack(pending);
+          let stopped = false;
+          for (const [i, next] of host.entries()) {
+            slots.forEach((b, k) => {
+              if (done[b]) return;
+              const s = this.sequences[rows[b]!]!;
+              const id = next.ids[k]!;
+              s.ids.push(id);
+              s.sampled.push(1);
+              s.logprobs.push(next.logprobs[k]!);
+              model.engine.profile?.count('tokens');
+              if (stopIds.has(id)) {
+                done[b] = true;
+                s.stop = 'stop-id';
+              } else if (opts.stopStrings?.length && opts.decode) {
+                const text = tailText(s.ids, started[b]!, opts.decode, longestStop + opts.decode([id]).length + 4);
+                if (opts.stopStrings.some((ss) => text.includes(ss))) {
+                  done[b] = true;
+                  s.stop = 'stop-string';
+                }
+              }
+              if (!done[b] && s.ids.length - started[b]! >= opts.maxNewTokens) {
+                done[b] = true;
+                s.stop = 'length';
+              }
+            });
+            step++;
+            opts.onStep?.(step);
+            if (done.every(Boolean)) {
+              stopped = true;
+              // Steps decoded after the last row stopped were never needed: their draws go back to the stream,
+              // so the next run draws what it would have drawn had every step been read.
+              for (const extra of host.slice(i + 1)) this.spare.push(...extra.draws);
+              break;
             }
           }
-          if (!done[b] && s.ids.length - started[b]! >= opts.maxNewTokens) {
-            done[b] = true;
-            s.stop = 'length';
+          if (stopped || step >= opts.maxNewTokens) break;
+          // At a read the batch may shrink; the next step's ids are the last step's, from the host.
+          const last = host[host.length - 1]!;
+          let keep = slots.map((_, k) => k);
+          const live = keep.filter((k) => !done[slots[k]!]);
+          if (live.length <= slots.length / 2) {
+            cache.keepRows(live);
+            keep = live;
           }
-        });
-        opts.onStep?.(step + 1);
-        if (done.every(Boolean)) break;
-        let keep = slots.map((_, k) => k);
-        const live = keep.filter((k) => !done[slots[k]!]);
-        if (live.length <= slots.length / 2) {
-          cache.keepRows(live);
-          keep = live;
+          slots = keep.map((k) => slots[k]!);
+          let input: Int32Array | Tensor = Int32Array.from(keep, (k) => last.ids[k]!);
+          pending = [];
+          // The steps up to the next read (never past the tokens a row may have).
+          for (let j = 0; j < every && step + j < opts.maxNewTokens; j++) {
+            const stepIds = input;
+            const stepPos = Int32Array.from(slots, (b) => L - keyStart[b]! + step + j - 1);
+            const stepKeyStart = Int32Array.from(slots, (b) => keyStart[b]!);
+            const n = slots.length;
+            const batch =
+              stepIds instanceof Int32Array
+                ? { ids: stepIds, batch: n, time: 1, positions: stepPos, keyStart: stepKeyStart }
+                : { ids: NO_IDS, deviceIds: stepIds, batch: n, time: 1, positions: stepPos, keyStart: stepKeyStart };
+            const sampled = this.record(
+              () => model.logits(model.hidden(batch, cache)).reshape([n, -1]),
+              opts,
+              B,
+              slots,
+            );
+            pending.push(sampled);
+            input = sampled.ids;
+          }
         }
-        const stepIds = Int32Array.from(keep, (k) => next.ids[k]!);
-        slots = keep.map((k) => slots[k]!);
-        const stepPos = Int32Array.from(slots, (b) => L - keyStart[b]! + step);
-        const stepKeyStart = Int32Array.from(slots, (b) => keyStart[b]!);
-        const n = slots.length;
-        next = await this.step(
-          () =>
-            model
-              .logits(
-                model.hidden({ ids: stepIds, batch: n, time: 1, positions: stepPos, keyStart: stepKeyStart }, cache),
-              )
-              .reshape([n, -1]),
-          opts,
-          B,
-          slots,
-        );
+      } finally {
+        for (const p of pending) p.dispose();
       }
     } finally {
       cache.dispose();
@@ -210,14 +262,18 @@ export class GenerationSession {
   }
 
   /**
-   * Samples one token for each row of the logits, whose row k is batch row slots[k]. `opts.random` is drawn
-   * once for each of the `batch` rows, finished ones included, so the draws do not depend on when rows
-   * leave the batch.
+   * Samples one token for each row of the logits, whose row k is batch row slots[k], and leaves the result on the
+   * GPU. `opts.random` is drawn once for each of the `batch` rows, finished ones included, so the draws do not
+   * depend on when rows leave the batch or when results are read.
    */
-  private async step(logitsFn: () => Tensor, opts: GenerateOptions, batch: number, slots: readonly number[]) {
+  private record(logitsFn: () => Tensor, opts: GenerateOptions, batch: number, slots: readonly number[]): Sampled {
     const e = this.model.engine;
     e.profile?.count('steps');
-    const draws = Array.from({ length: batch }, () => opts.random());
+    if (this.spareOf !== opts.random) {
+      this.spare = [];
+      this.spareOf = opts.random;
+    }
+    const draws = Array.from({ length: batch }, () => (this.spare.length ? this.spare.shift()! : opts.random()));
     const uniforms = Float32Array.from(slots, (b) => draws[b]!);
     const out = e.noGrad(() =>
       e.tidy(() => {
@@ -227,13 +283,39 @@ export class GenerationSession {
         return { ids: e.keep(s.ids), logprobs: e.keep(s.logprobs) };
       }),
     );
-    // One read-back for both: a decoding step waits for the GPU once.
-    const [ids, logprobs] = (await e.readAll([out.ids, out.logprobs])) as [Int32Array, Float32Array];
-    out.ids.dispose();
-    out.logprobs.dispose();
-    return { ids, logprobs };
+    return {
+      ...out,
+      draws,
+      dispose: () => {
+        out.ids.dispose();
+        out.logprobs.dispose();
+      },
+    };
+  }
+
+  /** Reads the sampled ids and log-probs of several steps with one read-back, and frees them. */
+  private async readBack(steps: Sampled[]): Promise<{ ids: Int32Array; logprobs: Float32Array; draws: number[] }[]> {
+    const all = await this.model.engine.readAll(steps.flatMap((s) => [s.ids, s.logprobs]));
+    const out = steps.map((s, k) => ({
+      ids: all[2 * k] as Int32Array,
+      logprobs: all[2 * k + 1] as Float32Array,
+      draws: s.draws,
+    }));
+    for (const s of steps) s.dispose();
+    steps.length = 0;
+    return out;
   }
 }
+
+/** One step's sampled ids and log-probs, still on the GPU, and the uniforms it drew. */
+interface Sampled {
+  ids: Tensor;
+  logprobs: Tensor;
+  draws: number[];
+  dispose(): void;
+}
+
+const NO_IDS = new Int32Array(0);
 
 /**
  * The text of the newest tokens of `ids` (those from `from` on), at least `chars` characters of it where there

@@ -30,6 +30,11 @@ export class ScriptedModel extends CausalLM {
     super(engine, cfg);
   }
 
+  /** It reads each step's ids on the host. */
+  override takesDeviceIds(): boolean {
+    return false;
+  }
+
   /** The ids the row with this prompt will emit, in order across all its turns. */
   script(prompt: readonly number[], ids: readonly number[]): void {
     this.streams.set(this.key(prompt), [...ids]);

@@ -78,7 +78,8 @@ describe.each([0, 1])('generation at temperature %s', (temperature) => {
     expect(new Set(steps).size, `stop steps ${steps}`).toBeGreaterThanOrEqual(3);
 
     stepRows = [];
-    const got = await generate(model, PROMPTS, opts(stop));
+    // Read every step: each decoding step runs exactly the rows not yet known to be done.
+    const got = await generate(model, PROMPTS, { ...opts(stop), readEvery: 1 });
     got.forEach((s, i) => {
       expectPrefix(s, full[i]!, PROMPTS[i]!.length + steps[i]!, `row ${i}`);
       expect(s.stop).toBe(steps[i]! < NEW || stop.includes(s.ids.at(-1)!) ? 'stop-id' : 'length');
@@ -96,6 +97,50 @@ describe.each([0, 1])('generation at temperature %s', (temperature) => {
     console.log(
       `temperature ${temperature}: stop steps ${steps}; rows per decoding step ${stepRows} (${decoded} row-steps, ${PROMPTS.length * (last - 1)} without dropping)`,
     );
+  });
+
+  it('reading the tokens back every 3 or 8 steps gives what reading every step gives, run after run', async () => {
+    // A third of the vocabulary stops a row: every row stops within a few steps, before the first read.
+    const stop = Array.from({ length: V / 3 }, (_, i) => 3 * i);
+    // Two turns from one random stream, with a tool reply between: a draw taken for a step after the last row
+    // stopped must come back for the second turn.
+    const turns = async (readEvery: number) => {
+      const session = new GenerationSession(model, PROMPTS);
+      const o: GenerateOptions = { ...opts(stop), random: rng(11), readEvery };
+      await session.run(o);
+      firstStops = session.sequences.map((s) => s.stop);
+      session.sequences.forEach((_, k) => session.append(k, [1 + (k % 7), 2 + (k % 5)]));
+      await session.run(o);
+      return session.sequences;
+    };
+    let firstStops: (string | null)[] = [];
+    const every = await turns(1);
+    expect(firstStops).toEqual(PROMPTS.map(() => 'stop-id'));
+    for (const k of [3, 8]) {
+      stepRows = [];
+      const got = await turns(k);
+      got.forEach((s, i) => {
+        expectPrefix(s, every[i]!, every[i]!.ids.length, `readEvery ${k}, row ${i}`);
+        expect(s.ids.length).toBe(every[i]!.ids.length);
+        expect(s.stop).toBe(every[i]!.stop);
+      });
+    }
+  });
+
+  it('stop strings with reads every 8 steps stop each row where reading every step does', async () => {
+    const decode = (ids: number[]) => ids.map((id) => String.fromCharCode(97 + (id % 26))).join('');
+    const full = await generate(model, PROMPTS, opts());
+    // A two-letter string that some rows' continuations hold.
+    const text = full.map((s, i) => decode(s.ids.slice(PROMPTS[i]!.length)));
+    const stopStrings = [text[0]!.slice(2, 4), text[3]!.slice(5, 7)];
+    const o = () => ({ ...opts(), stopStrings, decode });
+    const one = await generate(model, PROMPTS, { ...o(), readEvery: 1 });
+    expect(one.some((s) => s.stop === 'stop-string')).toBe(true);
+    const eight = await generate(model, PROMPTS, { ...o(), readEvery: 8 });
+    eight.forEach((s, i) => {
+      expectPrefix(s, one[i]!, one[i]!.ids.length, `row ${i}`);
+      expect(s.stop).toBe(one[i]!.stop);
+    });
   });
 
   it('a prefill in chunks of two time steps gives every row the same ids and log-probs', async () => {
