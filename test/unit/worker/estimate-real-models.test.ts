@@ -48,15 +48,18 @@ describe('the demo preset with LoRA on real model shapes', () => {
   });
 
   it('the KV budget splits a batch of rollouts whose cache would not fit it', () => {
-    // Without a budget the demo's 20 rollouts decode with one cache of 2176 positions each: 9.3 GiB.
+    // Without a budget the demo's rollouts of a student step decode with one cache of 2176 positions each.
+    const rollouts = demoLora.studentBatch * demoLora.rolloutsPerQuestion;
     const unlimited = estimateRun(cfg('qwen3-0.6b'), { ...demoLora, kvBudget: 0 }, browser);
     const kvOf = (m: typeof unlimited) => m.breakdown.find((l) => l.label.startsWith('KV cache'))!;
-    expect(kvOf(unlimited).label).toBe('KV cache: 20 rollouts × 2176 positions');
+    expect(kvOf(unlimited).label).toBe(`KV cache: ${rollouts} rollouts × 2176 positions`);
     expect(unlimited.largestTerm).toBe(kvOf(unlimited));
     expect(unlimited.totalBytes / GiB).toBeGreaterThan(8);
     // Under 4 GiB they decode 8 at a time (the demo's 1 GiB: 2 at a time, below the training pass).
     const m = estimateRun(cfg('qwen3-0.6b'), { ...demoLora, kvBudget: 4096 }, browser);
-    expect(kvOf(m).label).toBe('KV cache: 8 rollouts × 2176 positions (20 decode in parts under --kv-budget 4096)');
+    expect(kvOf(m).label).toBe(
+      `KV cache: 8 rollouts × 2176 positions (${rollouts} decode in parts under --kv-budget 4096)`,
+    );
     expect(kvOf(m).setting).toBe('KV budget (--kv-budget)');
     expect(kvOf(m).bytes).toBeLessThanOrEqual(4096 * 2 ** 20);
   });
