@@ -164,7 +164,9 @@ export const SETTINGS = {
   }),
 
   // -- the loop
-  iterations: setting({ flag: 'iterations', kind: int(1, 10_000), help: 'π-Play iterations', paper: 3 }),
+  // demo 2: on two CPU cores an iteration of the demo takes about 14 minutes; two show a trend on the page's charts
+  // and keep the decisive experiment (15 runs) within a few working sessions.
+  iterations: setting({ flag: 'iterations', kind: int(1, 10_000), help: 'π-Play iterations', paper: 3, demo: 2 }),
   /** W: examiner steps and student steps per iteration. */
   examinerSteps: setting({
     flag: 'examiner-steps',
