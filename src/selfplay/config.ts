@@ -526,6 +526,8 @@ export const QUICK: SelfPlayConfig = {
   evalHops: [1, 2],
   checkpointEvery: 2,
   rolloutSamples: 2,
+  // One examiner sample per document: data generation is most of a short run's time.
+  examinerSamples: 1,
 };
 
 export const PRESETS = { paper: PAPER, demo: DEMO, quick: QUICK, smoke: SMOKE } as const;

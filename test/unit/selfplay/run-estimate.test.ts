@@ -28,7 +28,7 @@ describe('presets', () => {
       expect(QUICK[k], k).toEqual(DEMO[k]);
     expect(QUICK.iterations).toBeGreaterThan(1);
     const work = (c: typeof DEMO) => runUnits(c).reduce((s, u) => s + unitWork(c, u), 0);
-    expect(work(QUICK)).toBeLessThan(work(DEMO) / 4);
+    expect(work(QUICK)).toBeLessThan(work(DEMO) / 3);
     expect(work(QUICK)).toBeGreaterThan(work(SMOKE));
   });
 });
