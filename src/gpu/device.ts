@@ -53,6 +53,30 @@ export interface DeviceOptions {
    * than a binding, e.g. the vocabulary shards, at tiny sizes; or a large GPU acting as a browser's 128 MiB).
    */
   maxBindingBytes?: number;
+  /**
+   * Runs what a GPU in a browser would get on any adapter: every kernel's GPU variant (not the CPU driver's) and
+   * WebGPU's default limits instead of the adapter's (default: the environment variable PIPLAY_FORCE_GPU_PATHS=1),
+   * so that tests on a CPU driver keep the GPU paths right.
+   */
+  forceGpuPaths?: boolean;
+}
+
+/** WebGPU's default limits (the spec's): what a browser grants a page that asks for nothing more. */
+const DEFAULT_LIMITS: Record<string, number> = {
+  maxStorageBufferBindingSize: 128 * 2 ** 20,
+  maxBufferSize: 256 * 2 ** 20,
+  maxStorageBuffersPerShaderStage: 8,
+  maxComputeWorkgroupStorageSize: 16384,
+  maxComputeInvocationsPerWorkgroup: 256,
+  maxComputeWorkgroupSizeX: 256,
+  maxComputeWorkgroupSizeY: 256,
+  maxComputeWorkgroupsPerDimension: 65535,
+};
+
+/** PIPLAY_FORCE_GPU_PATHS=1 in the environment (Node; a browser has none). */
+function forcedByEnvironment(): boolean {
+  const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env;
+  return env?.['PIPLAY_FORCE_GPU_PATHS'] === '1';
 }
 
 /** Collects a device's uncaptured errors and its loss, and throws them where the engine next looks. */
@@ -111,7 +135,8 @@ export async function openDevice(
       );
     }
   }
-  const requiredLimits: Record<string, number> = {
+  const forceGpu = opts.forceGpuPaths ?? forcedByEnvironment();
+  const adapterLimits: Record<string, number> = {
     maxStorageBufferBindingSize: al.maxStorageBufferBindingSize,
     maxBufferSize: al.maxBufferSize,
     maxStorageBuffersPerShaderStage: al.maxStorageBuffersPerShaderStage,
@@ -121,6 +146,7 @@ export async function openDevice(
     maxComputeWorkgroupSizeY: al.maxComputeWorkgroupSizeY,
     maxComputeWorkgroupsPerDimension: al.maxComputeWorkgroupsPerDimension,
   };
+  const requiredLimits = forceGpu ? DEFAULT_LIMITS : adapterLimits;
   const features: GPUFeatureName[] = [];
   const f16 = (opts.allowF16 ?? true) && adapter.features.has('shader-f16');
   if (f16) features.push('shader-f16');
@@ -136,8 +162,9 @@ export async function openDevice(
     architecture: ai.architecture,
     description: ai.description || ai.device,
     isCpu:
-      Boolean((ai as GPUAdapterInfo & { isFallbackAdapter?: boolean }).isFallbackAdapter) ||
-      /llvmpipe|lavapipe|swiftshader|software/.test(text),
+      !forceGpu &&
+      (Boolean((ai as GPUAdapterInfo & { isFallbackAdapter?: boolean }).isFallbackAdapter) ||
+        /llvmpipe|lavapipe|swiftshader|software/.test(text)),
     f16,
     subgroups,
     subgroupMinSize: subgroups ? ((ai as GPUAdapterInfo & { subgroupMinSize?: number }).subgroupMinSize ?? 0) : 0,
