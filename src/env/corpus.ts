@@ -62,6 +62,12 @@ export function requireString(record: Record<string, unknown>, key: string, sour
  * `id`, `title`, `text` (other fields are ignored); ids must be unique.
  * @param sourceName names the file or URL in error messages ("<source>:<line>: <problem>").
  */
+/**
+ * The longest passage text, in characters. A passage is an examiner's whole source document and a search result:
+ * one far past any model's context (a whole book on one line) would fill every prompt it appears in.
+ */
+export const MAX_PASSAGE_CHARS = 100_000;
+
 export function parseCorpusJsonl(text: string, sourceName: string): Passage[] {
   const seen = new Map<string, number>();
   const passages: Passage[] = [];
@@ -69,6 +75,13 @@ export function parseCorpusJsonl(text: string, sourceName: string): Passage[] {
     const id = requireString(value, 'id', sourceName, line);
     const title = requireString(value, 'title', sourceName, line);
     const body = requireString(value, 'text', sourceName, line);
+    if (body.length > MAX_PASSAGE_CHARS)
+      throw new JsonlParseError(
+        sourceName,
+        line,
+        `passage "${id}" has ${body.length} characters of text; a passage may have at most ${MAX_PASSAGE_CHARS} ` +
+          '(split long documents into passages of a few paragraphs)',
+      );
     const first = seen.get(id);
     if (first !== undefined)
       throw new JsonlParseError(sourceName, line, `duplicate id "${id}" (first on line ${first})`);

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { JsonlParseError, corpusToJsonl, parseCorpusJsonl, passagesById } from '../../../src/env/corpus.ts';
+import {
+  JsonlParseError,
+  MAX_PASSAGE_CHARS,
+  corpusToJsonl,
+  parseCorpusJsonl,
+  passagesById,
+} from '../../../src/env/corpus.ts';
 
 function errorOf(fn: () => unknown): JsonlParseError {
   try {
@@ -74,5 +80,16 @@ describe('corpus JSONL', () => {
     const e = errorOf(() => parseCorpusJsonl(text, 'dup.jsonl'));
     expect(e.line).toBe(4);
     expect(e.message).toBe('dup.jsonl:4: duplicate id "a" (first on line 1)');
+  });
+
+  it('refuses a passage past the longest a prompt can hold, naming it (before: advice about micro-batches)', () => {
+    const long = 'x'.repeat(MAX_PASSAGE_CHARS + 1);
+    const ok = parseCorpusJsonl(JSON.stringify({ id: 'a', title: 'A', text: long.slice(1) }), 'c.jsonl');
+    expect(ok[0]!.text).toHaveLength(MAX_PASSAGE_CHARS);
+    const e = errorOf(() => parseCorpusJsonl(JSON.stringify({ id: 'book', title: 'B', text: long }), 'c.jsonl'));
+    expect(e.message).toBe(
+      `c.jsonl:1: passage "book" has ${MAX_PASSAGE_CHARS + 1} characters of text; a passage may have at most ` +
+        `${MAX_PASSAGE_CHARS} (split long documents into passages of a few paragraphs)`,
+    );
   });
 });
