@@ -7,7 +7,7 @@
 // benchSelfPlay times the same for any preset, and for a whole run as a user starts it (the GPU benchmark's
 // demo iteration and quick run).
 import type { Engine } from '../src/gpu/engine.ts';
-import { Profile, type PhaseTotals } from '../src/gpu/profile.ts';
+import { blank, Profile, type PhaseTotals } from '../src/gpu/profile.ts';
 import { buildBase, buildEnvironment } from '../src/cli/setup.ts';
 import { makeConfig, type PresetName, type SelfPlayConfig } from '../src/selfplay/config.ts';
 import { SelfPlayRun } from '../src/selfplay/loop.ts';
@@ -114,15 +114,7 @@ export async function benchSelfPlay(e: Engine, opts: SelfPlayBench): Promise<Rec
     tokens: a.tokens + b.tokens,
     steps: a.steps + b.steps,
   });
-  const zero: PhaseTotals = {
-    wallSeconds: 0,
-    gpuSeconds: 0,
-    dispatches: 0,
-    submits: 0,
-    reads: 0,
-    tokens: 0,
-    steps: 0,
-  };
+  const zero = blank();
   const byCategory = new Map<string, PhaseTotals>();
   for (const [phase, t] of profile.phases)
     byCategory.set(category(phase), add(byCategory.get(category(phase)) ?? zero, t));

@@ -17,7 +17,8 @@ export interface PhaseTotals {
   steps: number;
 }
 
-const blank = (): PhaseTotals => ({
+/** A phase with nothing charged yet. */
+export const blank = (): PhaseTotals => ({
   wallSeconds: 0,
   gpuSeconds: 0,
   dispatches: 0,
