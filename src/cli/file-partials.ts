@@ -18,6 +18,7 @@ import {
   ftruncateSync,
   mkdirSync,
   openSync,
+  readdirSync,
   readFileSync,
   readSync,
   renameSync,
@@ -25,7 +26,7 @@ import {
   writeFileSync,
   writeSync,
 } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { PartialStore } from '../model/partials.ts';
 import type { FileVersion } from '../model/resumable-fetch.ts';
 
@@ -248,4 +249,34 @@ export function fileParts(
       rmSync(`${part}.lock`, { force: true });
     },
   };
+}
+
+/** The parts this store left in `dir` (not those of other tools), with the URL each was downloading. */
+export function partsIn(dir: string): { part: string; url: string }[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  return names
+    .filter((n) => n.endsWith('.part.json'))
+    .flatMap((n) => {
+      const meta = readMeta(join(dir, n));
+      return meta ? [{ part: join(dir, n.slice(0, -'.json'.length)), url: meta.url }] : [];
+    });
+}
+
+/** Removes a part this store wrote, unless a live process is writing it (then false). */
+export function removePart(part: string): boolean {
+  try {
+    const held = JSON.parse(readFileSync(`${part}.lock`, 'utf8')) as { piplay?: unknown; pid?: unknown };
+    if (typeof held.pid === 'number' && held.pid !== process.pid && alive(held.pid)) return false;
+  } catch {
+    // no lock, or not one of ours: the part is not being written by piplay
+  }
+  rmSync(part, { force: true });
+  rmSync(`${part}.json`, { force: true });
+  rmSync(`${part}.lock`, { force: true });
+  return true;
 }

@@ -1,75 +1,209 @@
-// `--model hf:owner/name[@revision]` on the command line: the model's files downloaded from the hub (resumed after
-// a dropped connection, src/model/hub.ts) into a folder of the disk cache, which then loads like any model folder.
-// A second run finds them there and downloads nothing. The hub's address is $HF_ENDPOINT (as in Hugging Face's own
-// tools), the cache $PIPLAY_HUB_CACHE or ~/.cache/piplay/hub.
+// `--model hf:owner/name[@revision]` on the command line: the model's files in the Hugging Face cache
+// (src/cli/hf-cache.ts), so a model Python's tools downloaded is loaded without a download and what piplay
+// downloads is a normal cache entry. The hub is $HF_ENDPOINT, $HF_TOKEN is sent to it, and with $HF_HUB_OFFLINE
+// nothing is asked of it. Downloads resume after a dropped connection (src/model/hub.ts); one cut off (Ctrl-C, a
+// crash, retries spent) keeps its bytes as blobs/<hash>.part (src/cli/file-partials.ts) for the next run.
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { filesFromHub, hubApiUrl, hubDownloadPlan, hubUrl, type HubCache, type HubRepo } from '../model/hub.ts';
+import {
+  blobName,
+  checkSpace,
+  contentMismatch,
+  fileNameProblem,
+  filesFromHub,
+  hubDownloadPlan,
+  hubEndpoint,
+  HubError,
+  type HubCache,
+  type HubListing,
+  type HubRepo,
+  hubRevisionProblem,
+  hubUrl,
+  listHubFiles,
+  modelFileNames,
+} from '../model/hub.ts';
 import { ConfigError } from '../selfplay/config.ts';
-import { fileParts } from './file-partials.ts';
+import { fileParts, partsIn, removePart } from './file-partials.ts';
+import { freeBytes, hfCacheRoot, hfOffline, RepoCache } from './hf-cache.ts';
 
 const mib = (b: number) => (b < 2 ** 20 ? `${(b / 1024).toFixed(1)} KiB` : `${(b / 2 ** 20).toFixed(1)} MiB`);
 
 const PREFIX = 'hf:';
 
-/** The repository an `hf:` model names (null for a folder or 'random-tiny'). */
+/** The repository an `hf:` model names (null for a folder or 'random-tiny'); a malformed revision is refused. */
 export function hubModelRef(model: string, env: NodeJS.ProcessEnv = process.env): HubRepo | null {
   if (!model.startsWith(PREFIX)) return null;
   const [id, revision] = model.slice(PREFIX.length).split('@') as [string, string | undefined];
   if (!id) throw new ConfigError(`--model: '${model}' names no model; give hf:owner/name, e.g. hf:Qwen/Qwen3-0.6B`);
-  return { id, ...(revision ? { revision } : {}), ...(env['HF_ENDPOINT'] ? { endpoint: env['HF_ENDPOINT'] } : {}) };
+  const repo = {
+    id,
+    ...(revision ? { revision } : {}),
+    ...(env['HF_ENDPOINT'] ? { endpoint: env['HF_ENDPOINT'] } : {}),
+  };
+  const bad = hubRevisionProblem(repo);
+  if (bad) throw new ConfigError(`--model: ${bad}`);
+  return repo;
 }
 
-/** The cache folder of a repository: <cache>/<owner>--<name>/<revision>. */
-export function hubFolderPath(repo: HubRepo, env: NodeJS.ProcessEnv = process.env): string {
+/** The folder piplay kept hub downloads in before it used the Hugging Face cache. */
+export function olderFolder(repo: HubRepo, env: NodeJS.ProcessEnv = process.env): string {
   const root = env['PIPLAY_HUB_CACHE'] || join(homedir(), '.cache', 'piplay', 'hub');
   return join(root, repo.id.replace('/', '--'), repo.revision ?? 'main');
 }
 
-/** Where the folder keeps a URL of the repository: a file under its name, the listing as .hub-listing.json. */
-function folderPath(repo: HubRepo, dir: string): (url: string) => string | null {
-  const prefix = hubUrl(repo, '');
-  return (url) => {
-    if (url === hubApiUrl(repo)) return join(dir, '.hub-listing.json');
-    if (!url.startsWith(prefix)) return null;
-    const name = decodeURIComponent(url.slice(prefix.length));
-    return name.split('/').some((p) => p === '..' || p === '') ? null : join(dir, name);
-  };
+/** `fetch` with $HF_TOKEN (or the older $HUGGING_FACE_HUB_TOKEN) sent to the hub, and to nothing else. */
+function withToken(fetchFn: typeof fetch, repo: HubRepo, env: NodeJS.ProcessEnv): typeof fetch {
+  const token = env['HF_TOKEN'] || env['HUGGING_FACE_HUB_TOKEN'];
+  if (!token) return fetchFn;
+  const origin = new URL(hubEndpoint(repo.endpoint)).origin;
+  return ((url: string, init?: RequestInit) => {
+    if (new URL(url).origin !== origin) return fetchFn(url, init);
+    const headers = new Headers(init?.headers);
+    headers.set('authorization', `Bearer ${token}`);
+    return fetchFn(url, { ...init, headers });
+  }) as typeof fetch;
 }
 
-/** A HubCache over a folder: a file's URL maps to its name in the folder, the listing to .hub-listing.json. */
-export function folderCache(repo: HubRepo, dir: string): HubCache {
-  const pathOf = folderPath(repo, dir);
-  return {
-    async match(req) {
-      const p = pathOf(String(req instanceof Request ? req.url : req));
-      if (!p || !existsSync(p)) return undefined;
-      return new Response(readFileSync(p));
-    },
-    async put(req, res) {
-      const p = pathOf(String(req instanceof Request ? req.url : req));
-      if (!p) return;
-      const bytes = new Uint8Array(await res.arrayBuffer());
-      mkdirSync(dirname(p), { recursive: true });
-      // Written whole, then renamed: a file in the folder is always complete.
-      try {
-        writeFileSync(`${p}.download`, bytes);
-        renameSync(`${p}.download`, p);
-      } catch (e) {
-        try {
-          rmSync(`${p}.download`, { force: true }); // a half-written file of ours; never a folder
-        } catch {}
-        throw e;
-      }
-    },
-  };
+/** A Response whose body is read from `path` only when it is read (a plan asks for presence, not bytes). */
+function lazyFile(path: string): Response {
+  return new Response(
+    new ReadableStream<Uint8Array>({
+      pull(c) {
+        c.enqueue(new Uint8Array(readFileSync(path)));
+        c.close();
+      },
+    }),
+  );
+}
+
+/** Writes `bytes` whole beside `path`, then renames it into place: a file under its final name is always whole. */
+function writeWhole(path: string, bytes: Uint8Array): void {
+  mkdirSync(dirname(path), { recursive: true });
+  try {
+    writeFileSync(`${path}.download`, bytes);
+    renameSync(`${path}.download`, path);
+  } catch (e) {
+    try {
+      rmSync(`${path}.download`, { force: true }); // a half-written file of ours; never a folder
+    } catch {}
+    throw e;
+  }
 }
 
 /**
- * Downloads what loading the model reads into its cache folder (a line per file on stderr) and returns the folder.
- * A download that breaks off keeps its bytes as `<file>.part` there (src/cli/file-partials.ts): the next run
- * continues it with a Range request, or starts it again when the hub's file changed meanwhile.
+ * The cache of one commit as the hub code sees it: a file's URL at that commit maps to its blob (named by the
+ * hash the listing gives), found through the snapshot's link or the blob itself, and stored as a blob plus a link.
+ */
+function commitStore(cache: RepoCache, at: HubRepo & { revision: string }, listing: HubListing) {
+  const prefix = hubUrl(at, '');
+  const fileOf = (url: string) => {
+    if (!url.startsWith(prefix)) return null;
+    const file = decodeURIComponent(url.slice(prefix.length));
+    const blob = blobName(listing.files.get(file));
+    return blob && !fileNameProblem(file) ? { file, blob } : null;
+  };
+  const urlOf = (req: RequestInfo | URL) => String(req instanceof Request ? req.url : req);
+  const store: HubCache & { pathOf(url: string): string | null } = {
+    pathOf: (url) => {
+      const f = fileOf(url);
+      return f ? cache.blob(f.blob) : null;
+    },
+    async match(req) {
+      const f = fileOf(urlOf(req));
+      if (!f) return undefined;
+      if (!cache.has(at.revision, f.file)) {
+        if (!existsSync(cache.blob(f.blob))) return undefined;
+        cache.link(at.revision, f.file, f.blob); // the bytes are there (another revision, or Python's download)
+      }
+      return lazyFile(cache.snapshot(at.revision, f.file));
+    },
+    async put(req, res) {
+      const f = fileOf(urlOf(req));
+      if (!f) return;
+      writeWhole(cache.blob(f.blob), new Uint8Array(await res.arrayBuffer()));
+      cache.link(at.revision, f.file, f.blob);
+    },
+  };
+  return store;
+}
+
+/** The snapshot folder of `revision` when it holds every file the model needs, else why not. */
+async function cachedSnapshot(cache: RepoCache, repo: HubRepo): Promise<{ dir: string } | { why: string }> {
+  const revision = repo.revision ?? 'main';
+  const commit = cache.commitOf(revision);
+  if (!commit) return { why: `it has no refs/${revision}` };
+  try {
+    await modelFileNames(
+      repo.id,
+      (f) => !fileNameProblem(f) && cache.has(commit, f),
+      async () => readFileSync(cache.snapshot(commit, 'model.safetensors.index.json')),
+    );
+  } catch (e) {
+    return { why: (e as Error).message };
+  }
+  return { dir: cache.snapshot(commit) };
+}
+
+/** The older piplay folder when it holds every file the model needs (used only where the hub cannot be asked). */
+async function olderComplete(repo: HubRepo, env: NodeJS.ProcessEnv): Promise<string | null> {
+  const dir = olderFolder(repo, env);
+  try {
+    await modelFileNames(
+      repo.id,
+      (f) => !fileNameProblem(f) && existsSync(join(dir, f)),
+      async () => readFileSync(join(dir, 'model.safetensors.index.json')),
+    );
+    return dir;
+  } catch {
+    return null;
+  }
+}
+
+/** The model from the cache alone ($HF_HUB_OFFLINE, or a hub that cannot be reached): its folder, or why not. */
+async function offline(cache: RepoCache, repo: HubRepo, env: NodeJS.ProcessEnv, log: (l: string) => void) {
+  const found = await cachedSnapshot(cache, repo);
+  if ('dir' in found) return found.dir;
+  const older = await olderComplete(repo, env);
+  if (older) {
+    log(
+      `hub: using the older piplay download of '${repo.id}' in ${older} (not in the Hugging Face cache ${cache.root})`,
+    );
+    return older;
+  }
+  throw new ConfigError(
+    `hub: the Hugging Face cache ${cache.root} holds no complete copy of '${repo.id}' at ${repo.revision ?? 'main'} ` +
+      `(${found.why}), and HF_HUB_OFFLINE is set: run once without HF_HUB_OFFLINE, or download it with ` +
+      `\`huggingface-cli download ${repo.id}\` (HF_HUB_CACHE chooses the cache folder)`,
+  );
+}
+
+/**
+ * Takes files the older piplay folder holds, whose size and hash match the listing, into the cache instead of
+ * downloading them. Returns how many.
+ */
+async function takeOlder(
+  files: { name: string; cached: boolean }[],
+  older: string,
+  store: ReturnType<typeof commitStore>,
+  at: HubRepo,
+  listing: HubListing,
+): Promise<number> {
+  let taken = 0;
+  for (const f of files.filter((x) => !x.cached && existsSync(join(older, x.name)))) {
+    const bytes = new Uint8Array(readFileSync(join(older, f.name)));
+    if (await contentMismatch(bytes, listing.files.get(f.name)!)) continue;
+    await store.put(hubUrl(at, f.name), new Response(bytes));
+    f.cached = true;
+    taken++;
+  }
+  return taken;
+}
+
+/**
+ * The folder the model loads from, its files downloaded first where the cache lacks them (a line per file on
+ * stderr). A second run downloads nothing; with $HF_HUB_OFFLINE, or when the hub cannot be reached, the cached
+ * snapshot is used as it is.
  */
 export async function hubModelFolder(
   repo: HubRepo,
@@ -83,18 +217,59 @@ export async function hubModelFolder(
     syncBytes?: number;
   } = {},
 ): Promise<string> {
-  const dir = hubFolderPath(repo, opts.env);
-  const cache = folderCache(repo, dir);
+  const env = opts.env ?? process.env;
   const log = opts.log ?? ((l: string) => process.stderr.write(`${l}\n`));
-  const plan = await hubDownloadPlan(repo, { fetchFn: opts.fetchFn, cache });
-  if (plan.toDownload > 0 || plan.files.some((f) => !f.cached)) {
-    log(`hub: ${repo.id} needs ${mib(plan.toDownload)} of ${mib(plan.bytes)} downloaded into ${dir}`);
+  const cache = new RepoCache(hfCacheRoot(env), repo.id);
+  if (hfOffline(env)) return offline(cache, repo, env, log);
+  const fetchFn = withToken(opts.fetchFn ?? globalThis.fetch.bind(globalThis), repo, env);
+  let listing: HubListing;
+  try {
+    listing = await listHubFiles(repo, { fetchFn, cache: null, retryDelayMs: opts.retryDelayMs });
+  } catch (e) {
+    if (!(e instanceof HubError && e.kind === 'network')) throw e;
+    const found = await cachedSnapshot(cache, repo);
+    if (!('dir' in found)) throw e;
+    log(`hub: ${(e as Error).message.split(':')[0]}; using the cached copy in ${found.dir}`);
+    return found.dir;
   }
-  const partials = fileParts(folderPath(repo, dir), { syncBytes: opts.syncBytes, warn: (l) => log(`hub: ${l}`) });
+  if (!listing.commit) {
+    throw new ConfigError(
+      `hub: ${hubEndpoint(repo.endpoint)} lists '${repo.id}' without its commit ("sha"), which the Hugging Face ` +
+        'cache is kept by: is HF_ENDPOINT a Hugging Face hub?',
+    );
+  }
+  const at = { ...repo, revision: listing.commit };
+  const store = commitStore(cache, at, listing);
+  const plan = await hubDownloadPlan(at, { fetchFn, cache: store, listing });
+  const unhashed = plan.files.find((f) => !blobName(listing.files.get(f.name)));
+  if (unhashed) {
+    throw new ConfigError(
+      `hub: ${hubEndpoint(repo.endpoint)} lists ${unhashed.name} of '${repo.id}' without a hash, which the ` +
+        'Hugging Face cache keeps files by: is HF_ENDPOINT a Hugging Face hub?',
+    );
+  }
+  const older = olderFolder(repo, env);
+  const taken = await takeOlder(plan.files, older, store, at, listing);
+  if (taken) log(`hub: ${taken} file(s) of '${repo.id}' taken from the older piplay download in ${older}`);
+  const missing = plan.files.filter((f) => !f.cached);
+  const toDownload = missing.reduce((n, f) => n + f.size, 0);
+  checkSpace(
+    repo,
+    { ...plan, toDownload },
+    freeBytes(cache.dir),
+    `the disk of ${cache.root}`,
+    'free some space, or set HF_HUB_CACHE to a folder on a larger disk',
+  );
+  if (missing.length > 0) {
+    log(`hub: ${repo.id} needs ${mib(toDownload)} of ${mib(plan.bytes)} downloaded into ${cache.dir}`);
+  }
+  dropOtherVersions(cache, at, missing, listing, log);
+  const partials = fileParts(store.pathOf, { syncBytes: opts.syncBytes, warn: (l) => log(`hub: ${l}`) });
   const started = new Set<string>();
-  const read = filesFromHub(repo, {
-    fetchFn: opts.fetchFn,
-    cache,
+  const read = filesFromHub(at, {
+    fetchFn,
+    cache: store,
+    listing,
     partials,
     retryDelayMs: opts.retryDelayMs,
     onRestart: (file, why) =>
@@ -107,15 +282,16 @@ export async function hubModelFolder(
   });
   const release = syncOnExit(partials.syncAll);
   try {
-    for (const f of plan.files.filter((x) => !x.cached)) {
+    for (const f of missing) {
       const t0 = Date.now();
       const bytes = await read(f.name);
-      if (!existsSync(join(dir, f.name))) {
+      if (!cache.has(at.revision, f.name)) {
         // The cache swallows a failed write (the browser's quota); here the folder is what the model loads from.
         partials.syncAll();
+        const blob = blobName(listing.files.get(f.name))!;
         throw new ConfigError(
-          `hub: ${f.name} of '${repo.id}' was downloaded but could not be written into ${dir} (is the disk full?); ` +
-            `its bytes are kept as ${f.name}.part there: free some space and run again to finish it`,
+          `hub: ${f.name} of '${repo.id}' was downloaded but could not be written into ${cache.dir} (is the disk ` +
+            `full?); its bytes are kept as blobs/${blob}.part there: free some space and run again to finish it`,
         );
       }
       log(`hub: ${f.name} ${mib(bytes.length)} in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
@@ -123,7 +299,31 @@ export async function hubModelFolder(
   } finally {
     release();
   }
-  return dir;
+  cache.setRef(repo.revision ?? 'main', listing.commit);
+  return cache.snapshot(listing.commit);
+}
+
+/**
+ * Drops the parts of earlier versions of the files about to be downloaded (the hub's file changed since: its hash,
+ * so its blob, is another), saying so; a part another live process writes is left alone.
+ */
+function dropOtherVersions(
+  cache: RepoCache,
+  at: HubRepo,
+  files: { name: string }[],
+  listing: HubListing,
+  log: (l: string) => void,
+): void {
+  const wanted = new Map(files.map((f) => [f.name, cache.blob(blobName(listing.files.get(f.name))!)]));
+  const base = `${hubEndpoint(at.endpoint)}/${at.id}/resolve/`;
+  for (const { part, url } of partsIn(join(cache.dir, 'blobs'))) {
+    if (!url.startsWith(base)) continue;
+    const file = decodeURIComponent(url.slice(base.length).split('/').slice(1).join('/'));
+    const now = wanted.get(file);
+    if (now && `${now}.part` !== part && removePart(part)) {
+      log(`hub: ${file} changed on the hub since its partial download (another version now): starting again`);
+    }
+  }
 }
 
 /**

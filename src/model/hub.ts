@@ -2,7 +2,10 @@
 // Files are at {endpoint}/{id}/resolve/{revision}/{file}; the repository's file list with sizes at
 // {endpoint}/api/models/{id}?blobs=true, so the download size is known before anything large is fetched.
 // Downloads resume after a dropped connection (src/model/resumable-fetch.ts) and land in the browser's Cache
-// Storage under the file's URL (the cache transformers.js uses), so a reload loads them without a download.
+// Storage under the file's URL (the cache transformers.js uses), so a reload loads them without a download; the
+// command line keeps them in the Hugging Face cache folder instead (src/cli/hub-folder.ts). Nothing the hub says
+// is taken on trust: every name is checked before it is asked for, a body is cut at the listed size, and a file is
+// kept only when its size and its hash (sha256 for LFS files, the git blob id for the others) match the listing.
 import { MissingFileError, type ReadFile } from './files.ts';
 import { cachePartials, memoryPartials, type PartialStore } from './partials.ts';
 import { DownloadInterruptedError, fetchResumable, HttpStatusError } from './resumable-fetch.ts';
@@ -44,6 +47,8 @@ export interface HubOptions {
   partials?: PartialStore;
   /** A kept partial download was dropped, since the hub's file is not the one it came from; it starts again. */
   onRestart?: (file: string, reason: string) => void;
+  /** The repository's listing, when it was fetched already. */
+  listing?: HubListing;
 }
 
 /** bad-id: no such model or not public; missing: a file the model needs is not there; network: anything else. */
@@ -114,24 +119,37 @@ const unreachable = (repo: HubRepo, why: string) =>
   `could not reach ${hubEndpoint(repo.endpoint)} for '${repo.id}' (${why}): check the network connection ` +
   '(or the hub address setting) and try again';
 
-/** Every file of the repository with its size in bytes (undefined where the listing gives none). */
-export type HubListing = Map<string, number | undefined>;
+/** What the listing says of one file: its size and hash, where it gives them. */
+export interface HubFileInfo {
+  size?: number;
+  /** The content's sha256 (LFS files). */
+  sha256?: string;
+  /** The git blob id, sha1 of "blob <size>\0" and the content (files not in LFS). */
+  gitOid?: string;
+}
+
+/** The repository's files at one commit (`commit`: the listing's `sha`, absent from a server that gives none). */
+export interface HubListing {
+  commit?: string;
+  files: Map<string, HubFileInfo>;
+}
 
 /**
- * The repository's file list (with sizes) from the hub's API. A listing fetched before is kept in the cache and
- * used when the hub cannot be reached.
+ * The repository's file list (with sizes and hashes) from the hub's API. A listing fetched before is kept in the
+ * cache and used when the hub cannot be reached.
  */
 export async function listHubFiles(
   repo: HubRepo,
-  opts: Pick<HubOptions, 'fetchFn' | 'cache'> = {},
+  opts: Pick<HubOptions, 'fetchFn' | 'cache' | 'retryDelayMs'> = {},
 ): Promise<HubListing> {
   checkId(repo.id);
+  checkRevision(repo);
   const url = hubApiUrl(repo);
   const fetchFn = opts.fetchFn ?? globalThis.fetch.bind(globalThis);
   const cache = opts.cache !== undefined ? opts.cache : await openCache();
   let res: Response;
   try {
-    res = await fetchFn(url);
+    res = await askAgain(() => fetchFn(url), opts.retryDelayMs ?? 500);
   } catch (e) {
     const kept = await cache?.match(url);
     if (kept) return parseListing(repo, await kept.text());
@@ -157,27 +175,120 @@ export async function listHubFiles(
   return listing;
 }
 
-function parseListing(repo: HubRepo, text: string): HubListing {
-  let siblings: unknown;
-  try {
-    siblings = (JSON.parse(text) as { siblings?: unknown }).siblings;
-  } catch {
-    siblings = undefined;
+/** Requests of a small answer (the listing) before giving up on a dropped connection or a 5xx. */
+const ASKS = 4;
+
+/** `ask()` again after a thrown error or a 5xx/429 answer, waiting `delayMs`, doubled each time. */
+async function askAgain(ask: () => Promise<Response>, delayMs: number): Promise<Response> {
+  for (let i = 1; ; i++, delayMs *= 2) {
+    try {
+      const res = await ask();
+      if (i >= ASKS || !(res.status >= 500 || res.status === 429)) return res;
+      await res.body?.cancel().catch(() => {});
+    } catch (e) {
+      if (i >= ASKS) throw e;
+    }
+    await new Promise((r) => setTimeout(r, delayMs));
   }
-  if (!Array.isArray(siblings)) {
+}
+
+const HEX40 = /^[0-9a-f]{40}$/;
+const HEX64 = /^[0-9a-f]{64}$/;
+const size = (v: unknown) => (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : undefined);
+
+function parseListing(repo: HubRepo, text: string): HubListing {
+  let body: { siblings?: unknown; sha?: unknown } | null;
+  try {
+    body = JSON.parse(text) as typeof body;
+  } catch {
+    body = null;
+  }
+  if (!Array.isArray(body?.siblings)) {
     throw new HubError(
       `${hubEndpoint(repo.endpoint)} answered for '${repo.id}' without a file list (no "siblings"): ` +
         'is the hub address a Hugging Face hub?',
       'network',
     );
   }
-  const files: HubListing = new Map();
-  for (const s of siblings as { rfilename?: unknown; size?: unknown; lfs?: { size?: unknown } }[]) {
+  const files = new Map<string, HubFileInfo>();
+  type Sibling = { rfilename?: unknown; size?: unknown; blobId?: unknown; lfs?: { size?: unknown; sha256?: unknown } };
+  for (const s of body.siblings as Sibling[]) {
     if (typeof s?.rfilename !== 'string') continue;
-    const size = typeof s.lfs?.size === 'number' ? s.lfs.size : typeof s.size === 'number' ? s.size : undefined;
-    files.set(s.rfilename, size);
+    const lfs = s.lfs && typeof s.lfs === 'object' ? s.lfs : undefined;
+    const info: HubFileInfo = {};
+    const n = size(lfs?.size) ?? size(s.size);
+    if (n !== undefined) info.size = n;
+    if (typeof lfs?.sha256 === 'string' && HEX64.test(lfs.sha256)) info.sha256 = lfs.sha256;
+    else if (!lfs && typeof s.blobId === 'string' && HEX40.test(s.blobId)) info.gitOid = s.blobId;
+    files.set(s.rfilename, info);
   }
-  return files;
+  const commit = typeof body.sha === 'string' && HEX40.test(body.sha) ? body.sha : undefined;
+  return { ...(commit ? { commit } : {}), files };
+}
+
+/** The name a file's bytes are kept under in the Hugging Face cache (its hash), or undefined without one. */
+export const blobName = (info: HubFileInfo | undefined) => info?.sha256 ?? info?.gitOid;
+
+const hex = (b: ArrayBuffer) => [...new Uint8Array(b)].map((x) => x.toString(16).padStart(2, '0')).join('');
+
+/** Why `bytes` are not the file the listing describes (its size, then its hash), or null when they are. */
+export async function contentMismatch(bytes: Uint8Array, info: HubFileInfo): Promise<string | null> {
+  if (info.size !== undefined && bytes.length !== info.size) {
+    return `arrived with ${bytes.length} bytes, but the hub lists ${info.size}`;
+  }
+  const view = bytes as Uint8Array<ArrayBuffer>;
+  if (info.sha256) {
+    const got = hex(await crypto.subtle.digest('SHA-256', view));
+    if (got !== info.sha256) return `has sha256 ${got}, but the hub lists ${info.sha256}`;
+  } else if (info.gitOid) {
+    const head = new TextEncoder().encode(`blob ${bytes.length}\0`);
+    const all = new Uint8Array(head.length + bytes.length);
+    all.set(head);
+    all.set(bytes, head.length);
+    const got = hex(await crypto.subtle.digest('SHA-1', all));
+    if (got !== info.gitOid) return `has git blob id ${got}, but the hub lists ${info.gitOid}`;
+  }
+  return null;
+}
+
+/**
+ * Why `name` (from the listing or a model's index) is not a plain relative file name inside the repository, or
+ * null when it is: no empty, "." or ".." parts, no absolute or drive path, no backslash or control character.
+ */
+export function fileNameProblem(name: string): string | null {
+  if (!name || name.length > 1024) return 'it is empty or longer than 1024 characters';
+  if (/[\\\x00-\x1f\x7f]/.test(name)) return 'it holds a backslash or a control character';
+  if (name.startsWith('/') || /^[A-Za-z]:/.test(name)) return 'it is an absolute path';
+  if (name.split('/').some((p) => p === '' || p === '.' || p === '..')) return 'it has an empty, "." or ".." part';
+  return null;
+}
+
+function checkFileName(repo: HubRepo, name: string, from: string): void {
+  const why = fileNameProblem(name);
+  if (why) {
+    throw new HubError(
+      `${from} of Hugging Face model '${repo.id}' names the file ${JSON.stringify(name)}, which piplay refuses ` +
+        `(${why}); nothing was downloaded for it: the repository is malformed, tell its owner`,
+      'missing',
+    );
+  }
+}
+
+/** A revision is a branch, tag or commit: parts of letters, digits, ".", "_" and "-" between single slashes. */
+const REVISION = /^(?!.*(?:^|\/)\.{1,2}(?:\/|$))[A-Za-z0-9._-]+(?:\/[A-Za-z0-9._-]+)*$/;
+
+/** Why `repo.revision` is not a branch, tag or commit name, or null when it is one (or absent). */
+export function hubRevisionProblem(repo: HubRepo): string | null {
+  if (repo.revision === undefined || (REVISION.test(repo.revision) && repo.revision.length <= 255)) return null;
+  return (
+    `'${repo.revision}' is not a revision of '${repo.id}': give a branch, tag or commit, e.g. ` +
+    `hf:${repo.id}@main (letters, digits, ".", "_", "-" and single slashes, no "." or ".." part)`
+  );
+}
+
+function checkRevision(repo: HubRepo): void {
+  const bad = hubRevisionProblem(repo);
+  if (bad) throw new HubError(bad, 'bad-id');
 }
 
 /** Bytes of downloads that broke off, by URL, without a browser cache: pressing Start again continues them. */
@@ -186,6 +297,7 @@ const inMemory = memoryPartials();
 /** A ReadFile over a hub repository: the cache first, then the hub (a file not in its listing is missing). */
 export function filesFromHub(repo: HubRepo, opts: HubOptions = {}): ReadFile {
   checkId(repo.id);
+  checkRevision(repo);
   hubEndpoint(repo.endpoint);
   const where = `Hugging Face model '${repo.id}'`;
   const fetchFn = opts.fetchFn ?? globalThis.fetch.bind(globalThis);
@@ -194,9 +306,9 @@ export function filesFromHub(repo: HubRepo, opts: HubOptions = {}): ReadFile {
       ? Promise.resolve({ cache: opts.cache, partials: opts.partials ?? inMemory })
       : openCache().then((c) => ({ cache: c, partials: opts.partials ?? (c ? cachePartials(c) : inMemory) }));
   const cachePromise = stores.then((s) => s.cache);
-  let listing: Promise<HubListing> | null = null;
+  let listing: Promise<HubListing> | null = opts.listing ? Promise.resolve(opts.listing) : null;
   const list = async () => {
-    listing ??= cachePromise.then((cache) => listHubFiles(repo, { fetchFn, cache }));
+    listing ??= cachePromise.then((cache) => listHubFiles(repo, { fetchFn, cache, retryDelayMs: opts.retryDelayMs }));
     return listing.catch((e: unknown) => {
       listing = null; // a failed listing is asked for again next time
       throw e;
@@ -211,9 +323,18 @@ export function filesFromHub(repo: HubRepo, opts: HubOptions = {}): ReadFile {
       opts.onProgress?.({ file, loaded: bytes.length, total: bytes.length, cached: true });
       return bytes;
     }
-    const files = await list();
-    if (!files.has(file)) throw new MissingFileError(file, where);
-    const size = files.get(file) ?? 0;
+    const listed = await list();
+    const info = listed.files.get(file);
+    if (!info) throw new MissingFileError(file, where);
+    checkFileName(repo, file, 'the listing');
+    if (info.size === undefined && !blobName(info)) {
+      throw new HubError(
+        `${hubEndpoint(repo.endpoint)} lists ${file} of '${repo.id}' without a size or a hash, so a download of ` +
+          'it could not be known to be whole: is the hub address a Hugging Face hub?',
+        'network',
+      );
+    }
+    const size = info.size ?? 0;
     let partial = await partials.load(url);
     const version = partial ? ((await partials.version?.(url)) ?? undefined) : undefined;
     // The listing tells a changed length before anything is asked for; the answer's ETag, after.
@@ -230,6 +351,7 @@ export function filesFromHub(repo: HubRepo, opts: HubOptions = {}): ReadFile {
         fetchFn,
         partial: partial ?? undefined,
         partialVersion: version,
+        expectedTotal: size,
         retryDelayMs: opts.retryDelayMs,
         onVersion: (v) => partials.begin?.(url, v),
         onRestart: (reason) => opts.onRestart?.(file, reason),
@@ -240,10 +362,12 @@ export function filesFromHub(repo: HubRepo, opts: HubOptions = {}): ReadFile {
       await partials.flush(url);
       throw downloadError(repo, file, e);
     }
-    if (size && bytes.length !== size) {
+    const wrong = await contentMismatch(bytes, info);
+    if (wrong) {
       await partials.clear(url);
       throw new HubError(
-        `${file} of '${repo.id}' arrived with ${bytes.length} bytes, but the hub lists ${size}: try again`,
+        `${file} of '${repo.id}' from ${hubEndpoint(repo.endpoint)} ${wrong}, so it was not kept: ` +
+          'the download was damaged or the hub serves another file than it lists; try again later',
         'network',
       );
     }
@@ -283,20 +407,9 @@ function downloadError(repo: HubRepo, file: string, e: unknown): Error {
   return e as Error;
 }
 
-/** A file's size from a HEAD request (the hub's X-Linked-Size for large files, else Content-Length); 0 if unknown. */
-async function headSize(url: string, fetchFn: typeof fetch): Promise<number> {
-  try {
-    const res = await fetchFn(url, { method: 'HEAD' });
-    if (!res.ok) return 0;
-    return Number(res.headers.get('x-linked-size') ?? res.headers.get('content-length') ?? 0) || 0;
-  } catch {
-    return 0;
-  }
-}
-
 export interface HubPlanFile {
   name: string;
-  /** Bytes (0 when unknown). */
+  /** Bytes (0 when the listing gives a hash but no size). */
   size: number;
   cached: boolean;
 }
@@ -306,45 +419,93 @@ export interface HubPlan {
   /** Bytes of all the files the model needs, and of those not cached yet. */
   bytes: number;
   toDownload: number;
+  /** The listing the plan was made from. */
+  listing: HubListing;
 }
 
 /**
- * What loading the model will download, before any large file is fetched: config, weights (one file or the
- * shards its index names), tokenizer files and the optional generation config and chat template, each with its
- * size from the listing and whether the cache holds it. Missing required files are refused by name.
+ * The files loading a model reads: config, weights (one file or the shards its index names), tokenizer files and
+ * the optional generation config and chat template. `has` says what the repository holds, `readIndex` reads the
+ * shard index. A missing file, or a shard name that is not a plain file of the repository, is refused by name
+ * before anything is asked for it.
+ */
+export async function modelFileNames(
+  id: string,
+  has: (file: string) => boolean,
+  readIndex: () => Promise<Uint8Array>,
+): Promise<string[]> {
+  const lacks = (what: string) =>
+    new HubError(`Hugging Face model '${id}' has no ${what}; piplay needs ${what} from the repository`, 'missing');
+  const names = ['config.json'];
+  if (!has('config.json')) throw lacks('config.json');
+  if (has('model.safetensors')) names.push('model.safetensors');
+  else if (has('model.safetensors.index.json')) {
+    names.push('model.safetensors.index.json');
+    let map: unknown;
+    try {
+      map = (JSON.parse(new TextDecoder().decode(await readIndex())) as { weight_map?: unknown }).weight_map;
+    } catch {
+      map = undefined;
+    }
+    if (!map || typeof map !== 'object') {
+      throw new HubError(
+        `model.safetensors.index.json of Hugging Face model '${id}' is not JSON with a "weight_map": the ` +
+          'repository is malformed, tell its owner',
+        'missing',
+      );
+    }
+    for (const shard of new Set(Object.values(map as Record<string, unknown>).map(String))) {
+      checkFileName({ id }, shard, 'model.safetensors.index.json');
+      if (!has(shard)) throw lacks(`${shard} (a shard its model.safetensors.index.json names)`);
+      names.push(shard);
+    }
+  } else throw lacks('safetensors weights (model.safetensors or model.safetensors.index.json)');
+  for (const f of ['tokenizer.json', 'tokenizer_config.json']) {
+    if (!has(f)) throw lacks(f);
+    names.push(f);
+  }
+  names.push(...['generation_config.json', 'chat_template.jinja'].filter(has));
+  return names;
+}
+
+/**
+ * What loading the model will download, before any large file is fetched: the files of `modelFileNames`, each
+ * with its size from the listing and whether the cache holds it. A listing already fetched may be passed in.
  */
 export async function hubDownloadPlan(
   repo: HubRepo,
-  opts: Pick<HubOptions, 'fetchFn' | 'cache'> = {},
+  opts: Pick<HubOptions, 'fetchFn' | 'cache'> & { listing?: HubListing } = {},
 ): Promise<HubPlan> {
   const cache = opts.cache !== undefined ? opts.cache : await openCache();
-  const listing = await listHubFiles(repo, { fetchFn: opts.fetchFn, cache });
-  const lacks = (what: string) =>
-    new HubError(`Hugging Face model '${repo.id}' has no ${what}; piplay needs ${what} from the repository`, 'missing');
-  const names = ['config.json'];
-  if (!listing.has('config.json')) throw lacks('config.json');
-  if (listing.has('model.safetensors')) names.push('model.safetensors');
-  else if (listing.has('model.safetensors.index.json')) {
-    names.push('model.safetensors.index.json');
-    const read = filesFromHub(repo, { fetchFn: opts.fetchFn, cache });
-    const index = JSON.parse(new TextDecoder().decode(await read('model.safetensors.index.json'))) as {
-      weight_map?: Record<string, string>;
-    };
-    names.push(...new Set(Object.values(index.weight_map ?? {})));
-  } else throw lacks('safetensors weights (model.safetensors or model.safetensors.index.json)');
-  for (const f of ['tokenizer.json', 'tokenizer_config.json']) {
-    if (!listing.has(f)) throw lacks(f);
-    names.push(f);
-  }
-  names.push(...['generation_config.json', 'chat_template.jinja'].filter((f) => listing.has(f)));
-  const fetchFn = opts.fetchFn ?? globalThis.fetch.bind(globalThis);
+  const listing = opts.listing ?? (await listHubFiles(repo, { fetchFn: opts.fetchFn, cache }));
+  for (const name of listing.files.keys()) if (fileNameProblem(name)) listing.files.delete(name);
+  const read = filesFromHub(repo, { fetchFn: opts.fetchFn, cache, listing });
+  const names = await modelFileNames(
+    repo.id,
+    (f) => listing.files.has(f),
+    () => read('model.safetensors.index.json'),
+  );
   const files = await Promise.all(
     names.map(async (name) => ({
       name,
-      size: listing.get(name) ?? (await headSize(hubUrl(repo, name), fetchFn)),
+      size: listing.files.get(name)?.size ?? 0,
       cached: (await cache?.match(hubUrl(repo, name))) !== undefined,
     })),
   );
   const sum = (fs: HubPlanFile[]) => fs.reduce((s, f) => s + f.size, 0);
-  return { files, bytes: sum(files), toDownload: sum(files.filter((f) => !f.cached)) };
+  return { files, bytes: sum(files), toDownload: sum(files.filter((f) => !f.cached)), listing };
+}
+
+/**
+ * Refuses a download larger than the space left for it (`free` bytes, where it is known), before any of it is
+ * fetched; `where` names the place and `hint` what to do.
+ */
+export function checkSpace(repo: HubRepo, plan: HubPlan, free: number | undefined, where: string, hint: string) {
+  if (free === undefined || plan.toDownload <= free) return;
+  const gib = (b: number) => `${(b / 2 ** 30).toFixed(b < 2 ** 30 ? 3 : 1)} GiB`;
+  throw new HubError(
+    `Hugging Face model '${repo.id}' needs ${gib(plan.toDownload)} downloaded, but ${where} has ${gib(free)} free ` +
+      `(the hub lists these sizes): ${hint}`,
+    'missing',
+  );
 }

@@ -3,7 +3,10 @@
 // weights file is not fetched again from the start. A server that ignores Range (it answers 200 with the whole
 // file) is read again from the start; one that answers a range other than the one asked for, too. A resumed answer
 // for another version of the file (another length or ETag than the bytes held came with) is dropped, and the file
-// read again from the start, so bytes of two versions are never joined.
+// read again from the start, so bytes of two versions are never joined. Nothing the server says is trusted past
+// what the caller knows: with the file's length from elsewhere (the hub's listing), an answer announcing another
+// length is a failed attempt and a body is never read past that length; 5xx and 429 answers are retried with
+// back-off like a dropped connection, and the attempts of one download are bounded.
 
 /** What a download's bytes belong to: the file's length and the server's ETag for it (when it sends one). */
 export interface FileVersion {
@@ -18,6 +21,10 @@ export interface ResumableOptions {
   onProgress?: (loaded: number, total: number) => void;
   /** Failures in a row without a new byte before giving up (each resume that brings bytes starts the count again). */
   retries?: number;
+  /** Requests of one download in all before giving up, progress or not. */
+  maxAttempts?: number;
+  /** The file's length as known from elsewhere (the hub's listing); the server's own word is then checked, not taken. */
+  expectedTotal?: number;
   /** Wait before a retry, in ms (doubled after each failure in a row). */
   retryDelayMs?: number;
   /** The start of the file, already downloaded (e.g. by an earlier attempt that gave up). */
@@ -32,7 +39,13 @@ export interface ResumableOptions {
   onRestart?: (reason: string) => void;
 }
 
-/** The server answered with an HTTP error status (404, 401, 500, ...) rather than the file. */
+/** Requests of one download before it gives up, however many of them brought bytes. */
+export const MAX_ATTEMPTS = 32;
+
+/** Answers worth asking again: the server's own trouble (5xx) or a request to slow down (429). */
+const transient = (status: number) => status >= 500 || status === 429;
+
+/** The server answered with an HTTP error status (404, 401, ...) rather than the file. */
 export class HttpStatusError extends Error {
   constructor(
     readonly url: string,
@@ -99,13 +112,20 @@ const etagOf = (res: Response): { etag?: string } => {
 export async function fetchResumable(url: string, opts: ResumableOptions = {}): Promise<Uint8Array> {
   const fetchFn = opts.fetchFn ?? globalThis.fetch.bind(globalThis);
   const retries = opts.retries ?? 4;
+  const maxAttempts = opts.maxAttempts ?? MAX_ATTEMPTS;
+  const expected = opts.expectedTotal || 0;
   let delay = opts.retryDelayMs ?? 500;
   let chunks: Uint8Array[] = opts.partial?.length ? [opts.partial] : [];
   let loaded = opts.partial?.length ?? 0;
   let total = 0;
   let failures = 0;
   let held = loaded > 0 ? opts.partialVersion : undefined;
-  for (;;) {
+  if (expected && loaded > expected) {
+    chunks = [];
+    loaded = 0;
+    held = undefined;
+  }
+  for (let attempt = 1; ; attempt++) {
     const before = loaded;
     let reason: string;
     try {
@@ -113,10 +133,15 @@ export async function fetchResumable(url: string, opts: ResumableOptions = {}): 
       if (loaded > 0 && res.status === 416) {
         // Nothing left past what we hold: complete when the server's length agrees.
         const range = parseContentRange(res.headers.get('content-range'));
-        if (range && range.total === loaded && (!held?.total || held.total === loaded)) return concat(chunks, loaded);
+        const agreed = (!held?.total || held.total === loaded) && (!expected || expected === loaded);
+        if (range && range.total === loaded && agreed) return concat(chunks, loaded);
         chunks = [];
         loaded = 0;
         throw new Error('the server refused the range of the partial download');
+      }
+      if (!res.ok && transient(res.status)) {
+        await res.body?.cancel().catch(() => {});
+        throw new Error(`HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`);
       }
       if (!res.ok) throw new HttpStatusError(url, res.status, res.statusText);
       if (loaded > 0 && res.status === 206) {
@@ -147,6 +172,14 @@ export async function fetchResumable(url: string, opts: ResumableOptions = {}): 
         held = { total, ...etagOf(res) };
         opts.onVersion?.(held);
       }
+      if (expected && total && total !== expected) {
+        await res.body?.cancel().catch(() => {});
+        chunks = [];
+        loaded = 0;
+        held = undefined;
+        throw new Error(`the server announced ${total} bytes for a file listed at ${expected}`);
+      }
+      total ||= expected;
       opts.onProgress?.(loaded, total);
       if (!res.body) {
         const b = new Uint8Array(await res.arrayBuffer());
@@ -158,6 +191,12 @@ export async function fetchResumable(url: string, opts: ResumableOptions = {}): 
         for (;;) {
           const { done, value } = await reader.read();
           if (done) break;
+          if (total && loaded + value.length > total) {
+            // Past the length: nothing more is read (a body that never ends costs one chunk, not the disk).
+            await reader.cancel().catch(() => {});
+            loaded += value.length;
+            break;
+          }
           opts.onBytes?.(value, loaded);
           chunks.push(value);
           loaded += value.length;
@@ -179,7 +218,10 @@ export async function fetchResumable(url: string, opts: ResumableOptions = {}): 
       reason = (e as Error).message;
     }
     failures = loaded > before ? 0 : failures + 1;
-    if (failures > retries) throw new DownloadInterruptedError(url, concat(chunks, loaded), total, reason);
+    if (failures > retries || attempt >= maxAttempts) {
+      const why = failures > retries ? reason : `${reason}; ${attempt} requests in all`;
+      throw new DownloadInterruptedError(url, concat(chunks, loaded), total, why);
+    }
     await sleep(delay);
     if (loaded === before) delay *= 2;
   }

@@ -69,7 +69,7 @@ export const SETTINGS = {
   model: setting({
     flag: 'model',
     kind: text(),
-    help: "'random-tiny', a model folder, or hf:owner/name[@revision] (downloaded once from $HF_ENDPOINT or the hub)",
+    help: "'random-tiny', a model folder, or hf:owner/name[@revision] (kept in the Hugging Face cache; $HF_ENDPOINT, $HF_TOKEN, $HF_HUB_OFFLINE)",
     paper: 'random-tiny',
     demo: 'public/models/piplay-tiny',
   }),

@@ -2,7 +2,7 @@
 // hub's file listing and what the browser cache holds, before anything large is downloaded), and the files
 // themselves through src/model/hub.ts (resumable downloads into Cache Storage, so a reload loads offline).
 import type { ReadFile } from '../model/files.ts';
-import { filesFromHub, HubError, hubDownloadPlan, type HubPlan, type HubRepo } from '../model/hub.ts';
+import { checkSpace, filesFromHub, HubError, hubDownloadPlan, type HubPlan, type HubRepo } from '../model/hub.ts';
 
 export { HubError, DEFAULT_HUB } from '../model/hub.ts';
 
@@ -32,9 +32,31 @@ export interface DownloadProgress {
   fromCache: boolean;
 }
 
-/** What loading the repository downloads (sizes, cached or not); HubError for a wrong id or missing files. */
-export function hubPlan(repo: HubRepo): Promise<HubPlan> {
-  return hubDownloadPlan({ ...repo, id: repo.id.trim() });
+/**
+ * What loading the repository downloads (sizes, cached or not); HubError for a wrong id, missing files, or a
+ * download larger than the browser lets this site store.
+ */
+export async function hubPlan(repo: HubRepo): Promise<HubPlan> {
+  const r = { ...repo, id: repo.id.trim() };
+  const plan = await hubDownloadPlan(r);
+  checkSpace(
+    r,
+    plan,
+    await storageLeft(),
+    "this browser's storage for the page",
+    'free some space, or pick a smaller model',
+  );
+  return plan;
+}
+
+/** Bytes the browser still lets this site store (undefined where it does not say). */
+async function storageLeft(): Promise<number | undefined> {
+  try {
+    const e = await navigator.storage?.estimate?.();
+    return e?.quota !== undefined ? Math.max(0, e.quota - (e.usage ?? 0)) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A ReadFile over a hub repository with progress (src/model/hub.ts). */

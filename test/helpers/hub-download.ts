@@ -3,5 +3,5 @@
 import { hubModelFolder, hubModelRef } from '../../src/cli/hub-folder.ts';
 
 const [endpoint, cache, id, syncBytes] = process.argv.slice(2) as [string, string, string, string];
-const env = { HF_ENDPOINT: endpoint, PIPLAY_HUB_CACHE: cache };
+const env = { HF_ENDPOINT: endpoint, HF_HUB_CACHE: cache };
 await hubModelFolder(hubModelRef(`hf:${id}`, env)!, { env, syncBytes: Number(syncBytes), log: () => {} });

@@ -3,7 +3,9 @@
 // for a page on another port, no HTTP caching (so only the page's own cache can spare a download), an optional
 // slow body (so a progress bar has time to move) and a first download of a file cut off mid-way (so the page
 // must resume it). Files carry an ETag (a hash of their bytes); a test can cut every download of a file at a byte
-// and change a file meanwhile. Every request is recorded.
+// and change a file meanwhile. The listing is the hub's: the commit (`sha`), each file's size and git blob id, and
+// for *.safetensors the LFS sha256. `lie()` makes it a hub that lies (wrong lengths, sizes, hashes, bodies that
+// run past the file, 500s). Every request is recorded.
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -13,6 +15,7 @@ export interface HubRequest {
   method: string;
   path: string;
   range?: string;
+  authorization?: string;
 }
 
 export interface HubServerOptions {
@@ -24,6 +27,22 @@ export interface HubServerOptions {
   cutFirst?: Record<string, number>;
 }
 
+/** How the hub lies, file by file where it is per file. */
+export interface HubLies {
+  /** Content-Length announced as the file's length times this (the body is the file). */
+  lengthFactor?: number;
+  /** A listing with neither sizes nor hashes. */
+  bareListing?: boolean;
+  /** Sizes the listing gives instead of the real ones. */
+  listedSize?: Record<string, number>;
+  /** sha256 the listing gives instead of the real one. */
+  listedSha256?: Record<string, string>;
+  /** Bytes sent after the file, without announcing a length. */
+  extraBytes?: number;
+  /** How many of the next requests for a file are answered 500. */
+  fail500?: Record<string, number>;
+}
+
 export interface HubServer {
   url: string;
   requests: HubRequest[];
@@ -33,6 +52,10 @@ export interface HubServer {
   cut(file: string, at: number | undefined): void;
   /** Replaces (or adds) a file of a repository. */
   put(id: string, file: string, bytes: Uint8Array): void;
+  /** From now on the hub lies so (replacing earlier lies). */
+  lie(lies: HubLies): void;
+  /** The commit a repository's listing names now. */
+  commit(id: string): string;
   close(): Promise<void>;
 }
 
@@ -45,6 +68,15 @@ const CORS = {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+const gitOid = (b: Buffer) => createHash('sha1').update(`blob ${b.length}\0`).update(b).digest('hex');
+const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+
+function commitOf(repo: Map<string, Buffer>): string {
+  const h = createHash('sha1');
+  for (const [f, b] of [...repo].sort()) h.update(`${f}\0${gitOid(b)}\0`);
+  return h.digest('hex');
+}
+
 export async function startHubServer(opts: HubServerOptions): Promise<HubServer> {
   const files = new Map<string, Map<string, Buffer>>();
   for (const [id, dir] of Object.entries(opts.repos)) {
@@ -53,24 +85,38 @@ export async function startHubServer(opts: HubServerOptions): Promise<HubServer>
   const requests: HubRequest[] = [];
   const cut = new Set<string>();
   const cutAll = new Map<string, number>();
+  let lies: HubLies = {};
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     const range = req.headers.range;
-    requests.push({ method: req.method ?? 'GET', path: url.pathname, ...(range ? { range } : {}) });
+    const auth = req.headers.authorization;
+    requests.push({
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      ...(range ? { range } : {}),
+      ...(auth ? { authorization: auth } : {}),
+    });
     if (req.method === 'OPTIONS') {
       res.writeHead(204, CORS).end();
       return;
     }
-    const api = /^\/api\/models\/([^/]+\/[^/]+)$/.exec(url.pathname);
+    const api = /^\/api\/models\/([^/]+\/[^/]+)(?:\/revision\/[^/]+)?$/.exec(url.pathname);
     if (api) {
       const repo = files.get(decodeURIComponent(api[1]!));
       if (!repo) {
         res.writeHead(404, { ...CORS, 'content-type': 'application/json' }).end('{"error":"Repository not found"}');
         return;
       }
-      const siblings = [...repo].map(([rfilename, b]) => ({ rfilename, size: b.length }));
+      const siblings = [...repo].map(([rfilename, b]) => {
+        if (lies.bareListing) return { rfilename };
+        const size = lies.listedSize?.[rfilename] ?? b.length;
+        const lfs = rfilename.endsWith('.safetensors')
+          ? { lfs: { sha256: lies.listedSha256?.[rfilename] ?? sha256(b), size, pointerSize: 134 } }
+          : {};
+        return { rfilename, blobId: gitOid(b), size, ...lfs };
+      });
       res.writeHead(200, { ...CORS, 'content-type': 'application/json' });
-      res.end(JSON.stringify({ id: api[1], siblings }));
+      res.end(JSON.stringify({ id: api[1], sha: commitOf(repo), siblings }));
       return;
     }
     const m = /^\/([^/]+\/[^/]+)\/resolve\/([^/]+)\/(.+)$/.exec(url.pathname);
@@ -80,16 +126,22 @@ export async function startHubServer(opts: HubServerOptions): Promise<HubServer>
       return;
     }
     const name = decodeURIComponent(m[3]!);
+    if (lies.fail500?.[name]) {
+      lies.fail500[name]--;
+      res.writeHead(500, CORS).end('Internal Server Error');
+      return;
+    }
     const r = range ? /^bytes=(\d+)-$/.exec(range) : null;
     const start = r ? Number(r[1]) : 0;
     const rest = body.subarray(start);
     const headers: Record<string, string> = {
       ...CORS,
-      'content-length': String(rest.length),
+      'content-length': String(Math.round(rest.length * (lies.lengthFactor ?? 1))),
       'accept-ranges': 'bytes',
       etag: `"${createHash('sha1').update(body).digest('hex')}"`,
     };
     if (r) headers['content-range'] = `bytes ${start}-${body.length - 1}/${body.length}`;
+    if (lies.extraBytes) delete headers['content-length'];
     res.writeHead(r ? 206 : 200, headers);
     if (req.method === 'HEAD') {
       res.end();
@@ -108,6 +160,10 @@ export async function startHubServer(opts: HubServerOptions): Promise<HubServer>
         res.write(rest.subarray(at, Math.min(rest.length, at + step)));
         if (opts.chunk) await sleep(opts.chunk.ms);
       }
+      for (let more = lies.extraBytes ?? 0; more > 0 && !res.destroyed; more -= 65536) {
+        res.write(Buffer.alloc(Math.min(65536, more), 7));
+        await sleep(0);
+      }
       res.end();
     })();
   });
@@ -120,6 +176,10 @@ export async function startHubServer(opts: HubServerOptions): Promise<HubServer>
     sizes: (id) => Object.fromEntries([...(files.get(id) ?? [])].map(([f, b]) => [f, b.length])),
     cut: (file, at) => (at === undefined ? cutAll.delete(file) : cutAll.set(file, at)),
     put: (id, file, bytes) => files.get(id)?.set(file, Buffer.from(bytes)),
+    lie: (l) => {
+      lies = structuredClone(l);
+    },
+    commit: (id) => commitOf(files.get(id) ?? new Map()),
     close: () =>
       new Promise<void>((ok) => {
         server.closeAllConnections();

@@ -10,7 +10,13 @@ const HUB = 'http://hub.test';
 /** A fake hub serving one repository `owner/name`; `cut` breaks the first body of a file off after N bytes. */
 function fakeHub(
   files: Record<string, Uint8Array>,
-  opts: { status?: Record<string, number>; cut?: Record<string, number>; listSizes?: boolean } = {},
+  opts: {
+    status?: Record<string, number>;
+    cut?: Record<string, number>;
+    listSizes?: boolean;
+    /** sha256 the listing gives a file, as for an LFS file. */
+    sha256?: Record<string, string>;
+  } = {},
 ) {
   const calls: string[] = [];
   const cutDone = new Set<string>();
@@ -20,7 +26,13 @@ function fakeHub(
     if (url.startsWith(`${HUB}/api/models/`)) {
       if (!url.startsWith(`${HUB}/api/models/owner/name?`)) return new Response('{}', { status: 404 });
       const siblings = Object.entries(files).map(([rfilename, b]) =>
-        opts.listSizes === false ? { rfilename } : { rfilename, size: b.length },
+        opts.listSizes === false
+          ? { rfilename }
+          : {
+              rfilename,
+              size: b.length,
+              ...(opts.sha256?.[rfilename] ? { lfs: { sha256: opts.sha256[rfilename], size: b.length } } : {}),
+            },
       );
       return new Response(JSON.stringify({ id: 'owner/name', siblings }));
     }
@@ -125,6 +137,21 @@ describe('hub files', () => {
     expect(cache.m.get(hubUrl(repo, 'model.safetensors'))).toEqual(data);
   });
 
+  it('keeps a file only when its sha256 is the listed one', async () => {
+    const digest = async (b: Uint8Array) =>
+      [...new Uint8Array(await crypto.subtle.digest('SHA-256', b as Uint8Array<ArrayBuffer>))]
+        .map((x) => x.toString(16).padStart(2, '0'))
+        .join('');
+    const cache = mapCache();
+    const wrong = fakeHub({ 'model.safetensors': data }, { sha256: { 'model.safetensors': '0'.repeat(64) } });
+    await expect(filesFromHub(repo, { fetchFn: wrong.fetchFn, cache })('model.safetensors')).rejects.toThrow(
+      `has sha256 ${await digest(data)}, but the hub lists ${'0'.repeat(64)}, so it was not kept`,
+    );
+    expect(cache.m.size).toBe(1); // the listing only
+    const right = fakeHub({ 'model.safetensors': data }, { sha256: { 'model.safetensors': await digest(data) } });
+    expect(await filesFromHub(repo, { fetchFn: right.fetchFn, cache })('model.safetensors')).toEqual(data);
+  });
+
   it('names a wrong model id, a gated model and a malformed id', async () => {
     const hub = fakeHub({});
     await expect(
@@ -141,7 +168,9 @@ describe('hub files', () => {
     const down = (async () => {
       throw new TypeError('Failed to fetch');
     }) as unknown as typeof fetch;
-    await expect(filesFromHub(repo, { fetchFn: down, cache: null })('config.json')).rejects.toMatchObject({
+    await expect(
+      filesFromHub(repo, { fetchFn: down, cache: null, retryDelayMs: 1 })('config.json'),
+    ).rejects.toMatchObject({
       kind: 'network',
       message: expect.stringMatching(/could not reach http:\/\/hub.test for 'owner\/name'.*check the network/),
     });
@@ -155,7 +184,7 @@ describe('hub files', () => {
     expect(hub.calls.some((c) => c.includes('/resolve/'))).toBe(false);
   });
 
-  it('plans the download: sizes from the listing (or HEAD), shards from the index, what is cached', async () => {
+  it('plans the download: sizes from the listing, shards from the index, what is cached', async () => {
     const index = small(JSON.stringify({ weight_map: { a: 'model-1.safetensors', b: 'model-2.safetensors' } }));
     const files = {
       'config.json': small('{"x":1}'),
@@ -180,9 +209,13 @@ describe('hub files', () => {
     expect(plan.bytes).toBe(all);
     // The index was read to find the shards, so it is cached now.
     expect(plan.toDownload).toBe(all - index.length);
-    const heads = fakeHub(files, { listSizes: false });
-    expect((await hubDownloadPlan(repo, { fetchFn: heads.fetchFn, cache })).bytes).toBe(all);
-    expect(heads.calls.filter((c) => !c.includes('/api/')).length).toBeGreaterThan(0);
+    // A listing without sizes or hashes: the plan cannot say how much, and no file of it is taken as whole.
+    const { 'model.safetensors.index.json': _i, 'model-1.safetensors': w, 'model-2.safetensors': _w, ...rest } = files;
+    const bare = fakeHub({ ...rest, 'model.safetensors': w }, { listSizes: false });
+    expect((await hubDownloadPlan(repo, { fetchFn: bare.fetchFn, cache: mapCache() })).bytes).toBe(0);
+    await expect(filesFromHub(repo, { fetchFn: bare.fetchFn, cache: null })('config.json')).rejects.toThrow(
+      /lists config.json of 'owner\/name' without a size or a hash, so a download of it could not be known to be whole/,
+    );
     const { 'tokenizer.json': _, ...noTokenizer } = files;
     await expect(hubDownloadPlan(repo, { fetchFn: fakeHub(noTokenizer).fetchFn, cache: null })).rejects.toThrow(
       /'owner\/name' has no tokenizer.json/,
