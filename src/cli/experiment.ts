@@ -55,6 +55,7 @@ import { probeExaminer, type ExaminerProbeResult } from '../selfplay/examiner-pr
 import { countOption, parseArgs } from './args.ts';
 import { stopOnInterrupt } from './interrupt.ts';
 import { DirStorage } from './fs-storage.ts';
+import { modelCard } from '../selfplay/model-card.ts';
 import { writeFolderAtomically } from './atomic-folder.ts';
 import { checkFolderLock, LOCK_NAME, lockFolder } from './folder-lock.ts';
 import { checkOutFolder, type OutRule } from './out-folder.ts';
@@ -392,6 +393,12 @@ class Experiment {
         extraFiles: base.tokenizerFiles,
         config: base.configJson,
       });
+      files.set(
+        'README.md',
+        new TextEncoder().encode(
+          modelCard({ config: run.state.config, evals: run.state.evals, license: base.license }),
+        ),
+      );
       writeFolderAtomically(join(dir, 'student'), files);
     }
     const evals = run.state.evals.slice();

@@ -26,6 +26,7 @@ import { stopOnInterrupt } from './interrupt.ts';
 import { DirStorage } from './fs-storage.ts';
 import { ConsoleReporter, formatTime } from './progress.ts';
 import { plural } from '../env/prompts.ts';
+import { modelCard } from '../selfplay/model-card.ts';
 import { writeFolderAtomically } from './atomic-folder.ts';
 import { estimateLines, peakLine, refusal } from './memory.ts';
 import { checkFolderLock, lockFolder } from './folder-lock.ts';
@@ -167,6 +168,10 @@ async function main(argv: string[]): Promise<number> {
     config: base.configJson,
   });
   const dir = join(out, 'student');
+  files.set(
+    'README.md',
+    new TextEncoder().encode(modelCard({ config: run.state.config, evals: run.state.evals, license: base.license })),
+  );
   writeFolderAtomically(dir, files);
   const last = run.state.evals[run.state.evals.length - 1];
   // No held-out question (--eval-per-hop 0): no EM to report, not 0%.

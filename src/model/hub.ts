@@ -425,7 +425,8 @@ export interface HubPlan {
 
 /**
  * The files loading a model reads: config, weights (one file or the shards its index names), tokenizer files and
- * the optional generation config and chat template. `has` says what the repository holds, `readIndex` reads the
+ * the optional generation config, chat template and model card (its license is carried into an exported
+ * student's card). `has` says what the repository holds, `readIndex` reads the
  * shard index. A missing file, or a shard name that is not a plain file of the repository, is refused by name
  * before anything is asked for it.
  */
@@ -464,7 +465,7 @@ export async function modelFileNames(
     if (!has(f)) throw lacks(f);
     names.push(f);
   }
-  names.push(...['generation_config.json', 'chat_template.jinja'].filter(has));
+  names.push(...['generation_config.json', 'chat_template.jinja', 'README.md'].filter(has));
   return names;
 }
 

@@ -1,6 +1,7 @@
 // The base model the three policies start from, as host weights plus its tokenizer: either a model folder
 // (any HF Llama/Qwen2/Qwen3 folder with tokenizer files) or 'random-tiny', a freshly initialised tiny Llama
 // whose byte-level BPE tokenizer is trained on the corpus (tool tags as single tokens, ChatML template).
+import { licenseOf } from './model-card.ts';
 import type { Engine } from '../gpu/engine.ts';
 import { STUDENT_INSTRUCTIONS, examinerPrompt, type Passage } from '../env/index.ts';
 import type { ModelConfig } from '../model/config.ts';
@@ -30,6 +31,8 @@ export interface BaseModel {
   tokenizerFiles: Record<string, Uint8Array>;
   /** The folder's config.json as read, so an export keeps the fields piplay does not use (absent for random-tiny). */
   configJson?: Record<string, unknown>;
+  /** The license its model card (README.md) names, carried into the card of an exported student. */
+  license?: string;
 }
 
 /** Texts the random-tiny tokenizer learns its merges from: the corpus and the fixed prompt wording. */
@@ -75,7 +78,18 @@ export async function folderBase(e: Engine, readFile: ReadFile, source: string):
   const generation = await readOptional(readFile, 'generation_config.json');
   if (generation) files['generation_config.json'] = generation;
   const configJson = parseJsonFile(await readFile('config.json'), 'config.json') as Record<string, unknown>;
-  return { name: source, cfg, weights, fileDtypes, tokenizer, tokenizerFiles: files, configJson };
+  const card = await readOptional(readFile, 'README.md');
+  const license = card ? licenseOf(new TextDecoder().decode(card)) : null;
+  return {
+    name: source,
+    cfg,
+    weights,
+    fileDtypes,
+    tokenizer,
+    tokenizerFiles: files,
+    configJson,
+    ...(license ? { license } : {}),
+  };
 }
 
 /** A prompt as ids: the chat template's user turn + assistant header when there is one, else plain text. */

@@ -735,10 +735,26 @@ export function parseOptionValue<K extends keyof SelfPlayConfig>(key: K, text: s
   return v as SelfPlayConfig[K];
 }
 
+/** A setting's value as its flag takes it: lists comma-joined, switches on/off, the empty string as ''. */
+export function flagValue(v: unknown): string {
+  return Array.isArray(v) ? v.join(',') : typeof v === 'boolean' ? (v ? 'on' : 'off') : v === '' ? "''" : String(v);
+}
+
+/**
+ * The flags that make `preset` into `c` (each setting that differs, in the table's order), so that
+ * `npm run train -- --preset <preset> <flags>` runs with `c`; values with shell characters are quoted.
+ */
+export function flagsFor(c: SelfPlayConfig, preset: PresetName = 'paper'): string[] {
+  const from = PRESETS[preset];
+  const quote = (s: string) => (/^[\w.,:/@+-]+$/.test(s) || s === "''" ? s : `'${s.replace(/'/g, "'\\''")}'`);
+  return (Object.keys(SETTINGS) as SettingKey[])
+    .filter((k) => JSON.stringify(c[k]) !== JSON.stringify(from[k]))
+    .map((k) => `--${SETTINGS[k].flag} ${quote(flagValue(c[k]))}`);
+}
+
 /** Help lines for the command line: `--flag  help (paper: x, demo: y)`. */
 export function optionHelp(): string[] {
-  const show = (v: unknown) =>
-    Array.isArray(v) ? v.join(',') : typeof v === 'boolean' ? (v ? 'on' : 'off') : v === '' ? "''" : String(v);
+  const show = flagValue;
   return (Object.keys(SETTINGS) as (keyof SelfPlayConfig)[]).map((key) => {
     const s = SETTINGS[key];
     return `  --${s.flag.padEnd(20)} ${s.help} (paper ${show(PAPER[key])}, demo ${show(DEMO[key])})`;

@@ -19,6 +19,7 @@ import { parseSafetensors, toFloat32, writeSafetensors } from '../model/safetens
 import { joinShardFile } from '../model/vocab.ts';
 import type { RunState } from '../selfplay/checkpoint.ts';
 import type { SelfPlayConfig } from '../selfplay/config.ts';
+import { modelCard } from '../selfplay/model-card.ts';
 import type { RunEvent } from '../selfplay/events.ts';
 import type { RunStorage } from '../selfplay/storage.ts';
 import { RECORDED_KINDS } from './recording.ts';
@@ -326,7 +327,20 @@ export class BrowserCheckpoints {
         out.set(f.slice(5), (await rs.get(f))!);
     }
     if (!out.has('config.json')) throw new Error(`run '${name}' does not record its model's config.json`);
+    out.set('README.md', await this.runCard(rs, slot, e.config));
     return out;
+  }
+
+  /** The model card of a run's exported student: its settings and evaluations from the slot's state. */
+  private async runCard(rs: RunStorage, slot: string, config?: SelfPlayConfig): Promise<Uint8Array> {
+    const dec = new TextDecoder();
+    const bytes = await rs.get(`checkpoints/${slot}/state.json`);
+    if (!bytes) throw new Error(`a run's checkpoint ${slot} lacks its state.json`);
+    const state = JSON.parse(dec.decode(bytes)) as RunState;
+    const source = await rs.get('base/source.json');
+    const license = source ? (JSON.parse(dec.decode(source)) as { license?: string }).license : undefined;
+    const card = modelCard({ config: state.config ?? config, evals: state.evals, license });
+    return new TextEncoder().encode(card);
   }
 
   /**

@@ -63,7 +63,8 @@ export async function recordBase(
     enc.encode(JSON.stringify(configToJson(base.cfg, base.configJson), null, 2) + '\n'),
   );
   for (const [name, bytes] of Object.entries(base.tokenizerFiles)) await storage.put(`base/${name}`, bytes);
-  await storage.put('base/source.json', enc.encode(JSON.stringify({ model: storableSource(model), name: base.name })));
+  const source = { model: storableSource(model), name: base.name, ...(base.license ? { license: base.license } : {}) };
+  await storage.put('base/source.json', enc.encode(JSON.stringify(source)));
   if (corpus.kind === 'jsonl') await storage.put('base/corpus.jsonl', enc.encode(corpus.text));
 }
 

@@ -44,6 +44,10 @@ describe('npm run train --policies lora (smoke preset)', () => {
     expect(result.stdout).toContain(`the student is in ${dir}`);
     for (const f of ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json'])
       expect(existsSync(join(dir, f)), f).toBe(true);
+    // Its model card names the base and reproduces the run.
+    const card = readFileSync(join(dir, 'README.md'), 'utf8');
+    expect(card).toMatch(/^---\nbase_model: "\S+"\nlibrary_name: transformers\n/);
+    expect(card).toContain('npm run train -- --out runs/again --preset paper');
 
     const e = await testEngine();
     const config = JSON.parse(readFileSync(join(out, 'config.json'), 'utf8')) as SelfPlayConfig;

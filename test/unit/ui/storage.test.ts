@@ -6,6 +6,7 @@ import { deflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { parseSafetensors, toFloat32, writeSafetensors } from '../../../src/model/safetensors.ts';
 import type { RunEvent, TokenRecord } from '../../../src/selfplay/events.ts';
+import { makeConfig } from '../../../src/selfplay/config.ts';
 import { BrowserCheckpoints, POINTER_FILE, memoryBackend, summarize } from '../../../src/worker/checkpoint-store.ts';
 import { packEvent, packTokens, unpackEvent, unpackTokens } from '../../../src/worker/wire.ts';
 import { crc32, readZip, writeZip } from '../../../src/worker/zip.ts';
@@ -101,7 +102,7 @@ async function saveLikeTheLoop(
 }
 
 describe('checkpoints in IndexedDB (over an in-memory idb-keyval)', () => {
-  const config = { policies: 'separate', iterations: 2 } as never;
+  const config = { ...makeConfig('smoke'), policies: 'separate', iterations: 2 } as never;
 
   it('lists a run once its first checkpoint is complete, with its cursor and metrics', async () => {
     const kv = memoryBackend();
@@ -134,7 +135,11 @@ describe('checkpoints in IndexedDB (over an in-memory idb-keyval)', () => {
     const student = writeSafetensors([{ name: 'model.norm.weight', dtype: 'F32', shape: [4], data: weights }]);
     await run.put(`checkpoints/${slot}/student.safetensors`, student);
     const files = await store.modelFiles('r1');
-    expect([...files.keys()].sort()).toEqual(['config.json', 'model.safetensors', 'tokenizer.json']);
+    expect([...files.keys()].sort()).toEqual(['README.md', 'config.json', 'model.safetensors', 'tokenizer.json']);
+    // The model card: the base the run names, and the EM of its state.
+    const card = new TextDecoder().decode(files.get('README.md'));
+    expect(card).toMatch(/^---\nbase_model: "random-tiny"\n/);
+    expect(card).toContain('| after (this model) | 50.0% (1-hop 50.0%, 2-hop 0.0%; 4 questions) |');
     expect(files.get('model.safetensors')).toEqual(student); // no row shards: the file as it was saved
   });
 
@@ -170,7 +175,7 @@ describe('checkpoints in IndexedDB (over an in-memory idb-keyval)', () => {
     const run = await store.createRun({
       name: 'lora1',
       base: 'b',
-      config: { policies: 'lora', loraRank: 1, loraAlpha: 2 } as never,
+      config: { ...makeConfig('smoke'), policies: 'lora', loraRank: 1, loraAlpha: 2 },
     });
     await run.put('base/config.json', bytes('{}'));
     await run.put('base/tokenizer.json', bytes('{"model":{}}'));
@@ -182,6 +187,7 @@ describe('checkpoints in IndexedDB (over an in-memory idb-keyval)', () => {
     const files = await store.modelFiles('lora1');
     expect(asked).toEqual(['lora1']);
     expect([...files.keys()].sort()).toEqual([
+      'README.md',
       'config.json',
       'model.safetensors',
       'tokenizer.json',
