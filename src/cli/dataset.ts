@@ -1,22 +1,24 @@
-// npm run dataset -- --run DIR --out FILE.jsonl [--privileged full|partial|gt|gt-hop|none]
+// npm run dataset -- --run DIR --out FILE.jsonl|FILE.parquet [--privileged full|partial|gt|gt-hop|none]
 // The questions a run's examiner wrote (valid ones), with the student's and the teacher's prompts, the answer
-// and the construction path, as JSONL in TRL's conversational fields (src/selfplay/trl-dataset.ts): the data
-// to run the same recipe at scale on an existing engine. Never overwrites a file.
+// and the construction path (src/selfplay/trl-dataset.ts): as JSONL in TRL's conversational fields, or as parquet
+// in verl's fields (src/cli/parquet.ts): the data to run the same recipe at scale on an existing engine. Never
+// overwrites a file.
 import { existsSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { PRIVILEGED_MODES, type PrivilegedMode } from '../env/prompts.ts';
 import { ConfigError, type SelfPlayConfig } from '../selfplay/config.ts';
 import type { QuestionRecord } from '../selfplay/events.ts';
-import { trlRows } from '../selfplay/trl-dataset.ts';
+import { trlRows, verlRow } from '../selfplay/trl-dataset.ts';
 import { scanArgs } from './args.ts';
+import { verlParquet } from './parquet.ts';
 import { runCommand } from './command.ts';
 import { readJson } from './out-folder.ts';
 import { isRunFolder, LOGS, readLog } from './run-folder.ts';
 
 const USAGE = [
-  'usage: npm run dataset -- --run DIR --out FILE.jsonl [--privileged MODE]',
+  'usage: npm run dataset -- --run DIR --out FILE.jsonl|FILE.parquet [--privileged MODE]',
   '  --run DIR          a run folder of npm run train (its questions.jsonl and config.json)',
-  '  --out FILE         the JSONL file to write (refused if it exists)',
+  "  --out FILE         the file to write (refused if it exists): .jsonl in TRL's fields, .parquet in verl's",
   "  --privileged MODE  the teacher prompt's privileged block: full, partial, gt, gt-hop or none (default: the run's)",
 ].join('\n');
 
@@ -44,8 +46,12 @@ function main(argv: string[]): number {
     partialDrop: config.partialDrop,
     notes: config.notes ?? 'passages',
   });
-  writeFileSync(out, rows.map((r) => JSON.stringify(r) + '\n').join(''), { flag: 'wx' });
-  console.log(`dataset: ${rows.length} questions (privileged ${mode}) in ${out}`);
+  const parquet = out.toLowerCase().endsWith('.parquet');
+  const bytes = parquet ? verlParquet(rows.map(verlRow)) : rows.map((r) => JSON.stringify(r) + '\n').join('');
+  writeFileSync(out, bytes, { flag: 'wx' });
+  console.log(
+    `dataset: ${rows.length} questions (privileged ${mode}) in ${out}, ${parquet ? "verl's" : "TRL's"} fields`,
+  );
   return 0;
 }
 

@@ -66,3 +66,44 @@ export function trlRows(
       };
     });
 }
+
+/**
+ * A row in verl's RL dataset fields (its examples' preprocess scripts): `prompt` as chat messages, the
+ * `reward_model`'s rule-style `ground_truth` (the examiner's answer), and `extra_info` with the hops, the
+ * teacher's prompt and where the question came from.
+ */
+export interface VerlRow {
+  data_source: 'piplay';
+  prompt: { role: 'user'; content: string }[];
+  ability: 'search-qa';
+  reward_model: { style: 'rule'; ground_truth: string };
+  extra_info: {
+    split: 'train';
+    index: number;
+    hops: number;
+    teacher_prompt: { role: 'user'; content: string }[];
+    k: number;
+    n: number;
+    iteration: number;
+    step: number;
+  };
+}
+
+export function verlRow(r: TrlRow, index: number): VerlRow {
+  return {
+    data_source: 'piplay',
+    prompt: r.prompt,
+    ability: 'search-qa',
+    reward_model: { style: 'rule', ground_truth: r.answer },
+    extra_info: {
+      split: 'train',
+      index,
+      hops: r.hops,
+      teacher_prompt: r.teacher_prompt,
+      k: r.k,
+      n: r.n,
+      iteration: r.iteration,
+      step: r.step,
+    },
+  };
+}

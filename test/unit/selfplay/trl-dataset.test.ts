@@ -5,6 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parquetMetadata, parquetReadObjects, parquetSchema } from 'hyparquet';
 import { describe, expect, it } from 'vitest';
 import { privilegedBlock, studentPrompt } from '../../../src/env/prompts.ts';
 import { makeConfig } from '../../../src/selfplay/config.ts';
@@ -60,7 +61,7 @@ describe('the TRL dataset of a run', () => {
     expect(trlRows(recs, 'none', { seed: 1, partialDrop: 0.5 })[0]!.teacher_prompt).toEqual(r!.prompt);
   });
 
-  it('is written by npm run dataset, which refuses to overwrite a file and names a missing run', () => {
+  it('is written by npm run dataset (JSONL, or parquet for verl), which refuses to overwrite a file', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'piplay-dataset-'));
     writeFileSync(join(dir, 'config.json'), JSON.stringify(makeConfig('smoke')));
     writeFileSync(
@@ -83,5 +84,33 @@ describe('the TRL dataset of a run', () => {
     expect(readFileSync(out, 'utf8').trim().split('\n')).toHaveLength(1);
     const missing = cli('--run', join(dir, 'nope'), '--out', join(dir, 'x.jsonl'));
     expect(missing.stderr).toMatch(/nope.*config\.json is missing/);
+
+    // FILE.parquet: the same rows in verl's fields, read back by a parquet reader.
+    const pq = join(dir, 'data.parquet');
+    const wrote = cli('--run', dir, '--out', pq, '--privileged', 'gt');
+    expect(wrote.status, wrote.stderr).toBe(0);
+    expect(wrote.stdout).toContain("verl's fields");
+    const file = new Uint8Array(readFileSync(pq)).buffer;
+    const meta = parquetMetadata(file);
+    const top = parquetSchema(meta).children.map((c) => c.element.name);
+    expect(top).toEqual(['data_source', 'prompt', 'ability', 'reward_model', 'extra_info']);
+    const [row] = (await parquetReadObjects({ file })) as Record<string, unknown>[];
+    expect(row).toEqual({
+      data_source: 'piplay',
+      prompt: rows[0].prompt,
+      ability: 'search-qa',
+      reward_model: { style: 'rule', ground_truth: 'Poupol' },
+      extra_info: {
+        split: 'train',
+        index: 0,
+        hops: 2,
+        teacher_prompt: rows[0].teacher_prompt,
+        k: 1,
+        n: 5,
+        iteration: 0,
+        step: 0,
+      },
+    });
+    expect(cli('--run', dir, '--out', pq).stderr).toMatch(/exists; piplay never overwrites a file/);
   }, 60_000);
 });
