@@ -130,7 +130,7 @@ export class NonFiniteCheckpointError extends Error {
       `piplay: the ${policy}'s ${what} holds ${count} of ${size} values that are NaN or infinite (training ` +
         `diverged), so the checkpoint at iteration ${cursor.iteration + 1}, ${cursor.stage} step ${cursor.step} was ` +
         'not saved and the previous one is kept; resume from it (--resume), or start again with a lower learning ' +
-        'rate (--lr, --examiner-lr) or a tighter --grad-clip',
+        `rate (${policy === 'examiner' ? '--examiner-lr' : '--lr'}) or a tighter --grad-clip`,
     );
   }
 }

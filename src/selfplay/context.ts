@@ -51,9 +51,21 @@ export class NonFiniteLossError extends Error {
     super(
       `piplay: the ${policyOf(stage)}'s ${what} is ${value} ${when} the ${stage} stage, iteration ${iteration + 1}, ` +
         `step ${step}: training diverged. ${stopped}, so the last checkpoint is intact; resume from it (--resume), ` +
-        `or start again with a lower learning rate (${lrFlagOf(stage)}) or a tighter --grad-clip`,
+        `or start again with ${divergenceAdvice(stage, what)}`,
     );
   }
+}
+
+/**
+ * What to change when `what` diverged in `stage`: the setting that scales that term first (the distillation's
+ * --lambda, the reference KL's --beta or --examiner-beta), then the stage's own learning rate and the clip.
+ */
+export function divergenceAdvice(stage: Stage, what: string): string {
+  const steps = `a lower learning rate (${lrFlagOf(stage)}) or a tighter --grad-clip`;
+  if (what === 'distill') return `a smaller distillation weight (--lambda), ${steps}`;
+  if (what === 'kl_ref')
+    return `a smaller KL weight (${stage === 'examiner' ? '--examiner-beta' : '--beta'}), ${steps}`;
+  return steps;
 }
 
 /** The policy a stage trains (the examiner stage trains the examiner, the others the student). */

@@ -91,6 +91,21 @@ describe('gradientStep', () => {
   });
 });
 
+describe('divergence advice', () => {
+  it("names the setting that scales the term that diverged, then the stage's learning rate", () => {
+    const msg = (stage: 'student' | 'examiner', what: string) => new NonFiniteLossError(stage, 0, 1, what, NaN).message;
+    expect(msg('student', 'distill')).toMatch(
+      /smaller distillation weight \(--lambda\), a lower learning rate \(--lr\)/,
+    );
+    expect(msg('student', 'kl_ref')).toMatch(/smaller KL weight \(--beta\), a lower learning rate \(--lr\)/);
+    expect(msg('examiner', 'kl_ref')).toMatch(/\(--examiner-beta\), a lower learning rate \(--examiner-lr\)/);
+    expect(msg('student', 'policy_loss')).toMatch(
+      /start again with a lower learning rate \(--lr\) or a tighter --grad-clip$/,
+    );
+    expect(msg('student', 'policy_loss')).not.toMatch(/--lambda|--beta/);
+  });
+});
+
 describe('learning-rate warm-up', () => {
   it('rises linearly over the warm-up steps (step k of W: lr·k/W), then holds', () => {
     const lrs = [1, 2, 3, 4, 5, 6].map((k) => warmupLr(1e-5, k, 4));
