@@ -1,6 +1,13 @@
 // The memory estimate on the command line: printed before anything is allocated on the GPU, and a run that
 // cannot fit the adapter's limits refused with what to change.
-import type { MemoryReport } from '../worker/estimate.ts';
+import { totalmem } from 'node:os';
+import type { Engine } from '../gpu/engine.ts';
+import type { AdapterLimits, MemoryReport } from '../worker/estimate.ts';
+
+/** The adapter's limits, with the device's memory where it is known: a CPU driver's is the host's RAM. */
+export function deviceLimits(e: Engine): AdapterLimits {
+  return { ...e.info.limits, ...(e.info.isCpu ? { deviceBytes: totalmem() } : {}) };
+}
 
 const size = (b: number) => (b >= 2 ** 30 ? `${(b / 2 ** 30).toFixed(2)} GiB` : `${(b / 2 ** 20).toFixed(1)} MiB`);
 

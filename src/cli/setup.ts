@@ -17,7 +17,10 @@ import { latestCheckpoint, restorePolicies } from '../selfplay/checkpoint.ts';
 import { Policies } from '../selfplay/policies.ts';
 import { withPath } from './fs-errors.ts';
 import { DirStorage } from './fs-storage.ts';
+import { measurePrompts } from '../selfplay/prompt-lengths.ts';
+import { estimateInference } from '../worker/estimate.ts';
 import { hubModelFolder, hubModelRef } from './hub-folder.ts';
+import { deviceLimits, estimateLines, refusal } from './memory.ts';
 
 function readText(path: string, flag: string): string {
   const p = resolve(path);
@@ -104,9 +107,28 @@ export async function openModel(
   config: SelfPlayConfig,
 ): Promise<{ env: Environment; base: BaseModel; model: CausalLM }> {
   const env = buildEnvironment(config);
+  await checkInference(e, config, env, { copies: 1, trained: false });
   const base = await buildBase(e, config, env);
   const frozen = base.fileDtypes ? frozenDtypes(base.fileDtypes) : undefined;
   return { env, base, model: CausalLM.fromHost(e, base.cfg, (name) => base.weights.get(name), frozen) };
+}
+
+/**
+ * The memory estimate of evaluating or probing (estimateInference), printed before any weight is on the GPU; a
+ * model that cannot fit the device is refused with what to change.
+ */
+async function checkInference(
+  e: Engine,
+  config: SelfPlayConfig,
+  env: Environment,
+  opts: { copies: number; trained: boolean },
+): Promise<void> {
+  const preview = await previewBase(config, env);
+  const prompts = measurePrompts(config, preview, env);
+  const memory = estimateInference(preview.cfg, config, deviceLimits(e), { ...opts, prompts });
+  for (const line of estimateLines(memory)) console.log(line);
+  const refused = refusal(memory);
+  if (refused) throw new ConfigError(refused.replace('this run cannot fit', 'this model cannot be evaluated on'));
 }
 
 /** A run folder's latest checkpoint restored: its settings, corpus, base model and policies. */
@@ -128,6 +150,11 @@ export async function openRun(e: Engine, dir: string, flag = 'run'): Promise<Ope
   if (cp.warning) console.error(`warn: ${cp.warning}`);
   const config = cp.state.config;
   const env = buildEnvironment(config);
+  // The run's policies: trained f32 copies (examiner, student and teacher when there is one), or under LoRA
+  // the one frozen base with small adapters.
+  const lora = config.policies === 'lora';
+  const copies = lora ? 1 : config.privileged === 'none' ? 2 : 3;
+  await checkInference(e, config, env, { copies, trained: !lora });
   const base = await buildBase(e, config, env);
   const policies = Policies.create(e, base, config);
   await restorePolicies(storage, cp.slot, policies);

@@ -28,7 +28,7 @@ import { ConsoleReporter, formatTime } from './progress.ts';
 import { plural } from '../env/prompts.ts';
 import { modelCard } from '../selfplay/model-card.ts';
 import { writeFolderAtomically } from './atomic-folder.ts';
-import { estimateLines, peakLine, refusal } from './memory.ts';
+import { deviceLimits, estimateLines, peakLine, refusal } from './memory.ts';
 import { checkFolderLock, lockFolder } from './folder-lock.ts';
 import { checkOutFolder } from './out-folder.ts';
 import { RunFolder, trainOutRule } from './run-folder.ts';
@@ -98,7 +98,7 @@ async function main(argv: string[]): Promise<number> {
   const engine = await Engine.create(nodeHost());
   // The estimate, from config.json, the tokenizer and the run's prompts, before any weight is on the GPU.
   const preview = await previewBase(config, env);
-  const memory = estimateRun(preview.cfg, config, engine.info.limits, measurePrompts(config, preview, env));
+  const memory = estimateRun(preview.cfg, config, deviceLimits(engine), measurePrompts(config, preview, env));
   for (const line of estimateLines(memory)) console.log(line);
   const refused = refusal(memory);
   if (refused) throw new ConfigError(refused);

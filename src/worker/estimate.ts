@@ -59,6 +59,23 @@ export interface MemoryReport {
 export interface AdapterLimits {
   maxStorageBufferBindingSize: number;
   maxBufferSize: number;
+  /** The device's memory where it is known (a CPU driver's is the host's RAM); WebGPU does not say a GPU's. */
+  deviceBytes?: number;
+}
+
+/** More memory than any device WebGPU reaches holds: an estimate past it is refused whatever the device. */
+export const NO_DEVICE_BYTES = 256 * 2 ** 30;
+
+/** Why `totalBytes` cannot be had on the device (its known memory, or any device's), or null. */
+function deviceProblem(totalBytes: number, limits: AdapterLimits): string | null {
+  const gib = (b: number) => `${(b / 2 ** 30).toFixed(1)} GiB`;
+  if (limits.deviceBytes !== undefined && totalBytes > limits.deviceBytes) {
+    return `It needs about ${gib(totalBytes)}, more than this device's ${gib(limits.deviceBytes)}.`;
+  }
+  if (totalBytes > NO_DEVICE_BYTES) {
+    return `It needs about ${gib(totalBytes)}, more than any GPU holds (${gib(NO_DEVICE_BYTES)}).`;
+  }
+  return null;
 }
 
 type RunShape = Pick<
@@ -314,7 +331,9 @@ export function estimateRun(
         `more than the largest buffer (${mib(maxBinding)}). Lower micro-batch, turn tokens or max turns.`,
     );
   }
-  if (totalBytes > 8 * 2 ** 30) {
+  const device = deviceProblem(totalBytes, limits);
+  if (device) problems.push(device);
+  else if (totalBytes > 8 * 2 ** 30) {
     const advice = lora
       ? 'Consider a smaller micro-batch or a smaller model.'
       : 'Consider LoRA policies or a smaller model.';
@@ -346,5 +365,82 @@ export function estimateRun(
     fits: problems.length === 0,
     problems,
     warnings,
+  };
+}
+
+/**
+ * The memory of evaluating (or probing) `copies` copies of `cfg` without training: the weights (as stored for a
+ * model folder, f32 for a run's trained policies), and generation's KV cache and prefill over the held-out
+ * batch (--eval-batch rows, under --kv-budget), with one decoding step's logits.
+ */
+export function estimateInference(
+  cfg: ModelConfig,
+  run: Pick<RunShape, 'kvBudget' | 'evalBatch' | 'maxTurns' | 'turnTokens' | 'toolTokens'>,
+  limits: AdapterLimits,
+  opts: { prompts?: PromptLengths; copies?: number; trained?: boolean } = {},
+): MemoryReport {
+  const prompts = opts.prompts ?? GUESSED_PROMPTS;
+  const copies = opts.copies ?? 1;
+  const { paramBytes, largestTensorBytes } = memoryEstimate(cfg);
+  const frozenBytes = weightBytes(cfg, true);
+  const each = opts.trained ? paramBytes : frozenBytes;
+  const response = run.maxTurns * (run.turnTokens + run.toolTokens);
+  const capacity = Math.max(prompts.student, prompts.examiner) + response - run.toolTokens;
+  const rows = rowsWithin(cfg, run.kvBudget * MiB, capacity, run.evalBatch);
+  const history = capacity - run.turnTokens;
+  const prefillSteps = Math.min(history, Math.max(1, Math.floor(PREFILL_TOKENS / rows)));
+  const perTokenNoGrad = (layerFloatsPerToken(cfg, null) + 2 * cfg.hidden) * 4;
+  const lines: MemoryLine[] = [
+    {
+      label: `weights: ${copies === 1 ? 'the model' : `${copies} models`}${opts.trained ? ' in f32' : ''}`,
+      bytes: copies * each,
+      setting: 'a smaller model',
+    },
+    {
+      label:
+        `KV cache: ${rows} questions × ${capacity} positions` +
+        (rows < run.evalBatch ? ` (${run.evalBatch} decode in parts under --kv-budget ${run.kvBudget})` : ''),
+      bytes: kvCacheBytes(cfg, rows, capacity),
+      setting: rows < run.evalBatch ? 'KV budget (--kv-budget)' : 'held-out batch (--eval-batch)',
+    },
+    {
+      label: `prompt prefill: ${rows} questions × ${prefillSteps} of up to ${history} tokens at a time`,
+      bytes: rows * prefillSteps * perTokenNoGrad,
+      setting: 'held-out batch (--eval-batch)',
+    },
+    { label: `logits of one decoding step (${rows} × ${cfg.vocabSize})`, bytes: rows * cfg.vocabSize * 4 },
+  ];
+  const sum = lines.reduce((t, l) => t + l.bytes, 0);
+  lines.push({ label: 'buffer pool rounding to size classes', bytes: (POOL_ROUNDING - 1) * sum });
+  const totalBytes = sum * POOL_ROUNDING;
+  const maxBinding = Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize);
+  const problems: string[] = [];
+  if (largestTensorBytes > maxBinding) {
+    problems.push(
+      `The model's largest weight takes ${mib(largestTensorBytes)} in f32, more than this GPU's largest buffer ` +
+        `(${mib(maxBinding)}). Pick a smaller model, or a browser/GPU with larger limits.`,
+    );
+  }
+  const device = deviceProblem(totalBytes, limits);
+  if (device) problems.push(device);
+  return {
+    arch: cfg.arch,
+    layers: cfg.layers,
+    hidden: cfg.hidden,
+    heads: cfg.heads,
+    kvHeads: cfg.kvHeads,
+    vocab: cfg.vocabSize,
+    params: parameterCount(cfg),
+    weightBytes: paramBytes,
+    frozenWeightBytes: frozenBytes,
+    largestTensorBytes,
+    totalBytes,
+    breakdown: lines,
+    largestTerm: lines.reduce((a, b) => (b.bytes > a.bytes ? b : a)),
+    prompts,
+    maxBinding,
+    fits: problems.length === 0,
+    problems,
+    warnings: [],
   };
 }

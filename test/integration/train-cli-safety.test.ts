@@ -131,6 +131,31 @@ describe('npm run train refuses settings that cannot work, before anything is bu
   }, 60_000);
 });
 
+describe('npm run eval and npm run probe run the memory estimate first', () => {
+  it('refuse a model no device holds from its config.json alone, before its weights are read', async () => {
+    const model = join(root, 'huge');
+    cpSync('public/models/piplay-tiny', model, { recursive: true });
+    const config = JSON.parse(readFileSync(join(model, 'config.json'), 'utf8')) as Record<string, unknown>;
+    delete config['head_dim'];
+    Object.assign(config, {
+      hidden_size: 65536,
+      num_attention_heads: 512,
+      num_key_value_heads: 512,
+      intermediate_size: 262144,
+      num_hidden_layers: 1024,
+    });
+    writeFileSync(join(model, 'config.json'), JSON.stringify(config));
+    writeFileSync(join(model, 'model.safetensors'), 'not read'); // refused before this file is opened
+    for (const command of ['eval', 'probe']) {
+      const r = await train(['--model', model, '--preset', 'smoke'], command);
+      expect(r.code, command).toBe(1);
+      expect(r.stdout).toMatch(/^memory estimate: about \d+\.\d+ GiB/m);
+      expect(r.stderr).toMatch(/this model cannot be evaluated on this GPU: .*It needs about \d+\.\d GiB, more than/);
+      expect(r.stderr).not.toMatch(/safetensors/);
+    }
+  }, 60_000);
+});
+
 describe('a diverging run (--lr 1e30)', () => {
   it('stops naming what diverged; the latest checkpoint stays finite and resumable', async () => {
     const out = join(root, 'diverge');
