@@ -10,6 +10,7 @@ import { isHfModelFile, relativeNames } from './model-source.ts';
 import { isPlainFileName, safeName } from './names.ts';
 import { stripConfig, type WorkerSession } from './session.ts';
 import { wireTransfer, type WireEvent } from './wire.ts';
+import { lockedMessage, runLocked } from './run-lock.ts';
 import { listZip, readZip, writeZip } from './zip.ts';
 
 /** The most an imported model folder may hold: past the largest model a browser tab can train (Qwen3-0.6B in f32
@@ -44,6 +45,7 @@ export class CheckpointService {
 
   async deleteCheckpoint(name: string): Promise<boolean> {
     if (this.s.active?.name === name) throw new Error(`'${name}' is the active run; stop it first`);
+    if (await runLocked(name)) throw new Error(lockedMessage(name));
     return this.s.store.delete(name);
   }
 

@@ -11,6 +11,7 @@ import type { DownloadProgress } from './hub.ts';
 import { describeSource, type ModelSource } from './model-source.ts';
 import type { StartRequest } from './protocol.ts';
 import { buildBase, corpusPassages, recordBase, storedBase, storedCorpus } from './run-host.ts';
+import { lockedMessage, lockRun } from './run-lock.ts';
 import { classifyRun, isLost, type WorkerSession } from './session.ts';
 import { wireTransfer } from './wire.ts';
 
@@ -35,6 +36,9 @@ export class RunService {
       let name: string;
       if (req.resumeFrom) {
         name = req.resumeFrom;
+        const lock = await lockRun(name);
+        if (!lock) throw new Error(lockedMessage(name));
+        this.s.active.lock = lock;
         this.s.active.name = name;
         const storage = this.s.store.runStorage(name);
         const latest = await latestCheckpoint(storage);
@@ -113,6 +117,7 @@ export class RunService {
         });
         const storage = await this.s.store.createRun({ base: base.name, config });
         name = storage.runName;
+        this.s.active.lock = (await lockRun(name)) ?? undefined;
         this.s.active.name = name;
         await recordBase(storage, base, req.model, req.corpus);
         this.s.active.history = storage;
@@ -125,6 +130,7 @@ export class RunService {
       }
       if (control.stopped) {
         run.dispose();
+        this.s.active.lock?.release();
         this.s.active = null;
         this.s.setPhase('stopped');
         return { ok: true };
@@ -134,6 +140,7 @@ export class RunService {
       return { ok: true };
     } catch (e) {
       const lost = await isLost(this.s.active?.engine ?? null);
+      this.s.active?.lock?.release();
       this.s.active = null;
       const msg = (e as Error).message;
       this.s.setPhase('failed', msg, lost ? 'device-lost' : classifyRun(e));
@@ -174,6 +181,7 @@ export class RunService {
         } catch {
           /* a lost device cannot free its buffers */
         }
+      this.s.active?.lock?.release();
       this.s.active = null;
       void this.s.postCheckpoints();
     }

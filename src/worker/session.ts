@@ -18,6 +18,7 @@ import type { RunControl } from './control.ts';
 import type { DownloadProgress } from './hub.ts';
 import type { JobKind, RunPhase, WorkerMessage } from './protocol.ts';
 import { storedLoraBase } from './run-host.ts';
+import type { RunLock } from './run-lock.ts';
 import { packEvent } from './wire.ts';
 
 export interface InitResult {
@@ -35,6 +36,8 @@ export interface ActiveJob {
   engine: Engine | null;
   /** Where the run's history goes (set once the run is under way, so a resume's replay is not stored twice). */
   history?: BrowserRunStorage;
+  /** The run's lock across tabs (src/worker/run-lock.ts), held while this job drives it. */
+  lock?: RunLock;
 }
 
 export type Subscriber = (messages: WorkerMessage[]) => void;
