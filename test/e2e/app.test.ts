@@ -163,7 +163,13 @@ describe.skipIf(!hasChromium)('browser app (headless Chromium, SwiftShader)', ()
     const zipPath = join(mkdtempSync(join(tmpdir(), 'piplay-e2e-')), download.suggestedFilename());
     await download.saveAs(zipPath);
     const files = (await readZip(new Uint8Array(readFileSync(zipPath)))).map((e) => e.name.split('/').pop());
-    expect(files.sort()).toEqual(['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
+    expect(files.sort()).toEqual([
+      'README.md',
+      'config.json',
+      'model.safetensors',
+      'tokenizer.json',
+      'tokenizer_config.json',
+    ]);
     await page.locator('#checkpoints .import-zip').setInputFiles(zipPath);
     await page.locator('#checkpoints .ckpt', { hasText: 'imported' }).waitFor({ timeout: 20_000 });
     await page.locator('#checkpoints .ckpt', { hasText: 'imported' }).locator('button[data-act="use"]').click();
