@@ -14,8 +14,8 @@ import { benchSelfPlay } from './iteration.ts';
 import { benchMatmul } from './matmul.ts';
 import { benchRandomModel, RANDOM_MODEL_HEADER } from './random-model.ts';
 // The real models' configs, as the tests hold them (test/assets/configs/, from the models' repositories).
-import QWEN3_06B from '../test/assets/configs/qwen3-0.6b.json' with { type: 'json' };
-import SMOLLM2_135M from '../test/assets/configs/smollm2-135m.json' with { type: 'json' };
+import QWEN3_06B from './configs/qwen3-0.6b.json' with { type: 'json' };
+import SMOLLM2_135M from './configs/smollm2-135m.json' with { type: 'json' };
 
 const TINY = {
   ...SMOLLM2_135M,

@@ -11,7 +11,7 @@ import { fmt } from './timing.ts';
 
 const FIXTURES = new URL('../../shared/fixtures/', import.meta.url).pathname;
 const MODELS = ['llama_tiny_bf16', 'qwen2_tiny_f16', 'qwen3_tiny_f32'];
-const CONFIGS = new URL('../test/assets/configs/', import.meta.url).pathname;
+const CONFIGS = new URL('./configs/', import.meta.url).pathname;
 const REAL: [string, string][] = [
   ['SmolLM2-135M', 'smollm2-135m.json'],
   ['Qwen2.5-0.5B', 'qwen2.5-0.5b-instruct.json'],

@@ -14,7 +14,7 @@ import { ANSWER_CLOSE, ANSWER_OPEN } from '../src/env/tags.ts';
 import type { RolloutRecord } from '../src/selfplay/events.ts';
 import { answerSpan } from '../src/selfplay/probe.ts';
 import { parseRecording, replayEvent } from '../src/worker/recording.ts';
-import { ready, startBrowserSession } from '../test/helpers/browser.ts';
+import { ready, startBrowserSession } from './browser.ts';
 
 /** D over the student's tokens and the share of it on its answer, as the teacher probe counts it (answerSpan). */
 function answerShare(r: RolloutRecord): { d: number; share: number; tokens: number } {

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeSafetensors } from '../../src/model/safetensors.ts';
-import { readTorchRun, torchRunBatches, torchRunModel, TORCH_TRAIN_DIR } from '../../test/helpers/torch-run.ts';
+import { readTorchRun, torchRunBatches, torchRunModel, TORCH_TRAIN_DIR } from './torch-run.ts';
 
 const python = process.argv[2] ?? '/usr/bin/python3';
 const { spec } = readTorchRun();

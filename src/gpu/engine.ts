@@ -36,6 +36,12 @@ export interface EngineOptions extends DeviceOptions {
   pool?: Omit<PoolOptions, 'maxBufferBytes'>;
 }
 
+// The Engine of src/gpu/tensor.ts (what a tensor's `engine` is) is this class.
+declare module './tensor.ts' {
+  interface Engine extends EngineClass {}
+}
+type EngineClass = Engine;
+
 export class Engine {
   readonly pool: BufferPool;
   private readonly health: DeviceHealth;

@@ -1,8 +1,7 @@
 // The autograd tape: ops record nodes while any input has `requiresGrad`; `backward(loss)` runs them in reverse,
 // accumulating `.grad` on the leaves.
-import type { Engine } from './engine.ts';
 import { add } from './ops/elementwise.ts';
-import type { Tensor } from './tensor.ts';
+import type { Engine, Tensor } from './tensor.ts';
 
 export interface TapeNode {
   inputs: Tensor[];

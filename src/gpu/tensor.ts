@@ -1,4 +1,10 @@
-import type { Engine } from './engine.ts';
+/**
+ * The engine a tensor lives on: src/gpu/engine.ts's Engine, which merges itself into this interface (a
+ * `declare module` there), so tensors, ops and the tape know the whole engine while this module imports nothing
+ * of it and the engine's modules import each other one way only.
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by engine.ts's declaration merging
+export interface Engine {}
 
 /** Element types; bf16 holds frozen weights of BF16 checkpoints (read by matmul and embedding only). */
 export type DType = 'f32' | 'f16' | 'bf16' | 'i32' | 'u32';

@@ -18,70 +18,13 @@ import {
   teacherTranscript,
   type Doc,
 } from './transcripts.ts';
+import type { DataSettings } from './options.ts';
 import { PRETRAIN_DEFAULTS, settingsToOptions } from './settings.ts';
+
+export type { DataSettings };
 
 /** The seed of the default (shipped, evaluated) world; pretraining never uses it. */
 export const DEFAULT_WORLD_SEED = 1;
-
-/** What the documents of a world are made of; a setting left out takes its value in DATA_DEFAULTS. */
-export interface DataSettings {
-  seed: number;
-  /**
-   * Entities (= passages) per world. Small worlds, many of them: each name occurs in only a
-   * few documents, so the model cannot memorise names and has to learn to copy them from its context.
-   */
-  worldSize?: number;
-  /** Student transcripts per world. */
-  studentPerWorld?: number;
-  /** Weights of the student's hop counts 1, 2, 3, ... */
-  studentHops?: readonly number[];
-  /** Transcripts with the teacher's privileged prompt per world. */
-  teacherPerWorld?: number;
-  /** Weights of their hop counts 1, 2, 3, 4 (by default those of self-play's questions). */
-  teacherHops?: readonly number[];
-  /** Weights of their privileged modes full, partial, gt, gt-hop. */
-  teacherModes?: readonly number[];
-  /**
-   * Share of them where the scripted student's last quote is a wrong sentence (not a target)
-   * and its answer, still right, can only come from the notes: so self-play's teacher learns to read them.
-   */
-  teacherSlips?: number;
-  /**
-   * Share of those slips where only the wrong sentence is shown and the model is trained on
-   * what follows it: closing its notes and answering. Without it the whole slipped turn is context, and the
-   * one decision at the last hop (answer now, or search again) is a target only in the unslipped rest.
-   */
-  teacherSlipStops?: number;
-  /**
-   * Share of those slips whose last search shows only the passages that do not state the answer,
-   * so that no document holds it and the answer can come only from the notes.
-   */
-  teacherSlipBlind?: number;
-  /**
-   * Share of them whose only targets are the answer and the turn's end (transcripts.ts answerTargetsOnly):
-   * the searches and quotes, which the student's prompt shares, are context, so these train the teacher's
-   * reading of its notes and not the student's search.
-   */
-  teacherAnswerOnly?: number;
-  /**
-   * Share of them whose full or partial notes are compact (env/prompts.ts compactQcp: each
-   * document of the path cut to the sentence that leads on), as self-play's `--notes compact` shows them.
-   */
-  teacherCompact?: number;
-  /**
-   * Share of the compact notes that open with the answer in the words of the GT notes (env/prompts.ts
-   * 'answer-first'), as self-play's `--notes answer-first` shows them.
-   */
-  teacherAnswerFirst?: number;
-  /** Examiner transcripts per world. */
-  examinerPerWorld?: number;
-  /** Weights of the examiner's hop counts 1, 2, 3, 4. */
-  examinerHops?: readonly number[];
-  /** Copying drills per world, each repeating `drillNames` names of the world. */
-  drillsPerWorld?: number;
-  /** Names per drill, [min, max]. */
-  drillNames?: readonly [number, number];
-}
 
 /**
  * The defaults of the data settings: those the settings table declares (PRETRAIN_FIELDS, the page's and the

@@ -14,50 +14,11 @@ import { Rng } from '../env/random.ts';
 import { copyTaskBatch } from './copy-task.ts';
 import { DEFAULT_WORLD_SEED, docStream, worldDocs, type DataSettings } from './data.ts';
 import { Packer, type Batch, type PackStats } from './pack.ts';
-import { pretrainLoop, type StepLog, type TrainSettings } from './train.ts';
+import type { PretrainOptions } from './options.ts';
+import { pretrainLoop, type StepLog } from './train.ts';
 import { docText } from './transcripts.ts';
 
-export interface PretrainOptions {
-  seed: number;
-  steps: number;
-  /** Rows per step. */
-  batch: number;
-  /** Tokens per row. */
-  seq: number;
-  lr: number;
-  hidden: number;
-  layers: number;
-  /** Tokenizer vocabulary (default 1024). */
-  vocab?: number;
-  /** Worlds whose text trains the tokenizer (default 10). */
-  tokenizerWorlds?: number;
-  /** Share of training tokens that are passage text (default 0.3). */
-  passageShare?: number;
-  /** Read the loss back every this many steps (default 10). */
-  logEvery?: number;
-  /** The first this many of `steps` train on the synthetic copying task (copy-task.ts) instead of text (default 0). */
-  copyWarmup?: number;
-  /**
-   * After the warm-up, every this many steps one is a copy-task step (default 0: none), so copying keeps
-   * being practised while the text is learned.
-   */
-  copyEvery?: number;
-  /**
-   * Rows of the copying task, [rows, tokens] (default [16, 32]): short rows, because early in training
-   * attention is spread over the whole row, and the one key that predicts the next token gets a share of
-   * it that shrinks with the row's length (in PyTorch, scripts/torch-train/copy_sweep.py, 16 x 32 rows
-   * learn the task faster than 8 x 64 for the same tokens; see TRAINING.md).
-   */
-  copyRows?: readonly [number, number];
-  /**
-   * Continue training this model folder (its weights and tokenizer) instead of a fresh tokenizer and
-   * initialisation; hidden, layers and vocab then come from its config.json. Give another `seed` for text
-   * the model has not seen.
-   */
-  from?: { files: ReadFile; source: string };
-  data?: Partial<DataSettings>;
-  train?: Partial<TrainSettings>;
-}
+export type { PretrainOptions };
 
 export interface PretrainResult {
   model: CausalLM;

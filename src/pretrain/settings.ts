@@ -4,8 +4,7 @@
 // src/cli/pretrain-args.ts builds the CLI's usage and parsing from it). Plain data and no GPU code, so the page
 // can check a form before the worker is asked.
 import { CONTROL_TOKENS, TOOL_TAGS } from '../model/tokenizer-train.ts';
-import type { DataSettings } from './data.ts';
-import type { PretrainOptions } from './run.ts';
+import type { DataSettings, PretrainOptions } from './options.ts';
 
 /** The smallest tokenizer: the 256 bytes plus the control tokens and tool tags. */
 export const MIN_VOCAB = 256 + CONTROL_TOKENS.length + TOOL_TAGS.length;

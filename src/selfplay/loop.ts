@@ -16,6 +16,7 @@ import { examinerStep } from './examiner.ts';
 import { Policies } from './policies.ts';
 import type { RunStorage } from './storage.ts';
 import { studentStep } from './student.ts';
+import { firstCursor, nextCursor } from './cursor.ts';
 import { secondsLeft, secondsPerWork, unitsFrom } from './run-estimate.ts';
 
 export interface RunSetup {
@@ -35,47 +36,6 @@ export interface RunControl {
   signal?: AbortSignal;
   /** Stop after this many units of work. */
   maxUnits?: number;
-}
-
-/** The unit after `c`, skipping stages that have nothing to do. */
-export function nextCursor(c: Cursor, cfg: SelfPlayConfig): Cursor {
-  let n: Cursor;
-  switch (c.stage) {
-    case 'eval-start':
-      n = { iteration: 0, stage: 'examiner', step: 0 };
-      break;
-    case 'examiner':
-      n = c.step + 1 < cfg.examinerSteps ? { ...c, step: c.step + 1 } : { ...c, stage: 'generate', step: 0 };
-      break;
-    case 'generate':
-      n = { ...c, stage: 'student', step: 0 };
-      break;
-    case 'student':
-      n = c.step + 1 < cfg.studentSteps ? { ...c, step: c.step + 1 } : { ...c, stage: 'eval', step: 0 };
-      break;
-    case 'eval':
-      n =
-        c.iteration + 1 < cfg.iterations
-          ? { iteration: c.iteration + 1, stage: 'examiner', step: 0 }
-          : { ...c, stage: 'done', step: 0 };
-      break;
-    case 'done':
-      return c;
-  }
-  return normalise(n, cfg);
-}
-
-function normalise(c: Cursor, cfg: SelfPlayConfig): Cursor {
-  if (c.stage === 'examiner' && cfg.examinerSteps === 0) return normalise({ ...c, stage: 'generate', step: 0 }, cfg);
-  if ((c.stage === 'generate' || c.stage === 'student') && cfg.studentSteps === 0)
-    return { ...c, stage: 'eval', step: 0 };
-  return c;
-}
-
-export function firstCursor(cfg: SelfPlayConfig): Cursor {
-  return cfg.evalAtStart
-    ? { iteration: 0, stage: 'eval-start', step: 0 }
-    : normalise({ iteration: 0, stage: 'examiner', step: 0 }, cfg);
 }
 
 export class SelfPlayRun {

@@ -7,7 +7,7 @@
 // sequence at once).
 import type { Cursor } from './checkpoint.ts';
 import type { SelfPlayConfig } from './config.ts';
-import { firstCursor, nextCursor } from './loop.ts';
+import { firstCursor, nextCursor } from './cursor.ts';
 
 export type UnitStage = Exclude<Cursor['stage'], 'done'>;
 

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readZip } from '../../src/worker/zip.ts';
-import { hasChromium, ready, startBrowserSession, type BrowserSession } from '../helpers/browser.ts';
+import { hasChromium, ready, startBrowserSession, type BrowserSession } from '../../scripts/browser.ts';
 
 const SHOTS = new URL('../screenshots/', import.meta.url).pathname;
 

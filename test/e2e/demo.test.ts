@@ -6,7 +6,8 @@
 // test/screenshots/.
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { hasChromium, pageForSuite, ready, SHOTS, type BrowserSession } from '../helpers/browser.ts';
+import { hasChromium, ready, SHOTS, type BrowserSession } from '../../scripts/browser.ts';
+import { pageForSuite } from '../helpers/page-suite.ts';
 
 describe.skipIf(!hasChromium)('the teaching demo explained (headless Chromium, SwiftShader)', () => {
   let s: BrowserSession;

@@ -7,7 +7,7 @@ import { mkdirSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fmtBytes } from '../../src/ui/format.ts';
-import { hasChromium, ready, startBrowserSession, type BrowserSession } from '../helpers/browser.ts';
+import { hasChromium, ready, startBrowserSession, type BrowserSession } from '../../scripts/browser.ts';
 import { startHubServer, type HubServer } from '../helpers/hub-server.ts';
 
 const SHOTS = new URL('../screenshots/', import.meta.url).pathname;

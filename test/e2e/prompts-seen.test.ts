@@ -3,7 +3,8 @@
 // phone's width. Screenshots land in test/screenshots/.
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { hasChromium, pageForSuite, SHOTS } from '../helpers/browser.ts';
+import { hasChromium, SHOTS } from '../../scripts/browser.ts';
+import { pageForSuite } from '../helpers/page-suite.ts';
 
 describe.skipIf(!hasChromium)('what each model saw (headless Chromium, SwiftShader)', () => {
   let page: Page;

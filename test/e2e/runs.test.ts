@@ -5,7 +5,8 @@
 // its rollouts and questions. Screenshots land in test/screenshots/.
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { hasChromium, pageForSuite, ready, SHOTS, type BrowserSession } from '../helpers/browser.ts';
+import { hasChromium, ready, SHOTS, type BrowserSession } from '../../scripts/browser.ts';
+import { pageForSuite } from '../helpers/page-suite.ts';
 
 async function tab(page: Page, id: string): Promise<void> {
   await page.click(`[data-tab="${id}"]`);

@@ -9,7 +9,8 @@
 import { readFileSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { hasChromium, pageForSuite, ready, SHOTS, type BrowserSession } from '../helpers/browser.ts';
+import { hasChromium, ready, SHOTS, type BrowserSession } from '../../scripts/browser.ts';
+import { pageForSuite } from '../helpers/page-suite.ts';
 
 async function waitPhase(page: Page, want: string[], timeout: number): Promise<string> {
   await page.waitForFunction((w) => w.includes(document.body.dataset.phase ?? ''), want, { timeout, polling: 250 });

@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { hasChromium, pageForSuite, type BrowserSession } from '../helpers/browser.ts';
+import { hasChromium, type BrowserSession } from '../../scripts/browser.ts';
+import { pageForSuite } from '../helpers/page-suite.ts';
 import { deflated, zipOf } from '../helpers/zip-bomb.ts';
 
 /** Resident bytes of the browser's renderer processes (the page's, where its dedicated worker also runs). */

@@ -8,7 +8,7 @@ import type { RolloutRecord } from '../../selfplay/events.ts';
 import { fmtNum, fmtSigned } from '../format.ts';
 import { cls, html, type Html } from '../html.ts';
 import { diffColor, klColor, renderScaleLegend } from './heat-scale.ts';
-import { visibleText, type HeatMode } from './heatmap.ts';
+import { visibleText, type HeatMode } from './token-text.ts';
 
 /** What the teacher is told under each mode, in a few words. */
 export const MODE_TOLD: Record<PrivilegedMode, string> = {

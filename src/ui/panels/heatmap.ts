@@ -10,29 +10,13 @@ import { DIFF_SCALE, KL_SCALE, diffColor, klColor, renderHistogram, renderScaleL
 import { heatmapPng } from '../heatmap-png.ts';
 import { renderPromptsSeen } from './prompts-seen.ts';
 import { renderAblation } from './ablation.ts';
+import { shownToken, visibleText, type HeatMode } from './token-text.ts';
 import type { AblationResult, AblationRollout } from '../../selfplay/ablation.ts';
 
 /** What the panel asks the worker: the ablation of one rollout (teacher forwards under every privileged mode). */
 export type AblateFn = (
   r: AblationRollout,
 ) => Promise<{ ok: true; result: AblationResult; scorer: 'teacher' | 'student' } | { ok: false; error: string }>;
-
-export type HeatMode = 'kl' | 'diff';
-
-/** A token's text made visible: newlines as ↵ (then a real break), tabs as →, nothing as ∅. */
-export function visibleText(text: string): string {
-  if (text === '') return '∅';
-  return text.replace(/\t/g, '→\t').replace(/\r?\n/g, '↵\n');
-}
-
-/**
- * A token's text for a chip or a list, where layout does not show it: every space as ␣, tab as ⇥, newline
- * as ↵ (no real break), carriage return as ␍, nothing as ∅, so a whitespace token is never blank.
- */
-export function shownToken(text: string): string {
-  if (text === '') return '∅';
-  return text.replace(/ /g, '␣').replace(/\t/g, '⇥').replace(/\r?\n/g, '↵').replace(/\r/g, '␍');
-}
 
 export interface HeatStats {
   policy: number;

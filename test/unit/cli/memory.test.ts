@@ -8,7 +8,7 @@ import { PRESETS } from '../../../src/selfplay/config.ts';
 import { estimateRun } from '../../../src/worker/estimate.ts';
 
 const cfg = (name: string) =>
-  parseConfig(JSON.parse(readFileSync(new URL(`../../assets/configs/${name}.json`, import.meta.url), 'utf8')));
+  parseConfig(JSON.parse(readFileSync(new URL(`../../../bench/configs/${name}.json`, import.meta.url), 'utf8')));
 const browser = { maxStorageBufferBindingSize: 128 * 2 ** 20, maxBufferSize: 256 * 2 ** 20 };
 const prompts = { student: 130, teacher: 900, examiner: 250 };
 

@@ -8,7 +8,7 @@ import type { Engine } from '../../../src/gpu/engine.ts';
 import { CausalLM } from '../../../src/model/decoder.ts';
 import { pretrainLoop } from '../../../src/pretrain/train.ts';
 import { testEngine } from '../../helpers/engine.ts';
-import { readTorchRun, tensorStats, torchRunBatches, torchRunModel } from '../../helpers/torch-run.ts';
+import { readTorchRun, tensorStats, torchRunBatches, torchRunModel } from '../../../scripts/torch-train/torch-run.ts';
 
 let e: Engine;
 beforeAll(async () => {

@@ -14,7 +14,7 @@ import {
   validateConfig,
 } from '../../../src/selfplay/config.ts';
 import { queryRedundancy, searchStats } from '../../../src/selfplay/measures.ts';
-import { firstCursor, nextCursor } from '../../../src/selfplay/loop.ts';
+import { firstCursor, nextCursor } from '../../../src/selfplay/cursor.ts';
 
 describe('lambda schedule', () => {
   it('takes one value per iteration and keeps the last one after the list', () => {

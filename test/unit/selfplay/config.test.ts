@@ -10,7 +10,7 @@ import {
 
 const FIXTURES = new URL('../../../../shared/fixtures/', import.meta.url).pathname;
 const MODELS = ['llama_tiny_bf16', 'qwen2_tiny_f16', 'qwen3_tiny_f32'].filter((m) => existsSync(FIXTURES + m));
-const ASSETS = new URL('../../assets/configs/', import.meta.url).pathname;
+const ASSETS = new URL('../../../bench/configs/', import.meta.url).pathname;
 
 const readJson = (path: string) => JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
 

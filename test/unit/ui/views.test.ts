@@ -32,9 +32,8 @@ import {
   renderPrivileged,
   renderTokenDetail,
   renderTokens,
-  shownToken,
-  visibleText,
 } from '../../../src/ui/panels/heatmap.ts';
+import { shownToken, visibleText } from '../../../src/ui/panels/token-text.ts';
 import {
   DIFF_SCALE,
   KL_SCALE,
@@ -509,7 +508,7 @@ describe('setup', () => {
 
   it('estimates memory from config.json before anything is allocated, against the adapter limits', () => {
     const cfg = (name: string) =>
-      parseConfig(JSON.parse(readFileSync(new URL(`../../assets/configs/${name}.json`, import.meta.url), 'utf8')));
+      parseConfig(JSON.parse(readFileSync(new URL(`../../../bench/configs/${name}.json`, import.meta.url), 'utf8')));
     const browser = { maxStorageBufferBindingSize: 128 * 2 ** 20, maxBufferSize: 256 * 2 ** 20 };
     const big = { maxStorageBufferBindingSize: 2 ** 31, maxBufferSize: 2 ** 31 };
     const tenPerPass = { ...PRESETS.demo, microBatch: 10 };

@@ -65,7 +65,7 @@ describe.each([
 
 describe('estimate vs measured at real widths', () => {
   it("SmolLM2-135M's config with two layers, a BF16 base and LoRA policies: within 20%", async () => {
-    const json = JSON.parse(readFileSync(new URL('../../assets/configs/smollm2-135m.json', import.meta.url), 'utf8'));
+    const json = JSON.parse(readFileSync(new URL('../../../bench/configs/smollm2-135m.json', import.meta.url), 'utf8'));
     const cfg = parseConfig({ ...json, num_hidden_layers: 2 });
     // One question of two rollouts per stage and one held-out question: the widths, not the batch, are what
     // this case is about.

@@ -1,14 +1,13 @@
 // Headless Debian Chromium (SwiftShader WebGPU) driven by playwright-core, against a Vite dev server.
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { createServer, type ViteDevServer } from 'vite';
-import { afterAll, beforeAll } from 'vitest';
 
 export const CHROMIUM = process.env.PIPLAY_CHROMIUM ?? '/usr/bin/chromium';
 export const hasChromium = existsSync(CHROMIUM);
 
 /** Where the browser tests write their screenshots (git-ignored). */
-export const SHOTS = new URL('../screenshots/', import.meta.url).pathname;
+export const SHOTS = new URL('../test/screenshots/', import.meta.url).pathname;
 
 const FLAGS = [
   '--no-sandbox',
@@ -70,26 +69,4 @@ export async function startBrowserSession(): Promise<BrowserSession> {
       await server.close();
     },
   };
-}
-
-/**
- * The hooks of a suite that drives one page: before its tests a fresh browser session (a new profile) and a
- * page at the app, ready, handed to `opened` (the screenshots folder made); after them the session closed.
- * Returns the page's uncaught errors, collected as they come.
- */
-export function pageForSuite(opened: (session: BrowserSession, page: Page) => void): string[] {
-  const errors: string[] = [];
-  let session: BrowserSession | undefined;
-  beforeAll(async () => {
-    mkdirSync(SHOTS, { recursive: true });
-    session = await startBrowserSession();
-    const page = await session.newPage();
-    page.on('pageerror', (e) => errors.push(e.message));
-    await ready(page, session.url);
-    opened(session, page);
-  }, 120_000);
-  afterAll(async () => {
-    await session?.close();
-  });
-  return errors;
 }

@@ -8,7 +8,7 @@ import { copyTaskBatch } from '../../src/pretrain/copy-task.ts';
 import type { Batch } from '../../src/pretrain/pack.ts';
 import type { TrainSettings } from '../../src/pretrain/train.ts';
 
-export const TORCH_TRAIN_DIR = new URL('../assets/torch-train/', import.meta.url);
+export const TORCH_TRAIN_DIR = new URL('../../test/assets/torch-train/', import.meta.url);
 
 export interface TorchRunSpec {
   model: TinyConfigOptions;
