@@ -13,7 +13,7 @@ import { benchAttention, type AttentionSize } from './attention.ts';
 import { benchSelfPlay } from './iteration.ts';
 import { benchMatmul } from './matmul.ts';
 import { benchRandomModel, RANDOM_MODEL_HEADER } from './random-model.ts';
-// The real models' configs, as the tests hold them (test/assets/configs/, from the models' repositories).
+// The real models' configs, as the tests read them (bench/configs/, from the models' repositories).
 import QWEN3_06B from './configs/qwen3-0.6b.json' with { type: 'json' };
 import SMOLLM2_135M from './configs/smollm2-135m.json' with { type: 'json' };
 

@@ -12,7 +12,7 @@ import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ANSWER_CLOSE, ANSWER_OPEN } from '../src/env/tags.ts';
 import type { RolloutRecord } from '../src/selfplay/events.ts';
-import { answerSpan } from '../src/selfplay/probe.ts';
+import { answerSpan } from '../src/lab/probe.ts';
 import { parseRecording, replayEvent } from '../src/worker/recording.ts';
 import { ready, startBrowserSession } from './browser.ts';
 

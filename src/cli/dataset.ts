@@ -1,6 +1,6 @@
 // npm run dataset -- --run DIR --out FILE.jsonl|FILE.parquet [--privileged full|partial|gt|gt-hop|none]
 // The questions a run's examiner wrote (valid ones), with the student's and the teacher's prompts, the answer
-// and the construction path (src/selfplay/trl-dataset.ts): as JSONL in TRL's conversational fields, or as parquet
+// and the construction path (src/lab/dataset.ts): as JSONL in TRL's conversational fields, or as parquet
 // in verl's fields (src/cli/parquet.ts): the data to run the same recipe at scale on an existing engine. Never
 // overwrites a file.
 import { existsSync, writeFileSync } from 'node:fs';
@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 import { PRIVILEGED_MODES, type PrivilegedMode } from '../env/prompts.ts';
 import { ConfigError, type SelfPlayConfig } from '../selfplay/config.ts';
 import type { QuestionRecord } from '../selfplay/events.ts';
-import { trlRows, verlRow } from '../selfplay/trl-dataset.ts';
+import { trlRows, verlRow } from '../lab/dataset.ts';
 import { scanArgs } from './args.ts';
 import { verlParquet } from './parquet.ts';
 import { runCommand } from './command.ts';

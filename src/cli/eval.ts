@@ -12,7 +12,7 @@ import type { PolicyName } from '../selfplay/policies.ts';
 import { countOption, parseArgs, runOrModel } from './args.ts';
 import { ConsoleReporter, evalLine } from './progress.ts';
 import { openModel, openRun } from './setup.ts';
-import { hubModelRef } from './hub-folder.ts';
+import { hubModelRef } from '../hub/hub-folder.ts';
 import { runCommand } from './command.ts';
 
 const USAGE = [

@@ -6,9 +6,9 @@
 // plus result.json (what the report uses) and, for trained arms, drift.jsonl (the base model's answers to
 // each iteration's examiner questions). After every run DIR/results.md, results.json, em_by_iteration.svg
 // and drift.svg are rewritten from all finished runs, with per-question.jsonl (every held-out question's outcome
-// per arm, seed and evaluation) and the paired comparisons made from it (src/experiment/paired.ts). Before the runs, the teacher probe (src/selfplay/probe.ts)
+// per arm, seed and evaluation) and the paired comparisons made from it (src/lab/experiment/paired.ts). Before the runs, the teacher probe (src/lab/probe.ts)
 // scores the base model as teacher with each arm's privileged context (DIR/probe.json), and the examiner probe
-// (src/selfplay/examiner-probe.ts) checks the questions the base model writes (DIR/examiner-probe.json); both
+// (src/lab/examiner-probe.ts) checks the questions the base model writes (DIR/examiner-probe.json); both
 // are in results.md.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -22,9 +22,9 @@ import {
   type DriftPoint,
   type GenerationPoint,
   type SeedResult,
-} from '../experiment/aggregate.ts';
-import { examinerProbeTable, probeTable, renderResults, type ResultsMeta } from '../experiment/markdown.ts';
-import { comparisons, perQuestionRows } from '../experiment/paired.ts';
+} from '../lab/experiment/aggregate.ts';
+import { examinerProbeTable, probeTable, renderResults, type ResultsMeta } from '../lab/experiment/markdown.ts';
+import { comparisons, perQuestionRows } from '../lab/experiment/paired.ts';
 import {
   configDiff,
   DEFAULT_ARMS,
@@ -33,8 +33,8 @@ import {
   parseSeeds,
   planExperiment,
   type ExperimentJob,
-} from '../experiment/plan.ts';
-import { driftSvg, emByIterationSvg } from '../experiment/plots.ts';
+} from '../lab/experiment/plan.ts';
+import { driftSvg, emByIterationSvg } from '../lab/experiment/plots.ts';
 import type { BaseModel } from '../selfplay/base-model.ts';
 import { latestCheckpoint, NonFiniteCheckpointError } from '../selfplay/checkpoint.ts';
 import {
@@ -50,8 +50,8 @@ import type { Environment } from '../selfplay/environment.ts';
 import { evaluate } from '../selfplay/evaluate.ts';
 import type { QuestionRecord, RunEvent, StepMetrics } from '../selfplay/events.ts';
 import { SelfPlayRun } from '../selfplay/loop.ts';
-import { probeQuestions, probeTeacher, type ProbeResult } from '../selfplay/probe.ts';
-import { probeExaminer, type ExaminerProbeResult } from '../selfplay/examiner-probe.ts';
+import { probeQuestions, probeTeacher, type ProbeResult } from '../lab/probe.ts';
+import { probeExaminer, type ExaminerProbeResult } from '../lab/examiner-probe.ts';
 import { countOption, parseArgs } from './args.ts';
 import { stopOnInterrupt } from './interrupt.ts';
 import { DirStorage } from './fs-storage.ts';

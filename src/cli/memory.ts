@@ -2,7 +2,7 @@
 // cannot fit the adapter's limits refused with what to change.
 import { totalmem } from 'node:os';
 import type { Engine } from '../gpu/engine.ts';
-import type { AdapterLimits, MemoryReport } from '../worker/estimate.ts';
+import type { AdapterLimits, MemoryReport } from '../selfplay/memory-plan.ts';
 
 /** The adapter's limits, with the device's memory where it is known: a CPU driver's is the host's RAM. */
 export function deviceLimits(e: Engine): AdapterLimits {

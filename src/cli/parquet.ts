@@ -1,8 +1,8 @@
-// verl's dataset rows (src/selfplay/trl-dataset.ts) as a parquet file, through hyparquet-writer (a maintained,
+// verl's dataset rows (src/lab/dataset.ts) as a parquet file, through hyparquet-writer (a maintained,
 // dependency-light writer that handles nested columns): the schema is spelled out, so a reader (pyarrow, pandas,
 // HF datasets) sees `prompt` as a list of {role, content} structs and `reward_model`/`extra_info` as structs.
 import { ByteWriter, parquetWrite } from 'hyparquet-writer';
-import type { VerlRow } from '../selfplay/trl-dataset.ts';
+import type { VerlRow } from '../lab/dataset.ts';
 
 type Element = Parameters<typeof parquetWrite>[0]['schema'] extends (infer E)[] | undefined ? E : never;
 

@@ -1,9 +1,9 @@
 // npm run probe -- --model FOLDER [--preset demo] [--questions 40] [--modes full,partial,gt]
 //                   [--examiner-questions 40] [--<setting> value ...]
 // npm run probe -- --run DIR [--questions 40] [--modes ...] [--examiner-questions 40]
-// The teacher probe (src/selfplay/probe.ts) on world-generated training questions (never the held-out
+// The teacher probe (src/lab/probe.ts) on world-generated training questions (never the held-out
 // set): what the privileged context gives the teacher, and where the distillation term pushes the student;
-// then the examiner probe (src/selfplay/examiner-probe.ts): whether the examiner's questions are true of
+// then the examiner probe (src/lab/examiner-probe.ts): whether the examiner's questions are true of
 // the world and how often the student answers them.
 // With --model the student, the teacher and the examiner are the same weights (the start of training); with
 // --run they are the run's latest ones.
@@ -13,14 +13,14 @@ import { Engine } from '../gpu/engine.ts';
 import { nodeHost } from '../gpu/host/node.ts';
 import type { CausalLM } from '../model/decoder.ts';
 import { ConfigError, makeConfig, optionHelp, type PresetName, type SelfPlayConfig } from '../selfplay/config.ts';
-import { examinerProbeTable, probeTable } from '../experiment/markdown.ts';
+import { examinerProbeTable, probeTable } from '../lab/experiment/markdown.ts';
 import type { BaseModel } from '../selfplay/base-model.ts';
 import type { Environment } from '../selfplay/environment.ts';
-import { probeQuestions, probeTeacher } from '../selfplay/probe.ts';
-import { probeExaminer } from '../selfplay/examiner-probe.ts';
+import { probeQuestions, probeTeacher } from '../lab/probe.ts';
+import { probeExaminer } from '../lab/examiner-probe.ts';
 import { countOption, parseArgs, runOrModel } from './args.ts';
 import { openModel, openRun } from './setup.ts';
-import { hubModelRef } from './hub-folder.ts';
+import { hubModelRef } from '../hub/hub-folder.ts';
 import { runCommand } from './command.ts';
 
 const USAGE = [

@@ -18,8 +18,8 @@ import { Policies } from '../selfplay/policies.ts';
 import { withPath } from './fs-errors.ts';
 import { DirStorage } from './fs-storage.ts';
 import { measurePrompts } from '../selfplay/prompt-lengths.ts';
-import { estimateInference } from '../worker/estimate.ts';
-import { hubModelFolder, hubModelRef } from './hub-folder.ts';
+import { estimateInference } from '../selfplay/memory-plan.ts';
+import { hubModelFolder, hubModelRef } from '../hub/hub-folder.ts';
 import { deviceLimits, estimateLines, refusal } from './memory.ts';
 
 function readText(path: string, flag: string): string {

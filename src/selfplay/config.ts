@@ -269,7 +269,7 @@ export const SETTINGS = {
   /** Rollouts per forward/backward pass inside a minibatch (0: the whole minibatch); a memory setting. demo 1:
    *  micro-batches only split a minibatch's gradient into parts weighted by their token shares, and one
    *  rollout of the demo's budgets (up to 2400 tokens) per pass keeps a real model's training pass within a
-   *  laptop GPU's memory (src/worker/estimate.ts). */
+   *  laptop GPU's memory (src/selfplay/memory-plan.ts). */
   microBatch: setting({
     flag: 'micro-batch',
     kind: int(0, 65_536),

@@ -1,4 +1,4 @@
-// The longest prompts of a run in the base model's tokens, for the memory estimate (src/worker/estimate.ts):
+// The longest prompts of a run in the base model's tokens, for the memory estimate (src/selfplay/memory-plan.ts):
 // the student's over held-out questions, the examiner's over source passages and hop counts, and the
 // teacher's over world-generated questions of every hop count the run asks for (their construction paths
 // are the privileged context). Examiner-written questions are not known ahead; theirs are shaped alike.
@@ -7,7 +7,7 @@ import { encodePrompt, type BaseModel } from './base-model.ts';
 import type { SelfPlayConfig } from './config.ts';
 import { rngFor } from './context.ts';
 import type { Environment } from './environment.ts';
-import { teacherPromptIds } from './student.ts';
+import { teacherPromptIds } from './prompt-ids.ts';
 
 /** The longest prompt of each kind, in tokens of the model's tokenizer (with its chat template). */
 export interface PromptLengths {

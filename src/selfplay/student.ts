@@ -3,7 +3,7 @@
 // L_S = L_GRPO + β·KL_ref + λ·D. The old log-probs are the rollout's own sampling log-probs; the teacher
 // scores the same response ids after its privileged prompt; it follows the student by EMA after every
 // optimizer step.
-import { privilegedBlock, studentPrompt, teacherPrompt, type PrivilegedOptions } from '../env/prompts.ts';
+import { privilegedBlock, studentPrompt } from '../env/prompts.ts';
 import type { Rng } from '../env/random.ts';
 import type { Tensor } from '../gpu/tensor.ts';
 import { groupAdvantages, learnableShare } from '../rl/advantages.ts';
@@ -19,6 +19,7 @@ import { questionsOfStep } from './data.ts';
 import type { TrainQuestion } from './environment.ts';
 import type { RolloutRecord, StepMetrics, TokenRecord } from './events.ts';
 import { searchStats } from './measures.ts';
+import { privilegedOptions, teacherPromptIds } from './prompt-ids.ts';
 import { gradientStep, warmupLr, warmupSteps, type Where } from './update.ts';
 
 /** Entries of a token's top-K list kept in a rollout record (for the hover view). */
@@ -35,29 +36,6 @@ export function lossSettings(ctx: RunContext, iteration: number): StudentLossSet
     tail: c.tail,
     direction: c.kl,
   };
-}
-
-/**
- * The teacher's prompt ids for a training question (privileged block before the question), with the run's
- * privileged mode and seed unless others are given (the teacher probe compares modes).
- */
-export function teacherPromptIds(
-  ctx: Pick<RunContext, 'config' | 'base'>,
-  q: Pick<TrainQuestion, 'id' | 'question' | 'qcp'>,
-  mode = ctx.config.privileged,
-  seed = ctx.config.seed,
-): number[] {
-  const text = teacherPrompt({ question: q.question, qcp: q.qcp, mode, options: privilegedOptions(ctx, q, seed) });
-  return encodePrompt(ctx.base.tokenizer, text);
-}
-
-/** What 'partial' removes of a question's path: seeded per question, so every use of the block agrees. */
-export function privilegedOptions(
-  ctx: Pick<RunContext, 'config'>,
-  q: Pick<TrainQuestion, 'id'>,
-  seed = ctx.config.seed,
-): PrivilegedOptions {
-  return { seed: `${seed}/${q.id}`, dropFraction: ctx.config.partialDrop, notes: ctx.config.notes };
 }
 
 export interface StudentStepResult {

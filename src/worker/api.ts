@@ -8,8 +8,8 @@
 // Everything a job reports goes to the page as batched messages; rollouts' token arrays cross as transferables
 // (wire.ts).
 import type { GpuHost } from '../gpu/host/types.ts';
-import type { AblationResult, AblationRollout } from '../selfplay/ablation.ts';
-import type { BeforeAfterRow } from '../selfplay/before-after.ts';
+import type { AblationResult, AblationRollout } from '../lab/ablation.ts';
+import type { BeforeAfterRow } from '../lab/before-after.ts';
 import type { SelfPlayConfig } from '../selfplay/config.ts';
 import { CheckpointService } from './checkpoint-service.ts';
 import { type CheckpointMeta, idbBackend, type KvBackend } from './checkpoint-store.ts';

@@ -1,10 +1,10 @@
 // Hugging Face model ids in the worker: a friendly check of the id's form, the download plan (sizes from the
 // hub's file listing and what the browser cache holds, before anything large is downloaded), and the files
-// themselves through src/model/hub.ts (resumable downloads into Cache Storage, so a reload loads offline).
+// themselves through src/hub/hub.ts (resumable downloads into Cache Storage, so a reload loads offline).
 import type { ReadFile } from '../model/files.ts';
-import { checkSpace, filesFromHub, HubError, hubDownloadPlan, type HubPlan, type HubRepo } from '../model/hub.ts';
+import { checkSpace, filesFromHub, HubError, hubDownloadPlan, type HubPlan, type HubRepo } from '../hub/hub.ts';
 
-export { HubError, DEFAULT_HUB } from '../model/hub.ts';
+export { HubError, DEFAULT_HUB } from '../hub/hub.ts';
 
 /** owner/name as the hub spells repository ids. */
 const HUB_ID = /^[\w.-]{1,96}\/[\w.-]{1,96}$/;
@@ -59,7 +59,7 @@ async function storageLeft(): Promise<number | undefined> {
   }
 }
 
-/** A ReadFile over a hub repository with progress (src/model/hub.ts). */
+/** A ReadFile over a hub repository with progress (src/hub/hub.ts). */
 export function hubReadFile(repo: HubRepo, onProgress?: (p: DownloadProgress) => void): ReadFile {
   const problem = hubIdProblem(repo.id);
   if (problem) throw new HubError(problem, 'bad-id');

@@ -10,7 +10,7 @@ import { tinyConfig } from '../model/init.ts';
 import { readConfig } from '../model/io.ts';
 import type { SelfPlayConfig } from '../selfplay/config.ts';
 import type { BrowserCheckpoints } from './checkpoint-store.ts';
-import { estimateRun, type AdapterLimits } from './estimate.ts';
+import { estimateRun, type AdapterLimits } from '../selfplay/memory-plan.ts';
 import { HubError, hubIdProblem, hubPlan } from './hub.ts';
 import { describeSource, embeddedBase, relativeNames, resolveSource, type ModelSource } from './model-source.ts';
 import type { CorpusReport, ModelReport } from './protocol.ts';

@@ -3,7 +3,7 @@ import type { PretrainSettings } from '../pretrain/settings.ts';
 import type { PretrainSummary } from '../pretrain/summary.ts';
 import type { SelfPlayConfig } from '../selfplay/config.ts';
 import type { CheckpointMeta } from './checkpoint-store.ts';
-import type { MemoryReport } from './estimate.ts';
+import type { MemoryReport } from '../selfplay/memory-plan.ts';
 import type { DownloadProgress } from './hub.ts';
 import type { ModelSource } from './model-source.ts';
 import type { WireEvent } from './wire.ts';

@@ -3,8 +3,8 @@
 // finished run (the ablation of a rollout, base vs student) between its steps.
 import { latestCheckpoint } from '../selfplay/checkpoint.ts';
 import { validateConfig } from '../selfplay/config.ts';
-import { ablateRollout, type AblationResult, type AblationRollout } from '../selfplay/ablation.ts';
-import { beforeAndAfter, pickQuestions, type BeforeAfterRow } from '../selfplay/before-after.ts';
+import { ablateRollout, type AblationResult, type AblationRollout } from '../lab/ablation.ts';
+import { beforeAndAfter, pickQuestions, type BeforeAfterRow } from '../lab/before-after.ts';
 import { SelfPlayRun } from '../selfplay/loop.ts';
 import { RunControl, RunStopped } from './control.ts';
 import type { DownloadProgress } from './hub.ts';

@@ -1,4 +1,4 @@
-// The teacher probe (src/selfplay/probe.ts) at smoke size: it draws training-side questions with their
+// The teacher probe (src/lab/probe.ts) at smoke size: it draws training-side questions with their
 // construction paths (never held-out ones), scores the student's prompt and each privileged prompt, and
 // its numbers keep their meaning (the student against itself has no distillation term and no gain).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,15 +8,8 @@ import { CausalLM } from '../../src/model/decoder.ts';
 import { randomTinyBase, type BaseModel } from '../../src/selfplay/base-model.ts';
 import { makeConfig } from '../../src/selfplay/config.ts';
 import { Environment } from '../../src/selfplay/environment.ts';
-import {
-  answerSpan,
-  coverageKs,
-  decisionIndex,
-  probeQuestions,
-  probeTeacher,
-  score,
-} from '../../src/selfplay/probe.ts';
-import { probeExaminer } from '../../src/selfplay/examiner-probe.ts';
+import { answerSpan, coverageKs, decisionIndex, probeQuestions, probeTeacher, score } from '../../src/lab/probe.ts';
+import { probeExaminer } from '../../src/lab/examiner-probe.ts';
 import { expectClose } from '../helpers/compare.ts';
 import { testEngine } from '../helpers/engine.ts';
 

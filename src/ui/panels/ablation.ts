@@ -3,7 +3,7 @@
 // scale, with each mode's mean D, the answer tokens' share of it and the mean log p_T − log p_S, so a class sees
 // what each piece of privileged information changes.
 import type { PrivilegedMode } from '../../env/prompts.ts';
-import type { AblationResult, ModeScore } from '../../selfplay/ablation.ts';
+import type { AblationResult, ModeScore } from '../../lab/ablation.ts';
 import type { RolloutRecord } from '../../selfplay/events.ts';
 import { fmtNum, fmtSigned } from '../format.ts';
 import { cls, html, type Html } from '../html.ts';

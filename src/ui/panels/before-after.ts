@@ -1,6 +1,6 @@
 // Before and after: the same held-out questions answered greedily by the base model and by the trained student,
-// side by side (the worker runs both; src/selfplay/before-after.ts). Asked for with a button, once a run has begun.
-import type { Answered, BeforeAfterRow } from '../../selfplay/before-after.ts';
+// side by side (the worker runs both; src/lab/before-after.ts). Asked for with a button, once a run has begun.
+import type { Answered, BeforeAfterRow } from '../../lab/before-after.ts';
 import { cls, html, type Html } from '../html.ts';
 
 export type CompareFn = () => Promise<{ ok: true; rows: BeforeAfterRow[] } | { ok: false; error: string }>;

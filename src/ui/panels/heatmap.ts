@@ -11,7 +11,7 @@ import { heatmapPng } from '../heatmap-png.ts';
 import { renderPromptsSeen } from './prompts-seen.ts';
 import { renderAblation } from './ablation.ts';
 import { shownToken, visibleText, type HeatMode } from './token-text.ts';
-import type { AblationResult, AblationRollout } from '../../selfplay/ablation.ts';
+import type { AblationResult, AblationRollout } from '../../lab/ablation.ts';
 
 /** What the panel asks the worker: the ablation of one rollout (teacher forwards under every privileged mode). */
 export type AblateFn = (

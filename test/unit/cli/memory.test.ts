@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { estimateLines, peakLine, refusal } from '../../../src/cli/memory.ts';
 import { parameterCount, parseConfig } from '../../../src/model/config.ts';
 import { PRESETS } from '../../../src/selfplay/config.ts';
-import { estimateRun } from '../../../src/worker/estimate.ts';
+import { estimateRun } from '../../../src/selfplay/memory-plan.ts';
 
 const cfg = (name: string) =>
   parseConfig(JSON.parse(readFileSync(new URL(`../../../bench/configs/${name}.json`, import.meta.url), 'utf8')));

@@ -86,7 +86,7 @@ describe('parseConfig on the fixture checkpoints', () => {
   });
 });
 
-describe('parseConfig on real-model configs (test/assets/configs)', () => {
+describe('parseConfig on real-model configs (bench/configs)', () => {
   it('Qwen3-0.6B', () => {
     const c = parseConfig(readJson(ASSETS + 'qwen3-0.6b.json'));
     expect(c).toMatchObject({

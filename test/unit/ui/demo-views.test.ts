@@ -2,7 +2,7 @@
 // the modes in order with their numbers and colours each mode's tokens on the heatmap's shared scale; the
 // before/after view counts right answers per model.
 import { describe, expect, it } from 'vitest';
-import type { AblationResult } from '../../../src/selfplay/ablation.ts';
+import type { AblationResult } from '../../../src/lab/ablation.ts';
 import type { RolloutRecord } from '../../../src/selfplay/events.ts';
 import { meanGain, renderAblation } from '../../../src/ui/panels/ablation.ts';
 import { renderBeforeAfter } from '../../../src/ui/panels/before-after.ts';

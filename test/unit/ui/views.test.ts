@@ -59,7 +59,7 @@ import {
 import { renderGroup, segmentText, turnsOf } from '../../../src/ui/panels/student.ts';
 import { applyEvent, emptyState, etaSeconds, groupRollouts, questionFor } from '../../../src/ui/state.ts';
 import type { CheckpointMeta } from '../../../src/worker/checkpoint-store.ts';
-import { estimateRun, loraParams } from '../../../src/worker/estimate.ts';
+import { estimateRun, loraParams } from '../../../src/selfplay/memory-plan.ts';
 import { hubIdProblem } from '../../../src/worker/hub.ts';
 import { relativeNames } from '../../../src/worker/model-source.ts';
 

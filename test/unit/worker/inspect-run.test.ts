@@ -3,7 +3,7 @@
 // keeps its policies until the next job).
 import { describe, expect, it } from 'vitest';
 import { nodeHost } from '../../../src/gpu/host/node.ts';
-import { ABLATION_MODES } from '../../../src/selfplay/ablation.ts';
+import { ABLATION_MODES } from '../../../src/lab/ablation.ts';
 import { makeConfig } from '../../../src/selfplay/config.ts';
 import type { RolloutRecord } from '../../../src/selfplay/events.ts';
 import { WorkerApi } from '../../../src/worker/api.ts';

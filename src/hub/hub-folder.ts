@@ -1,0 +1,343 @@
+// `--model hf:owner/name[@revision]` on the command line: the model's files in the Hugging Face cache
+// (src/hub/hf-cache.ts), so a model Python's tools downloaded is loaded without a download and what piplay
+// downloads is a normal cache entry. The hub is $HF_ENDPOINT, $HF_TOKEN is sent to it, and with $HF_HUB_OFFLINE
+// nothing is asked of it. Downloads resume after a dropped connection (src/hub/hub.ts); one cut off (Ctrl-C, a
+// crash, retries spent) keeps its bytes as blobs/<hash>.part (src/hub/file-partials.ts) for the next run.
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+import {
+  blobName,
+  checkSpace,
+  contentMismatch,
+  fileNameProblem,
+  filesFromHub,
+  hubDownloadPlan,
+  hubEndpoint,
+  HubError,
+  type HubCache,
+  type HubListing,
+  type HubRepo,
+  hubRevisionProblem,
+  hubUrl,
+  listHubFiles,
+  modelFileNames,
+} from './hub.ts';
+import { ConfigError } from '../selfplay/config.ts';
+import { fileParts, partsIn, removePart } from './file-partials.ts';
+import { freeBytes, hfCacheRoot, hfOffline, RepoCache } from './hf-cache.ts';
+
+const mib = (b: number) => (b < 2 ** 20 ? `${(b / 1024).toFixed(1)} KiB` : `${(b / 2 ** 20).toFixed(1)} MiB`);
+
+const PREFIX = 'hf:';
+
+/** The repository an `hf:` model names (null for a folder or 'random-tiny'); a malformed revision is refused. */
+export function hubModelRef(model: string, env: NodeJS.ProcessEnv = process.env): HubRepo | null {
+  if (!model.startsWith(PREFIX)) return null;
+  const [id, revision] = model.slice(PREFIX.length).split('@') as [string, string | undefined];
+  if (!id) throw new ConfigError(`--model: '${model}' names no model; give hf:owner/name, e.g. hf:Qwen/Qwen3-0.6B`);
+  const repo = {
+    id,
+    ...(revision ? { revision } : {}),
+    ...(env['HF_ENDPOINT'] ? { endpoint: env['HF_ENDPOINT'] } : {}),
+  };
+  const bad = hubRevisionProblem(repo);
+  if (bad) throw new ConfigError(`--model: ${bad}`);
+  return repo;
+}
+
+/** The folder piplay kept hub downloads in before it used the Hugging Face cache. */
+export function olderFolder(repo: HubRepo, env: NodeJS.ProcessEnv = process.env): string {
+  const root = env['PIPLAY_HUB_CACHE'] || join(homedir(), '.cache', 'piplay', 'hub');
+  return join(root, repo.id.replace('/', '--'), repo.revision ?? 'main');
+}
+
+/** `fetch` with $HF_TOKEN (or the older $HUGGING_FACE_HUB_TOKEN) sent to the hub, and to nothing else. */
+function withToken(fetchFn: typeof fetch, repo: HubRepo, env: NodeJS.ProcessEnv): typeof fetch {
+  const token = env['HF_TOKEN'] || env['HUGGING_FACE_HUB_TOKEN'];
+  if (!token) return fetchFn;
+  const origin = new URL(hubEndpoint(repo.endpoint)).origin;
+  return ((url: string, init?: RequestInit) => {
+    if (new URL(url).origin !== origin) return fetchFn(url, init);
+    const headers = new Headers(init?.headers);
+    headers.set('authorization', `Bearer ${token}`);
+    return fetchFn(url, { ...init, headers });
+  }) as typeof fetch;
+}
+
+/** A Response whose body is read from `path` only when it is read (a plan asks for presence, not bytes). */
+function lazyFile(path: string): Response {
+  return new Response(
+    new ReadableStream<Uint8Array>({
+      pull(c) {
+        c.enqueue(new Uint8Array(readFileSync(path)));
+        c.close();
+      },
+    }),
+  );
+}
+
+/** Writes `bytes` whole beside `path`, then renames it into place: a file under its final name is always whole. */
+function writeWhole(path: string, bytes: Uint8Array): void {
+  mkdirSync(dirname(path), { recursive: true });
+  try {
+    writeFileSync(`${path}.download`, bytes);
+    renameSync(`${path}.download`, path);
+  } catch (e) {
+    try {
+      rmSync(`${path}.download`, { force: true }); // a half-written file of ours; never a folder
+    } catch {}
+    throw e;
+  }
+}
+
+/**
+ * The cache of one commit as the hub code sees it: a file's URL at that commit maps to its blob (named by the
+ * hash the listing gives), found through the snapshot's link or the blob itself, and stored as a blob plus a link.
+ */
+function commitStore(cache: RepoCache, at: HubRepo & { revision: string }, listing: HubListing) {
+  const prefix = hubUrl(at, '');
+  const fileOf = (url: string) => {
+    if (!url.startsWith(prefix)) return null;
+    const file = decodeURIComponent(url.slice(prefix.length));
+    const blob = blobName(listing.files.get(file));
+    return blob && !fileNameProblem(file) ? { file, blob } : null;
+  };
+  const urlOf = (req: RequestInfo | URL) => String(req instanceof Request ? req.url : req);
+  const store: HubCache & { pathOf(url: string): string | null } = {
+    pathOf: (url) => {
+      const f = fileOf(url);
+      return f ? cache.blob(f.blob) : null;
+    },
+    async match(req) {
+      const f = fileOf(urlOf(req));
+      if (!f) return undefined;
+      if (!cache.has(at.revision, f.file)) {
+        if (!existsSync(cache.blob(f.blob))) return undefined;
+        cache.link(at.revision, f.file, f.blob); // the bytes are there (another revision, or Python's download)
+      }
+      return lazyFile(cache.snapshot(at.revision, f.file));
+    },
+    async put(req, res) {
+      const f = fileOf(urlOf(req));
+      if (!f) return;
+      writeWhole(cache.blob(f.blob), new Uint8Array(await res.arrayBuffer()));
+      cache.link(at.revision, f.file, f.blob);
+    },
+  };
+  return store;
+}
+
+/** The snapshot folder of `revision` when it holds every file the model needs, else why not. */
+async function cachedSnapshot(cache: RepoCache, repo: HubRepo): Promise<{ dir: string } | { why: string }> {
+  const revision = repo.revision ?? 'main';
+  const commit = cache.commitOf(revision);
+  if (!commit) return { why: `it has no refs/${revision}` };
+  try {
+    await modelFileNames(
+      repo.id,
+      (f) => !fileNameProblem(f) && cache.has(commit, f),
+      async () => readFileSync(cache.snapshot(commit, 'model.safetensors.index.json')),
+    );
+  } catch (e) {
+    return { why: (e as Error).message };
+  }
+  return { dir: cache.snapshot(commit) };
+}
+
+/** The older piplay folder when it holds every file the model needs (used only where the hub cannot be asked). */
+async function olderComplete(repo: HubRepo, env: NodeJS.ProcessEnv): Promise<string | null> {
+  const dir = olderFolder(repo, env);
+  try {
+    await modelFileNames(
+      repo.id,
+      (f) => !fileNameProblem(f) && existsSync(join(dir, f)),
+      async () => readFileSync(join(dir, 'model.safetensors.index.json')),
+    );
+    return dir;
+  } catch {
+    return null;
+  }
+}
+
+/** The model from the cache alone ($HF_HUB_OFFLINE, or a hub that cannot be reached): its folder, or why not. */
+async function offline(cache: RepoCache, repo: HubRepo, env: NodeJS.ProcessEnv, log: (l: string) => void) {
+  const found = await cachedSnapshot(cache, repo);
+  if ('dir' in found) return found.dir;
+  const older = await olderComplete(repo, env);
+  if (older) {
+    log(
+      `hub: using the older piplay download of '${repo.id}' in ${older} (not in the Hugging Face cache ${cache.root})`,
+    );
+    return older;
+  }
+  throw new ConfigError(
+    `hub: the Hugging Face cache ${cache.root} holds no complete copy of '${repo.id}' at ${repo.revision ?? 'main'} ` +
+      `(${found.why}), and HF_HUB_OFFLINE is set: run once without HF_HUB_OFFLINE, or download it with ` +
+      `\`huggingface-cli download ${repo.id}\` (HF_HUB_CACHE chooses the cache folder)`,
+  );
+}
+
+/**
+ * Takes files the older piplay folder holds, whose size and hash match the listing, into the cache instead of
+ * downloading them. Returns how many.
+ */
+async function takeOlder(
+  files: { name: string; cached: boolean }[],
+  older: string,
+  store: ReturnType<typeof commitStore>,
+  at: HubRepo,
+  listing: HubListing,
+): Promise<number> {
+  let taken = 0;
+  for (const f of files.filter((x) => !x.cached && existsSync(join(older, x.name)))) {
+    const bytes = new Uint8Array(readFileSync(join(older, f.name)));
+    if (await contentMismatch(bytes, listing.files.get(f.name)!)) continue;
+    await store.put(hubUrl(at, f.name), new Response(bytes));
+    f.cached = true;
+    taken++;
+  }
+  return taken;
+}
+
+/**
+ * The folder the model loads from, its files downloaded first where the cache lacks them (a line per file on
+ * stderr). A second run downloads nothing; with $HF_HUB_OFFLINE, or when the hub cannot be reached, the cached
+ * snapshot is used as it is.
+ */
+export async function hubModelFolder(
+  repo: HubRepo,
+  opts: {
+    env?: NodeJS.ProcessEnv;
+    fetchFn?: typeof fetch;
+    log?: (line: string) => void;
+    /** Wait before retrying a dropped download, in ms (tests). */
+    retryDelayMs?: number;
+    /** Bytes between two syncs of a partial download to disk (tests). */
+    syncBytes?: number;
+  } = {},
+): Promise<string> {
+  const env = opts.env ?? process.env;
+  const log = opts.log ?? ((l: string) => process.stderr.write(`${l}\n`));
+  const cache = new RepoCache(hfCacheRoot(env), repo.id);
+  if (hfOffline(env)) return offline(cache, repo, env, log);
+  const fetchFn = withToken(opts.fetchFn ?? globalThis.fetch.bind(globalThis), repo, env);
+  let listing: HubListing;
+  try {
+    listing = await listHubFiles(repo, { fetchFn, cache: null, retryDelayMs: opts.retryDelayMs });
+  } catch (e) {
+    if (!(e instanceof HubError && e.kind === 'network')) throw e;
+    const found = await cachedSnapshot(cache, repo);
+    if (!('dir' in found)) throw e;
+    log(`hub: ${(e as Error).message.split(':')[0]}; using the cached copy in ${found.dir}`);
+    return found.dir;
+  }
+  if (!listing.commit) {
+    throw new ConfigError(
+      `hub: ${hubEndpoint(repo.endpoint)} lists '${repo.id}' without its commit ("sha"), which the Hugging Face ` +
+        'cache is kept by: is HF_ENDPOINT a Hugging Face hub?',
+    );
+  }
+  const at = { ...repo, revision: listing.commit };
+  const store = commitStore(cache, at, listing);
+  const plan = await hubDownloadPlan(at, { fetchFn, cache: store, listing });
+  const unhashed = plan.files.find((f) => !blobName(listing.files.get(f.name)));
+  if (unhashed) {
+    throw new ConfigError(
+      `hub: ${hubEndpoint(repo.endpoint)} lists ${unhashed.name} of '${repo.id}' without a hash, which the ` +
+        'Hugging Face cache keeps files by: is HF_ENDPOINT a Hugging Face hub?',
+    );
+  }
+  const older = olderFolder(repo, env);
+  const taken = await takeOlder(plan.files, older, store, at, listing);
+  if (taken) log(`hub: ${taken} file(s) of '${repo.id}' taken from the older piplay download in ${older}`);
+  const missing = plan.files.filter((f) => !f.cached);
+  const toDownload = missing.reduce((n, f) => n + f.size, 0);
+  checkSpace(
+    repo,
+    { ...plan, toDownload },
+    freeBytes(cache.dir),
+    `the disk of ${cache.root}`,
+    'free some space, or set HF_HUB_CACHE to a folder on a larger disk',
+  );
+  if (missing.length > 0) {
+    log(`hub: ${repo.id} needs ${mib(toDownload)} of ${mib(plan.bytes)} downloaded into ${cache.dir}`);
+  }
+  dropOtherVersions(cache, at, missing, listing, log);
+  const partials = fileParts(store.pathOf, { syncBytes: opts.syncBytes, warn: (l) => log(`hub: ${l}`) });
+  const started = new Set<string>();
+  const read = filesFromHub(at, {
+    fetchFn,
+    cache: store,
+    listing,
+    partials,
+    retryDelayMs: opts.retryDelayMs,
+    onRestart: (file, why) =>
+      log(`hub: ${file} changed on the hub since its partial download (${why}): starting again`),
+    onProgress: ({ file, loaded, total, cached }) => {
+      if (cached || started.has(file)) return;
+      started.add(file);
+      if (loaded > 0) log(`hub: resuming ${file} at ${mib(loaded)}${total ? ` of ${mib(total)}` : ''}`);
+    },
+  });
+  const release = syncOnExit(partials.syncAll);
+  try {
+    for (const f of missing) {
+      const t0 = Date.now();
+      const bytes = await read(f.name);
+      if (!cache.has(at.revision, f.name)) {
+        // The cache swallows a failed write (the browser's quota); here the folder is what the model loads from.
+        partials.syncAll();
+        const blob = blobName(listing.files.get(f.name))!;
+        throw new ConfigError(
+          `hub: ${f.name} of '${repo.id}' was downloaded but could not be written into ${cache.dir} (is the disk ` +
+            `full?); its bytes are kept as blobs/${blob}.part there: free some space and run again to finish it`,
+        );
+      }
+      log(`hub: ${f.name} ${mib(bytes.length)} in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
+    }
+  } finally {
+    release();
+  }
+  cache.setRef(repo.revision ?? 'main', listing.commit);
+  return cache.snapshot(listing.commit);
+}
+
+/**
+ * Drops the parts of earlier versions of the files about to be downloaded (the hub's file changed since: its hash,
+ * so its blob, is another), saying so; a part another live process writes is left alone.
+ */
+function dropOtherVersions(
+  cache: RepoCache,
+  at: HubRepo,
+  files: { name: string }[],
+  listing: HubListing,
+  log: (l: string) => void,
+): void {
+  const wanted = new Map(files.map((f) => [f.name, cache.blob(blobName(listing.files.get(f.name))!)]));
+  const base = `${hubEndpoint(at.endpoint)}/${at.id}/resolve/`;
+  for (const { part, url } of partsIn(join(cache.dir, 'blobs'))) {
+    if (!url.startsWith(base)) continue;
+    const file = decodeURIComponent(url.slice(base.length).split('/').slice(1).join('/'));
+    const now = wanted.get(file);
+    if (now && `${now}.part` !== part && removePart(part)) {
+      log(`hub: ${file} changed on the hub since its partial download (another version now): starting again`);
+    }
+  }
+}
+
+/**
+ * Runs `sync` when the process exits while a download is under way, so Ctrl-C keeps every byte received: a SIGINT
+ * or SIGTERM that nothing else handles exits (130, 143) as the signal would have, after it.
+ */
+function syncOnExit(sync: () => void): () => void {
+  const quits = (['SIGINT', 'SIGTERM'] as const)
+    .filter((s) => process.listenerCount(s) === 0)
+    .map((s) => [s, () => process.exit(s === 'SIGINT' ? 130 : 143)] as const);
+  process.on('exit', sync);
+  for (const [s, quit] of quits) process.on(s, quit);
+  return () => {
+    process.off('exit', sync);
+    for (const [s, quit] of quits) process.off(s, quit);
+  };
+}

@@ -1,0 +1,363 @@
+// Aggregation of an experiment's runs (pure): per arm, mean and standard deviation over seeds of the
+// held-out exact match (overall and per hop count) after each iteration, searches per rollout and query
+// redundancy, and the examiner's difficulty drift (a fixed student's EM on the questions each iteration's
+// examiner wrote).
+import type { EvalMetrics, StepMetrics } from '../../selfplay/events.ts';
+
+/** Mean and sample standard deviation (n - 1; 0 for a single value) of n values. */
+export interface Stat {
+  mean: number;
+  std: number;
+  n: number;
+}
+
+/** null for no values. */
+export function stat(values: readonly number[]): Stat | null {
+  const n = values.length;
+  if (n === 0) return null;
+  // Equal values give exactly that value and 0 (no rounding noise to mistake for a difference).
+  if (values.every((v) => v === values[0])) return { mean: values[0]!, std: 0, n };
+  const mean = values.reduce((a, b) => a + b, 0) / n;
+  const std = n > 1 ? Math.sqrt(values.reduce((s, v) => s + (v - mean) * (v - mean), 0) / (n - 1)) : 0;
+  return { mean, std, n };
+}
+
+/** The fixed student's exact match on the valid questions one iteration's examiner wrote. */
+export interface DriftPoint {
+  /** 0-based iteration whose examiner wrote the questions (after its examiner stage). */
+  iteration: number;
+  /** Questions evaluated (0: the examiner wrote no valid question). */
+  n: number;
+  em: number;
+  emByHop: Record<string, number>;
+}
+
+/** Where one iteration's student training set came from. */
+export interface GenerationPoint {
+  iteration: number;
+  questions: number;
+  /** Share of the examiner's rollouts with a valid format (f > 0). */
+  validShare: number;
+  /** Share of the training set the world generator filled (the project's fallback). */
+  fallbackShare: number;
+}
+
+/** What one iteration's training had to learn from (means over its steps' metrics). */
+export interface SignalPoint {
+  iteration: number;
+  /**
+   * Share of the examiner's questions true of the world (auditQuestion 'right'); absent in older runs or without a
+   * world.
+   */
+  rightShare?: number;
+  /**
+   * Share of the examiner's questions that some but not all of the n student rollouts answered (0 < k < n); absent
+   * without examiner steps.
+   */
+  solvableShare?: number;
+  /**
+   * Share of the student's questions whose n rollouts did not all score the same (GRPO's advantages are not all 0);
+   * absent in older runs.
+   */
+  learnableShare?: number;
+  /** The student's reward: its rollouts' EM against the examiner's answers. */
+  studentReward: number;
+  /** The distillation term D (0 without a teacher). */
+  distill: number;
+}
+
+/**
+ * Per iteration, the means of the examiner steps' true and solvable shares and the student steps' learnable share,
+ * reward and D.
+ */
+export function signalOf(metrics: readonly StepMetrics[], iterations: number): SignalPoint[] {
+  /** The metric's mean over the iteration's steps of the stage; undefined when it was not logged. */
+  const meanOf = (stage: string, it: number, key: string) => {
+    const xs = metrics
+      .filter((m) => m.stage === stage && m.iteration === it && typeof m[key] === 'number')
+      .map((m) => m[key] as number);
+    return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : undefined;
+  };
+  const avg = (stage: string, it: number, key: string) => meanOf(stage, it, key) ?? 0;
+  /** { [name]: the mean } when the metric was logged, else nothing (not 0: it was not measured). */
+  const optional = (name: keyof SignalPoint, stage: string, it: number, key: string) => {
+    const m = meanOf(stage, it, key);
+    return m === undefined ? {} : { [name]: m };
+  };
+  return Array.from({ length: iterations }, (_, it) => ({
+    iteration: it,
+    ...optional('rightShare', 'examiner', it, 'right_share'),
+    ...optional('solvableShare', 'examiner', it, 'solvable_share'),
+    ...optional('learnableShare', 'student', it, 'learnable_share'),
+    studentReward: avg('student', it, 'reward'),
+    distill: avg('student', it, 'distill'),
+  }));
+}
+
+/** Everything the report uses of one run (one arm, one seed); stored as the run folder's result.json. */
+export interface SeedResult {
+  arm: string;
+  seed: number;
+  /** false: the base arm (one evaluation of the base model, iteration -1). */
+  trained: boolean;
+  iterations: number;
+  /** Held-out evaluations: iteration -1 before training, i after iteration i (0-based). */
+  evals: EvalMetrics[];
+  drift: DriftPoint[];
+  generation: GenerationPoint[];
+  /** Trained runs: what each iteration had to learn from (absent in result.json files of older versions). */
+  signal?: SignalPoint[];
+  seconds: number;
+  /** Set when the run stopped with an error (e.g. a non-finite loss); its evals are those made before. */
+  error?: string;
+}
+
+export interface EvalSummary {
+  em: Stat | null;
+  byHop: Record<string, Stat | null>;
+  /** Per seed, the mean of the per-hop EMs of hops >= 2, then over seeds. */
+  multiHop: Stat | null;
+  searches: Stat | null;
+  redundancy: Stat | null;
+}
+
+export interface ArmSummary {
+  arm: string;
+  trained: boolean;
+  seeds: number[];
+  /** Before training (the base arm's only evaluation; trained arms only with --eval-at-start). */
+  start: EvalSummary;
+  /** After the last iteration (for the base arm: its evaluation; the model is fixed). */
+  final: EvalSummary;
+  /** Index i: after iteration i + 1 (the base arm repeats its evaluation: a fixed model). */
+  byIteration: EvalSummary[];
+  /** Index i: the fixed student's EM on the questions of iteration i + 1; `questions` sums over seeds. */
+  drift: { em: Stat | null; questions: number }[];
+  /** Index i: share of iteration i + 1's training set filled by the world generator. */
+  fallback: (Stat | null)[];
+  validShare: (Stat | null)[];
+  /** Index i: iteration i + 1's training signal over seeds (null for the base arm). */
+  signal: {
+    rightShare: Stat | null;
+    solvableShare: Stat | null;
+    learnableShare: Stat | null;
+    studentReward: Stat | null;
+    distill: Stat | null;
+  }[];
+  /** Seeds whose run stopped with an error, and the message. */
+  errors: { seed: number; error: string }[];
+  seconds: Stat | null;
+}
+
+function summarise(evals: readonly (EvalMetrics | undefined)[], hops: readonly string[]): EvalSummary {
+  const got = evals.filter((e): e is EvalMetrics => e !== undefined);
+  const byHop: Record<string, Stat | null> = {};
+  for (const h of hops) byHop[h] = stat(got.flatMap((e) => (e.emByHop[h] !== undefined ? [e.emByHop[h]!] : [])));
+  return {
+    em: stat(got.map((e) => e.em)),
+    byHop,
+    multiHop: stat(
+      got.flatMap((e) => {
+        const m = multiHopEm(e);
+        return m === null ? [] : [m];
+      }),
+    ),
+    searches: stat(got.map((e) => e.searchesPerRollout)),
+    redundancy: stat(got.map((e) => e.redundancy)),
+  };
+}
+
+/** Hop counts that occur in any evaluation, in numeric order. */
+export function hopsOf(results: readonly SeedResult[]): string[] {
+  const s = new Set<string>();
+  for (const r of results) for (const e of r.evals) for (const h of Object.keys(e.emByHop)) s.add(h);
+  return [...s].sort((a, b) => Number(a) - Number(b));
+}
+
+/**
+ * One summary per arm, in the order `arms` gives (arms without results are left out). `iterations` is
+ * the number of iterations of the trained runs.
+ */
+export function aggregate(results: readonly SeedResult[], arms: readonly string[], iterations: number): ArmSummary[] {
+  const hops = hopsOf(results);
+  const out: ArmSummary[] = [];
+  for (const arm of arms) {
+    const rs = results.filter((r) => r.arm === arm).sort((a, b) => a.seed - b.seed);
+    if (rs.length === 0) continue;
+    const trained = rs[0]!.trained;
+    const at = (r: SeedResult, it: number) => r.evals.find((e) => e.iteration === it);
+    const start = summarise(
+      rs.map((r) => at(r, -1)),
+      hops,
+    );
+    const iters = Array.from({ length: iterations }, (_, i) => i);
+    const byIteration = iters.map((i) =>
+      trained
+        ? summarise(
+            rs.map((r) => at(r, i)),
+            hops,
+          )
+        : start,
+    );
+    const drift = iters.map((i) => {
+      const pts = rs.flatMap((r) => r.drift.filter((d) => d.iteration === i));
+      return { em: stat(pts.filter((d) => d.n > 0).map((d) => d.em)), questions: pts.reduce((s, d) => s + d.n, 0) };
+    });
+    const gen = (f: (g: GenerationPoint) => number) =>
+      iters.map((i) => stat(rs.flatMap((r) => r.generation.filter((g) => g.iteration === i).map(f))));
+    out.push({
+      arm,
+      trained,
+      seeds: rs.map((r) => r.seed),
+      start,
+      final: trained
+        ? summarise(
+            rs.map((r) => at(r, iterations - 1)),
+            hops,
+          )
+        : start,
+      byIteration,
+      drift: trained ? drift : iters.map(() => ({ em: null, questions: 0 })),
+      fallback: trained ? gen((g) => g.fallbackShare) : iters.map(() => null),
+      validShare: trained ? gen((g) => g.validShare) : iters.map(() => null),
+      signal: iters.map((i) => {
+        const pts = trained ? rs.flatMap((r) => (r.signal ?? []).filter((p) => p.iteration === i)) : [];
+        const present = (key: 'rightShare' | 'solvableShare' | 'learnableShare') =>
+          stat(pts.flatMap((p) => (p[key] === undefined ? [] : [p[key]])));
+        return {
+          rightShare: present('rightShare'),
+          solvableShare: present('solvableShare'),
+          learnableShare: present('learnableShare'),
+          studentReward: stat(pts.map((p) => p.studentReward)),
+          distill: stat(pts.map((p) => p.distill)),
+        };
+      }),
+      errors: rs.flatMap((r) => (r.error ? [{ seed: r.seed, error: r.error }] : [])),
+      seconds: stat(rs.map((r) => r.seconds)),
+    });
+  }
+  return out;
+}
+
+/** "Multi-hop" EM of one run's evaluation: the mean of its per-hop EMs for hops >= 2 (null without any). */
+export function multiHopEm(e: EvalMetrics): number | null {
+  const v = Object.entries(e.emByHop)
+    .filter(([h]) => Number(h) >= 2)
+    .map(([, x]) => x);
+  return v.length ? v.reduce((a, b) => a + b, 0) / v.length : null;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The papers' claims (ALGORITHM.md section 7), checked on the means with a plain noise rule.
+
+export interface Claim {
+  claim: string;
+  /** The numbers compared, as text. */
+  numbers: string;
+  verdict: string;
+}
+
+export type Verdict =
+  | 'holds'
+  | 'holds on the means, within seed noise'
+  | 'no difference'
+  | 'does not hold, within seed noise'
+  | 'does not hold'
+  | 'n/a';
+
+/**
+ * Whether `a` > `b`. The difference counts as more than noise when it exceeds the larger of the two
+ * standard deviations over seeds; with one seed there is no noise estimate and the verdict says so.
+ */
+export function greater(a: Stat | null, b: Stat | null): string {
+  if (!a || !b) return 'n/a';
+  const d = Math.abs(a.mean - b.mean) < 1e-12 ? 0 : a.mean - b.mean;
+  const noise = Math.max(a.std, b.std);
+  const oneSeed = a.n < 2 || b.n < 2 ? ' (one seed: no noise estimate)' : '';
+  let v: Verdict;
+  if (d === 0) v = 'no difference';
+  else if (d > 0) v = d > noise ? 'holds' : 'holds on the means, within seed noise';
+  else v = -d > noise ? 'does not hold' : 'does not hold, within seed noise';
+  return v + oneSeed;
+}
+
+/** Whether `a` ≈ `b`: the difference is within the larger standard deviation. */
+export function similar(a: Stat | null, b: Stat | null): string {
+  if (!a || !b) return 'n/a';
+  const d = Math.abs(a.mean - b.mean);
+  const oneSeed = a.n < 2 || b.n < 2 ? ' (one seed: no noise estimate)' : '';
+  return (d <= Math.max(a.std, b.std) ? 'holds' : 'does not hold') + oneSeed;
+}
+
+const pct = (s: Stat | null) => (s ? `${(100 * s.mean).toFixed(1)}%` : '—');
+const plain = (s: Stat | null) => (s ? s.mean.toFixed(2) : '—');
+
+/**
+ * The claims that the arms present allow to check. `em: false` leaves out the held-out EM comparisons (the
+ * report makes those from paired intervals when it has per-question outcomes, src/lab/experiment/paired.ts).
+ */
+export function claims(summaries: readonly ArmSummary[], opts: { em?: boolean } = {}): Claim[] {
+  const em = opts.em ?? true;
+  const by = (arm: string) => summaries.find((s) => s.arm === arm);
+  const out: Claim[] = [];
+  const pi = by('piplay');
+  const dz = by('drzero');
+  const partial = by('partial');
+  const gt = by('gt');
+  const vs = (a: string, x: Stat | null, b: string, y: Stat | null, f = pct) => `${a} ${f(x)} vs ${b} ${f(y)}`;
+  if (pi && dz && em) {
+    out.push({
+      claim: 'π-Play > Dr. Zero at equal steps (held-out EM)',
+      numbers: vs('π-Play', pi.final.em, 'Dr. Zero', dz.final.em),
+      verdict: greater(pi.final.em, dz.final.em),
+    });
+    out.push({
+      claim: 'π-Play > Dr. Zero on multi-hop questions (hops ≥ 2)',
+      numbers: vs('π-Play', pi.final.multiHop, 'Dr. Zero', dz.final.multiHop),
+      verdict: greater(pi.final.multiHop, dz.final.multiHop),
+    });
+  }
+  if (pi && partial && em)
+    out.push({
+      claim: 'full QCP > partial QCP',
+      numbers: vs('full', pi.final.em, 'partial', partial.final.em),
+      verdict: greater(pi.final.em, partial.final.em),
+    });
+  if (partial && gt && em)
+    out.push({
+      claim: 'partial QCP > GT',
+      numbers: vs('partial', partial.final.em, 'GT', gt.final.em),
+      verdict: greater(partial.final.em, gt.final.em),
+    });
+  if (gt && dz && em)
+    out.push({
+      claim: 'GT ≈ none (Dr. Zero)',
+      numbers: vs('GT', gt.final.em, 'none', dz.final.em),
+      verdict: similar(gt.final.em, dz.final.em),
+    });
+  for (const arm of [pi, dz]) {
+    if (!arm || arm.drift.length < 2) continue;
+    const first = arm.drift[0]!.em;
+    const last = arm.drift[arm.drift.length - 1]!.em;
+    out.push({
+      claim:
+        `the ${arm.arm === 'piplay' ? 'π-Play' : 'Dr. Zero'} examiner's questions get harder (the base model's ` +
+        `EM on them drops from iteration 1 to ${arm.drift.length})`,
+      numbers: vs('iteration 1', first, `iteration ${arm.drift.length}`, last),
+      verdict: greater(first, last),
+    });
+  }
+  if (pi && dz) {
+    out.push({
+      claim: 'π-Play searches less than Dr. Zero (searches per rollout)',
+      numbers: vs('π-Play', pi.final.searches, 'Dr. Zero', dz.final.searches, plain),
+      verdict: greater(dz.final.searches, pi.final.searches),
+    });
+    out.push({
+      claim: 'π-Play repeats fewer queries than Dr. Zero (redundancy)',
+      numbers: vs('π-Play', pi.final.redundancy, 'Dr. Zero', dz.final.redundancy, plain),
+      verdict: greater(dz.final.redundancy, pi.final.redundancy),
+    });
+  }
+  return out;
+}

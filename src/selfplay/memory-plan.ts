@@ -1,0 +1,446 @@
+// How much GPU memory a run of a model will take, worked out from config.json and the run settings alone,
+// BEFORE any weight is downloaded or allocated, and checked against the adapter's limits. WebGPU does not
+// tell a page how much memory the GPU has, so the total is an estimate shown to the user; the hard limit
+// it can check is the largest single buffer (maxStorageBufferBindingSize / maxBufferSize).
+//
+// The total is the high-water mark of the buffer pool (src/gpu/buffer-pool.ts) over the run's stages: what
+// every stage keeps (weights, adapters, AdamW moments) plus the largest stage's transient memory. Inside a
+// training forward pass every intermediate of every layer stays alive until the pass ends, and the
+// backward pass keeps all of its gradients until it ends, so a pass costs tokens × layers × the floats one
+// layer makes per token (counted from src/model/decoder.ts below); a pass without a tape (the teacher's,
+// prefill) frees each layer's intermediates as it goes. Weights count in the dtype they are stored in
+// (src/model/weight-storage.ts): trained copies in f32, frozen ones (the LoRA base, the k3 reference) in the
+// checkpoint's dtype as config.json's torch_dtype names it. test/unit/selfplay/memory-plan-vs-pool.test.ts holds
+// the total within 20% of a measured run's high-water mark.
+import { kvCacheBytes, PREFILL_TOKENS, rowsWithin } from '../model/generate.ts';
+import { memoryEstimate } from '../model/io.ts';
+import { parameterCount, type ModelConfig } from '../model/config.ts';
+import { weightBytes } from '../model/weight-storage.ts';
+import { needsReference, type SelfPlayConfig } from './config.ts';
+import type { PromptLengths } from './prompt-lengths.ts';
+
+export type { PromptLengths };
+
+export interface MemoryLine {
+  label: string;
+  bytes: number;
+  /** The setting that shrinks this term, for messages ("micro-batch", "LoRA policies", ...). */
+  setting?: string;
+}
+
+export interface MemoryReport {
+  arch: string;
+  layers: number;
+  hidden: number;
+  heads: number;
+  kvHeads: number;
+  vocab: number;
+  params: number;
+  /** f32 weights of one copy. */
+  weightBytes: number;
+  /** One frozen copy of the weights as stored (matrices in the checkpoint's dtype when F16/BF16). */
+  frozenWeightBytes: number;
+  largestTensorBytes: number;
+  /** Sum of the breakdown. */
+  totalBytes: number;
+  breakdown: MemoryLine[];
+  /** The largest line of the breakdown (what to shrink first). */
+  largestTerm: MemoryLine;
+  /** The prompt lengths the estimate assumed. */
+  prompts: PromptLengths;
+  /** min(maxStorageBufferBindingSize, maxBufferSize) of the adapter. */
+  maxBinding: number;
+  /** False when something certainly cannot be allocated (problems says what). */
+  fits: boolean;
+  problems: string[];
+  warnings: string[];
+}
+
+export interface AdapterLimits {
+  maxStorageBufferBindingSize: number;
+  maxBufferSize: number;
+  /** The device's memory where it is known (a CPU driver's is the host's RAM); WebGPU does not say a GPU's. */
+  deviceBytes?: number;
+}
+
+/** More memory than any device WebGPU reaches holds: an estimate past it is refused whatever the device. */
+export const NO_DEVICE_BYTES = 256 * 2 ** 30;
+
+/** Why `totalBytes` cannot be had on the device (its known memory, or any device's), or null. */
+function deviceProblem(totalBytes: number, limits: AdapterLimits): string | null {
+  const gib = (b: number) => `${(b / 2 ** 30).toFixed(1)} GiB`;
+  if (limits.deviceBytes !== undefined && totalBytes > limits.deviceBytes) {
+    return `It needs about ${gib(totalBytes)}, more than this device's ${gib(limits.deviceBytes)}.`;
+  }
+  if (totalBytes > NO_DEVICE_BYTES) {
+    return `It needs about ${gib(totalBytes)}, more than any GPU holds (${gib(NO_DEVICE_BYTES)}).`;
+  }
+  return null;
+}
+
+type RunShape = Pick<
+  SelfPlayConfig,
+  | 'policies'
+  | 'loraRank'
+  | 'beta'
+  | 'examinerBeta'
+  | 'privileged'
+  | 'microBatch'
+  | 'recompute'
+  | 'kvBudget'
+  | 'studentBatch'
+  | 'rolloutsPerQuestion'
+  | 'miniBatches'
+  | 'maxTurns'
+  | 'turnTokens'
+  | 'toolTokens'
+  | 'examinerBatch'
+  | 'evalBatch'
+>;
+
+/** Guesses for before the tokenizer is known (the page's estimate ahead of a download). */
+export const GUESSED_PROMPTS: PromptLengths = { student: 160, teacher: 512, examiner: 256, guessed: true };
+const MiB = 2 ** 20;
+const mib = (b: number) => `${(b / MiB).toFixed(b < 10 * MiB ? 1 : 0)} MiB`;
+
+/** Parameters of rank-r adapters on every attention and MLP projection. */
+export function loraParams(cfg: ModelConfig, rank: number): number {
+  const q = cfg.heads * cfg.headDim;
+  const kv = cfg.kvHeads * cfg.headDim;
+  const pairs: [number, number][] = [
+    [q, cfg.hidden],
+    [kv, cfg.hidden],
+    [kv, cfg.hidden],
+    [cfg.hidden, q],
+    [cfg.intermediate, cfg.hidden],
+    [cfg.intermediate, cfg.hidden],
+    [cfg.hidden, cfg.intermediate],
+  ];
+  return cfg.layers * pairs.reduce((s, [o, i]) => s + rank * (o + i), 0);
+}
+
+/**
+ * f32 values one decoder layer allocates per token in a forward pass (src/model/decoder.ts): the two RMSNorm
+ * outputs, q/k/v, q/k after RoPE (and after the Qwen3 q/k norms), the head-major copies of q/k/v
+ * (swapAxes12), the attention output, its log-sum-exp and its copy back, o_proj, two residual sums, gate, up,
+ * SwiGLU and down_proj. A LoRA projection makes x·A, its scaled copy, (s·x·A)·B and the sum beside y.
+ */
+export function layerFloatsPerToken(cfg: ModelConfig, lora: { rank: number } | null): number {
+  const D = cfg.hidden;
+  const F = cfg.intermediate;
+  const Q = cfg.heads * cfg.headDim;
+  const K = cfg.kvHeads * cfg.headDim;
+  let n = 6 * D + 5 * Q + 5 * K + cfg.heads + 3 * F + 2;
+  if (cfg.qkNorm) n += Q + K;
+  if (lora) n += 2 * (Q + 2 * K + 2 * D + 2 * F) + 14 * lora.rank;
+  return n;
+}
+
+/**
+ * The backward pass allocates about this many floats per forward float: each op's input gradients, the
+ * attention backward's head-major copies and row statistics, RMSNorm's temporaries, and the sums that
+ * accumulate gradients reaching a tensor twice (the residual stream). Under LoRA the frozen projections'
+ * weight gradients are skipped and the adapters' intermediates are narrow, so the ratio is lower. Measured
+ * on piplay's decoder (peak live bytes of a forward + backward over the forward's own,
+ * test/unit/selfplay/memory-plan-vs-pool.test.ts).
+ */
+const BACKWARD_PER_FORWARD = { full: 1.6, lora: 1.15 };
+/**
+ * The same with activation recompute, over the forward floats of the one layer recomputed: full training
+ * also makes that layer's weight gradients and their sums into `.grad`. Measured the same way.
+ */
+const BACKWARD_PER_LAYER = { full: 2.2, lora: 1.15 };
+/** The pool rounds each buffer up to its size class (quarter powers of two): about 10% on average. */
+const POOL_ROUNDING = 1.1;
+
+/**
+ * The memory a π-Play run of `cfg` needs: what every stage keeps (weights, adapters, AdamW moments) and the
+ * largest stage's passes (training forward and backward, the teacher's forward, generation's KV cache).
+ * `prompts` are the longest prompts in the model's tokens (GUESSED_PROMPTS before the tokenizer is known).
+ */
+export function estimateRun(
+  cfg: ModelConfig,
+  run: RunShape,
+  limits: AdapterLimits,
+  prompts: PromptLengths = GUESSED_PROMPTS,
+): MemoryReport {
+  const params = parameterCount(cfg);
+  const { paramBytes, largestTensorBytes } = memoryEstimate(cfg);
+  const frozenBytes = weightBytes(cfg, true);
+  const stored = frozenBytes < paramBytes ? ` (matrices in ${cfg.torchDtype})` : '';
+  const teacher = run.privileged !== 'none';
+  const reference = needsReference(run);
+  const lora = run.policies === 'lora' ? { rank: run.loraRank } : null;
+  const kept: MemoryLine[] = [];
+  let trained: number;
+  if (!lora) {
+    const copies = 2 + (teacher ? 1 : 0);
+    kept.push({
+      label: `weights: ${copies} full f32 copies (examiner, student${teacher ? ', teacher' : ''})`,
+      bytes: copies * paramBytes,
+      setting: 'LoRA policies (--policies lora)',
+    });
+    if (reference) {
+      kept.push({
+        label: `weights: the frozen reference${stored}`,
+        bytes: frozenBytes,
+        setting: '--beta 0 and --examiner-beta 0',
+      });
+    }
+    trained = params;
+  } else {
+    kept.push({ label: `weights: one shared frozen base${stored}`, bytes: frozenBytes, setting: 'a smaller model' });
+    trained = loraParams(cfg, lora.rank);
+    const adapters = 2 + (teacher ? 1 : 0);
+    kept.push({
+      label: `LoRA adapters (rank ${lora.rank}) ×${adapters}`,
+      bytes: adapters * trained * 4,
+      setting: 'LoRA rank',
+    });
+  }
+  kept.push({
+    label: 'AdamW moments (examiner and student)',
+    bytes: 2 * 2 * trained * 4,
+    setting: lora ? 'LoRA rank' : 'LoRA policies (--policies lora)',
+  });
+  const grads = trained * 4;
+
+  const layerFloats = layerFloatsPerToken(cfg, lora);
+  // A training forward keeps every layer's intermediates, or with recompute (src/gpu/recompute.ts) each
+  // layer's input and output only, plus the one layer it is running.
+  const perToken = (run.recompute ? (cfg.layers + 1) * cfg.hidden + layerFloats : layerFloats * cfg.layers) * 4;
+  // A pass without a tape (teacher, prefill) frees each layer's intermediates and its input when the layer
+  // ends: it holds one layer's and the residual stream of two.
+  const perTokenNoGrad = (layerFloats + 2 * cfg.hidden) * 4;
+  const backwardPerForward = BACKWARD_PER_FORWARD[lora ? 'lora' : 'full'];
+  // The backward pass per token: the gradients of every intermediate; with recompute, the gradients of the
+  // one layer run again (its intermediates are the forward's one layer, counted there) beside the gradient of
+  // each layer's input (kept until the pass ends).
+  const backwardPerToken = run.recompute
+    ? (BACKWARD_PER_LAYER[lora ? 'lora' : 'full'] * layerFloats + cfg.layers * cfg.hidden) * 4
+    : backwardPerForward * perToken;
+  const response = run.maxTurns * (run.turnTokens + run.toolTokens);
+  const rollouts = run.studentBatch * run.rolloutsPerQuestion;
+  // Rows of one forward/backward: a micro-batch of rollouts (0 = the whole minibatch).
+  const rows = run.microBatch > 0 ? Math.min(run.microBatch, rollouts) : Math.ceil(rollouts / run.miniBatches);
+  const policyTokens = rows * run.maxTurns * run.turnTokens;
+  const maxBinding = Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize);
+  // Logits past one binding are read chunk by chunk over rows (src/gpu/ops/vocab_head.ts): one chunk lives.
+  const chunked = policyTokens * cfg.vocabSize * 4 > maxBinding;
+  const logits = chunked
+    ? Math.max(1, Math.floor(maxBinding / (4 * cfg.vocabSize))) * cfg.vocabSize * 4
+    : policyTokens * cfg.vocabSize * 4;
+  const studentTokens = rows * (prompts.student + response);
+  const micro = 'micro-batch (--micro-batch)';
+
+  // Each stage's transient memory, as terms; the largest stage counts.
+  const studentFwd = studentTokens * perToken;
+  const studentStage: MemoryLine[] = [
+    {
+      label:
+        `student forward: ${rows} rollouts × ${prompts.student + response} tokens, ` +
+        (run.recompute ? "each layer's input (recomputed on the backward pass)" : "every layer's intermediates"),
+      bytes: studentFwd,
+      setting: run.recompute ? micro : 'activation recompute (--recompute)',
+    },
+    {
+      label: run.recompute
+        ? 'student backward: one layer recomputed, its gradients'
+        : 'student backward: its gradients',
+      bytes: studentTokens * backwardPerToken + grads,
+      setting: micro,
+    },
+    // Student logits and log-probs, their gradients (the teacher's are freed before the backward pass).
+    {
+      label: chunked
+        ? `logits of one chunk of rows (${logits / (4 * cfg.vocabSize)} of ${policyTokens} tokens × ` +
+          `${cfg.vocabSize}) and their gradients`
+        : `logits of one micro-batch (${policyTokens} tokens × ${cfg.vocabSize}) and their gradients`,
+      bytes: 3 * logits,
+      setting: micro,
+    },
+  ];
+  if (teacher) {
+    // The teacher's forward runs beside the student's, before the backward pass: whichever phase is larger.
+    const teacherFwd = rows * (prompts.teacher + response) * perTokenNoGrad + 2 * logits;
+    const backward = studentStage[1]!.bytes + logits;
+    if (teacherFwd > backward) {
+      studentStage[1] = {
+        label:
+          `teacher forward: ${rows} rollouts × ${prompts.teacher + response} tokens (privileged prompt), a ` +
+          'layer at a time',
+        bytes: teacherFwd,
+        setting: micro,
+      };
+    }
+  }
+  const examinerRows = run.microBatch > 0 ? Math.min(run.microBatch, run.examinerBatch) : run.examinerBatch;
+  const examinerTokens = examinerRows * (prompts.examiner + run.turnTokens);
+  const examinerFwd = examinerTokens * perToken;
+  const examinerStage: MemoryLine[] = [
+    {
+      label: `examiner forward + backward: ${examinerRows} rollouts × ${prompts.examiner + run.turnTokens} tokens`,
+      bytes: examinerFwd + examinerTokens * backwardPerToken + grads,
+      setting: micro,
+    },
+  ];
+  // Each turn decodes with a new cache of the prompt, the turns and tool replies so far and the turn's own
+  // tokens: the last turn's is the largest (no tool reply after it). Rows past the KV budget decode in parts.
+  const capacity = Math.max(prompts.student, prompts.examiner) + response - run.toolTokens;
+  const batchRows = Math.max(rollouts, run.evalBatch);
+  const genRows = rowsWithin(cfg, run.kvBudget * MiB, capacity, batchRows);
+  // Each turn prefills the prompt and the turns so far, in chunks of time steps (src/model/generate.ts).
+  const history = capacity - run.turnTokens;
+  const prefillSteps = Math.min(history, Math.max(1, Math.floor(PREFILL_TOKENS / genRows)));
+  const generationStage: MemoryLine[] = [
+    {
+      label:
+        `KV cache: ${genRows} rollouts × ${capacity} positions` +
+        (genRows < batchRows ? ` (${batchRows} decode in parts under --kv-budget ${run.kvBudget})` : ''),
+      bytes: kvCacheBytes(cfg, genRows, capacity),
+      setting: genRows < batchRows ? 'KV budget (--kv-budget)' : 'student batch or rollouts per question',
+    },
+    {
+      label: `prompt prefill: ${genRows} rollouts × ${prefillSteps} of up to ${history} tokens at a time`,
+      bytes: genRows * prefillSteps * perTokenNoGrad,
+      setting: 'student batch or rollouts per question',
+    },
+  ];
+  const sum = (ls: MemoryLine[]) => ls.reduce((t, l) => t + l.bytes, 0);
+  const stages = [studentStage, examinerStage, generationStage];
+  const largest = stages.reduce((a, b) => (sum(b) > sum(a) ? b : a));
+  const lines = [...kept, ...largest];
+  const rounding = (POOL_ROUNDING - 1) * sum(lines);
+  lines.push({ label: 'buffer pool rounding to size classes', bytes: rounding });
+  const totalBytes = sum(lines);
+  // The largest single activation: gate/up of the longest pass, [rows · tokens, intermediate].
+  const longest = rows * ((teacher ? Math.max(prompts.teacher, prompts.student) : prompts.student) + response);
+  const widest = Math.max(cfg.intermediate, cfg.heads * cfg.headDim) * 4;
+
+  const problems: string[] = [];
+  const warnings: string[] = [];
+  if (largestTensorBytes > maxBinding) {
+    problems.push(
+      `The model's largest weight takes ${mib(largestTensorBytes)} in f32, more than this GPU's largest buffer ` +
+        `(${mib(maxBinding)}). Pick a smaller model, or a browser/GPU with larger limits.`,
+    );
+  }
+  if (longest * widest > maxBinding) {
+    problems.push(
+      `One activation of a training micro-batch (${longest} tokens × ${widest / 4}) takes ${mib(longest * widest)}, ` +
+        `more than the largest buffer (${mib(maxBinding)}). Lower micro-batch, turn tokens or max turns.`,
+    );
+  }
+  const device = deviceProblem(totalBytes, limits);
+  if (device) problems.push(device);
+  else if (totalBytes > 8 * 2 ** 30) {
+    const advice = lora
+      ? 'Consider a smaller micro-batch or a smaller model.'
+      : 'Consider LoRA policies or a smaller model.';
+    warnings.push(
+      `About ${(totalBytes / 2 ** 30).toFixed(1)} GiB in all: more than most GPUs give a browser tab. ${advice}`,
+    );
+  } else if (totalBytes > 3 * 2 ** 30) {
+    const advice = lora ? 'a smaller micro-batch needs less' : 'LoRA policies need far less';
+    warnings.push(
+      `About ${(totalBytes / 2 ** 30).toFixed(1)} GiB in all: needs a GPU with plenty of free memory; ${advice}.`,
+    );
+  }
+  return {
+    arch: cfg.arch,
+    layers: cfg.layers,
+    hidden: cfg.hidden,
+    heads: cfg.heads,
+    kvHeads: cfg.kvHeads,
+    vocab: cfg.vocabSize,
+    params,
+    weightBytes: paramBytes,
+    frozenWeightBytes: frozenBytes,
+    largestTensorBytes,
+    totalBytes,
+    breakdown: lines,
+    largestTerm: lines.reduce((a, b) => (b.bytes > a.bytes ? b : a)),
+    prompts,
+    maxBinding,
+    fits: problems.length === 0,
+    problems,
+    warnings,
+  };
+}
+
+/**
+ * The memory of evaluating (or probing) `copies` copies of `cfg` without training: the weights (as stored for a
+ * model folder, f32 for a run's trained policies), and generation's KV cache and prefill over the held-out
+ * batch (--eval-batch rows, under --kv-budget), with one decoding step's logits.
+ */
+export function estimateInference(
+  cfg: ModelConfig,
+  run: Pick<RunShape, 'kvBudget' | 'evalBatch' | 'maxTurns' | 'turnTokens' | 'toolTokens'>,
+  limits: AdapterLimits,
+  opts: { prompts?: PromptLengths; copies?: number; trained?: boolean } = {},
+): MemoryReport {
+  const prompts = opts.prompts ?? GUESSED_PROMPTS;
+  const copies = opts.copies ?? 1;
+  const { paramBytes, largestTensorBytes } = memoryEstimate(cfg);
+  const frozenBytes = weightBytes(cfg, true);
+  const each = opts.trained ? paramBytes : frozenBytes;
+  const response = run.maxTurns * (run.turnTokens + run.toolTokens);
+  const capacity = Math.max(prompts.student, prompts.examiner) + response - run.toolTokens;
+  const rows = rowsWithin(cfg, run.kvBudget * MiB, capacity, run.evalBatch);
+  const history = capacity - run.turnTokens;
+  const prefillSteps = Math.min(history, Math.max(1, Math.floor(PREFILL_TOKENS / rows)));
+  const perTokenNoGrad = (layerFloatsPerToken(cfg, null) + 2 * cfg.hidden) * 4;
+  const lines: MemoryLine[] = [
+    {
+      label: `weights: ${copies === 1 ? 'the model' : `${copies} models`}${opts.trained ? ' in f32' : ''}`,
+      bytes: copies * each,
+      setting: 'a smaller model',
+    },
+    {
+      label:
+        `KV cache: ${rows} questions × ${capacity} positions` +
+        (rows < run.evalBatch ? ` (${run.evalBatch} decode in parts under --kv-budget ${run.kvBudget})` : ''),
+      bytes: kvCacheBytes(cfg, rows, capacity),
+      setting: rows < run.evalBatch ? 'KV budget (--kv-budget)' : 'held-out batch (--eval-batch)',
+    },
+    {
+      label: `prompt prefill: ${rows} questions × ${prefillSteps} of up to ${history} tokens at a time`,
+      bytes: rows * prefillSteps * perTokenNoGrad,
+      setting: 'held-out batch (--eval-batch)',
+    },
+    { label: `logits of one decoding step (${rows} × ${cfg.vocabSize})`, bytes: rows * cfg.vocabSize * 4 },
+  ];
+  const sum = lines.reduce((t, l) => t + l.bytes, 0);
+  lines.push({ label: 'buffer pool rounding to size classes', bytes: (POOL_ROUNDING - 1) * sum });
+  const totalBytes = sum * POOL_ROUNDING;
+  const maxBinding = Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize);
+  const problems: string[] = [];
+  if (largestTensorBytes > maxBinding) {
+    problems.push(
+      `The model's largest weight takes ${mib(largestTensorBytes)} in f32, more than this GPU's largest buffer ` +
+        `(${mib(maxBinding)}). Pick a smaller model, or a browser/GPU with larger limits.`,
+    );
+  }
+  const device = deviceProblem(totalBytes, limits);
+  if (device) problems.push(device);
+  return {
+    arch: cfg.arch,
+    layers: cfg.layers,
+    hidden: cfg.hidden,
+    heads: cfg.heads,
+    kvHeads: cfg.kvHeads,
+    vocab: cfg.vocabSize,
+    params: parameterCount(cfg),
+    weightBytes: paramBytes,
+    frozenWeightBytes: frozenBytes,
+    largestTensorBytes,
+    totalBytes,
+    breakdown: lines,
+    largestTerm: lines.reduce((a, b) => (b.bytes > a.bytes ? b : a)),
+    prompts,
+    maxBinding,
+    fits: problems.length === 0,
+    problems,
+    warnings: [],
+  };
+}

@@ -1,0 +1,116 @@
+// The run's questions as a TRL-style dataset: rows for the examiner's valid questions only, the student's and
+// the teacher's chat turns (the teacher's = the student's with the privileged block before the question),
+// the answer and the construction path; and the command that writes them, which never overwrites a file.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parquetMetadata, parquetReadObjects, parquetSchema } from 'hyparquet';
+import { describe, expect, it } from 'vitest';
+import { privilegedBlock, studentPrompt } from '../../../src/env/prompts.ts';
+import { makeConfig } from '../../../src/selfplay/config.ts';
+import type { QuestionRecord } from '../../../src/selfplay/events.ts';
+import { qcpOfRecord, trlRows } from '../../../src/lab/dataset.ts';
+
+const record = (over: Partial<QuestionRecord>): QuestionRecord => ({
+  iteration: 0,
+  step: 0,
+  question: 'Where was the author of Beyond Thefyn born?',
+  answer: 'Poupol',
+  hops: 2,
+  qcp: [
+    {
+      kind: 'source',
+      passages: [
+        { id: 'b', title: 'Beyond Thefyn', text: 'Beyond Thefyn is a poetry collection by Noraexel Moufeirani.' },
+      ],
+    },
+    {
+      kind: 'search',
+      query: 'Noraexel Moufeirani',
+      passages: [{ id: 'n', title: 'Noraexel Moufeirani', text: 'Noraexel Moufeirani was born in Poupol.' }],
+    },
+  ],
+  k: 1,
+  n: 5,
+  formatReward: 0.9,
+  difficultyReward: 1,
+  examinerReward: 1.45,
+  advantage: 0.5,
+  ...over,
+});
+
+describe('the TRL dataset of a run', () => {
+  it("keeps the valid questions, with the student's and the teacher's prompts and the path", () => {
+    const recs = [
+      record({}),
+      record({ formatReward: 0, question: '' }),
+      record({ step: -1, hops: 1, qcp: [record({}).qcp[0]!] }),
+    ];
+    const rows = trlRows(recs, 'full', { seed: 1, partialDrop: 0.5 });
+    expect(rows).toHaveLength(2);
+    const [r] = rows;
+    expect(r!.prompt).toEqual([{ role: 'user', content: studentPrompt({ question: recs[0]!.question }) }]);
+    const block = privilegedBlock(qcpOfRecord(recs[0]!), 'full');
+    expect(r!.teacher_prompt[0]!.content.replace(block, '')).toBe(r!.prompt[0]!.content);
+    expect(block).toContain(
+      'Search 1: Noraexel Moufeirani\n<information>Doc 1 (Title: Noraexel Moufeirani) Noraexel Moufeirani was born in Poupol.</information>',
+    );
+    expect(r).toMatchObject({ answer: 'Poupol', hops: 2, k: 1, n: 5, iteration: 0, step: 0 });
+    expect(rows[1]!.step).toBe(-1);
+    expect(trlRows(recs, 'none', { seed: 1, partialDrop: 0.5 })[0]!.teacher_prompt).toEqual(r!.prompt);
+  });
+
+  it('is written by npm run dataset (JSONL, or parquet for verl), which refuses to overwrite a file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'piplay-dataset-'));
+    writeFileSync(join(dir, 'config.json'), JSON.stringify(makeConfig('smoke')));
+    writeFileSync(
+      join(dir, 'questions.jsonl'),
+      [record({}), record({ formatReward: 0 })].map((q) => JSON.stringify(q) + '\n').join(''),
+    );
+    const cli = (...args: string[]) => spawnSync('npx', ['tsx', 'src/cli/dataset.ts', ...args], { encoding: 'utf8' });
+    const out = join(dir, 'data.jsonl');
+    const ok = cli('--run', dir, '--out', out, '--privileged', 'gt');
+    expect(ok.status, ok.stderr).toBe(0);
+    const rows = readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(rows).toHaveLength(1);
+    expect(rows[0].teacher_prompt[0].content).toContain('the answer is Poupol.');
+    const again = cli('--run', dir, '--out', out);
+    expect(again.status).toBe(1);
+    expect(again.stderr).toMatch(/exists; piplay never overwrites a file/);
+    expect(readFileSync(out, 'utf8').trim().split('\n')).toHaveLength(1);
+    const missing = cli('--run', join(dir, 'nope'), '--out', join(dir, 'x.jsonl'));
+    expect(missing.stderr).toMatch(/nope.*config\.json is missing/);
+
+    // FILE.parquet: the same rows in verl's fields, read back by a parquet reader.
+    const pq = join(dir, 'data.parquet');
+    const wrote = cli('--run', dir, '--out', pq, '--privileged', 'gt');
+    expect(wrote.status, wrote.stderr).toBe(0);
+    expect(wrote.stdout).toContain("verl's fields");
+    const file = new Uint8Array(readFileSync(pq)).buffer;
+    const meta = parquetMetadata(file);
+    const top = parquetSchema(meta).children.map((c) => c.element.name);
+    expect(top).toEqual(['data_source', 'prompt', 'ability', 'reward_model', 'extra_info']);
+    const [row] = (await parquetReadObjects({ file })) as Record<string, unknown>[];
+    expect(row).toEqual({
+      data_source: 'piplay',
+      prompt: rows[0].prompt,
+      ability: 'search-qa',
+      reward_model: { style: 'rule', ground_truth: 'Poupol' },
+      extra_info: {
+        split: 'train',
+        index: 0,
+        hops: 2,
+        teacher_prompt: rows[0].teacher_prompt,
+        k: 1,
+        n: 5,
+        iteration: 0,
+        step: 0,
+      },
+    });
+    expect(cli('--run', dir, '--out', pq).stderr).toMatch(/exists; piplay never overwrites a file/);
+  }, 60_000);
+});

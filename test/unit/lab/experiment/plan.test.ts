@@ -1,0 +1,95 @@
+// The experiment's plan: arms, seeds, and each run's settings (an arm sets only the privileged context,
+// and λ = 0 for Dr. Zero; a seed sets only the seed).
+import { describe, expect, it } from 'vitest';
+import {
+  configDiff,
+  DEFAULT_ARMS,
+  parseArms,
+  parseSeeds,
+  planExperiment,
+} from '../../../../src/lab/experiment/plan.ts';
+import { makeConfig } from '../../../../src/selfplay/config.ts';
+
+describe('experiment plan', () => {
+  it('parses arms and seeds and names what is wrong', () => {
+    expect(parseArms('base, drzero,piplay')).toEqual(['base', 'drzero', 'piplay']);
+    expect(() => parseArms('base,nope')).toThrow(/--arms: 'nope' is not an arm/);
+    expect(() => parseArms('gt,gt')).toThrow(/given twice/);
+    expect(() => parseArms(',')).toThrow(/names no arm/);
+    expect(parseSeeds('1,2,3')).toEqual([1, 2, 3]);
+    expect(() => parseSeeds('1,x')).toThrow(/--seeds: '1,x' is not allowed/);
+    expect(() => parseSeeds('1,-2')).toThrow(/--seeds/);
+    expect(() => parseSeeds('2,2')).toThrow(/2 is given twice/);
+    expect(DEFAULT_ARMS).toEqual(['base', 'drzero', 'piplay', 'partial', 'gt']);
+  });
+
+  it('one run per seed and arm, seed by seed; each arm sets its privileged context, Dr. Zero λ = 0', () => {
+    const jobs = planExperiment({
+      preset: 'smoke',
+      arms: DEFAULT_ARMS,
+      seeds: [1, 2],
+      settings: { iterations: 2, lambda: 0.05 },
+    });
+    expect(jobs.map((j) => `${j.arm}/${j.seed}`)).toEqual([
+      'base/1',
+      'drzero/1',
+      'piplay/1',
+      'partial/1',
+      'gt/1',
+      'base/2',
+      'drzero/2',
+      'piplay/2',
+      'partial/2',
+      'gt/2',
+    ]);
+    expect(jobs.map((j) => j.dir)).toContain('runs/partial-seed2');
+    const of = (arm: string, seed = 1) => jobs.find((j) => j.arm === arm && j.seed === seed)!;
+    expect(of('base').train).toBe(false);
+    expect(of('drzero').config.privileged).toBe('none');
+    expect(of('drzero').config.lambda).toBe(0);
+    expect(of('piplay').config.privileged).toBe('full');
+    expect(of('piplay').config.lambda).toBe(0.05);
+    expect(of('partial').config.privileged).toBe('partial');
+    expect(of('gt').config.privileged).toBe('gt');
+    for (const j of jobs) {
+      expect(j.config.seed).toBe(j.seed);
+      expect(j.config.iterations).toBe(2);
+    }
+    // Arms differ from each other only in what the arm sets, seeds only in the seed.
+    expect(configDiff(of('piplay').config, of('partial').config)).toEqual(['--privileged']);
+    expect(configDiff(of('piplay').config, of('drzero').config).sort()).toEqual(['--lambda', '--privileged']);
+    expect(configDiff(of('piplay', 1).config, of('piplay', 2).config)).toEqual(['--seed']);
+    // The base arm is every arm's "before training" point: trained arms skip their own first evaluation.
+    expect(of('piplay').config.evalAtStart).toBe(false);
+    expect(of('base').config.evalAtStart).toBe(true);
+  });
+
+  it('keeps the preset λ and an explicit --eval-at-start; without the base arm trained arms evaluate first', () => {
+    const a = planExperiment({ preset: 'demo', arms: ['drzero', 'piplay'], seeds: [3], settings: {} });
+    expect(a.find((j) => j.arm === 'piplay')!.config.lambda).toEqual(makeConfig('demo').lambda);
+    expect(a.every((j) => j.config.evalAtStart)).toBe(true);
+    const b = planExperiment({
+      preset: 'smoke',
+      arms: ['base', 'piplay'],
+      seeds: [1],
+      settings: { evalAtStart: true },
+    });
+    expect(b[1]!.config.evalAtStart).toBe(true);
+  });
+
+  it('refuses settings the plan owns and bad presets', () => {
+    expect(() => planExperiment({ preset: 'smoke', arms: ['piplay'], seeds: [1], settings: { seed: 4 } })).toThrow(
+      /--seed: .*--seeds/,
+    );
+    expect(() =>
+      planExperiment({ preset: 'smoke', arms: ['piplay'], seeds: [1], settings: { privileged: 'gt' } }),
+    ).toThrow(/--privileged/);
+    expect(() => planExperiment({ preset: 'nope' as 'demo', arms: ['piplay'], seeds: [1], settings: {} })).toThrow(
+      /--preset: 'nope'/,
+    );
+    // Settings are checked as npm run train checks them.
+    expect(() => planExperiment({ preset: 'smoke', arms: ['piplay'], seeds: [1], settings: { topK: 999 } })).toThrow(
+      /--topk/,
+    );
+  });
+});
