@@ -324,8 +324,8 @@ export const SETTINGS = {
     paper: 'full',
   }),
   /** How the teacher's notes show the path's documents: the papers' whole passages, or compact notes, which
-   *  fit a small model's reach; the embedded default reads them best opened by the answer (its TRAINING.md,
-   *  stage 18: answer-first). */
+   *  fit a small model's reach; the embedded default reads them best opened by the answer
+   *  (public/models/piplay-tiny/TRAINING.md, stage 18: answer-first). */
   notes: setting({
     flag: 'notes',
     kind: oneOf(NOTES_RENDERINGS),
@@ -379,7 +379,8 @@ export const SETTINGS = {
 
   // -- rollouts
   // demo 0.6: the paper's 1.0 is for 4B models; sampled at 1.0 the tiny base model answers so few training
-  // questions that nearly every GRPO group scores all 0 and has no advantage (README, "Sampling at 0.6").
+  // questions that nearly every GRPO group scores all 0 and has no advantage (docs/experiments/README.md,
+  // "Sampling at 0.6").
   temperature: setting({
     flag: 'temperature',
     kind: num(0, undefined, true),

@@ -1,5 +1,5 @@
 // The Node host: Dawn through the npm `webgpu` package, shaders read from the `shaders/` folder.
-// On a machine without a GPU, Dawn runs on a CPU Vulkan driver (Mesa lavapipe; see README).
+// On a machine without a GPU, Dawn runs on a CPU Vulkan driver (Mesa lavapipe; docs/testing.md).
 import { readFileSync, existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';

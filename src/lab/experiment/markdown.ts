@@ -117,7 +117,7 @@ export function probeTable(r: ProbeResult): string {
   ].join('\n');
 }
 
-/** What the probe's columns mean (for results.md and the README). */
+/** What the probe's columns mean (for results.md and docs/experiments/). */
 export const PROBE_EXPLAINED =
   'World-generated training questions (never held-out ones), the base model as student and as teacher, as at the ' +
   "start of training. Rows: the student's prompt, then the teacher's prompt with each privileged context. Greedy EM, " +
@@ -170,7 +170,7 @@ export function examinerProbeTable(r: ExaminerProbeResult, examples = 6): string
   ].join('\n');
 }
 
-/** What the examiner probe's columns mean (for results.md and the README). */
+/** What the examiner probe's columns mean (for results.md and docs/experiments/). */
 export const EXAMINER_PROBE_EXPLAINED =
   'The examiner writes questions from sampled source documents of the world, as in self-play (sampled, hop counts ' +
   "4:3:2:1). Valid format: f > 0, what self-play keeps. True: the question reads as a chain of the world's relations " +

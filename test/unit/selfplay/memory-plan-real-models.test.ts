@@ -2,7 +2,7 @@
 // from their published config.json alone (bench/configs; no weights needed), on a browser's default
 // limits (128 MiB per storage binding): every term listed, and the totals within what a laptop GPU gives a
 // tab: SmolLM2-135M ≤ 2 GiB, Qwen2.5-0.5B and Qwen3-0.6B ≤ 4 GiB. Activation recompute, one rollout per
-// training pass and the KV budget are what get them there; the README's memory section quotes these numbers.
+// training pass and the KV budget are what get them there; docs/memory.md quotes these numbers.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { estimateLines } from '../../../src/cli/memory.ts';
