@@ -1,19 +1,10 @@
 // A lock on a folder a command writes (a run folder, an experiment): one process at a time. The lock is a file
 // created with O_EXCL, holding its owner's pid and start time; it is released when the process exits. A lock whose
 // owner is dead is taken over atomically: it is first renamed aside (only one process can), then created anew.
-import {
-  closeSync,
-  existsSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  rmdirSync,
-  rmSync,
-  writeSync,
-} from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmdirSync, rmSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { processAlive, readRecord } from '../node/process.ts';
 import { ConfigError } from '../selfplay/config.ts';
 
 /** The lock's file name in the folder (a name the folder's owner command writes, see RUN_NAMES). */
@@ -26,24 +17,7 @@ interface Owner {
   command: string;
 }
 
-/** Whether the process `pid` on this machine is alive (signal 0 checks without sending anything). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-function readOwner(path: string): Owner | null {
-  try {
-    const o = JSON.parse(readFileSync(path, 'utf8')) as Owner;
-    return typeof o.pid === 'number' ? o : null;
-  } catch {
-    return null;
-  }
-}
+const readOwner = (path: string) => readRecord<Owner>(path, (o) => typeof o?.pid === 'number');
 
 /** The message for a folder held by `owner` (null: a lock being written). */
 function inUse(dir: string, path: string, owner: Owner | null): ConfigError {
@@ -58,7 +32,7 @@ function inUse(dir: string, path: string, owner: Owner | null): ConfigError {
 
 /** A lock file being written (no owner yet), a live owner, or one on another machine (a shared disk): in use. */
 function isHeld(owner: Owner | null): boolean {
-  return !owner || owner.host !== hostname() || alive(owner.pid);
+  return !owner || owner.host !== hostname() || processAlive(owner.pid);
 }
 
 /** Throws when another process holds `dir`'s lock; reads only (so it can come before any check of the folder). */

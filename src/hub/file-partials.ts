@@ -27,6 +27,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { processAlive, readRecord } from '../node/process.ts';
 import type { PartialStore } from './partials.ts';
 import type { FileVersion } from './resumable-fetch.ts';
 
@@ -52,25 +53,9 @@ interface Open {
   written: number;
 }
 
-/** Whether process `pid` runs (EPERM: it does, as another user's). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** The .part.json at `path` when this store wrote it, else null. */
-function readMeta(path: string): Meta | null {
-  try {
-    const m = JSON.parse(readFileSync(path, 'utf8')) as Partial<Meta>;
-    return m?.piplay === MARK && typeof m.url === 'string' && typeof m.length === 'number' ? (m as Meta) : null;
-  } catch {
-    return null;
-  }
-}
+const readMeta = (path: string) =>
+  readRecord<Meta>(path, (m) => m?.piplay === MARK && typeof m.url === 'string' && typeof m.length === 'number');
 
 function writeMeta(part: string, meta: Meta): void {
   // Written whole, then renamed: the record is always one that was written complete.
@@ -116,7 +101,7 @@ export function fileParts(
       leave(url, `${path} was not written by piplay: left alone`);
       return false;
     }
-    if (pid !== process.pid && alive(pid)) {
+    if (pid !== process.pid && processAlive(pid)) {
       leave(url, `another process (pid ${pid}) is downloading into ${part}`);
       return false;
     }
@@ -271,7 +256,7 @@ export function partsIn(dir: string): { part: string; url: string }[] {
 export function removePart(part: string): boolean {
   try {
     const held = JSON.parse(readFileSync(`${part}.lock`, 'utf8')) as { piplay?: unknown; pid?: unknown };
-    if (typeof held.pid === 'number' && held.pid !== process.pid && alive(held.pid)) return false;
+    if (typeof held.pid === 'number' && held.pid !== process.pid && processAlive(held.pid)) return false;
   } catch {
     // no lock, or not one of ours: the part is not being written by piplay
   }

@@ -53,6 +53,15 @@ export interface KVCache {
   dispose(): void;
 }
 
+/** What every layer of one forward pass shares: the rows' positions and first keys, the batch shape, the cache. */
+interface Rows {
+  positions: Tensor;
+  keyStart: Tensor | null;
+  B: number;
+  T: number;
+  cache?: KVCache;
+}
+
 export class CausalLM {
   /**
    * Every parameter by HF name (tied models have no lm_head.weight); a vocabulary matrix larger than one
@@ -206,7 +215,7 @@ export class CausalLM {
     const tidyLayers = !e.recording;
     const saved = keyStart ? [positions, keyStart] : [positions];
     for (let l = 0; l < c.layers; l++) {
-      const layer = (x: Tensor): Tensor => this.layer(l, x, positions, keyStart, B, T, cache);
+      const layer = (x: Tensor): Tensor => this.layer(l, x, { positions, keyStart, B, T, cache });
       if (tidyLayers) {
         // Without a tape nothing reads a layer's input once the layer is done.
         const next = e.tidy(() => layer(x));
@@ -227,17 +236,9 @@ export class CausalLM {
   }
 
   /** One decoder block over x [B, T, hidden]: pre-norm attention, then a pre-norm MLP, each a residual. */
-  private layer(
-    l: number,
-    x: Tensor,
-    positions: Tensor,
-    keyStart: Tensor | null,
-    B: number,
-    T: number,
-    cache?: KVCache,
-  ): Tensor {
+  private layer(l: number, x: Tensor, rows: Rows): Tensor {
     const pre = `model.layers.${l}`;
-    x = add(x, this.attn(l, this.norm(x, `${pre}.input_layernorm`), positions, keyStart, B, T, cache));
+    x = add(x, this.attn(l, this.norm(x, `${pre}.input_layernorm`), rows));
     return add(x, this.mlp(l, this.norm(x, `${pre}.post_attention_layernorm`)));
   }
 
@@ -246,15 +247,7 @@ export class CausalLM {
   }
 
   /** Causal self-attention of layer `l` over normed rows h [B, T, hidden] (appending to `cache` when given). */
-  private attn(
-    l: number,
-    h: Tensor,
-    positions: Tensor,
-    keyStart: Tensor | null,
-    B: number,
-    T: number,
-    cache?: KVCache,
-  ): Tensor {
+  private attn(l: number, h: Tensor, { positions, keyStart, B, T, cache }: Rows): Tensor {
     const c = this.cfg;
     const Dh = c.headDim;
     const pre = `model.layers.${l}.self_attn`;

@@ -346,26 +346,7 @@ export function estimateRun(
       `About ${(totalBytes / 2 ** 30).toFixed(1)} GiB in all: needs a GPU with plenty of free memory; ${advice}.`,
     );
   }
-  return {
-    arch: cfg.arch,
-    layers: cfg.layers,
-    hidden: cfg.hidden,
-    heads: cfg.heads,
-    kvHeads: cfg.kvHeads,
-    vocab: cfg.vocabSize,
-    params,
-    weightBytes: paramBytes,
-    frozenWeightBytes: frozenBytes,
-    largestTensorBytes,
-    totalBytes,
-    breakdown: lines,
-    largestTerm: lines.reduce((a, b) => (b.bytes > a.bytes ? b : a)),
-    prompts,
-    maxBinding,
-    fits: problems.length === 0,
-    problems,
-    warnings,
-  };
+  return report(cfg, lines, prompts, maxBinding, problems, warnings);
 }
 
 /**
@@ -423,6 +404,19 @@ export function estimateInference(
   }
   const device = deviceProblem(totalBytes, limits);
   if (device) problems.push(device);
+  return report(cfg, lines, prompts, maxBinding, problems, []);
+}
+
+/** The report of a plan: the model's shape and sizes beside the terms, their total and what it found. */
+function report(
+  cfg: ModelConfig,
+  lines: MemoryLine[],
+  prompts: PromptLengths,
+  maxBinding: number,
+  problems: string[],
+  warnings: string[],
+): MemoryReport {
+  const { paramBytes, largestTensorBytes } = memoryEstimate(cfg);
   return {
     arch: cfg.arch,
     layers: cfg.layers,
@@ -432,15 +426,15 @@ export function estimateInference(
     vocab: cfg.vocabSize,
     params: parameterCount(cfg),
     weightBytes: paramBytes,
-    frozenWeightBytes: frozenBytes,
+    frozenWeightBytes: weightBytes(cfg, true),
     largestTensorBytes,
-    totalBytes,
+    totalBytes: lines.reduce((t, l) => t + l.bytes, 0),
     breakdown: lines,
     largestTerm: lines.reduce((a, b) => (b.bytes > a.bytes ? b : a)),
     prompts,
     maxBinding,
     fits: problems.length === 0,
     problems,
-    warnings: [],
+    warnings,
   };
 }
