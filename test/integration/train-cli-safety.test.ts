@@ -185,11 +185,14 @@ describe('a diverging run (--lr 1e30)', () => {
     expect(r.stdout).toMatch(/train: done in .*; the student is in/);
     expect(r.stdout).not.toContain('held-out EM');
     expect(readdirSync(join(out, 'student')).sort()).toEqual([
+      'README.md',
       'config.json',
       'model.safetensors',
       'tokenizer.json',
       'tokenizer_config.json',
     ]);
+    // Its model card says the EM was not measured rather than 0%.
+    expect(readFileSync(join(out, 'student', 'README.md'), 'utf8')).toContain('| after (this model) | not measured |');
     expect(readdirSync(out).filter((n) => n.startsWith('.'))).toEqual([]);
   }, 120_000);
 
