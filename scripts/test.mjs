@@ -26,5 +26,7 @@ step('type-check');
 if (run('npx', ['tsc', '--noEmit', '-p', '.']) !== 0) process.exit(1);
 
 step('tests');
-const extra = process.argv.slice(2);
+// --cpu, --gpu and --browser run one set of tests (vitest.config.ts's projects); anything else goes to vitest.
+const SETS = { '--cpu': 'cpu', '--gpu': 'gpu', '--browser': 'browser' };
+const extra = process.argv.slice(2).flatMap((a) => (SETS[a] ? ['--project', SETS[a]] : [a]));
 process.exit(run('npx', ['vitest', 'run', ...extra]));

@@ -10,7 +10,7 @@
 // layer makes per token (counted from src/model/decoder.ts below); a pass without a tape (the teacher's,
 // prefill) frees each layer's intermediates as it goes. Weights count in the dtype they are stored in
 // (src/model/weight-storage.ts): trained copies in f32, frozen ones (the LoRA base, the k3 reference) in the
-// checkpoint's dtype as config.json's torch_dtype names it. test/unit/selfplay/memory-plan-vs-pool.test.ts holds
+// checkpoint's dtype as config.json's torch_dtype names it. test/unit/selfplay/memory-plan-vs-pool.gpu.test.ts holds
 // the total within 20% of a measured run's high-water mark.
 import { kvCacheBytes, PREFILL_TOKENS, rowsWithin } from '../model/generate.ts';
 import { memoryEstimate } from '../model/io.ts';
@@ -142,7 +142,7 @@ export function layerFloatsPerToken(cfg: ModelConfig, lora: { rank: number } | n
  * accumulate gradients reaching a tensor twice (the residual stream). Under LoRA the frozen projections'
  * weight gradients are skipped and the adapters' intermediates are narrow, so the ratio is lower. Measured
  * on piplay's decoder (peak live bytes of a forward + backward over the forward's own,
- * test/unit/selfplay/memory-plan-vs-pool.test.ts).
+ * test/unit/selfplay/memory-plan-vs-pool.gpu.test.ts).
  */
 const BACKWARD_PER_FORWARD = { full: 1.6, lora: 1.15 };
 /**

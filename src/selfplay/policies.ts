@@ -91,7 +91,7 @@ export class Policies {
    * teacher <- (1 - tau)·teacher + tau·student over the trained tensors (ALGORITHM.md section 1). Under LoRA
    * those are the adapters, so the teacher's update is EMA(B)·EMA(A), not the EMA of the student's BA (as
    * TRL's SDFT teacher adapter does): one step differs by tau·(1 - tau)·(B_T - B_S)(A_T - A_S). Kept on
-   * purpose (the teacher stays a rank-r adapter); the gap is measured in test/unit/selfplay/policies-ema.test.ts.
+   * purpose (the teacher stays a rank-r adapter); the gap is measured in test/unit/selfplay/policies-ema.gpu.test.ts.
    */
   emaTeacher(tau: number): void {
     if (!this.teacher) return;

@@ -85,4 +85,12 @@ describe('import structure', () => {
     );
     expect(offenders).toEqual([]);
   });
+
+  it('keeps the tests that need a GPU device in *.gpu.test.ts, so the cpu set runs without one', () => {
+    const cpu = tsFiles(join(ROOT, 'test', 'unit')).filter(
+      (f) => f.endsWith('.test.ts') && !f.endsWith('.gpu.test.ts'),
+    );
+    const device = /helpers\/engine\.ts|Engine\.create\(/;
+    expect(cpu.filter((f) => device.test(readFileSync(f, 'utf8'))).map((f) => relative(ROOT, f))).toEqual([]);
+  });
 });
