@@ -39,22 +39,39 @@ const ints = (min: number): KindOf<number[]> => ({ t: 'ints', min });
 const nums = (min: number): KindOf<number[]> => ({ t: 'numbers', min });
 const lambdas = (): KindOf<LambdaSchedule> => ({ t: 'lambda' });
 
-/** One setting: its flag, kind and help, the papers' value and the demo value where it differs. */
+/**
+ * Where the page shows a setting: the main block, the random tiny model's shape, the world and evaluation
+ * block, set by the page's own pickers (source), or (absent) under "advanced settings".
+ */
+export type PageGroup = 'main' | 'tiny' | 'corpus' | 'source';
+
+/** A value the page offers beside a field with one click (e.g. the paper's λ schedules). */
+export interface Suggestion {
+  label: string;
+  value: string;
+  note: string;
+}
+
+/**
+ * One setting: its flag, kind and help, the papers' value and the demo value where it differs, and how the page
+ * shows it (its label, where the flag's words are not enough; its group; suggested values; a note per choice).
+ */
 export interface Setting<T = unknown> {
   flag: string;
   kind: Kind;
   help: string;
   paper: T;
   demo?: T;
+  label?: string;
+  group?: PageGroup;
+  suggestions?: readonly Suggestion[];
+  /** For a choice of values: what each means, after it in the page's list. */
+  notes?: Readonly<Record<string, string>>;
 }
 
-function setting<T>(s: {
-  flag: string;
-  kind: KindOf<T>;
-  help: string;
-  paper: NoInfer<T>;
-  demo?: NoInfer<T>;
-}): Setting<T> {
+function setting<T>(
+  s: Omit<Setting<T>, 'kind' | 'paper' | 'demo'> & { kind: KindOf<T>; paper: NoInfer<T>; demo?: NoInfer<T> },
+): Setting<T> {
   return s;
 }
 
@@ -68,6 +85,7 @@ export const SETTINGS = {
   // base model (npm run pretrain) and its held-out default world (seed 1, 400 passages).
   model: setting({
     flag: 'model',
+    group: 'source',
     kind: text(),
     help: "'random-tiny', a model folder, or hf:owner/name[@revision] (kept in the Hugging Face cache; $HF_ENDPOINT, $HF_TOKEN, $HF_HUB_OFFLINE)",
     paper: 'random-tiny',
@@ -76,6 +94,7 @@ export const SETTINGS = {
   /** Policies: three full copies of the base ('separate') or LoRA adapters on one frozen shared base. */
   policies: setting({
     flag: 'policies',
+    group: 'main',
     kind: oneOf(['separate', 'lora']),
     help: 'three full models, or LoRA on one shared base',
     paper: 'separate',
@@ -83,18 +102,44 @@ export const SETTINGS = {
   loraRank: setting({ flag: 'lora-rank', kind: int(1, 4096), help: 'LoRA rank', paper: 16 }),
   loraAlpha: setting({ flag: 'lora-alpha', kind: num(0, 1e6, true), help: 'LoRA alpha', paper: 32 }),
   /** random-tiny only: width, blocks, heads, key/value heads, context, tokenizer vocabulary. */
-  tinyHidden: setting({ flag: 'tiny-hidden', kind: int(2, 65536), help: 'random-tiny: model width', paper: 96 }),
-  tinyLayers: setting({ flag: 'tiny-layers', kind: int(1, 256), help: 'random-tiny: decoder blocks', paper: 3 }),
-  tinyHeads: setting({ flag: 'tiny-heads', kind: int(1, 1024), help: 'random-tiny: query heads', paper: 4 }),
-  tinyKvHeads: setting({ flag: 'tiny-kv-heads', kind: int(1, 1024), help: 'random-tiny: key/value heads', paper: 2 }),
+  tinyHidden: setting({
+    flag: 'tiny-hidden',
+    group: 'tiny',
+    kind: int(2, 65536),
+    help: 'random-tiny: model width',
+    paper: 96,
+  }),
+  tinyLayers: setting({
+    flag: 'tiny-layers',
+    group: 'tiny',
+    kind: int(1, 256),
+    help: 'random-tiny: decoder blocks',
+    paper: 3,
+  }),
+  tinyHeads: setting({
+    flag: 'tiny-heads',
+    group: 'tiny',
+    kind: int(1, 1024),
+    help: 'random-tiny: query heads',
+    paper: 4,
+  }),
+  tinyKvHeads: setting({
+    flag: 'tiny-kv-heads',
+    group: 'tiny',
+    kind: int(1, 1024),
+    help: 'random-tiny: key/value heads',
+    paper: 2,
+  }),
   tinyMaxPositions: setting({
     flag: 'tiny-max-positions',
+    group: 'tiny',
     kind: int(16, 1 << 20),
     help: 'random-tiny: context length',
     paper: 4096,
   }),
   tinyVocab: setting({
     flag: 'tiny-vocab',
+    group: 'tiny',
     kind: int(300, 1 << 20),
     help: 'random-tiny: BPE vocabulary size',
     paper: 1024,
@@ -104,6 +149,7 @@ export const SETTINGS = {
   /** 'world' (the seeded fictional encyclopedia) or a corpus JSONL file the host reads. */
   corpus: setting({
     flag: 'corpus',
+    group: 'source',
     kind: text(),
     help: "'world' or a corpus JSONL file ({id,title,text} per line)",
     paper: 'world',
@@ -111,13 +157,21 @@ export const SETTINGS = {
   /** A held-out question file (JSONL {question, answers, hops}); '' = the world's own held-out set. */
   evalSet: setting({
     flag: 'eval-set',
+    group: 'source',
     kind: text(true),
     help: "held-out questions JSONL ({question,answers,hops}); '' = the world's",
     paper: '',
   }),
-  worldSeed: setting({ flag: 'world-seed', kind: int(0, 2 ** 32 - 1), help: 'seed of the fictional world', paper: 1 }),
+  worldSeed: setting({
+    flag: 'world-seed',
+    group: 'corpus',
+    kind: int(0, 2 ** 32 - 1),
+    help: 'seed of the fictional world',
+    paper: 1,
+  }),
   worldSize: setting({
     flag: 'world-size',
+    group: 'corpus',
     kind: int(20, 100_000),
     help: 'entities (= passages) of the world',
     paper: 400,
@@ -136,10 +190,17 @@ export const SETTINGS = {
     paper: 'Xenova/e5-base-v2',
   }),
   /** Passages a search returns (top k). */
-  retrievalTopK: setting({ flag: 'retrieval-top-k', kind: int(1, 100), help: 'passages per search', paper: 3 }),
+  retrievalTopK: setting({
+    flag: 'retrieval-top-k',
+    group: 'corpus',
+    kind: int(1, 100),
+    help: 'passages per search',
+    paper: 3,
+  }),
   /** Held-out questions per hop count, and the hop counts (world corpus only). */
   evalPerHop: setting({
     flag: 'eval-per-hop',
+    group: 'corpus',
     kind: int(0, 100_000),
     help: 'held-out questions per hop count',
     paper: 25,
@@ -147,6 +208,7 @@ export const SETTINGS = {
   }),
   evalHops: setting({
     flag: 'eval-hops',
+    group: 'corpus',
     kind: ints(1),
     help: 'hop counts of the held-out set, e.g. 1,2,3,4',
     paper: [1, 2, 3, 4],
@@ -156,6 +218,7 @@ export const SETTINGS = {
    *  or the training world's own held-out set ('train'). A corpus file uses its --eval-set instead. */
   evalWorld: setting({
     flag: 'eval-world',
+    group: 'corpus',
     kind: oneOf(['test', 'dev', 'train']),
     help:
       "held-out questions of the world corpus: from an unseen world searched through its own corpus ('test' to " +
@@ -166,10 +229,19 @@ export const SETTINGS = {
   // -- the loop
   // demo 2: on two CPU cores an iteration of the demo takes about 14 minutes; two show a trend on the page's charts
   // and keep the decisive experiment (15 runs) within a few working sessions.
-  iterations: setting({ flag: 'iterations', kind: int(1, 10_000), help: 'π-Play iterations', paper: 3, demo: 2 }),
+  iterations: setting({
+    flag: 'iterations',
+    group: 'main',
+    kind: int(1, 10_000),
+    help: 'π-Play iterations',
+    paper: 3,
+    demo: 2,
+  }),
   /** W: examiner steps and student steps per iteration. */
   examinerSteps: setting({
     flag: 'examiner-steps',
+    label: 'W examiner steps',
+    group: 'main',
     kind: int(0, 1_000_000),
     help: 'W: examiner steps per iteration',
     paper: 50,
@@ -177,6 +249,8 @@ export const SETTINGS = {
   }),
   studentSteps: setting({
     flag: 'student-steps',
+    label: 'W student steps',
+    group: 'main',
     kind: int(0, 1_000_000),
     help: 'W: student steps per iteration',
     paper: 50,
@@ -187,6 +261,8 @@ export const SETTINGS = {
   /** Source documents (= examiner rollouts) per examiner step. */
   examinerBatch: setting({
     flag: 'examiner-batch',
+    label: 'examiner batch',
+    group: 'main',
     kind: int(1, 65_536),
     help: 'source documents per examiner step',
     paper: 256,
@@ -195,12 +271,21 @@ export const SETTINGS = {
   /** Relative frequency of hop counts 1, 2, 3, 4, ... (paper 4:3:2:1). */
   hopWeights: setting({
     flag: 'hop-weights',
+    label: 'hop ratio',
+    group: 'main',
     kind: nums(0),
     help: 'relative frequency of hops 1,2,3,4 (e.g. 4,3,2,1)',
     paper: [4, 3, 2, 1],
   }),
   /** n: student rollouts per question (difficulty reward and GRPO group). */
-  rolloutsPerQuestion: setting({ flag: 'n', kind: int(2, 1024), help: 'student rollouts per question', paper: 5 }),
+  rolloutsPerQuestion: setting({
+    flag: 'n',
+    label: 'n rollouts',
+    group: 'main',
+    kind: int(2, 1024),
+    help: 'student rollouts per question',
+    paper: 5,
+  }),
 
   // -- data generation
   /** Questions to generate for the student stage (0: studentSteps x studentBatch). */
@@ -253,6 +338,8 @@ export const SETTINGS = {
   /** Questions per student step (each gets n rollouts). */
   studentBatch: setting({
     flag: 'student-batch',
+    label: 'student batch',
+    group: 'main',
     kind: int(1, 65_536),
     help: 'questions per student step',
     paper: 256,
@@ -303,22 +390,62 @@ export const SETTINGS = {
   /** λ per iteration, or one value. */
   lambda: setting({
     flag: 'lambda',
+    label: 'λ schedule',
+    group: 'main',
+    suggestions: [
+      { label: 'instruct', value: '0.1,0.03,0.03', note: 'the paper’s decaying λ for instruct bases' },
+      { label: 'base', value: '0.03,0.003,0.002', note: 'the paper’s λ for base models' },
+      { label: 'fixed', value: '0.03', note: 'one λ for every iteration (the paper found decaying better)' },
+      { label: 'off', value: '0', note: 'no distillation' },
+    ],
     kind: lambdas(),
     help: 'distillation weight per iteration, e.g. 0.1,0.03,0.03 or 0.05',
     paper: [0.1, 0.03, 0.03],
   }),
-  topK: setting({ flag: 'topk', kind: int(1, 256), help: 'K of the top-K distillation', paper: 50 }),
-  tail: setting({ flag: 'tail', kind: bool(), help: 'tail bucket (on) or renormalised over K (off)', paper: true }),
+  topK: setting({
+    flag: 'topk',
+    label: 'top-K',
+    group: 'main',
+    kind: int(1, 256),
+    help: 'K of the top-K distillation',
+    paper: 50,
+  }),
+  tail: setting({
+    flag: 'tail',
+    label: 'tail bucket',
+    group: 'main',
+    kind: bool(),
+    help: 'tail bucket (on) or renormalised over K (off)',
+    paper: true,
+  }),
   kl: setting({
     flag: 'kl',
+    label: 'KL direction',
+    group: 'main',
     kind: oneOf(['reverse', 'forward']),
     help: 'direction of the distillation KL',
     paper: 'reverse',
   }),
   /** Teacher EMA rate. */
-  tau: setting({ flag: 'tau', kind: num(0, 1), help: 'teacher EMA rate', paper: 0.05 }),
+  tau: setting({
+    flag: 'tau',
+    label: 'τ teacher EMA',
+    group: 'main',
+    kind: num(0, 1),
+    help: 'teacher EMA rate',
+    paper: 0.05,
+  }),
   privileged: setting({
     flag: 'privileged',
+    label: 'privileged context',
+    group: 'main',
+    notes: {
+      full: 'full construction path (paper default)',
+      partial: 'a random part of the hops dropped',
+      gt: 'the answer only',
+      'gt-hop': 'the answer and the hop count',
+      none: 'no teacher: Dr. Zero',
+    },
     kind: oneOf(PRIVILEGED_MODES),
     help: "teacher's privileged context (none = Dr. Zero)",
     paper: 'full',
@@ -542,9 +669,23 @@ export const PRESET_HELP: Record<PresetName, string> = {
   paper: 'the paper’s values',
 };
 
-/** A bad setting; the message names the option (as its --flag) and what it accepts. */
+/**
+ * A bad setting or option; the message names it (as its --flag) and what it accepts. `key` is the setting's name
+ * in SETTINGS when the error is about one (the page shows the message under that field).
+ */
 export class ConfigError extends Error {
   override name = 'ConfigError';
+  constructor(
+    message: string,
+    readonly key?: SettingKey,
+  ) {
+    super(message);
+  }
+}
+
+/** The error of setting `key`: its flag, then what is wrong. */
+function settingError(key: SettingKey, what: string): ConfigError {
+  return new ConfigError(`--${SETTINGS[key].flag}: ${what}`, key);
 }
 
 function describeKind(k: Kind): string {
@@ -571,7 +712,7 @@ function describeKind(k: Kind): string {
 function checkValue(key: keyof SelfPlayConfig, v: unknown): void {
   const spec = SETTINGS[key];
   const k = spec.kind;
-  const bad = () => new ConfigError(`--${spec.flag}: ${JSON.stringify(v)} is not allowed; use ${describeKind(k)}`);
+  const bad = () => settingError(key, `${JSON.stringify(v)} is not allowed; use ${describeKind(k)}`);
   const isNum = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
   switch (k.t) {
     case 'int':
@@ -605,36 +746,39 @@ function checkValue(key: keyof SelfPlayConfig, v: unknown): void {
 /** Checks every setting and the relations between them; throws a ConfigError naming the option. */
 export function validateConfig(c: SelfPlayConfig): SelfPlayConfig {
   for (const key of Object.keys(SETTINGS) as (keyof SelfPlayConfig)[]) {
-    if (!(key in c)) throw new ConfigError(`--${SETTINGS[key].flag} is missing from the configuration`);
+    if (!(key in c)) throw new ConfigError(`--${SETTINGS[key].flag} is missing from the configuration`, key);
     checkValue(key, c[key]);
   }
   const unknown = Object.keys(c).filter((k) => !(k in SETTINGS));
   if (unknown.length) throw new ConfigError(`unknown setting(s): ${unknown.join(', ')}`);
-  if (!c.hopWeights.some((w) => w > 0)) throw new ConfigError('--hop-weights: at least one weight must be > 0');
+  if (!c.hopWeights.some((w) => w > 0)) throw settingError('hopWeights', 'at least one weight must be > 0');
   if (c.tinyHidden % c.tinyHeads !== 0)
-    throw new ConfigError(`--tiny-heads: ${c.tinyHeads} must divide --tiny-hidden ${c.tinyHidden}`);
+    throw settingError('tinyHeads', `${c.tinyHeads} must divide --tiny-hidden ${c.tinyHidden}`);
   if (c.tinyHeads % c.tinyKvHeads !== 0)
-    throw new ConfigError(`--tiny-kv-heads: ${c.tinyKvHeads} must divide --tiny-heads ${c.tinyHeads}`);
-  if ((c.tinyHidden / c.tinyHeads) % 2 !== 0) throw new ConfigError('--tiny-hidden / --tiny-heads must be even (RoPE)');
+    throw settingError('tinyKvHeads', `${c.tinyKvHeads} must divide --tiny-heads ${c.tinyHeads}`);
+  if ((c.tinyHidden / c.tinyHeads) % 2 !== 0)
+    throw new ConfigError('--tiny-hidden / --tiny-heads must be even (RoPE)', 'tinyHidden');
   if (c.model === 'random-tiny') {
     checkTinySize(c);
     checkContext(c, c.tinyMaxPositions, '--tiny-max-positions');
   }
   const rollouts = c.studentBatch * c.rolloutsPerQuestion;
   if (c.miniBatches > rollouts) {
-    throw new ConfigError(
-      `--mini-batches: ${c.miniBatches} is more than the ${rollouts} rollouts of a student step (student-batch x n)`,
+    throw settingError(
+      'miniBatches',
+      `${c.miniBatches} is more than the ${rollouts} rollouts of a student step (student-batch x n)`,
     );
   }
   if (c.studentQuestions === 'world' && c.corpus !== 'world') {
-    throw new ConfigError(
-      `--student-questions: 'world' needs the world corpus (--corpus world), not ${c.corpus}: ` +
+    throw settingError(
+      'studentQuestions',
+      `'world' needs the world corpus (--corpus world), not ${c.corpus}: ` +
         "only the world generator knows its questions' answers",
     );
   }
   if (c.privileged === 'none' && (typeof c.lambda === 'number' ? c.lambda > 0 : c.lambda.some((l) => l > 0))) {
     // Dr. Zero: no teacher, so no distillation term whatever lambda says.
-    throw new ConfigError('--lambda: must be 0 with --privileged none (no teacher, no distillation: Dr. Zero)');
+    throw settingError('lambda', 'must be 0 with --privileged none (no teacher, no distillation: Dr. Zero)');
   }
   return c;
 }
@@ -661,6 +805,7 @@ function checkTinySize(c: SelfPlayConfig): void {
       `random-tiny would have ${(n / 1e6).toFixed(0)}M parameters per policy, ` +
       `more than the ${TINY_MAX_PARAMS / 1e6}M a random test model may have; ` +
       'lower these settings, or give a model folder with --model',
+    'tinyHidden',
   );
 }
 
@@ -671,8 +816,9 @@ function checkTinySize(c: SelfPlayConfig): void {
  */
 export function checkContext(c: Pick<SelfPlayConfig, 'turnTokens'>, maxPositions: number, source: string): void {
   if (c.turnTokens < maxPositions) return;
-  throw new ConfigError(
-    `--turn-tokens: ${c.turnTokens} tokens per turn do not fit ` +
+  throw settingError(
+    'turnTokens',
+    `${c.turnTokens} tokens per turn do not fit ` +
       `in the model's context of ${maxPositions} tokens (${source}); ` +
       'lower --turn-tokens: the prompt, the turns and the tool replies of a rollout must all fit in the context',
   );
@@ -701,7 +847,7 @@ export function keyOfFlag(flag: string): keyof SelfPlayConfig | null {
 export function parseOptionValue<K extends keyof SelfPlayConfig>(key: K, text: string): SelfPlayConfig[K] {
   const spec = SETTINGS[key];
   const k = spec.kind;
-  const bad = () => new ConfigError(`--${spec.flag}: '${text}' is not allowed; use ${describeKind(k)}`);
+  const bad = () => settingError(key, `'${text}' is not allowed; use ${describeKind(k)}`);
   const list = () => text.split(',').map((s) => (s.trim() === '' ? NaN : Number(s.trim())));
   let v: unknown;
   switch (k.t) {
@@ -736,9 +882,14 @@ export function parseOptionValue<K extends keyof SelfPlayConfig>(key: K, text: s
   return v as SelfPlayConfig[K];
 }
 
-/** A setting's value as its flag takes it: lists comma-joined, switches on/off, the empty string as ''. */
+/** A setting's value as text, as a form field or the page's address holds it: lists comma-joined, switches on/off. */
+export function valueText(v: unknown): string {
+  return Array.isArray(v) ? v.join(',') : typeof v === 'boolean' ? (v ? 'on' : 'off') : String(v);
+}
+
+/** A setting's value as its flag takes it on a command line: valueText, the empty string as ''. */
 export function flagValue(v: unknown): string {
-  return Array.isArray(v) ? v.join(',') : typeof v === 'boolean' ? (v ? 'on' : 'off') : v === '' ? "''" : String(v);
+  return v === '' ? "''" : valueText(v);
 }
 
 /**

@@ -1,18 +1,20 @@
 // A setup in the page's address, so a link reproduces it: the preset and every setting that differs from it,
 // each under its command-line flag (?preset=smoke&iterations=2&lambda=0.1,0.03). Settings the page picks with
 // its own controls (model, corpus, eval set) are not carried.
-import { SETTINGS, PRESETS, parseOptionValue, type PresetName, type SelfPlayConfig } from '../selfplay/config.ts';
+import {
+  SETTINGS,
+  PRESETS,
+  parseOptionValue,
+  type PresetName,
+  type SelfPlayConfig,
+  type Setting,
+  valueText as text,
+} from '../selfplay/config.ts';
 
 type Key = keyof SelfPlayConfig;
 
-const CARRIED = (Object.keys(SETTINGS) as Key[]).filter((k) => k !== 'model' && k !== 'corpus' && k !== 'evalSet');
-
-/** A setting as the text of its flag (the form's text too). */
-function text(v: SelfPlayConfig[Key]): string {
-  if (Array.isArray(v)) return v.join(',');
-  if (typeof v === 'boolean') return v ? 'on' : 'off';
-  return String(v);
-}
+/** Every setting but those the page's own pickers set (group 'source'). */
+const CARRIED = (Object.keys(SETTINGS) as Key[]).filter((k) => (SETTINGS[k] as Setting).group !== 'source');
 
 /** The query of a setup: its preset and the settings that differ from the preset's. */
 export function settingsToQuery(preset: PresetName, config: SelfPlayConfig): string {

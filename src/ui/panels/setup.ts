@@ -4,11 +4,15 @@
 // ablation switches, and Start / Pause / Resume / Stop / Save. Fields are generated from the self-play
 // config's option table, so they carry the same names and help as the command line.
 import {
+  type ConfigError,
+  type PageGroup,
   SETTINGS,
   PRESETS,
   PRESET_HELP,
   parseOptionValue,
+  type Setting,
   validateConfig,
+  valueText,
   type PresetName,
   type SelfPlayConfig,
 } from '../../selfplay/config.ts';
@@ -31,81 +35,23 @@ const HUB_PARAM = 'hub';
 
 type Key = keyof SelfPlayConfig;
 
-/** Fields shown in the main block; the rest go to "advanced". */
-export const MAIN_FIELDS: Key[] = [
-  'iterations',
-  'examinerSteps',
-  'studentSteps',
-  'examinerBatch',
-  'studentBatch',
-  'rolloutsPerQuestion',
-  'hopWeights',
-  'privileged',
-  'lambda',
-  'topK',
-  'kl',
-  'tail',
-  'tau',
-  'policies',
-];
-export const TINY_FIELDS: Key[] = [
-  'tinyHidden',
-  'tinyLayers',
-  'tinyHeads',
-  'tinyKvHeads',
-  'tinyMaxPositions',
-  'tinyVocab',
-];
-export const CORPUS_FIELDS: Key[] = ['worldSeed', 'worldSize', 'retrievalTopK', 'evalWorld', 'evalPerHop', 'evalHops'];
-/** Set by the source pickers, or meaningless in a browser (file paths). */
-const HANDLED: Key[] = ['model', 'corpus', 'evalSet'];
-export const ADVANCED_FIELDS: Key[] = (Object.keys(SETTINGS) as Key[]).filter(
-  (k) => !MAIN_FIELDS.includes(k) && !TINY_FIELDS.includes(k) && !CORPUS_FIELDS.includes(k) && !HANDLED.includes(k),
-);
+/** The settings of one of the page's groups (SETTINGS' `group`), in the table's order. */
+const inGroup = (g: PageGroup | undefined): Key[] => (Object.keys(SETTINGS) as Key[]).filter((k) => pageGroup(k) === g);
+const pageGroup = (k: Key): PageGroup | undefined => (SETTINGS[k] as Setting).group;
 
-const LABELS: Partial<Record<Key, string>> = {
-  iterations: 'iterations',
-  examinerSteps: 'W examiner steps',
-  studentSteps: 'W student steps',
-  examinerBatch: 'examiner batch',
-  studentBatch: 'student batch',
-  rolloutsPerQuestion: 'n rollouts',
-  hopWeights: 'hop ratio',
-  privileged: 'privileged context',
-  lambda: 'λ schedule',
-  topK: 'top-K',
-  kl: 'KL direction',
-  tail: 'tail bucket',
-  tau: 'τ teacher EMA',
-  policies: 'policies',
-};
-
-export const LAMBDA_PRESETS: { label: string; value: string; note: string }[] = [
-  { label: 'instruct', value: '0.1,0.03,0.03', note: 'the paper’s decaying λ for instruct bases' },
-  { label: 'base', value: '0.03,0.003,0.002', note: 'the paper’s λ for base models' },
-  { label: 'fixed', value: '0.03', note: 'one λ for every iteration (the paper found decaying better)' },
-  { label: 'off', value: '0', note: 'no distillation' },
-];
-
-const PRIVILEGED_NOTE: Record<string, string> = {
-  full: 'full construction path (paper default)',
-  partial: 'a random part of the hops dropped',
-  gt: 'the answer only',
-  'gt-hop': 'the answer and the hop count',
-  none: 'no teacher: Dr. Zero',
-};
+export const MAIN_FIELDS = inGroup('main');
+export const TINY_FIELDS = inGroup('tiny');
+export const CORPUS_FIELDS = inGroup('corpus');
+/** The rest, under "advanced settings" (settings set by the page's pickers are not fields). */
+export const ADVANCED_FIELDS = inGroup(undefined);
 
 /** A setting as the text of its form field. */
-export function fieldText(_key: Key, v: SelfPlayConfig[Key]): string {
-  if (Array.isArray(v)) return v.join(',');
-  if (typeof v === 'boolean') return v ? 'on' : 'off';
-  return String(v);
-}
+export const fieldText = (_key: Key, v: SelfPlayConfig[Key]): string => valueText(v);
 
 export function renderField(key: Key, v: SelfPlayConfig[Key]): Html {
-  const spec = SETTINGS[key];
+  const spec: Setting = SETTINGS[key];
   const id = `opt-${spec.flag}`;
-  const label = LABELS[key] ?? spec.flag.replace(/-/g, ' ');
+  const label = spec.label ?? spec.flag.replace(/-/g, ' ');
   const help = html`<small id="${id}-help" class="help">${spec.help}</small><small id="${id}-err" class="field-error"
     aria-live="polite"></small>`;
   const described = `${id}-help ${id}-err`;
@@ -117,7 +63,7 @@ export function renderField(key: Key, v: SelfPlayConfig[Key]): Html {
   } else if (k.t === 'enum') {
     input = html`<select id="${id}" name="${key}" aria-describedby="${described}">${k.values.map(
       (o) =>
-        html`<option value="${o}"${o === v ? html` selected` : ''}>${o}${key === 'privileged' && PRIVILEGED_NOTE[o] ? ` — ${PRIVILEGED_NOTE[o]}` : ''}</option>`,
+        html`<option value="${o}"${o === v ? html` selected` : ''}>${o}${spec.notes?.[o] ? ` — ${spec.notes[o]}` : ''}</option>`,
     )}</select>`;
   } else {
     const numeric = k.t === 'int' || k.t === 'number';
@@ -125,14 +71,13 @@ export function renderField(key: Key, v: SelfPlayConfig[Key]): Html {
       ${numeric ? html`type="number" step="any" inputmode="decimal"` : html`type="text"`} value="${fieldText(key, v)}"
         aria-describedby="${described}" autocomplete="off">`;
   }
-  const extra =
-    key === 'lambda'
-      ? html`<span class="quick" role="group" aria-label="λ presets">${LAMBDA_PRESETS.map(
-          (p) =>
-            html`<button type="button" class="small lambda-preset" data-value="${p.value}"
+  const extra = spec.suggestions
+    ? html`<span class="quick" role="group" aria-label="${label} presets">${spec.suggestions.map(
+        (p) =>
+          html`<button type="button" class="small suggestion" data-value="${p.value}"
               title="${p.note}">${p.label}</button>`,
-        )}</span>`
-      : '';
+      )}</span>`
+    : '';
   return html`<div class="${cls('field', k.t === 'bool' && 'check')}"
     data-key="${key}"><label for="${id}">${label}</label>${input}${extra}${help}</div>`;
 }
@@ -157,10 +102,7 @@ export function readSettings(
   try {
     return { config: validateConfig(c as unknown as SelfPlayConfig), errors };
   } catch (e) {
-    const msg = (e as Error).message;
-    const flag = /^--([\w-]+)/.exec(msg)?.[1];
-    const key = (Object.keys(SETTINGS) as Key[]).find((k) => SETTINGS[k].flag === flag);
-    errors.set(key ?? '*', msg);
+    errors.set((e as ConfigError).key ?? '*', (e as Error).message);
     return { errors };
   }
 }
@@ -419,10 +361,12 @@ export class SetupPanel {
     this.$<HTMLSelectElement>('.preset').addEventListener('change', (e) =>
       this.applyPreset((e.target as HTMLSelectElement).value as PresetName),
     );
-    for (const b of this.root.querySelectorAll<HTMLButtonElement>('.lambda-preset')) {
+    for (const b of this.root.querySelectorAll<HTMLButtonElement>('.suggestion')) {
       b.addEventListener('click', () => {
-        this.$<HTMLInputElement>('[name=lambda]').value = b.dataset.value!;
-        if (b.dataset.value === '0') this.$<HTMLSelectElement>('[name=privileged]').value = 'none';
+        const key = b.closest<HTMLElement>('.field')!.dataset.key!;
+        this.$<HTMLInputElement>(`[name=${key}]`).value = b.dataset.value!;
+        // No distillation at all is Dr. Zero: no teacher either.
+        if (key === 'lambda' && b.dataset.value === '0') this.$<HTMLSelectElement>('[name=privileged]').value = 'none';
         this.toAddress();
       });
     }

@@ -479,7 +479,7 @@ describe('setup', () => {
   const base = { ...PRESETS.smoke };
   it('renders every setting with its flag help, and reads them back with errors per field', () => {
     for (const k of [...MAIN_FIELDS, ...ADVANCED_FIELDS]) expect(renderField(k, base[k]).text).toContain(`name="${k}"`);
-    expect(renderField('lambda', base.lambda).text).toContain('lambda-preset');
+    expect(renderField('lambda', base.lambda).text).toContain('class="small suggestion" data-value="0.1,0.03,0.03"');
     expect(renderField('tail', true).text).toContain('checked');
     const values: Record<string, string | boolean> = {
       iterations: '2',
