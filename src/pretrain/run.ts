@@ -14,6 +14,7 @@ import { Rng } from '../env/random.ts';
 import { copyTaskBatch } from './copy-task.ts';
 import { DEFAULT_WORLD_SEED, docStream, worldDocs, type DataSettings } from './data.ts';
 import { Packer, type Batch, type PackStats } from './pack.ts';
+import { PRETRAIN_DEFAULTS } from './settings.ts';
 import type { PretrainOptions } from './options.ts';
 import { pretrainLoop, type StepLog } from './train.ts';
 import { docText } from './transcripts.ts';
@@ -45,7 +46,7 @@ export async function pretrain(
     const logs = await pretrainLoop(
       model,
       source.next,
-      { steps: o.steps, lr: o.lr, logEvery: o.logEvery, ...o.train },
+      { steps: o.steps, lr: o.lr, logEvery: o.logEvery ?? PRETRAIN_DEFAULTS.logEvery, ...o.train },
       onLog,
     );
     const files = await exportModel(model, { extraFiles: tokFiles });
@@ -70,7 +71,7 @@ export function batchSource(
   o: PretrainOptions,
 ): { next: () => Batch; stats: () => PretrainStats } {
   const data: DataSettings = { ...o.data, seed: o.seed };
-  const packer = new Packer(tokenizer, docStream(data), o.seq, o.passageShare ?? 0.3);
+  const packer = new Packer(tokenizer, docStream(data), o.seq, o.passageShare ?? PRETRAIN_DEFAULTS.passageShare);
   const copy = {
     rng: new Rng(`copy-task-${o.seed}`),
     ids: ordinaryIds(tokenizer),
@@ -95,9 +96,9 @@ export function batchSource(
 
 /** Whether step `step` (from 0) trains on the copy task: the warm-up, then every `copyEvery`-th step. */
 export function isCopyStep(step: number, o: Pick<PretrainOptions, 'copyWarmup' | 'copyEvery'>): boolean {
-  const warm = o.copyWarmup ?? 0;
+  const warm = o.copyWarmup ?? PRETRAIN_DEFAULTS.copyWarmup;
   if (step < warm) return true;
-  const every = o.copyEvery ?? 0;
+  const every = o.copyEvery ?? PRETRAIN_DEFAULTS.copyEvery;
   return every > 0 && (step - warm) % every === every - 1;
 }
 
@@ -123,8 +124,9 @@ export interface Start {
 /** A tokenizer trained on the first worlds' text and a freshly initialised model. */
 async function fresh(engine: Engine, o: PretrainOptions, data: DataSettings): Promise<Start> {
   const texts: string[] = [];
-  for (let k = 0; k < (o.tokenizerWorlds ?? 10); k++) for (const d of worldDocs(data, k)) texts.push(docText(d));
-  const trained = trainTokenizer(texts, { vocabSize: o.vocab ?? 1024, addedTokens: TOOL_TAGS });
+  for (let k = 0; k < (o.tokenizerWorlds ?? PRETRAIN_DEFAULTS.tokenizerWorlds); k++)
+    for (const d of worldDocs(data, k)) texts.push(docText(d));
+  const trained = trainTokenizer(texts, { vocabSize: o.vocab ?? PRETRAIN_DEFAULTS.vocab, addedTokens: TOOL_TAGS });
   const tokenizer = await tokenizerFromJson(trained.tokenizerJson, trained.tokenizerConfig);
   const eos = tokenizer.tokenToId(IM_END)!;
   const cfg = tinyConfig({

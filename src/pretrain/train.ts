@@ -20,7 +20,7 @@ export interface TrainSettings {
   /** Gradient clipping to this global norm (default 1). */
   maxGradNorm?: number;
   beta2?: number;
-  /** Read the loss back every this many steps (default 10; the last step is always read). */
+  /** Read the loss back every this many steps (the first and last steps are always read). */
   logEvery?: number;
   /** Train only the first this many steps of the schedule (checking an external trainer); default all. */
   stopAfter?: number;
@@ -73,7 +73,7 @@ export function learningRate(step: number, settings: TrainSettings): number {
 export async function pretrainLoop(
   model: CausalLM,
   nextBatch: () => Batch,
-  s: TrainSettings,
+  s: TrainSettings & { logEvery: number },
   onLog?: (log: StepLog) => void,
 ): Promise<StepLog[]> {
   const e = model.engine;
@@ -86,7 +86,7 @@ export async function pretrainLoop(
     weightDecay: o.weightDecay,
     maxGradNorm: o.maxGradNorm,
   });
-  const logEvery = s.logEvery ?? 10;
+  const logEvery = s.logEvery;
   const logs: StepLog[] = [];
   const t0 = performance.now();
   let tokens = 0;
