@@ -45,7 +45,7 @@ function settingLines(): [string, string][] {
     const f = PRETRAIN_FIELDS[k];
     if (k === 'hidden') lines.push(['--size HxL', `hidden width x layers (default ${d.hidden}x${d.layers})`]);
     else if (f.flag && f.flag !== 'size')
-      lines.push([`--${f.flag} ${f.integer ? 'N' : 'X'}`, `${f.cliHelp ?? f.help} (default ${d[k]})`]);
+      lines.push([`--${f.flag} ${f.kind.t === 'int' ? 'N' : 'X'}`, `${f.cliHelp ?? f.help} (default ${d[k]})`]);
   }
   return lines;
 }

@@ -1,9 +1,11 @@
 // The settings of a pretraining run, for the page's form and the flags of `npm run pretrain` alike, each
-// declared once in PRETRAIN_FIELDS: its default, label, help, flag, checks and where its value goes in
+// declared once in PRETRAIN_FIELDS in the project's settings schema (src/settings/schema.ts, as self-play's):
+// its kind and bounds, default, label, group, help, flag, checks and where its value goes in
 // pretrain()'s options (the settings type, the defaults, the checks and settingsToOptions are derived from it;
 // src/cli/pretrain-args.ts builds the CLI's usage and parsing from it). Plain data and no GPU code, so the page
 // can check a form before the worker is asked.
 import { CONTROL_TOKENS, TOOL_TAGS } from '../model/tokenizer-train.ts';
+import { describeKind, int, kindAccepts, num, type Setting } from '../settings/schema.ts';
 import type { DataSettings, PretrainOptions } from './options.ts';
 
 /** The smallest tokenizer: the 256 bytes plus the control tokens and tool tags. */
@@ -20,33 +22,26 @@ type Destination =
   | { into: NumberKeys<PretrainOptions> | `data.${NumberKeys<DataSettings>}`; as?: never }
   | { into: `data.${keyof DataSettings}`; as: (v: number) => readonly number[] };
 
-type FieldSpec = Destination & {
-  label: string;
-  /** The value when none is given. */
-  default: number;
-  help: string;
-  integer: boolean;
-  min: number;
-  /** The lower bound itself is not allowed (a value must be above min). */
-  aboveMin?: boolean;
-  /** Exclusive upper bound. */
-  below?: number;
-  /** Inclusive upper bound. */
-  max?: number;
-  /**
-   * A check beyond the bounds: the problem, or undefined. `valid` holds the settings that passed their own
-   * bounds (a setting checked against another is not, while the other's own message says what is wrong).
-   */
-  check?: (v: number, valid: Readonly<Record<string, number>>) => string | undefined;
-  /** Ignored when training continues an existing model (its config.json decides). */
-  shape?: boolean;
-  /** Shown under "advanced". */
-  advanced?: boolean;
-  /** Its `npm run pretrain` flag ('size' for hidden and layers: --size HxL); none for a setting only the page has. */
-  flag?: string;
-  /** The CLI's help text, where the page's `help` (shown under the field's label) is too terse on its own. */
-  cliHelp?: string;
-};
+/**
+ * One pretraining setting: a setting of the project's schema (src/settings/schema.ts: kind and bounds, help, the
+ * default as its `paper` value, the page's label and group) with where its value goes, a check against other
+ * settings, and what only pretraining has.
+ */
+type FieldSpec = Destination &
+  Omit<Setting<number>, 'flag' | 'label'> & {
+    label: string;
+    /**
+     * A check beyond the bounds: the problem, or undefined. `valid` holds the settings that passed their own
+     * bounds (a setting checked against another is not, while the other's own message says what is wrong).
+     */
+    check?: (v: number, valid: Readonly<Record<string, number>>) => string | undefined;
+    /** Ignored when training continues an existing model (its config.json decides). */
+    shape?: boolean;
+    /** Its `npm run pretrain` flag ('size' for hidden and layers: --size HxL); none for a setting only the page has. */
+    flag?: string;
+    /** The CLI's help text, where the page's `help` (shown under the field's label) is too terse on its own. */
+    cliHelp?: string;
+  };
 
 /** The table's keys are the settings' names; each entry is one setting's whole declaration. */
 const table = <K extends string>(fields: Record<K, FieldSpec>): Record<K, FieldSpec> => fields;
@@ -54,123 +49,124 @@ const table = <K extends string>(fields: Record<K, FieldSpec>): Record<K, FieldS
 export const PRETRAIN_FIELDS = table({
   steps: {
     into: 'steps',
+    kind: int(1),
     label: 'steps',
-    default: 1500,
+    group: 'main',
+    paper: 1500,
     help: 'optimizer steps',
-    integer: true,
-    min: 1,
     flag: 'steps',
   },
-  batch: { into: 'batch', label: 'batch', default: 4, help: 'rows per step', integer: true, min: 1, flag: 'batch' },
+  batch: {
+    into: 'batch',
+    kind: int(1),
+    label: 'batch',
+    group: 'main',
+    paper: 4,
+    help: 'rows per step',
+    flag: 'batch',
+  },
   seq: {
     into: 'seq',
+    kind: int(16),
     label: 'seq',
-    default: 512,
+    group: 'main',
+    paper: 512,
     help: 'tokens per row (a transcript must fit in one)',
-    integer: true,
-    min: 16,
     flag: 'seq',
   },
   lr: {
     into: 'lr',
+    kind: num(0, undefined, true),
     label: 'lr',
-    default: 2e-3,
+    group: 'main',
+    paper: 2e-3,
     help: 'peak learning rate; warm-up, then cosine decay',
-    integer: false,
-    min: 0,
-    aboveMin: true,
     flag: 'lr',
   },
   hidden: {
     into: 'hidden',
+    kind: int(8),
     label: 'hidden',
-    default: 96,
+    group: 'main',
+    paper: 96,
     help: 'width, a multiple of 8 (4 heads, 2 kv heads)',
-    integer: true,
-    min: 8,
     check: (v) => (v % 8 !== 0 ? 'hidden must be a multiple of 8 (4 heads of an even width)' : undefined),
     shape: true,
     flag: 'size',
   },
   layers: {
     into: 'layers',
+    kind: int(1),
     label: 'layers',
-    default: 3,
+    group: 'main',
+    paper: 3,
     help: 'decoder layers',
-    integer: true,
-    min: 1,
     shape: true,
     flag: 'size',
   },
   vocab: {
     into: 'vocab',
+    kind: int(MIN_VOCAB),
     label: 'vocab',
-    default: 1024,
+    group: 'main',
+    paper: 1024,
     help: `tokenizer size, at least ${MIN_VOCAB} (bytes + special tokens)`,
-    integer: true,
-    min: MIN_VOCAB,
     shape: true,
     flag: 'vocab',
   },
   seed: {
     into: 'seed',
+    kind: int(0),
     label: 'seed',
-    default: 0,
+    group: 'main',
+    paper: 0,
     help: 'of the text, the tokenizer and the weights',
-    integer: true,
-    min: 0,
     flag: 'seed',
     cliHelp: 'seed of the text, the tokenizer and the weights',
   },
   passageShare: {
     into: 'passageShare',
+    kind: num(0, undefined, false, 1),
     label: 'passage share',
-    default: 0.3,
+    group: 'main',
+    paper: 0.3,
     help: 'share of passage text; the rest are transcripts',
-    integer: false,
-    min: 0,
-    below: 1,
     flag: 'passage-share',
   },
   drills: {
     into: 'data.drillsPerWorld',
+    kind: int(0),
     label: 'drills',
-    default: 0,
+    group: 'main',
+    paper: 0,
     help: 'copying drills (names, then again) per world',
-    integer: true,
-    min: 0,
     flag: 'drills',
   },
   student: {
     into: 'data.studentPerWorld',
+    kind: int(0),
     label: 'student transcripts',
-    default: 40,
+    paper: 40,
     help: 'per world: a scripted student answering a question with the search tool',
-    integer: true,
-    min: 0,
-    advanced: true,
     flag: 'student',
   },
   studentMultiHop: {
     into: 'data.studentHops',
+    kind: num(0, undefined, false, 1),
     // The weights of 1, 2 and 3 hops.
     as: (share) => [1 - share, (4 * share) / 5, share / 5],
     label: 'student multi-hop share',
-    default: 0.1,
+    paper: 0.1,
     help: 'share of student transcripts with 2 or 3 hops (4:1); the rest are 1-hop',
-    integer: false,
-    min: 0,
-    below: 1,
-    advanced: true,
     flag: 'student-multi-hop',
   },
   teacher: {
     into: 'data.teacherPerWorld',
+    kind: int(0),
     label: 'teacher transcripts',
-    default: 0,
+    group: 'main',
+    paper: 0,
     help: "per world: the scripted student given the teacher's privileged prompt (most need seq 1024)",
-    integer: true,
-    min: 0,
     flag: 'teacher',
     cliHelp:
       "transcripts per world of the scripted student given the teacher's privileged prompt (its question's " +
@@ -180,26 +176,20 @@ export const PRETRAIN_FIELDS = table({
   /** Share of the teacher transcripts with 2 to 4 hops, 3:2:1 (0.6 is 4:3:2:1). */
   teacherMultiHop: {
     into: 'data.teacherHops',
+    kind: num(0, 1),
     // The weights of 1, 2, 3 and 4 hops.
     as: (share) => [1 - share, share / 2, share / 3, share / 6],
     label: 'teacher multi-hop share',
-    default: 0.6,
+    paper: 0.6,
     help: 'share of teacher transcripts with 2, 3 or 4 hops (3:2:1); the rest are 1-hop',
-    integer: false,
-    min: 0,
-    max: 1,
-    advanced: true,
     flag: 'teacher-multi-hop',
   },
   teacherSlips: {
     into: 'data.teacherSlips',
+    kind: num(0, undefined, false, 1),
     label: 'teacher slips',
-    default: 0,
+    paper: 0,
     help: 'share of teacher transcripts whose last quote is wrong; the answer comes from the notes',
-    integer: false,
-    min: 0,
-    below: 1,
-    advanced: true,
     flag: 'teacher-slips',
     cliHelp:
       "share (0 up to 1) of the teacher transcripts where the scripted student's last quote is a wrong sentence " +
@@ -208,13 +198,10 @@ export const PRETRAIN_FIELDS = table({
   },
   teacherSlipStops: {
     into: 'data.teacherSlipStops',
+    kind: num(0, 1),
     label: 'teacher slip stops',
-    default: 0,
+    paper: 0,
     help: 'share of slips where closing the notes and answering after the wrong quote are targets',
-    integer: false,
-    min: 0,
-    max: 1,
-    advanced: true,
     flag: 'teacher-slip-stops',
     cliHelp:
       'share (0 to 1) of the teacher slips where only the wrong sentence is context: closing the notes and ' +
@@ -222,13 +209,10 @@ export const PRETRAIN_FIELDS = table({
   },
   teacherSlipBlind: {
     into: 'data.teacherSlipBlind',
+    kind: num(0, 1),
     label: 'teacher blind slips',
-    default: 0,
+    paper: 0,
     help: 'share of slips whose last search shows only passages that do not state the answer',
-    integer: false,
-    min: 0,
-    max: 1,
-    advanced: true,
     flag: 'teacher-slip-blind',
     cliHelp:
       'share (0 to 1) of the teacher slips whose last search result keeps only the passages that do not state ' +
@@ -236,13 +220,10 @@ export const PRETRAIN_FIELDS = table({
   },
   teacherAnswerOnly: {
     into: 'data.teacherAnswerOnly',
+    kind: num(0, 1),
     label: 'teacher answer-only targets',
-    default: 0,
+    paper: 0,
     help: 'share of teacher transcripts whose only targets are the answer (searches and quotes are context)',
-    integer: false,
-    min: 0,
-    max: 1,
-    advanced: true,
     flag: 'teacher-answer-only',
     cliHelp:
       'share (0 to 1) of the teacher transcripts whose searches and quotes are context and whose only ' +
@@ -251,13 +232,10 @@ export const PRETRAIN_FIELDS = table({
   },
   teacherCompact: {
     into: 'data.teacherCompact',
+    kind: num(0, 1),
     label: 'teacher compact notes',
-    default: 0,
+    paper: 0,
     help: "share of teacher transcripts whose notes are compact, as self-play's --notes compact shows them",
-    integer: false,
-    min: 0,
-    max: 1,
-    advanced: true,
     flag: 'teacher-compact',
     cliHelp:
       'share (0 to 1) of the teacher transcripts whose full or partial notes are compact: each document of ' +
@@ -266,13 +244,10 @@ export const PRETRAIN_FIELDS = table({
   },
   teacherAnswerFirst: {
     into: 'data.teacherAnswerFirst',
+    kind: num(0, 1),
     label: 'teacher answer-first notes',
-    default: 0,
+    paper: 0,
     help: "share of compact notes opened by the answer, as self-play's --notes answer-first shows them",
-    integer: false,
-    min: 0,
-    max: 1,
-    advanced: true,
     flag: 'teacher-answer-first',
     cliHelp:
       "share (0 to 1) of the teacher transcripts' compact notes that open with the answer in the words of the " +
@@ -280,11 +255,11 @@ export const PRETRAIN_FIELDS = table({
   },
   examiner: {
     into: 'data.examinerPerWorld',
+    kind: int(0),
     label: 'examiner transcripts',
-    default: 20,
+    group: 'main',
+    paper: 20,
     help: 'per world: a scripted examiner writing a 1- to 4-hop question from a source passage',
-    integer: true,
-    min: 0,
     flag: 'examiner',
     cliHelp:
       'transcripts per world of a scripted examiner that quotes the facts it follows and writes a 1- to 4-hop ' +
@@ -292,11 +267,11 @@ export const PRETRAIN_FIELDS = table({
   },
   copyWarmup: {
     into: 'copyWarmup',
+    kind: int(0),
     label: 'copy warm-up',
-    default: 0,
+    group: 'main',
+    paper: 0,
     help: 'first steps on a synthetic copying task (random spans, repeated)',
-    integer: true,
-    min: 0,
     check: (v, valid) =>
       valid.steps !== undefined && v > valid.steps
         ? `copy warm-up must be at most the steps (${valid.steps})`
@@ -306,40 +281,34 @@ export const PRETRAIN_FIELDS = table({
   },
   copyEvery: {
     into: 'copyEvery',
+    kind: int(0),
     label: 'copy every',
-    default: 0,
+    group: 'main',
+    paper: 0,
     help: 'after the warm-up, every this many steps one is a copying step (0: none)',
-    integer: true,
-    min: 0,
     flag: 'copy-every',
   },
   worldSize: {
     into: 'data.worldSize',
+    kind: int(20),
     label: 'world size',
-    default: 80,
+    paper: 80,
     help: 'entities per generated world',
-    integer: true,
-    min: 20,
-    advanced: true,
   },
   tokenizerWorlds: {
     into: 'tokenizerWorlds',
+    kind: int(1),
     label: 'tokenizer worlds',
-    default: 10,
+    paper: 10,
     help: 'worlds whose text trains the tokenizer',
-    integer: true,
-    min: 1,
-    advanced: true,
     shape: true,
   },
   logEvery: {
     into: 'logEvery',
+    kind: int(1),
     label: 'log every',
-    default: 10,
+    paper: 10,
     help: 'read the loss back every this many steps',
-    integer: true,
-    min: 1,
-    advanced: true,
     flag: 'log-every',
   },
 });
@@ -349,19 +318,14 @@ export type PretrainKey = keyof typeof PRETRAIN_FIELDS;
 export type PretrainSettings = Record<PretrainKey, number>;
 
 export const PRETRAIN_DEFAULTS: Readonly<PretrainSettings> = Object.fromEntries(
-  (Object.keys(PRETRAIN_FIELDS) as PretrainKey[]).map((k) => [k, PRETRAIN_FIELDS[k].default]),
+  (Object.keys(PRETRAIN_FIELDS) as PretrainKey[]).map((k) => [k, PRETRAIN_FIELDS[k].paper]),
 ) as PretrainSettings;
 
 const KEYS = Object.keys(PRETRAIN_FIELDS) as PretrainKey[];
 
 /** The problem of one value with its own bounds, or undefined. */
 function boundsProblem(f: FieldSpec, v: unknown): string | undefined {
-  if (typeof v !== 'number' || !Number.isFinite(v)) return `${f.label} must be a number`;
-  if (f.integer && !Number.isInteger(v)) return `${f.label} must be a whole number`;
-  if (f.aboveMin ? v <= f.min : v < f.min) return `${f.label} must be ${f.aboveMin ? 'above' : 'at least'} ${f.min}`;
-  if (f.below !== undefined && v >= f.below) return `${f.label} must be below ${f.below}`;
-  if (f.max !== undefined && v > f.max) return `${f.label} must be at most ${f.max}`;
-  return undefined;
+  return kindAccepts(f.kind, v) ? undefined : `${f.label} must be ${describeKind(f.kind)}`;
 }
 
 /** Problems per field, in the table's order (empty when the settings can be used). */

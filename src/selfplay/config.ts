@@ -1,79 +1,39 @@
-// Every setting of a π-Play run (ALGORITHM.md), as one flat, JSON-able object, declared once in SETTINGS:
-// its command-line flag, the values it takes, its help, the papers' value and, where it differs, the
-// scaled-down value for a browser-sized model (demo). The config type, the presets (paper, demo, and smoke
-// on top of demo), parsing, checks, --help and the page's fields are all derived from that table, so a new
-// setting is one entry there. Settings have one name everywhere: here, on the command line (`--flag`), in
+// Every setting of a π-Play run (ALGORITHM.md), as one flat, JSON-able object, declared once in SETTINGS in the
+// project's settings schema (src/settings/schema.ts, which pretraining's table uses too): its command-line flag,
+// the values it takes, its help, the papers' value and, where it differs, the scaled-down value for a
+// browser-sized model (demo), and how the page shows it. The config type, the presets (paper, demo, and smoke on
+// top of demo), parsing, checks, --help, the page's fields and its address are all derived from that table, so a
+// new setting is one entry there. Settings have one name everywhere: here, on the command line (`--flag`), in
 // the UI and in checkpoints.
 import { NOTES_RENDERINGS, PRIVILEGED_MODES } from '../env/prompts.ts';
-import type { LambdaSchedule } from '../rl/schedule.ts';
+import {
+  bool,
+  ConfigError,
+  describeKind,
+  flagValue,
+  int,
+  kindAccepts,
+  lambdas,
+  num,
+  nums,
+  ints,
+  oneOf,
+  type Setting,
+  setting,
+  text,
+} from '../settings/schema.ts';
+
+export {
+  ConfigError,
+  flagValue,
+  valueText,
+  type PageGroup,
+  type Setting,
+  type Suggestion,
+} from '../settings/schema.ts';
 
 // ---------------------------------------------------------------------------------------------------
 // The table
-
-type Kind =
-  | { t: 'int'; min: number; max: number }
-  | { t: 'number'; min: number; max?: number; above?: boolean }
-  | { t: 'bool' }
-  | { t: 'enum'; values: readonly string[] }
-  | { t: 'string'; empty?: boolean }
-  | { t: 'ints'; min: number }
-  | { t: 'numbers'; min: number }
-  | { t: 'lambda' };
-
-/** A kind that carries the TypeScript type of its values (for the derived config type only). */
-type KindOf<T> = Kind & { readonly value?: T };
-
-/** The largest integer a setting takes unless it names its own bound (Int32-safe: ids and counts live in Int32Arrays). */
-const INT_MAX = 2 ** 31 - 1;
-const int = (min: number, max = INT_MAX): KindOf<number> => ({ t: 'int', min, max });
-const num = (min: number, max?: number, above = false): KindOf<number> => ({
-  t: 'number',
-  min,
-  ...(max !== undefined ? { max } : {}),
-  above,
-});
-const bool = (): KindOf<boolean> => ({ t: 'bool' });
-const oneOf = <const V extends string>(values: readonly V[]): KindOf<V> => ({ t: 'enum', values });
-const text = (empty = false): KindOf<string> => ({ t: 'string', ...(empty ? { empty } : {}) });
-const ints = (min: number): KindOf<number[]> => ({ t: 'ints', min });
-const nums = (min: number): KindOf<number[]> => ({ t: 'numbers', min });
-const lambdas = (): KindOf<LambdaSchedule> => ({ t: 'lambda' });
-
-/**
- * Where the page shows a setting: the main block, the random tiny model's shape, the world and evaluation
- * block, set by the page's own pickers (source), or (absent) under "advanced settings".
- */
-export type PageGroup = 'main' | 'tiny' | 'corpus' | 'source';
-
-/** A value the page offers beside a field with one click (e.g. the paper's λ schedules). */
-export interface Suggestion {
-  label: string;
-  value: string;
-  note: string;
-}
-
-/**
- * One setting: its flag, kind and help, the papers' value and the demo value where it differs, and how the page
- * shows it (its label, where the flag's words are not enough; its group; suggested values; a note per choice).
- */
-export interface Setting<T = unknown> {
-  flag: string;
-  kind: Kind;
-  help: string;
-  paper: T;
-  demo?: T;
-  label?: string;
-  group?: PageGroup;
-  suggestions?: readonly Suggestion[];
-  /** For a choice of values: what each means, after it in the page's list. */
-  notes?: Readonly<Record<string, string>>;
-}
-
-function setting<T>(
-  s: Omit<Setting<T>, 'kind' | 'paper' | 'demo'> & { kind: KindOf<T>; paper: NoInfer<T>; demo?: NoInfer<T> },
-): Setting<T> {
-  return s;
-}
 
 export const SETTINGS = {
   seed: setting({ flag: 'seed', kind: int(0, 2 ** 32 - 1), help: 'seed of every random choice of the run', paper: 0 }),
@@ -669,78 +629,14 @@ export const PRESET_HELP: Record<PresetName, string> = {
   paper: 'the paper’s values',
 };
 
-/**
- * A bad setting or option; the message names it (as its --flag) and what it accepts. `key` is the setting's name
- * in SETTINGS when the error is about one (the page shows the message under that field).
- */
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-  constructor(
-    message: string,
-    readonly key?: SettingKey,
-  ) {
-    super(message);
-  }
-}
-
 /** The error of setting `key`: its flag, then what is wrong. */
 function settingError(key: SettingKey, what: string): ConfigError {
   return new ConfigError(`--${SETTINGS[key].flag}: ${what}`, key);
 }
 
-function describeKind(k: Kind): string {
-  switch (k.t) {
-    case 'int':
-      return k.max === INT_MAX ? `an integer >= ${k.min}` : `an integer from ${k.min} to ${k.max}`;
-    case 'number':
-      return `a number ${k.above ? '>' : '>='} ${k.min}${k.max !== undefined ? ` and <= ${k.max}` : ''}`;
-    case 'bool':
-      return 'on or off';
-    case 'enum':
-      return `one of ${k.values.join(', ')}`;
-    case 'string':
-      return k.empty ? 'a string' : 'a non-empty string';
-    case 'ints':
-      return `a comma-separated list of integers >= ${k.min}`;
-    case 'numbers':
-      return `a comma-separated list of numbers >= ${k.min}`;
-    case 'lambda':
-      return 'a number >= 0 or a comma-separated list of them (one per iteration)';
-  }
-}
-
 function checkValue(key: keyof SelfPlayConfig, v: unknown): void {
-  const spec = SETTINGS[key];
-  const k = spec.kind;
-  const bad = () => settingError(key, `${JSON.stringify(v)} is not allowed; use ${describeKind(k)}`);
-  const isNum = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
-  switch (k.t) {
-    case 'int':
-      if (!isNum(v) || !Number.isInteger(v) || v < k.min || v > k.max) throw bad();
-      return;
-    case 'number':
-      if (!isNum(v) || (k.above ? v <= k.min : v < k.min) || (k.max !== undefined && v > k.max)) throw bad();
-      return;
-    case 'bool':
-      if (typeof v !== 'boolean') throw bad();
-      return;
-    case 'enum':
-      if (typeof v !== 'string' || !k.values.includes(v)) throw bad();
-      return;
-    case 'string':
-      if (typeof v !== 'string' || (!k.empty && v.trim() === '')) throw bad();
-      return;
-    case 'ints':
-      if (!Array.isArray(v) || v.length === 0 || !v.every((x) => isNum(x) && Number.isInteger(x) && x >= k.min))
-        throw bad();
-      return;
-    case 'numbers':
-      if (!Array.isArray(v) || v.length === 0 || !v.every((x) => isNum(x) && x >= k.min)) throw bad();
-      return;
-    case 'lambda':
-      if (isNum(v) ? v < 0 : !Array.isArray(v) || v.length === 0 || !v.every((x) => isNum(x) && x >= 0)) throw bad();
-      return;
-  }
+  const k = SETTINGS[key].kind;
+  if (!kindAccepts(k, v)) throw settingError(key, `${JSON.stringify(v)} is not allowed; use ${describeKind(k)}`);
 }
 
 /** Checks every setting and the relations between them; throws a ConfigError naming the option. */
@@ -880,16 +776,6 @@ export function parseOptionValue<K extends keyof SelfPlayConfig>(key: K, text: s
     throw bad();
   }
   return v as SelfPlayConfig[K];
-}
-
-/** A setting's value as text, as a form field or the page's address holds it: lists comma-joined, switches on/off. */
-export function valueText(v: unknown): string {
-  return Array.isArray(v) ? v.join(',') : typeof v === 'boolean' ? (v ? 'on' : 'off') : String(v);
-}
-
-/** A setting's value as its flag takes it on a command line: valueText, the empty string as ''. */
-export function flagValue(v: unknown): string {
-  return v === '' ? "''" : valueText(v);
 }
 
 /**

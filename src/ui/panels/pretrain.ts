@@ -18,8 +18,8 @@ import type { Series } from '../state.ts';
 import { chartData, chartOptions, type ChartSpec } from './charts.ts';
 
 const KEYS = Object.keys(PRETRAIN_FIELDS) as PretrainKey[];
-const MAIN = KEYS.filter((k) => !PRETRAIN_FIELDS[k].advanced);
-const ADVANCED = KEYS.filter((k) => PRETRAIN_FIELDS[k].advanced);
+const MAIN = KEYS.filter((k) => PRETRAIN_FIELDS[k].group === 'main');
+const ADVANCED = KEYS.filter((k) => PRETRAIN_FIELDS[k].group === undefined);
 const LOSS: ChartSpec = { id: 'pretrain-loss', title: 'Training loss', xLabel: 'step', series: [] };
 /** The Charts tab's default smoothing. */
 const SMOOTHING = 0.6;

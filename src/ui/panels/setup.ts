@@ -102,7 +102,7 @@ export function readSettings(
   try {
     return { config: validateConfig(c as unknown as SelfPlayConfig), errors };
   } catch (e) {
-    errors.set((e as ConfigError).key ?? '*', (e as Error).message);
+    errors.set(((e as ConfigError).key as Key | undefined) ?? '*', (e as Error).message);
     return { errors };
   }
 }
