@@ -12,7 +12,7 @@ import { describeSource, type ModelSource } from './model-source.ts';
 import type { StartRequest } from './protocol.ts';
 import { buildBase, corpusPassages, recordBase, storedBase, storedCorpus } from './run-host.ts';
 import { lockedMessage, lockRun } from './run-lock.ts';
-import { classifyRun, isLost, type WorkerSession } from './session.ts';
+import { type ActiveJob, classifyRun, isLost, type WorkerSession } from './session.ts';
 import { wireTransfer } from './wire.ts';
 
 export class RunService {
@@ -25,127 +25,120 @@ export class RunService {
     if (busy) return { ok: false, error: busy };
     const control = new RunControl();
     this.s.releaseKept();
-    this.s.active = { job: 'selfplay', name: '', control, run: null, engine: null };
+    const active: ActiveJob = { job: 'selfplay', name: '', control, run: null, engine: null };
+    this.s.active = active;
     this.s.job = 'selfplay';
     this.s.setPhase('starting');
     try {
-      const e = await this.s.ensureEngine();
-      this.s.active.engine = e;
-      const onProgress = (p: DownloadProgress) => this.s.post({ type: 'download', progress: p });
-      let run: SelfPlayRun;
-      let name: string;
-      if (req.resumeFrom) {
-        name = req.resumeFrom;
-        const lock = await lockRun(name);
-        if (!lock) throw new Error(lockedMessage(name));
-        this.s.active.lock = lock;
-        this.s.active.name = name;
-        const storage = this.s.store.runStorage(name);
-        const latest = await latestCheckpoint(storage);
-        if (!latest) throw new Error(`run '${name}' has no complete checkpoint to resume from`);
-        this.s.emitRun({
-          type: 'progress',
-          stage: 'load',
-          iteration: latest.state.cursor.iteration,
-          done: 0,
-          total: 2,
-          label: 'rebuilding the corpus and the base model',
-        });
-        const env = corpusPassages(latest.state.config, await storedCorpus(storage));
-        const base = await storedBase(e, storage, latest.slot, latest.state, env, this.s.store, onProgress);
-        this.s.emitRun({
-          type: 'progress',
-          stage: 'load',
-          iteration: latest.state.cursor.iteration,
-          done: 1,
-          total: 2,
-          label: 'restoring the policies',
-        });
-        run = await SelfPlayRun.start({
-          engine: e,
-          config: latest.state.config,
-          base,
-          env,
-          storage,
-          listener: this.s.emitRun,
-          resume: true,
-        });
-        // The run's history, so every view continues where it was (a run stored before runs kept one: its
-        // metrics and evaluations from the checkpoint).
-        const history = await this.s.store.history(name, latest.state.records);
-        if (history.length > 0) {
-          for (const h of history) this.s.post({ type: 'run', event: h }, wireTransfer(h));
-        } else {
-          for (const m of run.state.metrics) this.s.emitRun({ type: 'metrics', metrics: m });
-          for (const m of run.state.evals) this.s.emitRun({ type: 'eval', metrics: m });
-        }
-        this.s.active.history = storage;
-      } else {
-        if (!('config' in req)) throw new Error('piplay: a new run needs its settings, model and corpus');
-        // The browser has no file paths: the model and corpus come from the pickers, held-out questions from the world.
-        const config = validateConfig({
-          ...req.config,
-          model: modelName(req.model),
-          corpus: req.corpus.kind === 'world' ? 'world' : req.corpus.name,
-          evalSet: '',
-        });
-        this.s.emitRun({
-          type: 'progress',
-          stage: 'load',
-          iteration: 0,
-          done: 0,
-          total: 3,
-          label: 'building the corpus',
-        });
-        const env = corpusPassages(config, req.corpus);
-        this.s.emitRun({
-          type: 'progress',
-          stage: 'load',
-          iteration: 0,
-          done: 1,
-          total: 3,
-          label: `loading ${describeSource(req.model)}`,
-        });
-        const base = await buildBase(e, config, req.model, env, this.s.store, onProgress);
-        this.s.emitRun({
-          type: 'progress',
-          stage: 'load',
-          iteration: 0,
-          done: 2,
-          total: 3,
-          label: 'creating the examiner, student and teacher',
-        });
-        const storage = await this.s.store.createRun({ base: base.name, config });
-        name = storage.runName;
-        this.s.active.lock = (await lockRun(name)) ?? undefined;
-        this.s.active.name = name;
-        await recordBase(storage, base, req.model, req.corpus);
-        this.s.active.history = storage;
-        run = await SelfPlayRun.start({ engine: e, config, base, env, storage, listener: this.s.emitRun });
-        this.s.emitRun({
-          type: 'log',
-          level: 'info',
-          message: `run '${name}' started from ${describeSource(req.model)}`,
-        });
-      }
+      active.engine = await this.s.ensureEngine();
+      const run = req.resumeFrom
+        ? await this.resumeRun(active, req.resumeFrom)
+        : await this.newRun(active, req as Extract<StartRequest, { config: unknown }>);
       if (control.stopped) {
         run.dispose();
-        this.s.active.lock?.release();
+        active.lock?.release();
         this.s.active = null;
         this.s.setPhase('stopped');
         return { ok: true };
       }
-      this.s.active.run = run;
+      active.run = run;
       this.s.driving = this.drive(run, control);
       return { ok: true };
     } catch (e) {
-      const lost = await isLost(this.s.active?.engine ?? null);
-      this.s.active?.lock?.release();
+      const lost = await isLost(active.engine);
+      active.lock?.release();
       this.s.active = null;
       const msg = (e as Error).message;
       this.s.setPhase('failed', msg, lost ? 'device-lost' : classifyRun(e));
       return { ok: false, error: msg };
     }
+  }
+
+  /** A 'load' progress line of the run's start: step `done` of `total`, at `iteration`. */
+  private loading(iteration: number, done: number, total: number, label: string): void {
+    this.s.emitRun({ type: 'progress', stage: 'load', iteration, done, total, label });
+  }
+
+  private readonly onDownload = (p: DownloadProgress) => this.s.post({ type: 'download', progress: p });
+
+  /** A stored run at its latest checkpoint, its lock taken, and the history every view shows replayed. */
+  private async resumeRun(active: ActiveJob, name: string): Promise<SelfPlayRun> {
+    const lock = await lockRun(name);
+    if (!lock) throw new Error(lockedMessage(name));
+    active.lock = lock;
+    active.name = name;
+    const storage = this.s.store.runStorage(name);
+    const latest = await latestCheckpoint(storage);
+    if (!latest) throw new Error(`run '${name}' has no complete checkpoint to resume from`);
+    const { config, cursor, records } = latest.state;
+    this.loading(cursor.iteration, 0, 2, 'rebuilding the corpus and the base model');
+    const env = corpusPassages(config, await storedCorpus(storage));
+    const base = await storedBase(
+      active.engine!,
+      storage,
+      latest.slot,
+      latest.state,
+      env,
+      this.s.store,
+      this.onDownload,
+    );
+    this.loading(cursor.iteration, 1, 2, 'restoring the policies');
+    const run = await SelfPlayRun.start({
+      engine: active.engine!,
+      config,
+      base,
+      env,
+      storage,
+      listener: this.s.emitRun,
+      resume: true,
+    });
+    // The run's history, so every view continues where it was (a run stored before runs kept one: its metrics
+    // and evaluations from the checkpoint).
+    const history = await this.s.store.history(name, records);
+    if (history.length > 0) {
+      for (const h of history) this.s.post({ type: 'run', event: h }, wireTransfer(h));
+    } else {
+      for (const m of run.state.metrics) this.s.emitRun({ type: 'metrics', metrics: m });
+      for (const m of run.state.evals) this.s.emitRun({ type: 'eval', metrics: m });
+    }
+    active.history = storage;
+    return run;
+  }
+
+  /** A new run from the page's settings, model and corpus, stored (and locked) under a fresh name. */
+  private async newRun(active: ActiveJob, req: Extract<StartRequest, { config: unknown }>): Promise<SelfPlayRun> {
+    if (!('config' in req)) throw new Error('piplay: a new run needs its settings, model and corpus');
+    // The browser has no file paths: the model and corpus come from the pickers, held-out questions from the world.
+    const config = validateConfig({
+      ...req.config,
+      model: modelName(req.model),
+      corpus: req.corpus.kind === 'world' ? 'world' : req.corpus.name,
+      evalSet: '',
+    });
+    this.loading(0, 0, 3, 'building the corpus');
+    const env = corpusPassages(config, req.corpus);
+    this.loading(0, 1, 3, `loading ${describeSource(req.model)}`);
+    const base = await buildBase(active.engine!, config, req.model, env, this.s.store, this.onDownload);
+    this.loading(0, 2, 3, 'creating the examiner, student and teacher');
+    const storage = await this.s.store.createRun({ base: base.name, config });
+    active.name = storage.runName;
+    active.lock = (await lockRun(active.name)) ?? undefined;
+    await recordBase(storage, base, req.model, req.corpus);
+    active.history = storage;
+    const run = await SelfPlayRun.start({
+      engine: active.engine!,
+      config,
+      base,
+      env,
+      storage,
+      listener: this.s.emitRun,
+    });
+    this.s.emitRun({
+      type: 'log',
+      level: 'info',
+      message: `run '${active.name}' started from ${describeSource(req.model)}`,
+    });
+    return run;
   }
 
   private async drive(run: SelfPlayRun, control: RunControl): Promise<void> {
