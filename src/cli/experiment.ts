@@ -15,7 +15,6 @@ import { join, resolve } from 'node:path';
 import { Engine } from '../gpu/engine.ts';
 import { nodeHost } from '../gpu/host/node.ts';
 import { CausalLM } from '../model/decoder.ts';
-import { exportModel } from '../model/io.ts';
 import {
   aggregate,
   signalOf,
@@ -55,8 +54,6 @@ import { probeExaminer, type ExaminerProbeResult } from '../lab/examiner-probe.t
 import { countOption, parseArgs } from './args.ts';
 import { stopOnInterrupt } from './interrupt.ts';
 import { DirStorage } from './fs-storage.ts';
-import { modelCard } from '../selfplay/model-card.ts';
-import { writeFolderAtomically } from './atomic-folder.ts';
 import { checkFolderLock, LOCK_NAME, lockFolder } from './folder-lock.ts';
 import { checkOutFolder, type OutRule } from './out-folder.ts';
 import { ConsoleReporter, evalLine, formatTime } from './progress.ts';
@@ -64,6 +61,7 @@ import { plural } from '../env/prompts.ts';
 import { LOGS, RUN_NAMES, RunFolder, readLog } from './run-folder.ts';
 import { buildBase, buildEnvironment } from './setup.ts';
 import { runCommand } from './command.ts';
+import { exportStudent } from './export-student.ts';
 
 const USAGE = [
   'usage: npm run experiment -- [--out DIR] [--seeds 1,2,3] [--arms LIST] [--preset NAME] [--resume] ' +
@@ -387,20 +385,7 @@ class Experiment {
       run.dispose();
       return null;
     }
-    if (!error) {
-      // Under LoRA the student is the shared base with the student's adapters: the export merges those in.
-      const files = await exportModel(run.ctx.policies.student, {
-        extraFiles: base.tokenizerFiles,
-        config: base.configJson,
-      });
-      files.set(
-        'README.md',
-        new TextEncoder().encode(
-          modelCard({ config: run.state.config, evals: run.state.evals, license: base.license }),
-        ),
-      );
-      writeFolderAtomically(join(dir, 'student'), files);
-    }
+    if (!error) await exportStudent(run, base, dir);
     const evals = run.state.evals.slice();
     const metrics = run.state.metrics.slice();
     const generation: GenerationPoint[] = metrics

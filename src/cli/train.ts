@@ -3,11 +3,10 @@
 // the run folder: config.json, metrics.jsonl, questions.jsonl, rollouts.jsonl, eval.jsonl, checkpoints/,
 // and at the end student/ (the trained student as an HF model folder; LoRA adapters merged into the weights).
 import { readdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { Engine } from '../gpu/engine.ts';
 import { nodeHost } from '../gpu/host/node.ts';
-import { exportModel } from '../model/io.ts';
-import { latestCheckpoint, NonFiniteCheckpointError } from '../selfplay/checkpoint.ts';
+import { latestCheckpoint, type LatestCheckpoint, NonFiniteCheckpointError } from '../selfplay/checkpoint.ts';
 import {
   ConfigError,
   makeConfig,
@@ -20,20 +19,21 @@ import {
 import { NonFiniteLossError } from '../selfplay/context.ts';
 import { SelfPlayRun } from '../selfplay/loop.ts';
 import { measurePrompts } from '../selfplay/prompt-lengths.ts';
-import { estimateRun } from '../selfplay/memory-plan.ts';
+import { estimateRun, type MemoryReport } from '../selfplay/memory-plan.ts';
+import type { Environment } from '../selfplay/environment.ts';
 import { parseArgs } from './args.ts';
 import { stopOnInterrupt } from './interrupt.ts';
 import { DirStorage } from './fs-storage.ts';
 import { ConsoleReporter, formatTime } from './progress.ts';
 import { plural } from '../env/prompts.ts';
-import { modelCard } from '../selfplay/model-card.ts';
-import { writeFolderAtomically } from './atomic-folder.ts';
 import { deviceLimits, estimateLines, peakLine, refusal } from './memory.ts';
 import { checkFolderLock, lockFolder } from './folder-lock.ts';
 import { checkOutFolder } from './out-folder.ts';
 import { RunFolder, trainOutRule } from './run-folder.ts';
 import { buildBase, buildEnvironment, previewBase } from './setup.ts';
 import { runCommand } from './command.ts';
+import { exportStudent } from './export-student.ts';
+import type { BaseModel } from '../selfplay/base-model.ts';
 
 const USAGE = [
   `usage: npm run train -- --out DIR [--preset ${Object.keys(PRESETS).join('|')}] [--resume] [--<setting> value ...]`,
@@ -45,6 +45,69 @@ const USAGE = [
   'settings (each overrides the preset):',
   ...optionHelp(),
 ].join('\n');
+
+/**
+ * The run's settings: those its checkpoint stored (--resume, which takes no others), or the preset with the
+ * settings given for a new run; a folder that holds a run, or a run's files, without --resume is refused.
+ */
+function runConfig(
+  args: ReturnType<typeof parseArgs>,
+  out: string,
+  kind: ReturnType<typeof checkOutFolder>,
+  cp: LatestCheckpoint | null,
+  resume: boolean,
+): SelfPlayConfig {
+  if (resume) {
+    if (!cp) throw new ConfigError(`--resume: ${out} holds no checkpoint to resume`);
+    const given = Object.keys(args.settings);
+    if (given.length || args.own['preset']) {
+      throw new ConfigError(
+        '--resume continues with the settings stored in the checkpoint; drop ' +
+          `${given.length ? given.join(', ') : '--preset'}`,
+      );
+    }
+    return cp.state.config;
+  }
+  if (cp) {
+    throw new ConfigError(
+      `--out: ${out} already holds a run (checkpoint at iteration ${cp.state.cursor.iteration + 1}, ` +
+        `${cp.state.cursor.stage} step ${cp.state.cursor.step}); pass --resume to continue it, or choose another ` +
+        'folder',
+    );
+  }
+  // A run's files without a checkpoint (stopped before its first, or its checkpoints moved away) are still the
+  // user's: never replaced.
+  if (kind === 'own') {
+    throw new ConfigError(
+      `--out: ${out} holds a run's files (${readdirSync(out).sort().join(', ')}) but no checkpoint to resume; ` +
+        'choose another folder, or remove this one yourself if its logs are not wanted',
+    );
+  }
+  return makeConfig((args.own['preset'] ?? 'demo') as PresetName, args.settings);
+}
+
+/** The memory estimate, from config.json, the tokenizer and the run's prompts, before any weight is on the GPU. */
+async function checkMemory(engine: Engine, config: SelfPlayConfig, env: Environment): Promise<MemoryReport> {
+  const preview = await previewBase(config, env);
+  const memory = estimateRun(preview.cfg, config, deviceLimits(engine), measurePrompts(config, preview, env));
+  for (const line of estimateLines(memory)) console.log(line);
+  const refused = refusal(memory);
+  if (refused) throw new ConfigError(refused);
+  return memory;
+}
+
+/** The line that says what is about to train: device, model, corpus, schedule, folder. */
+function announce(run: SelfPlayRun, engine: Engine, base: BaseModel, env: Environment, out: string): string {
+  const c = run.state.config;
+  const params = run.ctx.policies.student.trainable().reduce((n, t) => n + t.size, 0);
+  return (
+    `train: ${engine.info.description} (${engine.info.host}); model ${base.name} (${base.cfg.layers} layers, width ` +
+    `${base.cfg.hidden}, vocab ${base.cfg.vocabSize}, ${params} trained parameters per policy, ` +
+    `${c.policies}); corpus ${env.passages.length} passages, ${env.evalSet.length} held-out questions; ` +
+    `${plural(c.iterations, 'iteration')} x (${c.examinerSteps} examiner + ${c.studentSteps} student steps); ` +
+    `out ${out}`
+  );
+}
 
 async function main(argv: string[]): Promise<number> {
   const args = parseArgs(argv, ['out', 'preset'], ['resume', 'help']);
@@ -64,44 +127,11 @@ async function main(argv: string[]): Promise<number> {
   const storage = new DirStorage(out);
   const cp = kind === 'own' ? await latestCheckpoint(storage) : null;
 
-  let config: SelfPlayConfig;
-  if (resume) {
-    if (!cp) throw new ConfigError(`--resume: ${out} holds no checkpoint to resume`);
-    const given = Object.keys(args.settings);
-    if (given.length || args.own['preset']) {
-      throw new ConfigError(
-        '--resume continues with the settings stored in the checkpoint; drop ' +
-          `${given.length ? given.join(', ') : '--preset'}`,
-      );
-    }
-    config = cp.state.config;
-  } else {
-    if (cp) {
-      throw new ConfigError(
-        `--out: ${out} already holds a run (checkpoint at iteration ${cp.state.cursor.iteration + 1}, ` +
-          `${cp.state.cursor.stage} step ${cp.state.cursor.step}); pass --resume to continue it, or choose another ` +
-          'folder',
-      );
-    }
-    // A run's files without a checkpoint (stopped before its first, or its checkpoints moved away) are still the
-    // user's: never replaced.
-    if (kind === 'own') {
-      throw new ConfigError(
-        `--out: ${out} holds a run's files (${readdirSync(out).sort().join(', ')}) but no checkpoint to resume; ` +
-          'choose another folder, or remove this one yourself if its logs are not wanted',
-      );
-    }
-    config = makeConfig((args.own['preset'] ?? 'demo') as PresetName, args.settings);
-  }
+  const config = runConfig(args, out, kind, cp, resume);
   // The corpus, the held-out files and the base model are read (and checked) before the folder is touched.
   const env = buildEnvironment(config);
   const engine = await Engine.create(nodeHost());
-  // The estimate, from config.json, the tokenizer and the run's prompts, before any weight is on the GPU.
-  const preview = await previewBase(config, env);
-  const memory = estimateRun(preview.cfg, config, deviceLimits(engine), measurePrompts(config, preview, env));
-  for (const line of estimateLines(memory)) console.log(line);
-  const refused = refusal(memory);
-  if (refused) throw new ConfigError(refused);
+  const memory = await checkMemory(engine, config, env);
   const base = await buildBase(engine, config, env);
   const folder = new RunFolder(out);
   for (const f of await storage.removeLeftovers()) {
@@ -129,15 +159,7 @@ async function main(argv: string[]): Promise<number> {
   // page's before/after comparison does, in the worker): the checkpoint's bytes they hold go back instead
   // of sitting beside the run for its whole length.
   base.weights.clear();
-  const params = run.ctx.policies.student.trainable().reduce((n, t) => n + t.size, 0);
-  console.log(
-    `train: ${engine.info.description} (${engine.info.host}); model ${base.name} (${base.cfg.layers} layers, width ` +
-      `${base.cfg.hidden}, vocab ${base.cfg.vocabSize}, ${params} trained parameters per policy, ` +
-      `${config.policies}); corpus ${env.passages.length} passages, ${env.evalSet.length} held-out questions; ` +
-      `${plural(config.iterations, 'iteration')} x (${config.examinerSteps} examiner + ${config.studentSteps} student ` +
-      'steps); ' +
-      `out ${out}`,
-  );
+  console.log(announce(run, engine, base, env, out));
 
   const interrupt = stopOnInterrupt();
   const t0 = Date.now();
@@ -162,17 +184,7 @@ async function main(argv: string[]): Promise<number> {
     );
     return 130;
   }
-  // Under LoRA the student is the shared base with the student's adapters: the export merges those in.
-  const files = await exportModel(run.ctx.policies.student, {
-    extraFiles: base.tokenizerFiles,
-    config: base.configJson,
-  });
-  const dir = join(out, 'student');
-  files.set(
-    'README.md',
-    new TextEncoder().encode(modelCard({ config: run.state.config, evals: run.state.evals, license: base.license })),
-  );
-  writeFolderAtomically(dir, files);
+  const dir = await exportStudent(run, base, out);
   const last = run.state.evals[run.state.evals.length - 1];
   // No held-out question (--eval-per-hop 0): no EM to report, not 0%.
   const em = last && last.n > 0 ? `; held-out EM ${(100 * last.em).toFixed(1)}%` : '';
