@@ -153,19 +153,32 @@ const BACKWARD_PER_LAYER = { full: 2.2, lora: 1.15 };
 /** The pool rounds each buffer up to its size class (quarter powers of two): about 10% on average. */
 const POOL_ROUNDING = 1.1;
 
-/**
- * The memory a π-Play run of `cfg` needs: what every stage keeps (weights, adapters, AdamW moments) and the
- * largest stage's passes (training forward and backward, the teacher's forward, generation's KV cache).
- * `prompts` are the longest prompts in the model's tokens (GUESSED_PROMPTS before the tokenizer is known).
- */
-export function estimateRun(
-  cfg: ModelConfig,
-  run: RunShape,
-  limits: AdapterLimits,
-  prompts: PromptLengths = GUESSED_PROMPTS,
-): MemoryReport {
+/** What a training pass costs per token and how many tokens it holds, the same for every stage's terms. */
+interface Pass {
+  /** Bytes a training forward keeps per token; a pass without a tape; the backward's. */
+  perToken: number;
+  perTokenNoGrad: number;
+  backwardPerToken: number;
+  /** Tokens of a rollout's turns and tool replies after its prompt. */
+  response: number;
+  /** Rollouts of a student step, and of one forward/backward. */
+  rollouts: number;
+  rows: number;
+  policyTokens: number;
+  maxBinding: number;
+  /** Whether the logits are read chunk by chunk over rows, and the bytes of the logits that live at once. */
+  chunked: boolean;
+  logits: number;
+  /** Bytes of the trained parameters' gradients. */
+  grads: number;
+}
+
+const MICRO = 'micro-batch (--micro-batch)';
+
+/** What every stage keeps: the weights (trained copies, a frozen base or reference), adapters, AdamW moments. */
+function keptTerms(cfg: ModelConfig, run: RunShape): { kept: MemoryLine[]; trained: number } {
   const params = parameterCount(cfg);
-  const { paramBytes, largestTensorBytes } = memoryEstimate(cfg);
+  const { paramBytes } = memoryEstimate(cfg);
   const frozenBytes = weightBytes(cfg, true);
   const stored = frozenBytes < paramBytes ? ` (matrices in ${cfg.torchDtype})` : '';
   const teacher = run.privileged !== 'none';
@@ -203,8 +216,11 @@ export function estimateRun(
     bytes: 2 * 2 * trained * 4,
     setting: lora ? 'LoRA rank' : 'LoRA policies (--policies lora)',
   });
-  const grads = trained * 4;
+  return { kept, trained };
+}
 
+function passOf(cfg: ModelConfig, run: RunShape, limits: AdapterLimits, trained: number): Pass {
+  const lora = run.policies === 'lora' ? { rank: run.loraRank } : null;
   const layerFloats = layerFloatsPerToken(cfg, lora);
   // A training forward keeps every layer's intermediates, or with recompute (src/gpu/recompute.ts) each
   // layer's input and output only, plus the one layer it is running.
@@ -230,10 +246,27 @@ export function estimateRun(
   const logits = chunked
     ? Math.max(1, Math.floor(maxBinding / (4 * cfg.vocabSize))) * cfg.vocabSize * 4
     : policyTokens * cfg.vocabSize * 4;
-  const studentTokens = rows * (prompts.student + response);
-  const micro = 'micro-batch (--micro-batch)';
+  return {
+    perToken,
+    perTokenNoGrad,
+    backwardPerToken,
+    response,
+    rollouts,
+    rows,
+    policyTokens,
+    maxBinding,
+    chunked,
+    logits,
+    grads: trained * 4,
+  };
+}
 
-  // Each stage's transient memory, as terms; the largest stage counts.
+/** The student step's pass: forward, backward (or the teacher's forward, whichever is larger) and the logits. */
+function studentTerms(cfg: ModelConfig, run: RunShape, prompts: PromptLengths, p: Pass): MemoryLine[] {
+  const { perToken, perTokenNoGrad, backwardPerToken, response, rows, policyTokens, chunked, logits, grads } = p;
+  const teacher = run.privileged !== 'none';
+  const studentTokens = rows * (prompts.student + response);
+  const micro = MICRO;
   const studentFwd = studentTokens * perToken;
   const studentStage: MemoryLine[] = [
     {
@@ -274,6 +307,13 @@ export function estimateRun(
       };
     }
   }
+  return studentStage;
+}
+
+/** The examiner step's pass, forward and backward. */
+function examinerTerms(run: RunShape, prompts: PromptLengths, p: Pass): MemoryLine[] {
+  const { perToken, backwardPerToken, grads } = p;
+  const micro = MICRO;
   const examinerRows = run.microBatch > 0 ? Math.min(run.microBatch, run.examinerBatch) : run.examinerBatch;
   const examinerTokens = examinerRows * (prompts.examiner + run.turnTokens);
   const examinerFwd = examinerTokens * perToken;
@@ -284,6 +324,12 @@ export function estimateRun(
       setting: micro,
     },
   ];
+  return examinerStage;
+}
+
+/** Generation: the KV cache of the rollouts decoded together (within the KV budget) and the prompt's prefill. */
+function generationTerms(cfg: ModelConfig, run: RunShape, prompts: PromptLengths, p: Pass): MemoryLine[] {
+  const { perTokenNoGrad, response, rollouts } = p;
   // Each turn decodes with a new cache of the prompt, the turns and tool replies so far and the turn's own
   // tokens: the last turn's is the largest (no tool reply after it). Rows past the KV budget decode in parts.
   const capacity = Math.max(prompts.student, prompts.examiner) + response - run.toolTokens;
@@ -306,6 +352,30 @@ export function estimateRun(
       setting: 'student batch or rollouts per question',
     },
   ];
+  return generationStage;
+}
+
+/**
+ * The memory a π-Play run of `cfg` needs: what every stage keeps (weights, adapters, AdamW moments) and the
+ * largest stage's passes (training forward and backward, the teacher's forward, generation's KV cache).
+ * `prompts` are the longest prompts in the model's tokens (GUESSED_PROMPTS before the tokenizer is known).
+ */
+export function estimateRun(
+  cfg: ModelConfig,
+  run: RunShape,
+  limits: AdapterLimits,
+  prompts: PromptLengths = GUESSED_PROMPTS,
+): MemoryReport {
+  const { largestTensorBytes } = memoryEstimate(cfg);
+  const teacher = run.privileged !== 'none';
+  const lora = run.policies === 'lora';
+  const { kept, trained } = keptTerms(cfg, run);
+  const pass = passOf(cfg, run, limits, trained);
+  const { rows, response, maxBinding } = pass;
+  // Each stage's transient memory, as terms; the largest stage counts.
+  const studentStage = studentTerms(cfg, run, prompts, pass);
+  const examinerStage = examinerTerms(run, prompts, pass);
+  const generationStage = generationTerms(cfg, run, prompts, pass);
   const sum = (ls: MemoryLine[]) => ls.reduce((t, l) => t + l.bytes, 0);
   const stages = [studentStage, examinerStage, generationStage];
   const largest = stages.reduce((a, b) => (sum(b) > sum(a) ? b : a));
