@@ -234,14 +234,8 @@ function pairedSection(out: string[], paired: readonly Comparison[]): void {
   out.push('');
 }
 
-export function renderResults(
-  meta: ResultsMeta,
-  summaries: readonly ArmSummary[],
-  paired: readonly Comparison[] = [],
-): string {
-  const hops = [...new Set(summaries.flatMap((s) => Object.keys(s.final.byHop)))].sort((a, b) => Number(a) - Number(b));
-  const its = meta.iterations;
-  const out: string[] = [];
+/** The title, what was run, and how to read the cells. */
+function headerSection(out: string[], meta: ResultsMeta, its: number): void {
   out.push(`# π-Play, Dr. Zero and the privileged-context ablation (preset ${meta.preset}): results`, '');
   out.push(
     'Preset ' +
@@ -259,7 +253,10 @@ export function renderResults(
   if (meta.finished < meta.planned)
     out.push('', `**Partial results: ${meta.finished} of ${meta.planned} runs finished.**`);
   out.push('');
+}
 
+/** Held-out EM after the last iteration, per arm and hop, with searches and redundancy. */
+function finalSection(out: string[], summaries: readonly ArmSummary[], hops: string[], its: number): void {
   out.push(`## Held-out exact match after iteration ${its}`, '');
   out.push(
     table(
@@ -282,7 +279,16 @@ export function renderResults(
       'rollouts, not percentages.',
   );
   out.push('');
+}
 
+/** Held-out EM after each iteration (and before training, where it was measured). */
+function iterationsSection(
+  out: string[],
+  meta: ResultsMeta,
+  summaries: readonly ArmSummary[],
+  hops: string[],
+  its: number,
+): void {
   const hasStart = summaries.some((s) => s.trained && s.start.em);
   out.push('## Held-out EM after each iteration', '');
   const head = ['arm', 'hops', ...(hasStart ? ['before'] : []), ...iterationHeads(its)];
@@ -307,7 +313,10 @@ export function renderResults(
         : ''),
   );
   out.push('');
+}
 
+/** Per iteration of the trained arms: the examiner's drift, where the questions came from, the signal. */
+function trainingSections(out: string[], summaries: readonly ArmSummary[], its: number): void {
   const trained = summaries.filter((s) => s.trained);
   if (trained.length) {
     iterationSection(
@@ -358,9 +367,15 @@ export function renderResults(
         ),
     );
   }
+}
 
-  if (paired.length) pairedSection(out, paired);
-
+/** The papers' claims, decided by the paired intervals where there are per-question outcomes. */
+function claimsSection(
+  out: string[],
+  meta: ResultsMeta,
+  summaries: readonly ArmSummary[],
+  paired: readonly Comparison[],
+): void {
   const cs = paired.length ? [...pairedClaims(paired), ...claims(summaries, { em: false })] : claims(summaries);
   if (cs.length) {
     out.push("## The papers' claims at this scale", '');
@@ -396,7 +411,10 @@ export function renderResults(
         '',
       );
   }
+}
 
+/** The teacher and examiner probes of the base model, where they ran. */
+function probeSections(out: string[], meta: ResultsMeta): void {
   if (meta.probe) {
     out.push('## The teacher probe (base model, before training)', '', PROBE_EXPLAINED, '', probeTable(meta.probe), '');
   }
@@ -410,7 +428,10 @@ export function renderResults(
       '',
     );
   }
+}
 
+/** The runs: seeds, folders, wall time, and any that stopped with an error. */
+function runsSection(out: string[], summaries: readonly ArmSummary[]): void {
   out.push('## Runs', '');
   out.push(
     table(
@@ -431,6 +452,25 @@ export function renderResults(
       '',
       ...errors,
     );
+}
+
+/** results.md: every section of the report, in order. */
+export function renderResults(
+  meta: ResultsMeta,
+  summaries: readonly ArmSummary[],
+  paired: readonly Comparison[] = [],
+): string {
+  const hops = [...new Set(summaries.flatMap((s) => Object.keys(s.final.byHop)))].sort((a, b) => Number(a) - Number(b));
+  const its = meta.iterations;
+  const out: string[] = [];
+  headerSection(out, meta, its);
+  finalSection(out, summaries, hops, its);
+  iterationsSection(out, meta, summaries, hops, its);
+  trainingSections(out, summaries, its);
+  if (paired.length) pairedSection(out, paired);
+  claimsSection(out, meta, summaries, paired);
+  probeSections(out, meta);
+  runsSection(out, summaries);
   out.push('');
   return out.join('\n');
 }
