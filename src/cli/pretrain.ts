@@ -20,7 +20,7 @@ import { filesFromNodeFolder } from '../gpu/host/node-files.ts';
 import { generateWorld, makeEvalSet } from '../env/world.ts';
 import { checkCopying, checkStudent, summarise, type CheckSummary, type CopyCheck } from '../pretrain/check.ts';
 import { DEFAULT_WORLD_SEED } from '../pretrain/data.ts';
-import { defaultWorldFiles, pretrain, type PretrainOptions } from '../pretrain/run.ts';
+import { defaultWorldFiles, pretrain, type PretrainOptions, type PretrainResult } from '../pretrain/run.ts';
 import type { StepLog } from '../pretrain/train.ts';
 import { runCommand } from './command.ts';
 
@@ -51,86 +51,64 @@ function listEmbedded(out: string): void {
   );
 }
 
-async function main(): Promise<number> {
-  const args = parsePretrainArgs(process.argv.slice(2));
-  if (args === 'help') {
-    console.log(PRETRAIN_USAGE);
-    return 0;
-  }
-  const opts: PretrainOptions = {
-    ...args.options,
-    ...(args.from ? { from: { files: filesFromNodeFolder(resolve(args.from)), source: args.from } } : {}),
-  };
-  const { worldOut, check: checkN } = args;
-  const command = `npm run pretrain -- ${process.argv
-    .slice(2)
-    .map((a) => (/^[\w./=:-]+$/.test(a) ? a : `'${a}'`))
-    .join(' ')}`.trim();
-  if (args.writeStream) {
-    const dir = resolve(args.writeStream);
-    checkOutFolder(dir, STREAM_OUT_RULE);
-    const e = await Engine.create(nodeHost());
-    const t = Date.now();
-    const every = Math.max(1, Math.floor(opts.steps / 20));
-    const done = await writeStream(e, opts, dir, command, (step) => {
-      if (step % every === 0) console.log(`write-stream: ${step}/${opts.steps} steps`);
-    });
-    console.log(
-      `write-stream: ${done.tokens} tokens (${done.targets} targets) in ${formatTime((Date.now() - t) / 1000)}; ` +
-        `wrote ${dir}`,
-    );
-    e.destroy();
-    return 0;
-  }
-  const out = resolve(args.out);
-  // Both folders are checked before hours of training, and before a byte is written.
-  checkOutFolder(out, PRETRAIN_OUT_RULE);
-  if (worldOut) checkOutFolder(resolve(worldOut), WORLD_OUT_RULE);
+/** The command as typed, for TRAINING.md and the stream's notes (arguments with shell characters quoted). */
+function commandLine(): string {
+  const args = process.argv.slice(2).map((a) => (/^[\w./=:-]+$/.test(a) ? a : `'${a}'`));
+  return `npm run pretrain -- ${args.join(' ')}`.trim();
+}
 
+/** --write-stream: the start model and every batch written to `dir` for an external trainer, no training. */
+async function writeStreamOnly(opts: PretrainOptions, dir: string, command: string): Promise<number> {
+  checkOutFolder(dir, STREAM_OUT_RULE);
   const e = await Engine.create(nodeHost());
-  console.log(`pretrain: ${e.info.description} (${e.info.host}); ${JSON.stringify(opts)}`);
-  const started = Date.now();
-  const tty = process.stdout.isTTY;
-  const result = await pretrain(e, opts, (log) => {
-    if (tty) process.stdout.write(`\r${bar(log)}`);
-    else console.log(bar(log));
+  const t = Date.now();
+  const every = Math.max(1, Math.floor(opts.steps / 20));
+  const done = await writeStream(e, opts, dir, command, (step) => {
+    if (step % every === 0) console.log(`write-stream: ${step}/${opts.steps} steps`);
   });
-  if (tty) process.stdout.write('\n');
-  const wall = (Date.now() - started) / 1000;
-
-  mkdirSync(out, { recursive: true });
-  for (const [name, bytes] of result.files) writeFileSync(join(out, name), bytes);
-  listEmbedded(out);
-  if (worldOut) {
-    mkdirSync(resolve(worldOut), { recursive: true });
-    for (const [name, bytes] of defaultWorldFiles()) writeFileSync(join(resolve(worldOut), name), bytes);
-  }
-  const last = result.logs[result.logs.length - 1]!;
-  const tail = result.logs.slice(-5);
-  const tailLoss = tail.reduce((a, l) => a + l.loss, 0) / tail.length;
   console.log(
-    `pretrain: ${result.params} parameters, ${result.stats.tokens} tokens (${result.stats.targets} targets), ` +
-      `${formatTime(wall)}; final loss ${last.loss.toFixed(3)} (mean of the last ${tail.length} logs ` +
-      `${tailLoss.toFixed(3)}); wrote ${out}`,
+    `write-stream: ${done.tokens} tokens (${done.targets} targets) in ${formatTime((Date.now() - t) / 1000)}; ` +
+      `wrote ${dir}`,
   );
+  e.destroy();
+  return 0;
+}
 
-  let check: CheckSummary | null = null;
-  let copy: CopyCheck | null = null;
-  let checkSeconds = 0;
-  if (checkN > 0) {
-    const t = Date.now();
-    const world = generateWorld({ seed: DEFAULT_WORLD_SEED });
-    const questions = makeEvalSet(world)
-      .filter((q) => q.hops === 1)
-      .slice(0, checkN);
-    const results = await checkStudent(result.model, result.tokenizer, world.passages, questions);
-    check = summarise(results);
-    copy = await checkCopying(result.model, result.tokenizer, world, questions);
-    checkSeconds = (Date.now() - t) / 1000;
-    for (const r of results.slice(0, 3)) console.log(`--- ${r.question} (gold ${r.gold[0]})\n${r.text}`);
-    console.log(`check: ${JSON.stringify(check)}; copying ${JSON.stringify(copy)} in ${formatTime(checkSeconds)}`);
-  }
+/** The format and copying checks on greedy rollouts of `n` 1-hop questions of the default world. */
+async function runChecks(result: PretrainResult, n: number): Promise<{ check: CheckSummary; copy: CopyCheck }> {
+  const t = Date.now();
+  const world = generateWorld({ seed: DEFAULT_WORLD_SEED });
+  const questions = makeEvalSet(world)
+    .filter((q) => q.hops === 1)
+    .slice(0, n);
+  const results = await checkStudent(result.model, result.tokenizer, world.passages, questions);
+  const check = summarise(results);
+  const copy = await checkCopying(result.model, result.tokenizer, world, questions);
+  for (const r of results.slice(0, 3)) console.log(`--- ${r.question} (gold ${r.gold[0]})\n${r.text}`);
+  console.log(
+    `check: ${JSON.stringify(check)}; copying ${JSON.stringify(copy)} in ${formatTime((Date.now() - t) / 1000)}`,
+  );
+  return { check, copy };
+}
 
+/** The model's TRAINING.md: how it was made, what it saw, how it did, its loss curve. */
+function trainingMd(r: {
+  out: string;
+  command: string;
+  opts: PretrainOptions;
+  from?: string;
+  result: PretrainResult;
+  wall: number;
+  engine: Engine;
+  check: CheckSummary | null;
+  copy: CopyCheck | null;
+  last: StepLog;
+  tail: StepLog[];
+  tailLoss: number;
+}): string {
+  const { out, command, opts, result, wall, check, copy, last, tail, tailLoss } = r;
+  const args = { from: r.from };
+  const e = r.engine;
   const s = result.stats;
   const md = [
     `# ${out.split('/').pop()}: piplay's embedded tiny base model`,
@@ -183,6 +161,70 @@ async function main(): Promise<number> {
       .map((l) => `| ${l.step} | ${l.loss.toFixed(3)} | ${l.lr.toExponential(2)} |`),
     '',
   ].join('\n');
+  return md;
+}
+
+async function main(): Promise<number> {
+  const args = parsePretrainArgs(process.argv.slice(2));
+  if (args === 'help') {
+    console.log(PRETRAIN_USAGE);
+    return 0;
+  }
+  const opts: PretrainOptions = {
+    ...args.options,
+    ...(args.from ? { from: { files: filesFromNodeFolder(resolve(args.from)), source: args.from } } : {}),
+  };
+  const { worldOut, check: checkN } = args;
+  const command = commandLine();
+  if (args.writeStream) return writeStreamOnly(opts, resolve(args.writeStream), command);
+  const out = resolve(args.out);
+  // Both folders are checked before hours of training, and before a byte is written.
+  checkOutFolder(out, PRETRAIN_OUT_RULE);
+  if (worldOut) checkOutFolder(resolve(worldOut), WORLD_OUT_RULE);
+
+  const e = await Engine.create(nodeHost());
+  console.log(`pretrain: ${e.info.description} (${e.info.host}); ${JSON.stringify(opts)}`);
+  const started = Date.now();
+  const tty = process.stdout.isTTY;
+  const result = await pretrain(e, opts, (log) => {
+    if (tty) process.stdout.write(`\r${bar(log)}`);
+    else console.log(bar(log));
+  });
+  if (tty) process.stdout.write('\n');
+  const wall = (Date.now() - started) / 1000;
+
+  mkdirSync(out, { recursive: true });
+  for (const [name, bytes] of result.files) writeFileSync(join(out, name), bytes);
+  listEmbedded(out);
+  if (worldOut) {
+    mkdirSync(resolve(worldOut), { recursive: true });
+    for (const [name, bytes] of defaultWorldFiles()) writeFileSync(join(resolve(worldOut), name), bytes);
+  }
+  const last = result.logs[result.logs.length - 1]!;
+  const tail = result.logs.slice(-5);
+  const tailLoss = tail.reduce((a, l) => a + l.loss, 0) / tail.length;
+  console.log(
+    `pretrain: ${result.params} parameters, ${result.stats.tokens} tokens (${result.stats.targets} targets), ` +
+      `${formatTime(wall)}; final loss ${last.loss.toFixed(3)} (mean of the last ${tail.length} logs ` +
+      `${tailLoss.toFixed(3)}); wrote ${out}`,
+  );
+
+  const { check, copy } = checkN > 0 ? await runChecks(result, checkN) : { check: null, copy: null };
+
+  const md = trainingMd({
+    out,
+    command,
+    opts,
+    from: args.from,
+    result,
+    wall,
+    engine: e,
+    check,
+    copy,
+    last,
+    tail,
+    tailLoss,
+  });
   writeFileSync(join(out, 'TRAINING.md'), md);
   result.model.dispose();
   e.destroy();
