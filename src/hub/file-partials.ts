@@ -63,25 +63,26 @@ function writeMeta(part: string, meta: Meta): void {
   renameSync(`${part}.json.tmp`, `${part}.json`);
 }
 
-/**
- * Partial downloads on disk: `pathOf` maps a URL to the path its finished file gets (null: not kept on disk).
- * `warn` hears of a part left alone because this store did not write it.
- */
-export function fileParts(
-  pathOf: (url: string) => string | null,
-  opts: { syncBytes?: number; warn?: (line: string) => void } = {},
-): PartialStore & { syncAll(): void } {
-  const syncBytes = opts.syncBytes ?? SYNC_BYTES;
-  const open = new Map<string, Open>();
-  const foreign = new Set<string>();
+/** Partial downloads on disk (see fileParts). */
+class DiskParts implements PartialStore {
+  private readonly syncBytes: number;
+  private readonly open = new Map<string, Open>();
+  private readonly foreign = new Set<string>();
 
-  const leave = (url: string, why: string) => {
-    foreign.add(url);
-    opts.warn?.(`${why}, so this download is not kept for a later run`);
-  };
+  constructor(
+    private readonly pathOf: (url: string) => string | null,
+    private readonly opts: { syncBytes?: number; warn?: (line: string) => void },
+  ) {
+    this.syncBytes = opts.syncBytes ?? SYNC_BYTES;
+  }
+
+  private leave(url: string, why: string) {
+    this.foreign.add(url);
+    this.opts.warn?.(`${why}, so this download is not kept for a later run`);
+  }
 
   /** Takes `part`'s lock for this process: false when another live process (or not piplay) holds it. */
-  const lock = (url: string, part: string): boolean => {
+  private lock(url: string, part: string): boolean {
     const path = `${part}.lock`;
     const mine = JSON.stringify({ piplay: MARK, pid: process.pid });
     try {
@@ -98,142 +99,151 @@ export function fileParts(
       pid = undefined;
     }
     if (typeof pid !== 'number') {
-      leave(url, `${path} was not written by piplay: left alone`);
+      this.leave(url, `${path} was not written by piplay: left alone`);
       return false;
     }
     if (pid !== process.pid && processAlive(pid)) {
-      leave(url, `another process (pid ${pid}) is downloading into ${part}`);
+      this.leave(url, `another process (pid ${pid}) is downloading into ${part}`);
       return false;
     }
     writeFileSync(path, mine); // ours, from this process or from one that is gone
     return true;
-  };
+  }
 
   /** The .part path of `url`, or null when it is not kept (no path, a part there is not ours, or it is busy). */
-  const partOf = (url: string): string | null => {
-    const p = pathOf(url);
-    if (!p || foreign.has(url)) return null;
+  private partOf(url: string): string | null {
+    const p = this.pathOf(url);
+    if (!p || this.foreign.has(url)) return null;
     const part = `${p}.part`;
     const ours = readMeta(`${part}.json`);
     if (!ours && (existsSync(part) || existsSync(`${part}.json`))) {
-      leave(url, `${part} was not written by piplay: left alone`);
+      this.leave(url, `${part} was not written by piplay: left alone`);
       return null;
     }
     try {
       mkdirSync(dirname(part), { recursive: true });
-      return lock(url, part) ? part : null;
+      return this.lock(url, part) ? part : null;
     } catch (e) {
-      leave(url, `could not write ${part}.lock (${(e as Error).message})`);
+      this.leave(url, `could not write ${part}.lock (${(e as Error).message})`);
       return null;
     }
-  };
+  }
 
-  const close = (url: string) => {
-    const o = open.get(url);
+  private close(url: string) {
+    const o = this.open.get(url);
     if (!o) return;
-    open.delete(url);
+    this.open.delete(url);
     closeSync(o.fd);
-  };
+  }
 
   /** A part that cannot be written stays as last synced (a prefix); the download goes on in memory. */
-  const unwritable = (url: string, o: Open, e: unknown) => {
-    close(url);
-    leave(url, `could not write ${o.part} (${(e as Error).message})`);
-  };
+  private unwritable(url: string, o: Open, e: unknown) {
+    this.close(url);
+    this.leave(url, `could not write ${o.part} (${(e as Error).message})`);
+  }
 
-  const sync = (o: Open) => {
+  private sync(o: Open) {
     if (o.meta.length === o.written) return;
     fdatasyncSync(o.fd);
     o.meta.length = o.written;
     writeMeta(o.part, o.meta);
-  };
+  }
 
   /** sync, giving the part up when it cannot be written. */
-  const syncOrGiveUp = (url: string, o: Open) => {
+  private syncOrGiveUp(url: string, o: Open) {
     try {
-      sync(o);
+      this.sync(o);
     } catch (e) {
-      unwritable(url, o, e);
+      this.unwritable(url, o, e);
     }
-  };
+  }
 
   /** A download of `url` from byte 0: the record first (it claims the names), then an empty part. */
-  const start = (url: string, v: FileVersion): Open | null => {
-    close(url);
-    const part = partOf(url);
+  private start(url: string, v: FileVersion): Open | null {
+    this.close(url);
+    const part = this.partOf(url);
     if (!part) return null;
     const meta: Meta = { piplay: MARK, url, total: v.total, ...(v.etag ? { etag: v.etag } : {}), length: 0 };
     try {
       writeMeta(part, meta);
       const o: Open = { part, fd: openSync(part, 'w'), meta, written: 0 };
-      open.set(url, o);
+      this.open.set(url, o);
       return o;
     } catch (e) {
-      leave(url, `could not write ${part} (${(e as Error).message})`);
+      this.leave(url, `could not write ${part} (${(e as Error).message})`);
       return null;
     }
-  };
+  }
 
-  return {
-    async load(url) {
-      close(url);
-      const part = partOf(url);
-      const meta = part ? readMeta(`${part}.json`) : null;
-      if (!part || !meta || meta.url !== url || !existsSync(part)) return null;
-      let fd: number | undefined;
-      try {
-        fd = openSync(part, 'r+');
-        // Only what the record counts was synced; anything after it may be torn, and is cut off.
-        const length = Math.min(meta.length, fstatSync(fd).size);
-        ftruncateSync(fd, length);
-        const bytes = new Uint8Array(length);
-        for (let at = 0; at < length; ) at += readSync(fd, bytes, at, length - at, at);
-        open.set(url, { part, fd, meta: { ...meta, length }, written: length });
-        return length > 0 ? bytes : null;
-      } catch (e) {
-        if (fd !== undefined) closeSync(fd);
-        leave(url, `could not read ${part} (${(e as Error).message})`);
-        return null;
-      }
-    },
-    async version(url) {
-      const m = open.get(url)?.meta;
-      return m ? { total: m.total, ...(m.etag ? { etag: m.etag } : {}) } : null;
-    },
-    begin(url, v) {
-      start(url, v);
-    },
-    append(url, offset, chunk) {
-      let o = open.get(url);
-      // Offset 0 after begin() writes into the part it made; without begin() the version is unknown.
-      if (offset === 0 && o?.written !== 0) o = start(url, { total: 0 }) ?? undefined;
-      if (!o || offset !== o.written) return; // not kept on disk (or out of order: the part stays as it was)
-      try {
-        for (let at = 0; at < chunk.length; ) at += writeSync(o.fd, chunk, at, chunk.length - at, offset + at);
-        o.written += chunk.length;
-        if (o.written - o.meta.length >= syncBytes) sync(o);
-      } catch (e) {
-        unwritable(url, o, e);
-      }
-    },
-    /** Syncs every open part now (synchronously: for a process about to exit). */
-    syncAll() {
-      for (const [url, o] of [...open]) syncOrGiveUp(url, o);
-    },
-    async flush(url) {
-      const o = open.get(url);
-      if (o) syncOrGiveUp(url, o);
-    },
-    async clear(url) {
-      close(url);
-      const part = partOf(url);
-      if (!part) return;
-      // The part before its record, so a part never stays behind without the record that makes it ours.
-      rmSync(part, { force: true });
-      rmSync(`${part}.json`, { force: true });
-      rmSync(`${part}.lock`, { force: true });
-    },
+  async load(url: string): Promise<Uint8Array | null> {
+    this.close(url);
+    const part = this.partOf(url);
+    const meta = part ? readMeta(`${part}.json`) : null;
+    if (!part || !meta || meta.url !== url || !existsSync(part)) return null;
+    let fd: number | undefined;
+    try {
+      fd = openSync(part, 'r+');
+      // Only what the record counts was synced; anything after it may be torn, and is cut off.
+      const length = Math.min(meta.length, fstatSync(fd).size);
+      ftruncateSync(fd, length);
+      const bytes = new Uint8Array(length);
+      for (let at = 0; at < length; ) at += readSync(fd, bytes, at, length - at, at);
+      this.open.set(url, { part, fd, meta: { ...meta, length }, written: length });
+      return length > 0 ? bytes : null;
+    } catch (e) {
+      if (fd !== undefined) closeSync(fd);
+      this.leave(url, `could not read ${part} (${(e as Error).message})`);
+      return null;
+    }
+  }
+  async version(url: string): Promise<FileVersion | null> {
+    const m = this.open.get(url)?.meta;
+    return m ? { total: m.total, ...(m.etag ? { etag: m.etag } : {}) } : null;
+  }
+  begin(url: string, v: FileVersion): void {
+    this.start(url, v);
+  }
+  append(url: string, offset: number, chunk: Uint8Array): void {
+    let o = this.open.get(url);
+    // Offset 0 after begin() writes into the part it made; without begin() the version is unknown.
+    if (offset === 0 && o?.written !== 0) o = this.start(url, { total: 0 }) ?? undefined;
+    if (!o || offset !== o.written) return; // not kept on disk (or out of order: the part stays as it was)
+    try {
+      for (let at = 0; at < chunk.length; ) at += writeSync(o.fd, chunk, at, chunk.length - at, offset + at);
+      o.written += chunk.length;
+      if (o.written - o.meta.length >= this.syncBytes) this.sync(o);
+    } catch (e) {
+      this.unwritable(url, o, e);
+    }
+  }
+  /** Syncs every open part now (synchronously: for a process about to exit). */
+  readonly syncAll = (): void => {
+    for (const [url, o] of [...this.open]) this.syncOrGiveUp(url, o);
   };
+  async flush(url: string): Promise<void> {
+    const o = this.open.get(url);
+    if (o) this.syncOrGiveUp(url, o);
+  }
+  async clear(url: string): Promise<void> {
+    this.close(url);
+    const part = this.partOf(url);
+    if (!part) return;
+    // The part before its record, so a part never stays behind without the record that makes it ours.
+    rmSync(part, { force: true });
+    rmSync(`${part}.json`, { force: true });
+    rmSync(`${part}.lock`, { force: true });
+  }
+}
+
+/**
+ * Partial downloads on disk: `pathOf` maps a URL to the path its finished file gets (null: not kept on disk).
+ * `warn` hears of a part left alone because this store did not write it.
+ */
+export function fileParts(
+  pathOf: (url: string) => string | null,
+  opts: { syncBytes?: number; warn?: (line: string) => void } = {},
+): PartialStore & { syncAll(): void } {
+  return new DiskParts(pathOf, opts);
 }
 
 /** The parts this store left in `dir` (not those of other tools), with the URL each was downloading. */
