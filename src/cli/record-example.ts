@@ -9,16 +9,27 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { ARMS as EXPERIMENT_ARMS, type ArmName } from '../lab/experiment/plan.ts';
 import { ConfigError, DEMO, keyOfFlag } from '../selfplay/config.ts';
 import { scanArgs } from './args.ts';
 import { runCommand } from './command.ts';
 import { fileBytes, recordingFromRunFolder, writeExamples } from './run-recording.ts';
 
-/** The arms a recording can hold: the flags each adds to the shared settings, and its title. */
-const ARMS: Record<string, { flags: string[]; title: string }> = {
-  piplay: { flags: [], title: 'π-Play (teacher sees the full construction path)' },
-  drzero: { flags: ['--privileged', 'none'], title: 'Dr. Zero (no teacher)' },
+/** The arms a recording can hold (of the experiment's, src/lab/experiment/plan.ts), with the page's title of each. */
+const TITLES: Partial<Record<ArmName, string>> = {
+  piplay: 'π-Play (teacher sees the full construction path)',
+  drzero: 'Dr. Zero (no teacher)',
 };
+
+/** What an arm adds to the shared settings: its teacher's context where it is not the preset's (none is Dr. Zero). */
+function armFlags(arm: ArmName): string[] {
+  const p = EXPERIMENT_ARMS[arm].privileged;
+  return p === null || p === DEMO.privileged ? [] : ['--privileged', p];
+}
+
+const ARMS = Object.fromEntries(
+  (Object.keys(TITLES) as ArmName[]).map((a) => [a, { flags: armFlags(a), title: TITLES[a]! }]),
+) as Record<string, { flags: string[]; title: string }>;
 
 /** A short run of the default model with rollouts worth reading: real turn lengths, searches, several per step. */
 export const RECORD_SETTINGS: [string, string][] = [
