@@ -22,5 +22,18 @@ export function stopOnInterrupt(opts: { graceMs?: number; now?: () => number; ex
     abort.abort();
   };
   process.on('SIGINT', onSigint);
-  return { signal: abort.signal, release: () => process.off('SIGINT', onSigint) };
+  const release = () => {
+    process.off('SIGINT', onSigint);
+    if (!abort.signal.aborted) return;
+    // The rest of the Ctrl-C that stopped the run may still be on its way (a busy event loop hands a signal over
+    // late): with no listener it would kill the process while it saves its stop checkpoint. For the grace time
+    // after the run has stopped it is ignored; a Ctrl-C after that still quits at once.
+    const released = now();
+    const late = () => {
+      if (now() - released > graceMs) exit(130);
+    };
+    process.on('SIGINT', late);
+    setTimeout(() => process.off('SIGINT', late), graceMs).unref();
+  };
+  return { signal: abort.signal, release };
 }
