@@ -5,7 +5,7 @@ import { latestCheckpoint } from '../selfplay/checkpoint.ts';
 import { validateConfig } from '../selfplay/config.ts';
 import { ablateRollout, type AblationResult, type AblationRollout } from '../lab/ablation.ts';
 import { beforeAndAfter, pickQuestions, type BeforeAfterRow } from '../lab/before-after.ts';
-import { SelfPlayRun } from '../selfplay/loop.ts';
+import { type RunSetup, SelfPlayRun } from '../selfplay/loop.ts';
 import { RunControl, RunStopped } from './control.ts';
 import type { DownloadProgress } from './hub.ts';
 import { describeSource, type ModelSource } from './model-source.ts';
@@ -61,6 +61,11 @@ export class RunService {
 
   private readonly onDownload = (p: DownloadProgress) => this.s.post({ type: 'download', progress: p });
 
+  /** The self-play run on the job's engine, its events to the page. */
+  private startRun(active: ActiveJob, setup: Omit<RunSetup, 'engine' | 'listener'>): Promise<SelfPlayRun> {
+    return SelfPlayRun.start({ ...setup, engine: active.engine!, listener: this.s.emitRun });
+  }
+
   /** A stored run at its latest checkpoint, its lock taken, and the history every view shows replayed. */
   private async resumeRun(active: ActiveJob, name: string): Promise<SelfPlayRun> {
     const lock = await lockRun(name);
@@ -83,15 +88,7 @@ export class RunService {
       this.onDownload,
     );
     this.loading(cursor.iteration, 1, 2, 'restoring the policies');
-    const run = await SelfPlayRun.start({
-      engine: active.engine!,
-      config,
-      base,
-      env,
-      storage,
-      listener: this.s.emitRun,
-      resume: true,
-    });
+    const run = await this.startRun(active, { config, base, env, storage, resume: true });
     // The run's history, so every view continues where it was (a run stored before runs kept one: its metrics
     // and evaluations from the checkpoint).
     const history = await this.s.store.history(name, records);
@@ -125,14 +122,7 @@ export class RunService {
     active.lock = (await lockRun(active.name)) ?? undefined;
     await recordBase(storage, base, req.model, req.corpus);
     active.history = storage;
-    const run = await SelfPlayRun.start({
-      engine: active.engine!,
-      config,
-      base,
-      env,
-      storage,
-      listener: this.s.emitRun,
-    });
+    const run = await this.startRun(active, { config, base, env, storage });
     this.s.emitRun({
       type: 'log',
       level: 'info',
