@@ -12,6 +12,7 @@
 // (src/model/weight-storage.ts): trained copies in f32, frozen ones (the LoRA base, the k3 reference) in the
 // checkpoint's dtype as config.json's torch_dtype names it. test/unit/selfplay/memory-plan-vs-pool.gpu.test.ts holds
 // the total within 20% of a measured run's high-water mark.
+import { chunkBytes } from '../gpu/ops/vocab_head.ts';
 import { kvCacheBytes, PREFILL_TOKENS, rowsWithin } from '../model/generate.ts';
 import { memoryEstimate } from '../model/io.ts';
 import { parameterCount, type ModelConfig } from '../model/config.ts';
@@ -241,10 +242,12 @@ function passOf(cfg: ModelConfig, run: RunShape, limits: AdapterLimits, trained:
   const rows = run.microBatch > 0 ? Math.min(run.microBatch, rollouts) : Math.ceil(rollouts / run.miniBatches);
   const policyTokens = rows * run.maxTurns * run.turnTokens;
   const maxBinding = Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize);
-  // Logits past one binding are read chunk by chunk over rows (src/gpu/ops/vocab_head.ts): one chunk lives.
-  const chunked = policyTokens * cfg.vocabSize * 4 > maxBinding;
+  // Logits past one chunk (a binding, at most LOGITS_CHUNK_BYTES) are read chunk by chunk over rows
+  // (src/gpu/ops/vocab_head.ts): one chunk lives.
+  const chunk = chunkBytes(maxBinding);
+  const chunked = policyTokens * cfg.vocabSize * 4 > chunk;
   const logits = chunked
-    ? Math.max(1, Math.floor(maxBinding / (4 * cfg.vocabSize))) * cfg.vocabSize * 4
+    ? Math.max(1, Math.floor(chunk / (4 * cfg.vocabSize))) * cfg.vocabSize * 4
     : policyTokens * cfg.vocabSize * 4;
   return {
     perToken,

@@ -115,10 +115,20 @@ export interface VocabHead {
   logits: Tensor | null;
 }
 
-/** Rows of [rows, V] f32 logits that fit one storage binding of this engine. */
+/**
+ * The most bytes of logits one chunk holds, whatever the adapter's binding limit: on an adapter that binds
+ * gigabytes the logits of a long batch would otherwise live whole (and their gradients beside them), and the
+ * memory of a run would depend on the adapter rather than on its settings.
+ */
+export const LOGITS_CHUNK_BYTES = 128 * 2 ** 20;
+
+/** Bytes of logits one chunk may hold on an adapter that binds `maxBinding` bytes. */
+export const chunkBytes = (maxBinding: number) => Math.min(maxBinding, LOGITS_CHUNK_BYTES);
+
+/** Rows of [rows, V] f32 logits in one chunk on this engine: one binding's worth, at most LOGITS_CHUNK_BYTES. */
 export function chunkRows(e: Engine, V: number): number {
   const max = Math.min(e.info.limits.maxStorageBufferBindingSize, e.info.limits.maxBufferSize);
-  return Math.max(1, Math.floor(max / (4 * V)));
+  return Math.max(1, Math.floor(chunkBytes(max) / (4 * V)));
 }
 
 /**

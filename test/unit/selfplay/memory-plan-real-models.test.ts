@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { estimateLines } from '../../../src/cli/memory.ts';
 import { parseConfig } from '../../../src/model/config.ts';
 import { PRESETS } from '../../../src/selfplay/config.ts';
+import { chunkRows, LOGITS_CHUNK_BYTES } from '../../../src/gpu/ops/vocab_head.ts';
 import { estimateRun } from '../../../src/selfplay/memory-plan.ts';
 
 const cfg = (name: string) =>
@@ -62,5 +63,24 @@ describe('the demo preset with LoRA on real model shapes', () => {
     );
     expect(kvOf(m).setting).toBe('KV budget (--kv-budget)');
     expect(kvOf(m).bytes).toBeLessThanOrEqual(4096 * 2 ** 20);
+  });
+
+  it.each(['smollm2-135m', 'qwen2.5-0.5b-instruct', 'qwen3-0.6b'])(
+    '%s: the same plan on an adapter that binds 2 GiB as on one that binds 128 MiB (the logits chunk is capped)',
+    (name) => {
+      const desktop = { maxStorageBufferBindingSize: 2 * GiB, maxBufferSize: 4 * GiB };
+      const small = estimateRun(cfg(name), demoLora, browser);
+      const big = estimateRun(cfg(name), demoLora, desktop);
+      expect(big.totalBytes).toBe(small.totalBytes);
+      const logits = big.breakdown.find((l) => l.label.startsWith('logits'))!;
+      expect(logits.bytes).toBeLessThanOrEqual(3 * LOGITS_CHUNK_BYTES);
+    },
+  );
+
+  it('cuts the logits into chunks of at most 128 MiB on any adapter', () => {
+    const engine = (binding: number) =>
+      ({ info: { limits: { maxStorageBufferBindingSize: binding, maxBufferSize: binding } } }) as never;
+    expect(chunkRows(engine(2 * GiB), 151_936)).toBe(Math.floor(LOGITS_CHUNK_BYTES / (4 * 151_936)));
+    expect(chunkRows(engine(64 * 2 ** 20), 151_936)).toBe(Math.floor((64 * 2 ** 20) / (4 * 151_936)));
   });
 });
