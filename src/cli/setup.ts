@@ -69,10 +69,20 @@ export async function buildBase(e: Engine, c: SelfPlayConfig, env: Environment):
   return base;
 }
 
+/** Each hf: model's folder, resolved once per process: the estimate's preview and the load ask the hub once. */
+const hubFolders = new Map<string, Promise<string>>();
+
 /** The folder of the config's model: downloaded first for an hf: id (nothing when the disk cache holds it). */
 async function modelFolder(c: SelfPlayConfig): Promise<string> {
   const repo = hubModelRef(c.model);
-  return repo ? hubModelFolder(repo) : modelDir(c);
+  if (!repo) return modelDir(c);
+  let folder = hubFolders.get(c.model);
+  if (!folder) {
+    folder = hubModelFolder(repo);
+    hubFolders.set(c.model, folder);
+    folder.catch(() => hubFolders.delete(c.model)); // a failure is tried again by the next caller
+  }
+  return folder;
 }
 
 function modelDir(c: SelfPlayConfig): string {
