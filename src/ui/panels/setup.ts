@@ -45,9 +45,6 @@ export const CORPUS_FIELDS = inGroup('corpus');
 /** The rest, under "advanced settings" (settings set by the page's pickers are not fields). */
 export const ADVANCED_FIELDS = inGroup(undefined);
 
-/** A setting as the text of its form field. */
-export const fieldText = (_key: Key, v: SelfPlayConfig[Key]): string => valueText(v);
-
 export function renderField(key: Key, v: SelfPlayConfig[Key]): Html {
   const spec: Setting = SETTINGS[key];
   const id = `opt-${spec.flag}`;
@@ -68,7 +65,7 @@ export function renderField(key: Key, v: SelfPlayConfig[Key]): Html {
   } else {
     const numeric = k.t === 'int' || k.t === 'number';
     input = html`<input id="${id}" name="${key}"
-      ${numeric ? html`type="number" step="any" inputmode="decimal"` : html`type="text"`} value="${fieldText(key, v)}"
+      ${numeric ? html`type="number" step="any" inputmode="decimal"` : html`type="text"`} value="${valueText(v)}"
         aria-describedby="${described}" autocomplete="off">`;
   }
   const extra = spec.suggestions
@@ -532,7 +529,7 @@ export class SetupPanel {
       const el = this.form.elements.namedItem(key) as HTMLInputElement | HTMLSelectElement | null;
       if (!el) continue;
       if (el instanceof HTMLInputElement && el.type === 'checkbox') el.checked = Boolean(c[key]);
-      else el.value = fieldText(key, c[key]);
+      else el.value = valueText(c[key]);
     }
   }
 
@@ -648,7 +645,7 @@ export class SetupPanel {
       const el = this.form.elements.namedItem(key) as HTMLInputElement | HTMLSelectElement | null;
       if (!el || c[key] === undefined) continue;
       if (el instanceof HTMLInputElement && el.type === 'checkbox') el.checked = Boolean(c[key]);
-      else el.value = fieldText(key, c[key]);
+      else el.value = valueText(c[key]);
     }
     void this.inspect();
   }

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import type uPlot from 'uplot';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/model/config.ts';
-import { PRESETS } from '../../../src/selfplay/config.ts';
+import { PRESETS, valueText } from '../../../src/selfplay/config.ts';
 import type { QuestionRecord, RolloutRecord, TokenRecord } from '../../../src/selfplay/events.ts';
 import { fmtBytes, fmtDuration, fmtIteration, fmtNum, fmtSigned } from '../../../src/ui/format.ts';
 import { escapeHtml, html, raw } from '../../../src/ui/html.ts';
@@ -50,7 +50,6 @@ import {
   ADVANCED_FIELDS,
   MAIN_FIELDS,
   controlState,
-  fieldText,
   readSettings,
   renderCorpusStatus,
   renderEstimate,
@@ -497,7 +496,7 @@ describe('setup', () => {
     // A relation between settings: Dr. Zero (no teacher) with λ > 0.
     const rel = readSettings((k) => ({ privileged: 'none', lambda: '0.1' })[k as 'lambda'], base);
     expect(rel.errors.get('lambda')).toMatch(/must be 0 with --privileged none/);
-    expect(fieldText('hopWeights', [4, 3, 2, 1])).toBe('4,3,2,1');
+    expect(valueText([4, 3, 2, 1])).toBe('4,3,2,1');
   });
 
   it('enables the run controls that fit each phase', () => {
