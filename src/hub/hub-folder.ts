@@ -128,36 +128,33 @@ function commitStore(cache: RepoCache, at: HubRepo & { revision: string }, listi
   return store;
 }
 
+/** Why a folder (`pathOf` names its files) lacks a file the model needs, or null when it holds them all. */
+async function missingFrom(repo: HubRepo, pathOf: (file: string) => string): Promise<string | null> {
+  try {
+    await modelFileNames(
+      repo.id,
+      (f) => !fileNameProblem(f) && existsSync(pathOf(f)),
+      async () => readFileSync(pathOf('model.safetensors.index.json')),
+    );
+    return null;
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+
 /** The snapshot folder of `revision` when it holds every file the model needs, else why not. */
 async function cachedSnapshot(cache: RepoCache, repo: HubRepo): Promise<{ dir: string } | { why: string }> {
   const revision = repo.revision ?? 'main';
   const commit = cache.commitOf(revision);
   if (!commit) return { why: `it has no refs/${revision}` };
-  try {
-    await modelFileNames(
-      repo.id,
-      (f) => !fileNameProblem(f) && cache.has(commit, f),
-      async () => readFileSync(cache.snapshot(commit, 'model.safetensors.index.json')),
-    );
-  } catch (e) {
-    return { why: (e as Error).message };
-  }
-  return { dir: cache.snapshot(commit) };
+  const why = await missingFrom(repo, (f) => cache.snapshot(commit, f));
+  return why ? { why } : { dir: cache.snapshot(commit) };
 }
 
 /** The older piplay folder when it holds every file the model needs (used only where the hub cannot be asked). */
 async function olderComplete(repo: HubRepo, env: NodeJS.ProcessEnv): Promise<string | null> {
   const dir = olderFolder(repo, env);
-  try {
-    await modelFileNames(
-      repo.id,
-      (f) => !fileNameProblem(f) && existsSync(join(dir, f)),
-      async () => readFileSync(join(dir, 'model.safetensors.index.json')),
-    );
-    return dir;
-  } catch {
-    return null;
-  }
+  return (await missingFrom(repo, (f) => join(dir, f))) ? null : dir;
 }
 
 /** The model from the cache alone ($HF_HUB_OFFLINE, or a hub that cannot be reached): its folder, or why not. */
