@@ -330,32 +330,54 @@ function examinerTerms(run: RunShape, prompts: PromptLengths, p: Pass): MemoryLi
   return examinerStage;
 }
 
-/** Generation: the KV cache of the rollouts decoded together (within the KV budget) and the prompt's prefill. */
-function generationTerms(cfg: ModelConfig, run: RunShape, prompts: PromptLengths, p: Pass): MemoryLine[] {
-  const { perTokenNoGrad, response, rollouts } = p;
+/** What decoding `batchRows` rows together holds. */
+interface Decode {
+  /** Rows decoded at once (within the KV budget), and the lines of their cache and prefill. */
+  rows: number;
+  lines: MemoryLine[];
+}
+
+/**
+ * Decoding `batchRows` rows (rollouts, or held-out questions: `noun`) together: the KV cache (within the KV
+ * budget) and the prompt's prefill; `setting` is what lowers them when the budget does not.
+ */
+function decodeTerms(
+  cfg: ModelConfig,
+  run: Pick<RunShape, 'kvBudget' | 'maxTurns' | 'turnTokens' | 'toolTokens'>,
+  prompts: PromptLengths,
+  perTokenNoGrad: number,
+  batch: { rows: number; noun: string; setting: string },
+): Decode {
+  const response = run.maxTurns * (run.turnTokens + run.toolTokens);
   // Each turn decodes with a new cache of the prompt, the turns and tool replies so far and the turn's own
   // tokens: the last turn's is the largest (no tool reply after it). Rows past the KV budget decode in parts.
   const capacity = Math.max(prompts.student, prompts.examiner) + response - run.toolTokens;
-  const batchRows = Math.max(rollouts, run.evalBatch);
-  const genRows = rowsWithin(cfg, run.kvBudget * MiB, capacity, batchRows);
+  const rows = rowsWithin(cfg, run.kvBudget * MiB, capacity, batch.rows);
   // Each turn prefills the prompt and the turns so far, in chunks of time steps (src/model/generate.ts).
   const history = capacity - run.turnTokens;
-  const prefillSteps = Math.min(history, Math.max(1, Math.floor(PREFILL_TOKENS / genRows)));
-  const generationStage: MemoryLine[] = [
+  const prefillSteps = Math.min(history, Math.max(1, Math.floor(PREFILL_TOKENS / rows)));
+  const lines: MemoryLine[] = [
     {
       label:
-        `KV cache: ${genRows} rollouts × ${capacity} positions` +
-        (genRows < batchRows ? ` (${batchRows} decode in parts under --kv-budget ${run.kvBudget})` : ''),
-      bytes: kvCacheBytes(cfg, genRows, capacity),
-      setting: genRows < batchRows ? 'KV budget (--kv-budget)' : 'student batch or rollouts per question',
+        `KV cache: ${rows} ${batch.noun} × ${capacity} positions` +
+        (rows < batch.rows ? ` (${batch.rows} decode in parts under --kv-budget ${run.kvBudget})` : ''),
+      bytes: kvCacheBytes(cfg, rows, capacity),
+      setting: rows < batch.rows ? 'KV budget (--kv-budget)' : batch.setting,
     },
     {
-      label: `prompt prefill: ${genRows} rollouts × ${prefillSteps} of up to ${history} tokens at a time`,
-      bytes: genRows * prefillSteps * perTokenNoGrad,
-      setting: 'student batch or rollouts per question',
+      label: `prompt prefill: ${rows} ${batch.noun} × ${prefillSteps} of up to ${history} tokens at a time`,
+      bytes: rows * prefillSteps * perTokenNoGrad,
+      setting: batch.setting,
     },
   ];
-  return generationStage;
+  return { rows, lines };
+}
+
+/** Generation: the rollouts of a step (or the held-out batch, whichever is more) decoded together. */
+function generationTerms(cfg: ModelConfig, run: RunShape, prompts: PromptLengths, p: Pass): MemoryLine[] {
+  const rows = Math.max(p.rollouts, run.evalBatch);
+  const setting = 'student batch or rollouts per question';
+  return decodeTerms(cfg, run, prompts, p.perTokenNoGrad, { rows, noun: 'rollouts', setting }).lines;
 }
 
 /**
@@ -438,30 +460,17 @@ export function estimateInference(
   const { paramBytes, largestTensorBytes } = memoryEstimate(cfg);
   const frozenBytes = weightBytes(cfg, true);
   const each = opts.trained ? paramBytes : frozenBytes;
-  const response = run.maxTurns * (run.turnTokens + run.toolTokens);
-  const capacity = Math.max(prompts.student, prompts.examiner) + response - run.toolTokens;
-  const rows = rowsWithin(cfg, run.kvBudget * MiB, capacity, run.evalBatch);
-  const history = capacity - run.turnTokens;
-  const prefillSteps = Math.min(history, Math.max(1, Math.floor(PREFILL_TOKENS / rows)));
   const perTokenNoGrad = (layerFloatsPerToken(cfg, null) + 2 * cfg.hidden) * 4;
+  const setting = 'held-out batch (--eval-batch)';
+  const decode = decodeTerms(cfg, run, prompts, perTokenNoGrad, { rows: run.evalBatch, noun: 'questions', setting });
+  const rows = decode.rows;
   const lines: MemoryLine[] = [
     {
       label: `weights: ${copies === 1 ? 'the model' : `${copies} models`}${opts.trained ? ' in f32' : ''}`,
       bytes: copies * each,
       setting: 'a smaller model',
     },
-    {
-      label:
-        `KV cache: ${rows} questions × ${capacity} positions` +
-        (rows < run.evalBatch ? ` (${run.evalBatch} decode in parts under --kv-budget ${run.kvBudget})` : ''),
-      bytes: kvCacheBytes(cfg, rows, capacity),
-      setting: rows < run.evalBatch ? 'KV budget (--kv-budget)' : 'held-out batch (--eval-batch)',
-    },
-    {
-      label: `prompt prefill: ${rows} questions × ${prefillSteps} of up to ${history} tokens at a time`,
-      bytes: rows * prefillSteps * perTokenNoGrad,
-      setting: 'held-out batch (--eval-batch)',
-    },
+    ...decode.lines,
     { label: `logits of one decoding step (${rows} × ${cfg.vocabSize})`, bytes: rows * cfg.vocabSize * 4 },
   ];
   const sum = lines.reduce((t, l) => t + l.bytes, 0);
