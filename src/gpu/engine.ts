@@ -163,6 +163,31 @@ export class Engine {
     this.counters.uploads++;
   }
 
+  /** Overwrites 32-bit words of a tensor from `at` (a word index) on, after all earlier GPU work on it. */
+  writeWords(t: Tensor, at: number, words: Uint32Array): void {
+    if (at < 0 || 4 * (at + words.length) > t.byteLength) {
+      throw new Error(`piplay: ${words.length} words at ${at} do not fit ${t.describe()}`);
+    }
+    this.flush();
+    this.device.queue.writeBuffer(t.storage.buffer, 4 * at, words.buffer, words.byteOffset, words.byteLength);
+    this.counters.uploads++;
+  }
+
+  /**
+   * Copies whole tensors into `dst` at word offsets, after all earlier GPU work (one submission, no
+   * dispatch): e.g. small parameters packed into one buffer that a kernel binds once.
+   */
+  copyInto(dst: Tensor, parts: readonly { src: Tensor; at: number }[]): void {
+    for (const { src, at } of parts) {
+      if (src.byteLength % 4 !== 0 || 4 * at + src.byteLength > dst.byteLength) {
+        throw new Error(`piplay: ${src.describe()} does not fit ${dst.describe()} at word ${at}`);
+      }
+    }
+    this.flush((enc) => {
+      for (const { src, at } of parts) enc.copyBufferToBuffer(src.buffer, 0, dst.buffer, 4 * at, src.byteLength);
+    });
+  }
+
   private checkSize(bytes: number, shape: readonly number[], dtype: DType): void {
     const max = Math.min(this.info.limits.maxStorageBufferBindingSize, this.info.limits.maxBufferSize);
     if (bytes > max) {

@@ -14,6 +14,8 @@ import type { ModelConfig } from './config.ts';
 import type { CausalLM } from './decoder.ts';
 import type { Tensor } from '../gpu/tensor.ts';
 import { sample } from '../gpu/ops/sample.ts';
+import { decodeStep, fusedDecodeState } from './decode-step.ts';
+import type { DecodeState } from './decode-state.ts';
 
 /** Tokens (rows x time steps) of one chunk of a prompt prefill. */
 export const PREFILL_TOKENS = 2048;
@@ -51,10 +53,13 @@ export interface GenerateOptions {
  */
 export const READ_EVERY = 8;
 
-/** Steps between reads: the option, else by the device; 1 where ids cannot stay on the GPU (a sharded table). */
-function readInterval(model: CausalLM, opts: GenerateOptions): number {
+/**
+ * Steps between reads: the option, else READ_EVERY where the fused step runs (stopped rows cost nothing there)
+ * or on a GPU, else 1; always 1 where ids cannot stay on the GPU (a sharded table).
+ */
+function readInterval(model: CausalLM, opts: GenerateOptions, fused: boolean): number {
   if (!model.takesDeviceIds()) return 1;
-  return Math.max(1, opts.readEvery ?? (model.engine.info.isCpu ? 1 : READ_EVERY));
+  return Math.max(1, opts.readEvery ?? (fused || !model.engine.info.isCpu ? READ_EVERY : 1));
 }
 
 /** Bytes of a KV cache of `rows` rows of `positions` positions (f32 keys and values of every layer). */
@@ -154,7 +159,10 @@ export class GenerationSession {
     // Row k of the cache (and of each step's batch) holds batch row slots[k]. Finished rows stay in the
     // batch until at most half of it is still decoding; then the cache keeps only the live rows.
     let slots = rows.map((_, b) => b);
+    // The fused step where it applies (src/model/decode-step.ts): its rows' state follows the slots.
+    let fused: DecodeState | null = null;
     try {
+      fused = fusedDecodeState(model, B, [...stopIds]);
       // The prompts go into the cache a chunk of time steps at a time, so the prefill holds one chunk's
       // intermediates ([rows x chunk] tokens), not those of every prompt token.
       const chunk = Math.max(1, Math.floor((opts.prefillTokens ?? PREFILL_TOKENS) / B));
@@ -179,11 +187,45 @@ export class GenerationSession {
         B,
         slots,
       );
-      let pending: Sampled[] = [prefill];
       // On the GPU, ids can only feed the next step from a table in one piece (else: read every step).
-      const every = readInterval(model, opts);
+      const every = readInterval(model, opts, fused !== null);
+      /** Records the decoding steps from `first` on, `count` of them but none past the tokens a row may have. */
+      const decodeSteps = (first: number, count: number, input: Int32Array | Tensor): Sampled[] => {
+        const out: Sampled[] = [];
+        for (let at = first; at < first + count && at < opts.maxNewTokens; at++) {
+          const stepIds = input;
+          const n = slots.length;
+          let stepLogits: () => Tensor;
+          if (fused) {
+            const st = fused;
+            stepLogits = () => decodeStep(st, stepIds, n, cache, at);
+          } else {
+            const positions = Int32Array.from(slots, (b) => L - keyStart[b]! + at - 1);
+            const rowStarts = Int32Array.from(slots, (b) => keyStart[b]!);
+            const batch =
+              stepIds instanceof Int32Array
+                ? { ids: stepIds, batch: n, time: 1, positions, keyStart: rowStarts }
+                : { ids: NO_IDS, deviceIds: stepIds, batch: n, time: 1, positions, keyStart: rowStarts };
+            stepLogits = () => model.logits(model.hidden(batch, cache)).reshape([n, -1]);
+          }
+          const sampled = this.record(stepLogits, opts, B, slots);
+          out.push(sampled);
+          input = sampled.ids;
+        }
+        return out;
+      };
+      const setRows = () =>
+        fused?.setRows(
+          slots.map((b) => keyStart[b]!),
+          slots.map((b) => L - keyStart[b]! - 1),
+          slots.map((b) => done[b]!),
+        );
+      let pending: Sampled[] = [prefill];
       let step = 0;
       try {
+        // The prefill's tokens feed the first steps on the GPU: the first read comes `every` steps in.
+        setRows();
+        if (every > 1) pending.push(...decodeSteps(1, every - 1, prefill.ids));
         for (;;) {
           const host = await this.readBack(pending);
           let stopped = false;
@@ -231,32 +273,18 @@ export class GenerationSession {
             keep = live;
           }
           slots = keep.map((k) => slots[k]!);
-          let input: Int32Array | Tensor = Int32Array.from(keep, (k) => last.ids[k]!);
-          pending = [];
-          // The steps up to the next read (never past the tokens a row may have).
-          for (let j = 0; j < every && step + j < opts.maxNewTokens; j++) {
-            const stepIds = input;
-            const stepPos = Int32Array.from(slots, (b) => L - keyStart[b]! + step + j - 1);
-            const stepKeyStart = Int32Array.from(slots, (b) => keyStart[b]!);
-            const n = slots.length;
-            const batch =
-              stepIds instanceof Int32Array
-                ? { ids: stepIds, batch: n, time: 1, positions: stepPos, keyStart: stepKeyStart }
-                : { ids: NO_IDS, deviceIds: stepIds, batch: n, time: 1, positions: stepPos, keyStart: stepKeyStart };
-            const sampled = this.record(
-              () => model.logits(model.hidden(batch, cache)).reshape([n, -1]),
-              opts,
-              B,
-              slots,
-            );
-            pending.push(sampled);
-            input = sampled.ids;
-          }
+          setRows();
+          pending = decodeSteps(
+            step,
+            every,
+            Int32Array.from(keep, (k) => last.ids[k]!),
+          );
         }
       } finally {
         for (const p of pending) p.dispose();
       }
     } finally {
+      fused?.dispose();
       cache.dispose();
     }
   }

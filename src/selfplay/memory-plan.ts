@@ -14,6 +14,7 @@
 // the total within 20% of a measured run's high-water mark.
 import { chunkBytes } from '../gpu/ops/vocab_head.ts';
 import { kvCacheBytes, PREFILL_TOKENS, rowsWithin } from '../model/generate.ts';
+import { stateWords } from '../model/decode-state.ts';
 import { memoryEstimate } from '../model/io.ts';
 import { parameterCount, type ModelConfig } from '../model/config.ts';
 import { weightBytes } from '../model/weight-storage.ts';
@@ -347,6 +348,7 @@ function decodeTerms(
   prompts: PromptLengths,
   perTokenNoGrad: number,
   batch: { rows: number; noun: string; setting: string },
+  adapterFloats: number,
 ): Decode {
   const response = run.maxTurns * (run.turnTokens + run.toolTokens);
   // Each turn decodes with a new cache of the prompt, the turns and tool replies so far and the turn's own
@@ -369,6 +371,12 @@ function decodeTerms(
       bytes: rows * prefillSteps * perTokenNoGrad,
       setting: batch.setting,
     },
+    {
+      // src/model/decode-state.ts; a few stop ids.
+      label: 'fused decoding: the norms, biases and adapters of the decoding policy, packed',
+      bytes: 4 * stateWords(cfg, rows, 8, adapterFloats),
+      setting: batch.setting,
+    },
   ];
   return { rows, lines };
 }
@@ -377,7 +385,8 @@ function decodeTerms(
 function generationTerms(cfg: ModelConfig, run: RunShape, prompts: PromptLengths, p: Pass): MemoryLine[] {
   const rows = Math.max(p.rollouts, run.evalBatch);
   const setting = 'student batch or rollouts per question';
-  return decodeTerms(cfg, run, prompts, p.perTokenNoGrad, { rows, noun: 'rollouts', setting }).lines;
+  const adapters = run.policies === 'lora' ? loraParams(cfg, run.loraRank) : 0;
+  return decodeTerms(cfg, run, prompts, p.perTokenNoGrad, { rows, noun: 'rollouts', setting }, adapters).lines;
 }
 
 /**
@@ -462,7 +471,8 @@ export function estimateInference(
   const each = opts.trained ? paramBytes : frozenBytes;
   const perTokenNoGrad = (layerFloatsPerToken(cfg, null) + 2 * cfg.hidden) * 4;
   const setting = 'held-out batch (--eval-batch)';
-  const decode = decodeTerms(cfg, run, prompts, perTokenNoGrad, { rows: run.evalBatch, noun: 'questions', setting });
+  const batch = { rows: run.evalBatch, noun: 'questions', setting };
+  const decode = decodeTerms(cfg, run, prompts, perTokenNoGrad, batch, 0);
   const rows = decode.rows;
   const lines: MemoryLine[] = [
     {

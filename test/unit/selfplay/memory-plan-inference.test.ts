@@ -24,6 +24,7 @@ describe('estimateInference', () => {
       'weights',
       'KV cache',
       'prompt prefill',
+      'fused decoding',
       'logits of one decoding step',
       'buffer pool rounding to size classes',
     ]);

@@ -72,8 +72,9 @@ describe('the demo preset with LoRA on real model shapes', () => {
       const small = estimateRun(cfg(name), demoLora, browser);
       const big = estimateRun(cfg(name), demoLora, desktop);
       expect(big.totalBytes).toBe(small.totalBytes);
-      const logits = big.breakdown.find((l) => l.label.startsWith('logits'))!;
-      expect(logits.bytes).toBeLessThanOrEqual(3 * LOGITS_CHUNK_BYTES);
+      // Where training is the largest stage (not generation, as for SmolLM2), its logits line is capped.
+      const logits = big.breakdown.find((l) => l.label.startsWith('logits'));
+      expect(logits?.bytes ?? 0).toBeLessThanOrEqual(3 * LOGITS_CHUNK_BYTES);
     },
   );
 

@@ -1,0 +1,189 @@
+// The attention half of a decoder layer for one decoding step (one new token per row), in one kernel:
+//   h = RMSNorm(x) (input_layernorm); q, k, v = h Wqᵀ, h Wkᵀ, h Wvᵀ (+ bias) (+ LoRA: scale (h Aᵀ) Bᵀ);
+//   Qwen3's per-head RMSNorm of q and k; RoPE of q and k at the row's position; k and v appended to the
+//   cache at time `len`; then causal attention of each query head over the row's keys keyStart..len:
+//   o = softmax(scale q Kᵀ) V, written as o [B, Hq * DH] (heads in order), ready for o_proj.
+// One workgroup per (kv head, row): it computes the GROUP query heads that share that kv head, and their k
+// and v, so grouped-query heads read each cached key and value once per group and each cache slot has one
+// writer. The keys are split across the workgroup's threads (WG at a time, an online softmax across blocks);
+// thread d < DH accumulates output dimension d. Same numbers as the unfused ops (src/model/decoder.ts) up to
+// the order of f32 sums. Matrices may be stored f32, f16 or bf16 (W_FORMAT); norms, biases and adapters
+// come from the state buffer (lib/decode_rows.wgsl).
+#include "lib/packed16.wgsl"
+#include "lib/rope_turns.wgsl"
+override WG: u32;       // threads, a power of two >= DH
+override D: u32;        // hidden size
+override DH: u32;       // head dim
+override GROUP: u32;    // query heads per kv head
+override R: u32 = 1u;   // LoRA rank (1 without adapters)
+override W_FORMAT: u32 = FORMAT_F32;
+
+struct Params {
+  rows: u32, Hkv: u32, cap: u32, len: u32, step: u32, eps: f32, scale: f32,
+  freqAt: u32, normAt: u32, qNormAt: u32, kNormAt: u32, biasQ: u32, biasK: u32, biasV: u32,
+  loraQ: u32, loraK: u32, loraV: u32, loraScale: f32,
+}
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> x: array<f32>;
+@group(0) @binding(2) var<storage, read> wq: array<u32>;
+@group(0) @binding(3) var<storage, read> wk: array<u32>;
+@group(0) @binding(4) var<storage, read> wv: array<u32>;
+@group(0) @binding(5) var<storage, read> state: array<u32>;
+@group(0) @binding(6) var<storage, read_write> kCache: array<f32>;
+@group(0) @binding(7) var<storage, read_write> vCache: array<f32>;
+@group(0) @binding(8) var<storage, read_write> o: array<f32>;
+#include "lib/decode_rows.wgsl"
+
+var<workgroup> xs: array<f32, D>;                  // the normed row
+var<workgroup> xa: array<f32, 3u * R>;             // scale (h Aᵀ) of q, k, v's adapters
+var<workgroup> proj: array<f32, (GROUP + 2u) * DH>; // q of the group's heads, then k, then v
+var<workgroup> headScale: array<f32, GROUP + 1u>;  // 1 / rms of each q head and of k (Qwen3)
+var<workgroup> probs: array<f32, WG>;
+
+/** Weight element i of projection `which` (0 q, 1 k, 2 v), widened to f32. */
+fn weight(which: u32, i: u32) -> f32 {
+  let word = packedWord(i, W_FORMAT);
+  switch (which) {
+    case 0u: { return packedValue(wq[word], i, W_FORMAT); }
+    case 1u: { return packedValue(wk[word], i, W_FORMAT); }
+    default: { return packedValue(wv[word], i, W_FORMAT); }
+  }
+}
+
+fn loraOf(which: u32) -> u32 {
+  switch (which) {
+    case 0u: { return p.loraQ; }
+    case 1u: { return p.loraK; }
+    default: { return p.loraV; }
+  }
+}
+
+fn biasOf(which: u32) -> u32 {
+  switch (which) {
+    case 0u: { return p.biasQ; }
+    case 1u: { return p.biasK; }
+    default: { return p.biasV; }
+  }
+}
+
+/** Key (or value) element d of cache slot j of this (row, kv head); slot `len` is the one just computed. */
+fn cached(isValue: bool, slot: u32, j: u32, d: u32) -> f32 {
+  if (j == p.len) { return proj[(GROUP + select(0u, 1u, isValue)) * DH + d]; }
+  let i = (slot * p.cap + j) * DH + d;
+  if (isValue) { return vCache[i]; }
+  return kCache[i];
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
+  let kvh = wid.x;
+  let b = wid.y;
+  if (stoppedRow(b)) { return; } // uniform per workgroup
+  // The normed row.
+  var ss = 0.0;
+  for (var i = lid; i < D; i += WG) {
+    let v = x[b * D + i];
+    xs[i] = v;
+    ss += v * v;
+  }
+  let rstd = 1.0 / sqrt(workgroupSum(lid, ss) / f32(D) + p.eps);
+  for (var i = lid; i < D; i += WG) { xs[i] = xs[i] * rstd * stateF(p.normAt + i); }
+  workgroupBarrier();
+  // The adapters' rank-wide products.
+  for (var t = lid; t < 3u * R; t += WG) {
+    let at = loraOf(t / R);
+    var acc = 0.0;
+    if (at != NONE) {
+      let a = at + (t % R) * D;
+      for (var i = 0u; i < D; i++) { acc += xs[i] * stateF(a + i); }
+    }
+    xa[t] = acc * p.loraScale;
+  }
+  workgroupBarrier();
+  // Column c of proj: q of head kvh * GROUP + c / DH, then k, then v of head kvh.
+  let nq = GROUP * DH;
+  for (var c = lid; c < nq + 2u * DH; c += WG) {
+    var which = 0u;
+    var row = kvh * nq + c;
+    if (c >= nq + DH) { which = 2u; row = kvh * DH + c - nq - DH; }
+    else if (c >= nq) { which = 1u; row = kvh * DH + c - nq; }
+    var acc = 0.0;
+    for (var i = 0u; i < D; i++) { acc += xs[i] * weight(which, row * D + i); }
+    let bias = biasOf(which);
+    if (bias != NONE) { acc += stateF(bias + row); }
+    let at = loraOf(which);
+    if (at != NONE) {
+      let bRow = at + R * D + row * R;
+      var low = 0.0;
+      for (var k = 0u; k < R; k++) { low += xa[which * R + k] * stateF(bRow + k); }
+      acc += low;
+    }
+    proj[c] = acc;
+  }
+  workgroupBarrier();
+  // Qwen3: RMSNorm of each q head and of k over the head dim.
+  if (p.qNormAt != NONE) {
+    if (lid <= GROUP) {
+      var s = 0.0;
+      for (var d = 0u; d < DH; d++) { s += proj[lid * DH + d] * proj[lid * DH + d]; }
+      headScale[lid] = 1.0 / sqrt(s / f32(DH) + p.eps);
+    }
+    workgroupBarrier();
+    for (var c = lid; c < nq + DH; c += WG) {
+      let h = c / DH;
+      let w = select(p.qNormAt, p.kNormAt, h == GROUP);
+      proj[c] = proj[c] * headScale[h] * stateF(w + c % DH);
+    }
+    workgroupBarrier();
+  }
+  // RoPE of q and k (pairs i, i + DH/2 of each head).
+  let pos = basePosOf(b) + i32(p.step);
+  let half = DH / 2u;
+  for (var t = lid; t < (GROUP + 1u) * half; t += WG) {
+    let i = t % half;
+    let j0 = (t / half) * DH + i;
+    let f = vec2f(stateF(p.freqAt + 2u * i), stateF(p.freqAt + 2u * i + 1u));
+    let sc = sincosTurns(turns(pos, f));
+    let x0 = proj[j0];
+    let x1 = proj[j0 + half];
+    proj[j0] = x0 * sc.y - x1 * sc.x;
+    proj[j0 + half] = x1 * sc.y + x0 * sc.x;
+  }
+  workgroupBarrier();
+  // k and v into the cache.
+  let slot = b * p.Hkv + kvh;
+  for (var d = lid; d < DH; d += WG) {
+    kCache[(slot * p.cap + p.len) * DH + d] = proj[nq + d];
+    vCache[(slot * p.cap + p.len) * DH + d] = proj[nq + DH + d];
+  }
+  // Attention of each query head of the group over keys keyStart..len.
+  let first = keyStartOf(b);
+  for (var hh = 0u; hh < GROUP; hh++) {
+    var m = -3.0e38;
+    var l = 0.0;
+    var acc = 0.0;
+    for (var j0 = first; j0 <= p.len; j0 += WG) {
+      let j = j0 + lid;
+      var s = -3.0e38;
+      if (j <= p.len) {
+        var dot = 0.0;
+        for (var d = 0u; d < DH; d++) { dot += proj[hh * DH + d] * cached(false, slot, j, d); }
+        s = p.scale * dot;
+      }
+      let mNew = max(m, workgroupMax(lid, s));
+      let e = select(0.0, exp(s - mNew), j <= p.len);
+      probs[lid] = e;
+      let corr = exp(m - mNew);
+      l = l * corr + workgroupSum(lid, e);
+      if (lid < DH) {
+        var a = acc * corr;
+        let n = min(WG, p.len + 1u - j0);
+        for (var t = 0u; t < n; t++) { a += probs[t] * cached(true, slot, j0 + t, lid); }
+        acc = a;
+      }
+      m = mNew;
+      workgroupBarrier(); // probs is rewritten by the next block
+    }
+    if (lid < DH) { o[(b * p.Hkv * GROUP + kvh * GROUP + hh) * DH + lid] = acc / l; }
+  }
+}

@@ -1,0 +1,223 @@
+// The fused decoding step: one new token per row through the whole model in 4 dispatches per layer plus 3
+// (shaders/decode_embed, decode_attention, decode_matvec), where the general ops take 16-18 per layer (28
+// more with LoRA). Dispatches, not arithmetic, bound a decoding step of a small model: about 1 ms each on a
+// CPU driver, 5-20 µs on a GPU. A row that sampled a stop id is flagged on the GPU and left alone by every
+// later kernel, so the host can read the tokens back every few steps without paying for stopped rows.
+// Same numbers as CausalLM.hidden + logits up to the order of f32 sums (test/gpu/decode-step.gpu.test.ts).
+import type { Tensor } from '../gpu/tensor.ts';
+import { shardedEmbedding } from '../gpu/ops/embedding.ts';
+import { storageFormat } from '../gpu/ops/packed.ts';
+import { rmsnorm } from '../gpu/ops/rmsnorm.ts';
+import type { CausalLM, KVCache } from './decoder.ts';
+import { DecodeState, NONE } from './decode-state.ts';
+
+export type DecodePath = 'fused' | 'general';
+let forcedPath: DecodePath | null = null;
+
+/** Forces one decoding path (tests and benchmarks); `null`: fused wherever it applies (fusedDecodeFits). */
+export function setDecodePath(path: DecodePath | null): void {
+  forcedPath = path;
+}
+
+/** Rows per workgroup of decode_matvec (each weight element read serves this many rows). */
+const TILE_ROWS = 4;
+/** Columns per workgroup of decode_matvec and decode_embed. */
+const WG = 64;
+
+/** Threads of decode_attention: a power of two at least the head dim. */
+function attentionWG(headDim: number): number {
+  return Math.max(64, 2 ** Math.ceil(Math.log2(headDim)));
+}
+
+/**
+ * Why the fused step cannot run this model for `rows` rows on this device, or null when it can: it needs every
+ * projection of a layer in one storage format and its workgroup memory within the device's. (A vocabulary
+ * split across bindings, or logits past one, take the general embedding and head around the fused layers.)
+ */
+export function fusedDecodeMisfit(model: CausalLM, rows: number): string | null {
+  if (forcedPath === 'general') return 'the general path is forced';
+  const c = model.cfg;
+  const limits = model.engine.info.limits;
+  if (c.heads % c.kvHeads !== 0 || c.headDim % 2 !== 0) return 'the heads do not group evenly';
+  const R = model.lora?.opts.rank ?? 1;
+  const group = c.heads / c.kvHeads;
+  const awg = attentionWG(c.headDim);
+  const attentionWords = c.hidden + 3 * R + (group + 2) * c.headDim + group + 1 + 2 * awg;
+  const tile = matvecTile(model, c.hidden);
+  if (awg > limits.maxComputeInvocationsPerWorkgroup || 4 * attentionWords > limits.maxComputeWorkgroupStorageSize) {
+    return 'the attention kernel needs more workgroup memory than the device has';
+  }
+  if (tile < 1) return 'a normed row does not fit workgroup memory';
+  if (4 * DecodeState.words(model, rows, 64) > maxBinding(model))
+    return 'the packed small parameters exceed one binding';
+  for (let l = 0; l < c.layers; l++) {
+    const pre = `model.layers.${l}`;
+    const formats = (names: string[]) => new Set(names.map((n) => format(model.param(`${pre}.${n}.weight`))));
+    if (formats(['self_attn.q_proj', 'self_attn.k_proj', 'self_attn.v_proj']).size > 1) return 'q/k/v differ in dtype';
+    if (formats(['mlp.gate_proj', 'mlp.up_proj']).size > 1) return 'gate/up differ in dtype';
+  }
+  return null;
+}
+
+function maxBinding(model: CausalLM): number {
+  const limits = model.engine.info.limits;
+  return Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize);
+}
+
+function format(t: Tensor): number {
+  return storageFormat(t, 'decode', 'weight');
+}
+
+/** Rows per decode_matvec workgroup whose normed inputs (width k) fit workgroup memory beside its other arrays. */
+function matvecTile(model: CausalLM, k: number): number {
+  const R = model.lora?.opts.rank ?? 1;
+  const free = model.engine.info.limits.maxComputeWorkgroupStorageSize / 4 - WG - 8 * R;
+  return Math.min(TILE_ROWS, Math.floor(free / k));
+}
+
+/** The state of one fused decoding call over `rows` rows, or null where the fused step does not apply. */
+export function fusedDecodeState(model: CausalLM, rows: number, stopIds: readonly number[]): DecodeState | null {
+  return fusedDecodeMisfit(model, rows) === null ? new DecodeState(model, rows, stopIds) : null;
+}
+
+/**
+ * One decoding step of the `n` live rows (slot k of the state is row k): their tokens `ids` (i32 [n], on the
+ * GPU or the host) in, logits [n, vocab] out; appends each row's key and value at the cache's length. `step`
+ * counts the call's steps (a row's token is at position basePos + step). A vocabulary split across bindings
+ * needs the ids on the host.
+ */
+export function decodeStep(st: DecodeState, ids: Tensor | Int32Array, n: number, cache: KVCache, step: number): Tensor {
+  const leave = st.model.engine.profile?.enterOuter(`forward ${st.model.profileName}`, n);
+  try {
+    return fusedStep(st, ids, n, cache, step);
+  } finally {
+    leave?.();
+  }
+}
+
+function fusedStep(st: DecodeState, ids: Tensor | Int32Array, n: number, cache: KVCache, step: number): Tensor {
+  const model = st.model;
+  const e = model.engine;
+  const c = model.cfg;
+  const D = c.hidden;
+  const state = st.buffer;
+  const lora = model.lora;
+  const R = lora?.opts.rank ?? 1;
+  const loraScale = lora?.scale ?? 0;
+  const x = embedRows(st, ids, n);
+  const group = c.heads / c.kvHeads;
+  const tileRows = (k: number) => Math.min(matvecTile(model, k), n);
+  const matvec = (entry: string, K: number, N: number, params: object, bindings: Record<string, Tensor>) => {
+    const tile = tileRows(K);
+    const w = bindings['w']!;
+    e.dispatch({
+      shader: 'decode_matvec',
+      entry,
+      constants: { WG, TILE_ROWS: tile, XN: entry === 'residual' ? 1 : tile * K, R, W_FORMAT: format(w) },
+      params: { rows: st.rows, n, K, N, eps: c.rmsEps, normAt: 0, lora: NONE, lora2: NONE, loraScale, ...params },
+      bindings: { ...bindings, state },
+      workgroups: [Math.ceil(N / WG), Math.ceil(n / tile)],
+    });
+  };
+  for (let l = 0; l < c.layers; l++) {
+    const pre = `model.layers.${l}`;
+    const at = st.layers[l]!;
+    const wq = model.param(`${pre}.self_attn.q_proj.weight`);
+    const o = e.empty([n, c.heads * c.headDim]);
+    e.dispatch({
+      shader: 'decode_attention',
+      constants: { WG: attentionWG(c.headDim), D, DH: c.headDim, GROUP: group, R, W_FORMAT: format(wq) },
+      params: {
+        rows: st.rows,
+        Hkv: c.kvHeads,
+        cap: cache.capacity,
+        len: cache.length,
+        step,
+        eps: c.rmsEps,
+        scale: 1 / Math.sqrt(c.headDim),
+        freqAt: st.freqAt,
+        normAt: at.inputNorm,
+        qNormAt: at.qNorm,
+        kNormAt: at.kNorm,
+        biasQ: at.bias.q,
+        biasK: at.bias.k,
+        biasV: at.bias.v,
+        loraQ: at.lora.q,
+        loraK: at.lora.k,
+        loraV: at.lora.v,
+        loraScale,
+      },
+      bindings: {
+        x,
+        wq,
+        wk: model.param(`${pre}.self_attn.k_proj.weight`),
+        wv: model.param(`${pre}.self_attn.v_proj.weight`),
+        state,
+        kCache: cache.keys[l]!,
+        vCache: cache.values[l]!,
+        o,
+      },
+      workgroups: [c.kvHeads, n],
+    });
+    matvec(
+      'residual',
+      c.heads * c.headDim,
+      D,
+      { lora: at.lora.o },
+      { inp: o, w: model.param(`${pre}.self_attn.o_proj.weight`), x },
+    );
+    o.dispose();
+    const act = e.empty([n, c.intermediate]);
+    matvec(
+      'gated',
+      D,
+      c.intermediate,
+      { normAt: at.postNorm, lora: at.lora.gate, lora2: at.lora.up },
+      { x, w: model.param(`${pre}.mlp.gate_proj.weight`), w2: model.param(`${pre}.mlp.up_proj.weight`), y: act },
+    );
+    matvec(
+      'residual',
+      c.intermediate,
+      D,
+      { lora: at.lora.down },
+      { inp: act, w: model.param(`${pre}.mlp.down_proj.weight`), x },
+    );
+    act.dispose();
+  }
+  cache.length += 1;
+  const head = model.lmHeadShards;
+  if (head.length > 1 || 4 * n * c.vocabSize > maxBinding(model)) {
+    const h = rmsnorm(x, model.param('model.norm.weight'), c.rmsEps);
+    x.dispose();
+    return model.logits(h);
+  }
+  const logits = e.empty([n, c.vocabSize]);
+  matvec('head', D, c.vocabSize, { normAt: st.finalNorm }, { x, w: head[0]!, y: logits });
+  x.dispose();
+  return logits;
+}
+
+/**
+ * The rows' embeddings [n, hidden]: decode_embed (which also flags rows whose token is a stop id) where the
+ * table is one binding, else the general sharded lookup of host ids.
+ */
+function embedRows(st: DecodeState, ids: Tensor | Int32Array, n: number): Tensor {
+  const model = st.model;
+  const e = model.engine;
+  const D = model.cfg.hidden;
+  const table = model.vocabShards('model.embed_tokens.weight');
+  const onGpu = ids instanceof Int32Array ? e.tensor(ids, [n], 'i32') : ids;
+  if (table.length > 1) {
+    if (!(ids instanceof Int32Array)) throw new Error('piplay: a vocabulary split across bindings needs host ids');
+    return shardedEmbedding(table, onGpu, ids);
+  }
+  const x = e.empty([n, D]);
+  e.dispatch({
+    shader: 'decode_embed',
+    constants: { WG, W_FORMAT: format(table[0]!) },
+    params: { rows: st.rows, D, V: model.cfg.vocabSize, stopAt: st.stopAt },
+    bindings: { ids: onGpu, table: table[0]!, state: st.buffer, x },
+    workgroups: [Math.ceil(D / WG), n],
+  });
+  return x;
+}

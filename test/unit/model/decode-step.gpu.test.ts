@@ -1,0 +1,174 @@
+// The fused decoding step (src/model/decode-step.ts) against the general ops (CausalLM.hidden + logits, each
+// tested against float64 references and the PyTorch fixtures): the same logits and the same keys and values
+// appended to the cache, step after step, for every layer shape the product loads (Llama, Qwen2's biases,
+// Qwen3's q/k norms and head dim apart from hidden / heads, grouped queries of 1 to 4 heads, a head dim of
+// 128), with LoRA adapters on all or some projections, with f16 and bf16 weights, untied heads, left-padded
+// rows, and rows stopped on the GPU. And its dispatch count: 4 per layer plus 2.
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Engine } from '../../../src/gpu/engine.ts';
+import type { DType } from '../../../src/gpu/tensor.ts';
+import type { ModelConfig } from '../../../src/model/config.ts';
+import { CausalLM } from '../../../src/model/decoder.ts';
+import { DecodeState, stateWords } from '../../../src/model/decode-state.ts';
+import { loraParams } from '../../../src/selfplay/memory-plan.ts';
+import { decodeStep, fusedDecodeMisfit } from '../../../src/model/decode-step.ts';
+import { initWeights, tinyConfig } from '../../../src/model/init.ts';
+import { LoraSet } from '../../../src/model/lora.ts';
+import { expectClose } from '../../helpers/compare.ts';
+import { testEngine } from '../../helpers/engine.ts';
+import { randint, randn } from '../../helpers/random.ts';
+
+let e: Engine;
+beforeAll(async () => {
+  e = await testEngine();
+});
+
+const V = 40;
+
+interface Case {
+  name: string;
+  cfg: Partial<ModelConfig>;
+  lora?: { rank: number; targets?: string[] };
+  dtype?: DType;
+}
+
+const llama = tinyConfig({ vocabSize: V, hidden: 32, layers: 2, heads: 4, kvHeads: 2, intermediate: 48 });
+const CASES: Case[] = [
+  { name: 'Llama, groups of 2', cfg: {} },
+  { name: 'Qwen2: q/k/v biases, one kv head for 4 query heads', cfg: { attentionBias: true, kvHeads: 1 } },
+  { name: 'Qwen3: q/k norms, head dim 16 of hidden 32 with 4 heads', cfg: { qkNorm: true, headDim: 16 } },
+  { name: 'multi-head (groups of 1), untied head', cfg: { kvHeads: 4, tieEmbeddings: false } },
+  { name: 'head dim 128 (128 threads)', cfg: { hidden: 128, heads: 1, kvHeads: 1, headDim: 128, intermediate: 32 } },
+  { name: 'LoRA on every projection', cfg: { attentionBias: true }, lora: { rank: 4 } },
+  {
+    name: 'LoRA on some projections',
+    cfg: { qkNorm: true },
+    lora: { rank: 3, targets: ['q_proj', 'v_proj', 'down_proj'] },
+  },
+  { name: 'f16 weights', cfg: { attentionBias: true }, dtype: 'f16' },
+  { name: 'bf16 weights with LoRA', cfg: {}, dtype: 'bf16', lora: { rank: 2 } },
+];
+
+/** A model whose every weight, norm and bias is random (norms about 1), its matrices stored as `dtype`. */
+function randomModel(c: Case): CausalLM {
+  const cfg = { ...llama, ...c.cfg };
+  const host = initWeights(cfg, { seed: 7, initializerRange: 0.3 });
+  let k = 0;
+  for (const [name, t] of host) {
+    if (name.endsWith('norm.weight')) t.data.set(randn(t.data.length, 50 + k++, 0.3).map((v) => 1 + v));
+    if (name.endsWith('.bias')) t.data.set(randn(t.data.length, 80 + k++, 0.3));
+  }
+  const dtype = c.dtype ?? 'f32';
+  const model = CausalLM.fromHost(
+    e,
+    cfg,
+    (n) => host.get(n),
+    (n, shape) => (shape.length === 2 && !n.includes('embed_tokens') && !n.startsWith('lm_head') ? dtype : 'f32'),
+  );
+  if (c.lora) {
+    model.lora = new LoraSet(e, cfg, { rank: c.lora.rank, alpha: 2 * c.lora.rank, targets: c.lora.targets, seed: 3 });
+    // B starts at zero; random B makes the adapters count.
+    let s = 0;
+    for (const ad of model.lora.adapters.values()) e.write(ad.B, randn(ad.B.size, 300 + s++, 0.2));
+  }
+  return model;
+}
+
+const B = 6;
+const LENS = [5, 1, 3, 5, 2, 4];
+const L = Math.max(...LENS);
+const STEPS = 3;
+
+describe.each(CASES)('the fused decoding step: $name', (c) => {
+  it('gives the logits and cache of the general ops, step after step, for left-padded rows', async () => {
+    const model = randomModel(c);
+    expect(fusedDecodeMisfit(model, B)).toBeNull();
+    const keyStart = Int32Array.from(LENS, (n) => L - n);
+    const ids = randint(B * L, V, 1);
+    const positions = Int32Array.from({ length: B * L }, (_, i) => Math.max(0, (i % L) - keyStart[Math.floor(i / L)]!));
+    const general = model.newCache(B, L + STEPS);
+    const fused = model.newCache(B, L + STEPS);
+    e.noGrad(() =>
+      e.tidy(() => {
+        for (const cache of [general, fused]) model.hidden({ ids, batch: B, time: L, positions, keyStart }, cache);
+      }),
+    );
+    const st = new DecodeState(model, B, []);
+    st.setRows(
+      keyStart,
+      Array.from(keyStart, (s) => L - s - 1),
+      LENS.map(() => false),
+    );
+    for (let step = 1; step <= STEPS; step++) {
+      const next = randint(B, V, 10 + step);
+      const [want, got] = e.noGrad(() =>
+        e.tidy(() => {
+          const pos = Int32Array.from(keyStart, (s) => L - s + step - 1);
+          const w = model.logits(model.hidden({ ids: next, batch: B, time: 1, positions: pos, keyStart }, general));
+          const g = decodeStep(st, e.tensor(next, [B], 'i32'), B, fused, step);
+          return [e.keep(w), e.keep(g)];
+        }),
+      );
+      const [wl, gl] = await e.readAll([want, got]);
+      expectClose(gl!, wl!, 2e-4, 2e-5, `${c.name}: logits at step ${step}`);
+      want.dispose();
+      got.dispose();
+    }
+    expect(fused.length).toBe(general.length);
+    for (let l = 0; l < model.cfg.layers; l++) {
+      const [gk, gv, fk, fv] = await e.readAll([
+        general.keys[l]!,
+        general.values[l]!,
+        fused.keys[l]!,
+        fused.values[l]!,
+      ]);
+      expectClose(fk!, gk!, 2e-4, 2e-5, `layer ${l} keys`);
+      expectClose(fv!, gv!, 2e-4, 2e-5, `layer ${l} values`);
+    }
+    st.dispose();
+    general.dispose();
+    fused.dispose();
+    model.dispose();
+  });
+});
+
+describe('the fused decoding step', () => {
+  it('a row whose token is a stop id is flagged and left alone: its cache slot stays unwritten', async () => {
+    const model = randomModel(CASES[0]!);
+    const cache = model.newCache(2, 4);
+    const stop = 7;
+    const st = new DecodeState(model, 2, [3, stop]);
+    st.setRows([0, 0], [-1, -1], [false, false]);
+    e.noGrad(() => e.tidy(() => decodeStep(st, e.tensor([stop, 5], [2], 'i32'), 2, cache, 1)));
+    const [flags, keys] = await e.readAll([st.buffer, cache.keys[0]!]);
+    expect(Array.from(flags!.slice(4, 6))).toEqual([1, 0]);
+    const slot = (b: number) => Array.from(keys!.slice(b * 2 * 4 * 8, b * 2 * 4 * 8 + 8));
+    expect(slot(0).every((v) => v === 0)).toBe(true);
+    expect(slot(1).some((v) => v !== 0)).toBe(true);
+    st.dispose();
+    cache.dispose();
+    model.dispose();
+  });
+
+  it('the memory plan counts the words the state takes', async () => {
+    for (const c of [CASES[1]!, CASES[2]!, CASES[5]!]) {
+      const model = randomModel(c);
+      const adapters = c.lora ? loraParams(model.cfg, c.lora.rank) : 0;
+      expect(DecodeState.words(model, 5, 3), c.name).toBe(stateWords(model.cfg, 5, 3, adapters));
+      model.dispose();
+    }
+  });
+
+  it('takes 4 dispatches per layer, plus the embedding and the head', async () => {
+    const model = randomModel(CASES[5]!);
+    const cache = model.newCache(3, 4);
+    const st = new DecodeState(model, 3, []);
+    st.setRows([0, 0, 0], [-1, -1, -1], [false, false, false]);
+    const before = e.counters.dispatches;
+    e.noGrad(() => e.tidy(() => decodeStep(st, e.tensor([1, 2, 3], [3], 'i32'), 3, cache, 1)));
+    expect(e.counters.dispatches - before).toBe(4 * model.cfg.layers + 2);
+    st.dispose();
+    cache.dispose();
+    model.dispose();
+  });
+});
