@@ -3,7 +3,8 @@
 // (src/gpu/profile.ts): wall and GPU seconds, tokens/s (over the larger of the two), dispatches, submissions
 // and read-backs.
 // `--steps=N` runs N examiner and N student steps instead of the preset's 8 + 8 (same batch shapes);
-// `--eval-per-hop=N` shrinks the evaluation the same way; `--by-kernel` splits the phases by kernel too.
+// `--eval-per-hop=N` shrinks the evaluation the same way; `--by-kernel` splits the phases by kernel too;
+// `--decode=fused|general` forces a decoding path (default: fused on a GPU, general on a CPU driver).
 // benchSelfPlay times the same for any preset, and for a whole run as a user starts it (the GPU benchmark's
 // demo iteration and quick run).
 import type { Engine } from '../src/gpu/engine.ts';
@@ -11,6 +12,7 @@ import { blank, Profile, type PhaseTotals } from '../src/gpu/profile.ts';
 import { buildBase, buildEnvironment } from '../src/cli/setup.ts';
 import { makeConfig, type PresetName, type SelfPlayConfig } from '../src/selfplay/config.ts';
 import { SelfPlayRun } from '../src/selfplay/loop.ts';
+import { setDecodePath } from '../src/model/decode-step.ts';
 import { fmt } from './timing.ts';
 
 function intFlag(name: string): number | undefined {
@@ -39,6 +41,12 @@ function category(phase: string): string {
 
 /** `npm run bench -- iteration`: one demo iteration, shrunk by --steps and --eval-per-hop. */
 export function benchIteration(e: Engine): Promise<Record<string, unknown>[]> {
+  // --decode=fused or --decode=general forces one decoding path (src/model/decode-step.ts); default: by device.
+  const decode = process.argv.find((a) => a.startsWith('--decode='))?.slice('--decode='.length);
+  if (decode !== undefined && decode !== 'fused' && decode !== 'general') {
+    throw new Error(`piplay bench: --decode must be fused or general, got '${decode}'`);
+  }
+  setDecodePath(decode ?? null);
   return benchSelfPlay(e, {
     preset: 'demo',
     steps: intFlag('steps'),

@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 echo "== kernel tests and fixtures on the GPU paths (PIPLAY_FORCE_GPU_PATHS=1)"
-PIPLAY_FORCE_GPU_PATHS=1 npx vitest run test/unit/gpu test/unit/fixtures
+PIPLAY_FORCE_GPU_PATHS=1 npx vitest run test/unit/gpu test/unit/fixtures test/unit/model/decode-step.gpu.test.ts test/unit/model/generate.gpu.test.ts
 if grep -q avx512f /proc/cpuinfo 2>/dev/null; then
   for width in 128 512; do
     echo "== kernel tests and fixtures at subgroup width $((width / 32)) (LP_NATIVE_VECTOR_WIDTH=$width)"

@@ -5,18 +5,19 @@
 //   o = softmax(scale q Kᵀ) V, written as o [B, Hq * DH] (heads in order), ready for o_proj.
 // One workgroup per (kv head, row): it computes the GROUP query heads that share that kv head, and their k
 // and v, so grouped-query heads read each cached key and value once per group and each cache slot has one
-// writer. The keys are split across the workgroup's threads (WG at a time, an online softmax across blocks);
-// thread d < DH accumulates output dimension d. Same numbers as the unfused ops (src/model/decoder.ts) up to
+// writer. A block of WG keys is scored by WG threads (one exp per head and key), then each thread accumulates
+// up to PAIRS (query head, dim) pairs of the output: four barriers per block, whatever the group size. Same numbers as the unfused ops (src/model/decoder.ts) up to
 // the order of f32 sums. Matrices may be stored f32, f16 or bf16 (W_FORMAT); norms, biases and adapters
 // come from the state buffer (lib/decode_rows.wgsl).
 #include "lib/packed16.wgsl"
 #include "lib/rope_turns.wgsl"
-override WG: u32;       // threads, a power of two >= DH
+override WG: u32;       // threads, a power of two with GROUP * DH <= PAIRS * WG
 override D: u32;        // hidden size
 override DH: u32;       // head dim
 override GROUP: u32;    // query heads per kv head
 override R: u32 = 1u;   // LoRA rank (1 without adapters)
 override W_FORMAT: u32 = FORMAT_F32;
+const PAIRS = 4u;       // (query head, dim) pairs of the attention output per thread, at most
 
 struct Params {
   rows: u32, Hkv: u32, cap: u32, len: u32, step: u32, eps: f32, scale: f32,
@@ -38,7 +39,10 @@ var<workgroup> xs: array<f32, D>;                  // the normed row
 var<workgroup> xa: array<f32, 3u * R>;             // scale (h Aᵀ) of q, k, v's adapters
 var<workgroup> proj: array<f32, (GROUP + 2u) * DH>; // q of the group's heads, then k, then v
 var<workgroup> headScale: array<f32, GROUP + 1u>;  // 1 / rms of each q head and of k (Qwen3)
-var<workgroup> probs: array<f32, WG>;
+var<workgroup> scores: array<f32, GROUP * WG>;  // a block's scores, then weights, per head
+var<workgroup> headMax: array<f32, GROUP>;       // each head's running maximum score
+var<workgroup> headCorr: array<f32, GROUP>;      // exp(last maximum - new maximum) in this block
+var<workgroup> headSum: array<f32, GROUP>;       // each head's running sum of weights
 
 /** Weight element i of projection `which` (0 q, 1 k, 2 v), widened to f32. */
 fn weight(which: u32, i: u32) -> f32 {
@@ -156,34 +160,61 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid:
     kCache[(slot * p.cap + p.len) * DH + d] = proj[nq + d];
     vCache[(slot * p.cap + p.len) * DH + d] = proj[nq + DH + d];
   }
-  // Attention of each query head of the group over keys keyStart..len.
+  // Attention of the group's query heads over keys keyStart..len, WG keys at a time (an online softmax across
+  // blocks): thread t scores key j0 + t for every head; thread h < GROUP updates head h's running max; thread t
+  // turns its scores into weights (one exp per head and key); then each thread accumulates the weighted values
+  // of its (head, dim) pairs, and thread h the weights' sum.
   let first = keyStartOf(b);
-  for (var hh = 0u; hh < GROUP; hh++) {
-    var m = -3.0e38;
-    var l = 0.0;
-    var acc = 0.0;
-    for (var j0 = first; j0 <= p.len; j0 += WG) {
-      let j = j0 + lid;
+  if (lid < GROUP) {
+    headMax[lid] = -3.0e38;
+    headSum[lid] = 0.0;
+  }
+  var acc: array<f32, PAIRS>;
+  for (var j0 = first; j0 <= p.len; j0 += WG) {
+    let j = j0 + lid;
+    let n = min(WG, p.len + 1u - j0);
+    for (var hh = 0u; hh < GROUP; hh++) {
       var s = -3.0e38;
       if (j <= p.len) {
         var dot = 0.0;
         for (var d = 0u; d < DH; d++) { dot += proj[hh * DH + d] * cached(false, slot, j, d); }
         s = p.scale * dot;
       }
-      let mNew = max(m, workgroupMax(lid, s));
-      let e = select(0.0, exp(s - mNew), j <= p.len);
-      probs[lid] = e;
-      let corr = exp(m - mNew);
-      l = l * corr + workgroupSum(lid, e);
-      if (lid < DH) {
-        var a = acc * corr;
-        let n = min(WG, p.len + 1u - j0);
-        for (var t = 0u; t < n; t++) { a += probs[t] * cached(true, slot, j0 + t, lid); }
-        acc = a;
-      }
-      m = mNew;
-      workgroupBarrier(); // probs is rewritten by the next block
+      scores[hh * WG + lid] = s;
     }
-    if (lid < DH) { o[(b * p.Hkv * GROUP + kvh * GROUP + hh) * DH + lid] = acc / l; }
+    workgroupBarrier();
+    if (lid < GROUP) {
+      var mb = headMax[lid];
+      for (var t = 0u; t < n; t++) { mb = max(mb, scores[lid * WG + t]); }
+      headCorr[lid] = exp(headMax[lid] - mb);
+      headMax[lid] = mb;
+    }
+    workgroupBarrier();
+    for (var hh = 0u; hh < GROUP; hh++) {
+      scores[hh * WG + lid] = select(0.0, exp(scores[hh * WG + lid] - headMax[hh]), lid < n);
+    }
+    workgroupBarrier();
+    if (lid < GROUP) {
+      var sum = 0.0;
+      for (var t = 0u; t < n; t++) { sum += scores[lid * WG + t]; }
+      headSum[lid] = headSum[lid] * headCorr[lid] + sum;
+    }
+    for (var k = 0u; k < PAIRS; k++) {
+      let pair = lid + k * WG;
+      if (pair < GROUP * DH) {
+        let hh = pair / DH;
+        let d = pair % DH;
+        var a = acc[k] * headCorr[hh];
+        for (var t = 0u; t < n; t++) { a += scores[hh * WG + t] * cached(true, slot, j0 + t, d); }
+        acc[k] = a;
+      }
+    }
+    workgroupBarrier(); // scores and the heads' values are rewritten by the next block
+  }
+  for (var k = 0u; k < PAIRS; k++) {
+    let pair = lid + k * WG;
+    if (pair < GROUP * DH) {
+      o[(b * p.Hkv * GROUP + kvh * GROUP) * DH + pair] = acc[k] / headSum[pair / DH];
+    }
   }
 }

@@ -4,14 +4,14 @@
 // Qwen3's q/k norms and head dim apart from hidden / heads, grouped queries of 1 to 4 heads, a head dim of
 // 128), with LoRA adapters on all or some projections, with f16 and bf16 weights, untied heads, left-padded
 // rows, and rows stopped on the GPU. And its dispatch count: 4 per layer plus 2.
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../../src/gpu/engine.ts';
 import type { DType } from '../../../src/gpu/tensor.ts';
 import type { ModelConfig } from '../../../src/model/config.ts';
 import { CausalLM } from '../../../src/model/decoder.ts';
 import { DecodeState, stateWords } from '../../../src/model/decode-state.ts';
 import { loraParams } from '../../../src/selfplay/memory-plan.ts';
-import { decodeStep, fusedDecodeMisfit } from '../../../src/model/decode-step.ts';
+import { decodeStep, fusedDecodeMisfit, setDecodePath } from '../../../src/model/decode-step.ts';
 import { initWeights, tinyConfig } from '../../../src/model/init.ts';
 import { LoraSet } from '../../../src/model/lora.ts';
 import { expectClose } from '../../helpers/compare.ts';
@@ -21,7 +21,9 @@ import { randint, randn } from '../../helpers/random.ts';
 let e: Engine;
 beforeAll(async () => {
   e = await testEngine();
+  setDecodePath('fused'); // on a CPU driver too, where generation takes the general ops by default
 });
+afterAll(() => setDecodePath(null));
 
 const V = 40;
 
