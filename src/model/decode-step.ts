@@ -1,9 +1,9 @@
 // The fused decoding step: one new token per row through the whole model in 4 dispatches per layer plus 3
 // (shaders/decode_embed, decode_attention, decode_matvec), where the general ops take 16-18 per layer (28
-// more with LoRA). Dispatches, not arithmetic, bound a decoding step of a small model: about 1 ms each on a
-// CPU driver, 5-20 µs on a GPU. A row that sampled a stop id is flagged on the GPU and left alone by every
-// later kernel, so the host can read the tokens back every few steps without paying for stopped rows.
-// Same numbers as CausalLM.hidden + logits up to the order of f32 sums (test/gpu/decode-step.gpu.test.ts).
+// more with LoRA), for GPUs, where a decoding step of a small model is bound by its dispatches (5-20 µs each in
+// a browser) more than by its arithmetic. A row that sampled a stop id is flagged on the GPU and left alone by
+// every later kernel, so the host can read the tokens back every few steps without paying for stopped rows.
+// Same numbers as CausalLM.hidden + logits up to the order of f32 sums (test/unit/model/decode-step.gpu.test.ts).
 import type { Tensor } from '../gpu/tensor.ts';
 import { shardedEmbedding } from '../gpu/ops/embedding.ts';
 import { storageFormat } from '../gpu/ops/packed.ts';
