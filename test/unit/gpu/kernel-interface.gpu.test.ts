@@ -146,6 +146,8 @@ describe('dispatch by name', () => {
     out.dispose();
   });
 
+  // Constants that size workgroup arrays, where 64 for all of them would pass the device's workgroup memory.
+  const SIZED: Record<string, Record<string, number>> = { decode_attention: { GROUP: 2, DH: 32 } };
   it('binds exactly what each real entry point uses (the device agrees)', async () => {
     const e = await testEngine();
     const device = e.device;
@@ -163,7 +165,9 @@ describe('dispatch by name', () => {
       for (const [entry, io] of k.entries) {
         // Only the constants the parser says the entry uses: a missed one fails the pipeline.
         const constants: Record<string, number> = {};
-        for (const o of k.overrides) if (!o.hasDefault && io.overrides.has(o.name)) constants[o.name] = 64;
+        for (const o of k.overrides) {
+          if (!o.hasDefault && io.overrides.has(o.name)) constants[o.name] = SIZED[name]?.[o.name] ?? 64;
+        }
         const used = [...(io.uniform ? [io.uniform] : []), ...io.storage];
         const entries = used.map((r) => ({
           binding: r.binding,
