@@ -90,7 +90,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid:
     xs[i] = v;
     ss += v * v;
   }
-  let rstd = 1.0 / sqrt(workgroupSum(lid, ss) / f32(D) + p.eps);
+  let rstd = 1.0 / sqrt(reduceSum(lid, ss) / f32(D) + p.eps);
   for (var i = lid; i < D; i += WG) { xs[i] = xs[i] * rstd * stateF(p.normAt + i); }
   workgroupBarrier();
   // The adapters' rank-wide products.

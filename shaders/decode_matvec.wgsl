@@ -55,7 +55,7 @@ fn rowScales(r0: u32, lid: u32) {
       let v = x[b * p.K + i];
       ss += v * v;
     }
-    let s = 1.0 / sqrt(workgroupSum(lid, ss) / f32(p.K) + p.eps);
+    let s = 1.0 / sqrt(reduceSum(lid, ss) / f32(p.K) + p.eps);
     if (lid == 0u) { rowScale[r] = s; }
   }
   workgroupBarrier();

@@ -1,5 +1,5 @@
-// What the kernels of a decoding step share (shaders/decode_*.wgsl): the call's state buffer and workgroup
-// reductions. The includer declares `state: array<u32>` (read, or read_write in decode_embed), a
+// What the kernels of a decoding step share (shaders/decode_*.wgsl): the call's state buffer and reduceSum
+// (lib/reduce_sum.wgsl). The includer declares `state: array<u32>` (read, or read_write in decode_embed), a
 // Params struct with `rows` (the call's row capacity), and `override WG: u32`.
 //
 // The state buffer of one decoding call (src/model/decode-state.ts), in 32-bit words:
@@ -11,7 +11,8 @@
 //   (norm weights, biases, LoRA adapters) at offsets the host passes in each kernel's params.
 // f32 values are stored as their bits.
 
-var<workgroup> red: array<f32, WG>;
+#include "lib/reduce_sum.wgsl"
+var<workgroup> redS: array<f32, WG>; // reduceSum's
 
 fn stateF(i: u32) -> f32 { return bitcast<f32>(state[i]); }
 fn stateI(i: u32) -> i32 { return bitcast<i32>(state[i]); }
@@ -22,29 +23,3 @@ fn stoppedRow(b: u32) -> bool { return state[2u * p.rows + b] != 0u; }
 
 /** LoRA offsets in params: NONE where the projection has no adapter. */
 const NONE: u32 = 0xffffffffu;
-
-/** Sum of `v` over the workgroup (every thread gets it); ends with a barrier, so `red` may be reused. */
-fn workgroupSum(lid: u32, v: f32) -> f32 {
-  red[lid] = v;
-  workgroupBarrier();
-  for (var stride = WG / 2u; stride > 0u; stride /= 2u) {
-    if (lid < stride) { red[lid] += red[lid + stride]; }
-    workgroupBarrier();
-  }
-  let total = red[0];
-  workgroupBarrier();
-  return total;
-}
-
-/** Maximum of `v` over the workgroup (every thread gets it). */
-fn workgroupMax(lid: u32, v: f32) -> f32 {
-  red[lid] = v;
-  workgroupBarrier();
-  for (var stride = WG / 2u; stride > 0u; stride /= 2u) {
-    if (lid < stride) { red[lid] = max(red[lid], red[lid + stride]); }
-    workgroupBarrier();
-  }
-  let total = red[0];
-  workgroupBarrier();
-  return total;
-}
