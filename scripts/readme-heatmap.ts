@@ -4,9 +4,11 @@
 // D (the sum of per-token top-K KL over the student's tokens), the number the README quotes beside the figure.
 //
 //   npx tsx scripts/readme-heatmap.ts --out results/figures/heatmap.png [--example piplay] [--rollout N]
+//                                     [--page docs/page.png]
 //
 // --rollout is the index among the example's rollouts (default: the one whose D falls most on its answer).
-// An existing --out is never overwritten.
+// --page also saves the whole page (1280 x 860) as it then stands, the README's picture. An existing --out or
+// --page is never overwritten.
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -32,11 +34,21 @@ function answerShare(r: RolloutRecord): { d: number; share: number; tokens: numb
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { out: { type: 'string' }, example: { type: 'string', default: 'piplay' }, rollout: { type: 'string' } },
+    options: {
+      out: { type: 'string' },
+      example: { type: 'string', default: 'piplay' },
+      rollout: { type: 'string' },
+      page: { type: 'string' },
+    },
   });
-  const usage = 'usage: npx tsx scripts/readme-heatmap.ts --out FILE.png [--example NAME] [--rollout N]';
+  const usage =
+    'usage: npx tsx scripts/readme-heatmap.ts --out FILE.png [--example NAME] [--rollout N] [--page FILE.png]';
   if (!values.out) throw new Error(usage);
-  if (existsSync(values.out)) throw new Error(`${values.out} exists; choose another --out (it is never overwritten)`);
+  for (const [flag, f] of [
+    ['--out', values.out],
+    ['--page', values.page],
+  ])
+    if (f && existsSync(f)) throw new Error(`${f} exists; choose another ${flag} (it is never overwritten)`);
   const file = new URL(`../public/examples/${values.example}.json`, import.meta.url);
   const rollouts = parseRecording(readFileSync(file, 'utf8'), file.pathname)
     .events.map(replayEvent)
@@ -71,6 +83,12 @@ async function main(): Promise<void> {
     mkdirSync(dirname(values.out), { recursive: true });
     await (await download).saveAs(values.out);
     console.log(`wrote ${values.out}`);
+    if (values.page) {
+      await page.setViewportSize({ width: 1280, height: 860 });
+      await page.waitForTimeout(500);
+      await page.screenshot({ path: values.page });
+      console.log(`wrote ${values.page}`);
+    }
   } finally {
     await session.close();
   }

@@ -1,9 +1,12 @@
 // npm run record-example [-- --out public/examples --arms piplay,drzero --keep DIR --<setting> value ...]
-// Records the example runs the page opens with one click (no training, no GPU): each arm is a real, short run of
-// `npm run train` on the demo preset's default model (the smoke preset's sizes with that model's sampling
-// temperature, a few more student steps and token-level rollouts), turned into a recording (src/worker/recording.ts)
-// in --out with the index the page reads. Settings given here override the recording's defaults. Re-run it after
-// the default model changes: nothing here depends on which model that is.
+// npm run record-example -- --from results/experiment-36 [--seed 1] [--out DIR --arms ...]
+// Records the example runs the page opens with one click (no training, no GPU), as recordings
+// (src/worker/recording.ts) in --out with the index the page reads. With --from, each arm is that seed's run of
+// an experiment of `npm run experiment` (the shipped examples: results/experiment-36, seed 1), with the base arm's
+// evaluation as its "before training" point. Without it, each arm is a real, short run of `npm run train` on the
+// demo preset's default model (the smoke preset's sizes with that model's sampling temperature, a few more
+// student steps and token-level rollouts); settings given here override those defaults. Re-run it after the
+// default model changes: nothing here depends on which model that is.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -12,8 +15,9 @@ import { fileURLToPath } from 'node:url';
 import { ARMS as EXPERIMENT_ARMS, type ArmName } from '../lab/experiment/plan.ts';
 import { ConfigError, DEMO, keyOfFlag } from '../selfplay/config.ts';
 import { scanArgs } from './args.ts';
+import { readJson } from './out-folder.ts';
 import { runCommand } from './command.ts';
-import { fileBytes, recordingFromRunFolder, writeExamples } from './run-recording.ts';
+import { fileBytes, recordingFromExperiment, recordingFromRunFolder, writeExamples } from './run-recording.ts';
 
 /** The arms a recording can hold (of the experiment's, src/lab/experiment/plan.ts), with the page's title of each. */
 const TITLES: Partial<Record<ArmName, string>> = {
@@ -46,8 +50,11 @@ export const RECORD_SETTINGS: [string, string][] = [
 
 const USAGE = [
   'usage: npm run record-example [-- --out DIR --arms piplay,drzero --keep DIR --<setting> value ...]',
+  '       npm run record-example -- --from EXPERIMENT [--seed N --out DIR --arms piplay,drzero]',
   '  --out DIR     where the recordings and index.json go (default public/examples)',
   `  --arms LIST   which runs to record: ${Object.keys(ARMS).join(', ')} (default all)`,
+  '  --from DIR    record the runs of this experiment folder of npm run experiment (no training)',
+  "  --seed N      with --from: which seed's runs (default 1)",
   '  --keep DIR    keep the run folders there (default: a temporary folder, removed at the end)',
   `  settings of npm run train override the defaults: ${RECORD_SETTINGS.map((s) => s.join(' ')).join(' ')}`,
 ].join('\n');
@@ -55,7 +62,12 @@ const USAGE = [
 const TRAIN = fileURLToPath(new URL('./train.ts', import.meta.url));
 
 async function main(argv: string[]): Promise<number> {
-  const args = scanArgs(argv, ['out', 'arms', 'keep'], ['help'], (f) => f === 'preset' || keyOfFlag(f) !== null);
+  const args = scanArgs(
+    argv,
+    ['out', 'arms', 'keep', 'from', 'seed'],
+    ['help'],
+    (f) => f === 'preset' || keyOfFlag(f) !== null,
+  );
   if (args.own['help']) {
     console.log(USAGE);
     return 0;
@@ -64,6 +76,8 @@ async function main(argv: string[]): Promise<number> {
   const arms = (args.own['arms'] ?? Object.keys(ARMS).join(',')).split(',').filter(Boolean);
   for (const a of arms)
     if (!ARMS[a]) throw new ConfigError(`--arms: unknown arm '${a}' (${Object.keys(ARMS).join(', ')})`);
+  if (args.own['from'] !== undefined) return recordExperiment(args.own['from'], args, out, arms);
+  if (args.own['seed'] !== undefined) throw new ConfigError('--seed chooses a run of an experiment: give --from too');
   const given = new Map(args.given.map(([f, v]) => [`--${f}`, v]));
   const settings = [...RECORD_SETTINGS.filter(([f]) => !given.has(f)), ...given].flat();
   const keep = args.own['keep'] ? resolve(args.own['keep']) : null;
@@ -82,6 +96,39 @@ async function main(argv: string[]): Promise<number> {
   } finally {
     if (!keep) rmSync(root, { recursive: true, force: true });
   }
+  return 0;
+}
+
+/** The command that ran the experiment in `dir` (given as `from`), as its results.json tells. */
+function experimentCommand(dir: string, from: string): string {
+  const meta = (readJson(join(dir, 'results.json'))?.meta ?? {}) as Partial<Record<string, unknown>>;
+  const list = (v: unknown) => (Array.isArray(v) ? v.join(',') : null);
+  const parts = [`npm run experiment -- --out ${from}`];
+  if (typeof meta.preset === 'string') parts.push(`--preset ${meta.preset}`);
+  if (list(meta.seeds)) parts.push(`--seeds ${list(meta.seeds)}`);
+  if (list(meta.arms)) parts.push(`--arms ${list(meta.arms)}`);
+  if (Array.isArray(meta.settings)) parts.push(...meta.settings.map(String));
+  return parts.join(' ');
+}
+
+/** The recordings of an experiment's runs of one seed (--from): no training. */
+function recordExperiment(from: string, args: ReturnType<typeof scanArgs>, out: string, arms: string[]): number {
+  if (args.given.length > 0 || args.own['keep'] !== undefined)
+    throw new ConfigError(
+      `--from records runs that have finished: settings (${args.given.map(([f]) => `--${f}`).join(' ') || '--keep'}) apply to new runs only`,
+    );
+  const seedText = args.own['seed'] ?? '1';
+  const seed = Number(seedText);
+  if (!Number.isInteger(seed) || seed < 0) throw new ConfigError(`--seed: '${seedText}' is not a seed (0, 1, 2, ...)`);
+  const dir = resolve(from);
+  const recordings = arms.map((arm) =>
+    recordingFromExperiment(dir, arm, seed, {
+      name: arm,
+      title: ARMS[arm]!.title,
+      command: `${experimentCommand(dir, from)} (its run ${arm}, seed ${seed})`,
+    }),
+  );
+  for (const f of writeExamples(out, recordings)) console.log(`record-example: wrote ${f} (${fileBytes(f)} bytes)`);
   return 0;
 }
 

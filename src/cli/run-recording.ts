@@ -9,6 +9,7 @@ import { makeRecording, RECORDING_FORMAT, type RunRecording } from '../worker/re
 import { withPath } from './fs-errors.ts';
 import { readJson } from './out-folder.ts';
 import { LOGS, readLog } from './run-folder.ts';
+import { runDir } from '../lab/experiment/plan.ts';
 
 export const EXAMPLES_FORMAT = 'piplay-examples';
 
@@ -43,6 +44,29 @@ export function recordingFromRunFolder(
     { ...meta, base: config.model, recordedAt: meta.recordedAt ?? new Date().toISOString(), config },
     events,
   );
+}
+
+/**
+ * A recording of one run of an experiment of `npm run experiment` (its folder `dir`): the arm's run for `seed`,
+ * with the base arm's evaluation of the same seed as its "before training" point where the run did not evaluate
+ * before training itself (the experiment's trained arms skip it: the base arm is the same weights, evaluated
+ * greedily on the same questions).
+ */
+export function recordingFromExperiment(
+  dir: string,
+  arm: string,
+  seed: number,
+  meta: { name: string; title: string; command: string; recordedAt?: string },
+): RunRecording {
+  const run = join(dir, runDir(arm, seed));
+  if (!existsSync(join(run, 'result.json')))
+    throw new ConfigError(
+      `${run} is not a finished run of the experiment in ${dir} (no result.json): finish it with npm run experiment -- --out ${dir} --resume, or record another --seed`,
+    );
+  const rec = recordingFromRunFolder(run, meta);
+  if (rec.events.some((e) => e.type === 'eval' && e.metrics.iteration < 0)) return rec;
+  const before = readLog<EvalMetrics>(join(dir, runDir('base', seed), LOGS.eval)).filter((m) => m.iteration < 0);
+  return { ...rec, events: [...before.map((metrics) => ({ type: 'eval' as const, metrics })), ...rec.events] };
 }
 
 /** Refuses to replace `path` unless it is missing or a file this command wrote (`ours` says which). */

@@ -8,11 +8,17 @@ import type { EvalMetrics, QuestionRecord, RolloutRecord, RunEvent, StepMetrics 
 import { packTokens, unpackTokens, type PackedTokens } from './wire.ts';
 
 export const RECORDING_FORMAT = 'piplay-run-recording';
+/** 2: top-k lists kept for the tokens that have one (packed.topkRows); 1: for every token. */
+export const RECORDING_VERSION = 2;
 
-/** A rollout's packed tokens as JSON can hold them (typed arrays as lists). */
+/**
+ * A rollout's packed tokens as JSON can hold them (typed arrays as lists). The top-k lists are kept for the
+ * tokens in `topkRows` only (the policy's tokens; a tool's have none), k entries each; without `topkRows`
+ * (version 1) for every token.
+ */
 export type JsonPackedTokens = {
   [K in keyof PackedTokens]: PackedTokens[K] extends ArrayLike<number> ? number[] : PackedTokens[K];
-};
+} & { topkRows?: number[] };
 
 export type RecordedEvent =
   | { type: 'metrics'; metrics: StepMetrics }
@@ -22,7 +28,7 @@ export type RecordedEvent =
 
 export interface RunRecording {
   format: typeof RECORDING_FORMAT;
-  version: 1;
+  version: 1 | typeof RECORDING_VERSION;
   /** A short name (the file's, without .json). */
   name: string;
   /** What the run was, for the page's control and banner. */
@@ -40,16 +46,21 @@ export interface RunRecording {
 /** The kinds of run event a recording keeps (progress, checkpoints and logs are not what a run was). */
 export const RECORDED_KINDS = ['metrics', 'eval', 'question', 'rollout'] as const;
 
+/** Significant digits kept of a token's log-probabilities and KL (the page shows 3-4), and of its top-k log-probs (drawn as bars). */
 const SIGNIFICANT = 5;
+const TOPK_SIGNIFICANT = 3;
 
-/** A float cut to SIGNIFICANT digits (the page shows 3-4); integers and non-finite values as they are. */
-function cut(v: number): number {
-  return Number.isInteger(v) || !Number.isFinite(v) ? v : Number(v.toPrecision(SIGNIFICANT));
+/** A float cut to `digits` significant digits; integers and non-finite values as they are. */
+function cut(v: number, digits: number): number {
+  return Number.isInteger(v) || !Number.isFinite(v) ? v : Number(v.toPrecision(digits));
 }
 
 function packedJson(p: PackedTokens): JsonPackedTokens {
   const ints = (a: ArrayLike<number>) => Array.from(a);
-  const floats = (a: ArrayLike<number>) => Array.from(a, cut);
+  const floats = (a: ArrayLike<number>, digits = SIGNIFICANT) => Array.from(a, (v) => cut(v, digits));
+  const topkRows = Array.from({ length: p.count }, (_, i) => i).filter((i) => p.k > 0 && p.topkIds[i * p.k]! >= 0);
+  const rows = <T extends Int32Array | Float32Array>(a: T) =>
+    topkRows.flatMap((i) => Array.from(a.subarray(i * p.k, (i + 1) * p.k)));
   return {
     count: p.count,
     ids: ints(p.ids),
@@ -59,24 +70,47 @@ function packedJson(p: PackedTokens): JsonPackedTokens {
     kl: floats(p.kl),
     texts: p.texts,
     k: p.k,
-    topkIds: ints(p.topkIds),
-    topkStudent: floats(p.topkStudent),
-    topkTeacher: floats(p.topkTeacher),
+    topkRows,
+    topkIds: rows(p.topkIds),
+    topkStudent: floats(rows(p.topkStudent), TOPK_SIGNIFICANT),
+    topkTeacher: floats(rows(p.topkTeacher), TOPK_SIGNIFICANT),
     vocab: p.vocab,
   };
 }
 
+/** The top-k arrays of every token (-1 ids and 0 log-probs for a token without a list), from JSON's. */
+function denseTopk(p: JsonPackedTokens): Pick<PackedTokens, 'topkIds' | 'topkStudent' | 'topkTeacher'> {
+  if (!p.topkRows)
+    return {
+      topkIds: Int32Array.from(p.topkIds),
+      topkStudent: Float32Array.from(p.topkStudent),
+      topkTeacher: Float32Array.from(p.topkTeacher),
+    };
+  const n = p.count * p.k;
+  const out = {
+    topkIds: new Int32Array(n).fill(-1),
+    topkStudent: new Float32Array(n),
+    topkTeacher: new Float32Array(n),
+  };
+  p.topkRows.forEach((row, r) => {
+    const from = r * p.k;
+    out.topkIds.set(p.topkIds.slice(from, from + p.k), row * p.k);
+    out.topkStudent.set(p.topkStudent.slice(from, from + p.k), row * p.k);
+    out.topkTeacher.set(p.topkTeacher.slice(from, from + p.k), row * p.k);
+  });
+  return out;
+}
+
 function packedFromJson(p: JsonPackedTokens): PackedTokens {
+  const { topkRows: _, ...rest } = p;
   return {
-    ...p,
+    ...rest,
     ids: Int32Array.from(p.ids),
     policy: Uint8Array.from(p.policy),
     studentLogp: Float32Array.from(p.studentLogp),
     teacherLogp: Float32Array.from(p.teacherLogp),
     kl: Float32Array.from(p.kl),
-    topkIds: Int32Array.from(p.topkIds),
-    topkStudent: Float32Array.from(p.topkStudent),
-    topkTeacher: Float32Array.from(p.topkTeacher),
+    ...denseTopk(p),
   };
 }
 
@@ -84,9 +118,13 @@ function packedFromJson(p: JsonPackedTokens): PackedTokens {
 export function recordEvent(ev: RunEvent): RecordedEvent | null {
   switch (ev.type) {
     case 'metrics':
-    case 'eval':
     case 'question':
       return ev;
+    case 'eval': {
+      // Each question's outcome is for paired comparisons (npm run experiment), not for a run's view.
+      const { outcomes: _, ...metrics } = ev.metrics;
+      return { type: 'eval', metrics };
+    }
     case 'rollout': {
       const { tokens, ...record } = ev.record;
       return { type: 'rollout', record, packed: packedJson(packTokens(tokens)) };
@@ -127,8 +165,12 @@ function eventProblem(e: unknown): string | null {
       const n = p.count;
       for (const f of ['ids', 'policy', 'studentLogp', 'teacherLogp', 'kl', 'texts'] as const)
         if (!Array.isArray(p[f]) || p[f]!.length !== n) return `has packed.${f} of other than ${n} entries`;
+      const rows = p.topkRows;
+      if (rows !== undefined && !(Array.isArray(rows) && rows.every((r) => Number.isInteger(r) && r >= 0 && r < n)))
+        return `has packed.topkRows that are not rows of its ${n} tokens`;
+      const want = (rows?.length ?? n) * p.k;
       for (const f of ['topkIds', 'topkStudent', 'topkTeacher'] as const)
-        if (!Array.isArray(p[f]) || p[f]!.length !== n * p.k) return `has packed.${f} of other than ${n * p.k} entries`;
+        if (!Array.isArray(p[f]) || p[f]!.length !== want) return `has packed.${f} of other than ${want} entries`;
       return null;
     }
     default:
@@ -146,8 +188,10 @@ export function parseRecording(text: string, what: string): RunRecording {
   }
   if (!isObject(j) || j.format !== RECORDING_FORMAT)
     throw new RecordingError(`${what} is not a piplay run recording (its "format" is not "${RECORDING_FORMAT}")`);
-  if (j.version !== 1)
-    throw new RecordingError(`${what} is a recording of version ${String(j.version)}; this piplay reads version 1`);
+  if (j.version !== 1 && j.version !== RECORDING_VERSION)
+    throw new RecordingError(
+      `${what} is a recording of version ${String(j.version)}; this piplay reads versions 1 to ${RECORDING_VERSION}`,
+    );
   if (!Array.isArray(j.events)) throw new RecordingError(`${what} has no "events" list`);
   if (!isObject(j.config)) throw new RecordingError(`${what} has no "config" (the run's settings)`);
   j.events.forEach((e, i) => {
@@ -167,5 +211,5 @@ export function makeRecording(
     const r = recordEvent(ev);
     if (r) out.push(r);
   }
-  return { format: RECORDING_FORMAT, version: 1, ...meta, events: out };
+  return { format: RECORDING_FORMAT, version: RECORDING_VERSION, ...meta, events: out };
 }

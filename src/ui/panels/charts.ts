@@ -48,7 +48,12 @@ export interface ChartSpec {
   iterationAxis?: boolean;
   /** A schedule that holds each value until the next point: drawn as steps, never smoothed. */
   stepped?: boolean;
+  /** Each point is a measurement of its own (a held-out evaluation), not a noisy step: never smoothed. */
+  measured?: boolean;
 }
+
+/** Whether a chart draws its series smoothed (bold) over their raw values (faint). */
+const smoothed = (spec: Pick<ChartSpec, 'stepped' | 'measured'> | undefined) => !spec?.stepped && !spec?.measured;
 
 /** An evaluation's x: the iteration it followed, 0 for the one before training. */
 export function iterationLabel(x: number): string {
@@ -63,6 +68,7 @@ export const CURATED: ChartSpec[] = [
     xLabel: 'evaluated after',
     range01: true,
     iterationAxis: true,
+    measured: true,
     series: [
       { match: /^eval\/em$/, label: 'all' },
       { match: /^eval\/em_hop1$/, label: '1-hop' },
@@ -211,16 +217,16 @@ function yRange(_u: uPlot, min: number | null, max: number | null): uPlot.Range.
 const STEP_INCRS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000];
 
 /**
- * A chart's data: x, then each series smoothed and raw (the layout chartOptions expects); a stepped chart is not
- * smoothed.
+ * A chart's data: x, then each series smoothed and raw (the layout chartOptions expects); a stepped or measured
+ * chart's "smoothed" copy is its raw values.
  */
 export function chartData(
   x: number[],
   ys: (number | null)[][],
   weight: number,
-  spec?: Pick<ChartSpec, 'stepped'>,
+  spec?: Pick<ChartSpec, 'stepped' | 'measured'>,
 ): uPlot.AlignedData {
-  return [x, ...ys.flatMap((y) => [smooth(y, spec?.stepped ? 0 : weight), y])];
+  return [x, ...ys.flatMap((y) => [smooth(y, smoothed(spec) ? weight : 0), y])];
 }
 
 /** The index of a series' last point (the legend shows it while the cursor is off the chart), or null. */
@@ -277,7 +283,7 @@ export function chartOptions(
         const shown = idx === null ? (j === null ? null : (u.data[si]![j] as number | null)) : v;
         if (j === null || shown === null) return '–';
         const raw = u.data[si + 1]?.[j] as number | null;
-        return spec.stepped ? fmtNum(shown) : `${fmtNum(shown)} (raw ${fmtNum(raw)})`;
+        return smoothed(spec) ? `${fmtNum(shown)} (raw ${fmtNum(raw)})` : fmtNum(shown);
       },
     });
     s.push({

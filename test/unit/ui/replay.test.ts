@@ -1,14 +1,14 @@
 // Recorded runs: a run's events survive the recording (rollout tokens within the recording's precision), a bad
 // file is refused with its place named, the shipped examples (public/examples/) fold into view states that every
 // view can read, and `npm run record-example`'s writer replaces only its own files.
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { recordingFromRunFolder, writeExamples } from '../../../src/cli/run-recording.ts';
+import { recordingFromExperiment, recordingFromRunFolder, writeExamples } from '../../../src/cli/run-recording.ts';
 import type { RolloutRecord, RunEvent } from '../../../src/selfplay/events.ts';
 import { listExamples, stateFromEvents, viewRecording } from '../../../src/ui/replay.ts';
-import { makeRecording, parseRecording, replayEvent } from '../../../src/worker/recording.ts';
+import { makeRecording, parseRecording, type RecordedEvent, replayEvent } from '../../../src/worker/recording.ts';
 
 const rollout: RolloutRecord = {
   iteration: 0,
@@ -89,6 +89,29 @@ describe('recorded runs', () => {
         expect(Math.abs(t[f] - w[f])).toBeLessThanOrEqual(Math.abs(w[f]) * 1e-4 + 1e-12);
     }
     expect(JSON.stringify(rec.events[3])).not.toContain('0.123456789');
+    // Top-k lists are kept for the tokens that have one; a version-1 file (a list for every token) reads the same.
+    const packed = (rec.events[3] as Extract<RecordedEvent, { type: 'rollout' }>).packed;
+    expect([packed.topkRows, packed.topkIds]).toEqual([[0], [5, 6]]);
+    const dense = {
+      ...packed,
+      topkRows: undefined,
+      topkIds: [5, 6, -1, -1],
+      topkStudent: [...packed.topkStudent, 0, 0],
+    };
+    const v1 = {
+      ...rec,
+      version: 1,
+      events: [{ ...rec.events[3]!, packed: { ...dense, topkTeacher: [...packed.topkTeacher, 0, 0] } }],
+    };
+    expect(replayEvent(parseRecording(JSON.stringify(v1), 'v1.json').events[0]!)).toEqual(back);
+  });
+
+  it('keeps an evaluation’s scores, not its per-question outcomes (those are for npm run experiment)', () => {
+    const outcomes = [{ id: 'q1', hops: 1, correct: true, answer: 'Vonez' }];
+    const withOutcomes: RunEvent = { ...(events[0] as Extract<RunEvent, { type: 'eval' }>) };
+    withOutcomes.metrics = { ...withOutcomes.metrics, outcomes };
+    const rec = makeRecording(meta, [withOutcomes]);
+    expect(rec.events).toEqual([events[0]]);
   });
 
   it('refuses a bad file with what is wrong and where', () => {
@@ -101,8 +124,62 @@ describe('recorded runs', () => {
     expect(() => parseRecording(JSON.stringify(bad), 'a.json')).toThrow(
       /a\.json: event 4 has packed\.kl of other than 2/,
     );
+    bad.events[3] = { ...r, packed: { ...r.packed, topkRows: [0, 1] } };
+    expect(() => parseRecording(JSON.stringify(bad), 'a.json')).toThrow(/event 4 has packed\.topkIds of other than 4/);
+    bad.events[3] = { ...r, packed: { ...r.packed, topkRows: [2] } };
+    expect(() => parseRecording(JSON.stringify(bad), 'a.json')).toThrow(
+      /event 4 has packed\.topkRows that are not rows/,
+    );
     bad.events[1] = { type: 'progress' } as never;
     expect(() => parseRecording(JSON.stringify(bad), 'a.json')).toThrow(/event 2 has type "progress"/);
+  });
+
+  it('ships seed 1 of the experiment’s π-Play and Dr. Zero arms, their held-out EM as its logs have it', () => {
+    const runs = new URL('../../../results/experiment-36/runs/', import.meta.url);
+    const ems = (run: string) =>
+      readFileSync(new URL(`${run}/eval.jsonl`, runs), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { iteration: number; em: number; emByHop: Record<string, number> })
+        .map((m) => [m.iteration, m.em, m.emByHop]);
+    for (const arm of ['piplay', 'drzero']) {
+      const rec = parseRecording(
+        readFileSync(new URL(`../../../public/examples/${arm}.json`, import.meta.url), 'utf8'),
+        arm,
+      );
+      expect(rec.command).toMatch(/^npm run experiment -- --out results\/experiment-36 .* \(its run \w+, seed 1\)$/);
+      const evals = rec.events.flatMap((e) =>
+        e.type === 'eval' ? [[e.metrics.iteration, e.metrics.em, e.metrics.emByHop]] : [],
+      );
+      expect(evals).toEqual([...ems('base-seed1'), ...ems(`${arm}-seed1`)]);
+      expect(evals.length, `${arm}: before training and after each iteration`).toBe(3);
+    }
+  });
+
+  it('records an experiment’s run with the base arm’s evaluation as its start, and refuses an unfinished one', () => {
+    const exp = mkdtempSync(join(tmpdir(), 'piplay-exp-'));
+    const write = (run: string, name: string, lines: object[]) => {
+      mkdirSync(join(exp, 'runs', run), { recursive: true });
+      writeFileSync(join(exp, 'runs', run, name), lines.map((l) => JSON.stringify(l) + '\n').join(''));
+    };
+    const base = { ...(events[0] as { metrics: object }).metrics, iteration: -1 };
+    const after = { ...base, iteration: 0, em: 0.5 };
+    write('base-seed2', 'eval.jsonl', [base]);
+    write('piplay-seed2', 'config.json', []);
+    writeFileSync(
+      join(exp, 'runs/piplay-seed2/config.json'),
+      JSON.stringify({ examinerSteps: 1, studentSteps: 1, model: 'm' }),
+    );
+    write('piplay-seed2', 'eval.jsonl', [after]);
+    write('piplay-seed2', 'rollouts.jsonl', [rollout]);
+    const m = { name: 'piplay', title: 'P', command: 'c' };
+    expect(() => recordingFromExperiment(exp, 'piplay', 2, m)).toThrow(
+      /piplay-seed2 is not a finished run .* \(no result\.json\)/,
+    );
+    write('piplay-seed2', 'result.json', [{}]);
+    const rec = recordingFromExperiment(exp, 'piplay', 2, m);
+    expect(rec.events.filter((e) => e.type === 'eval').map((e) => e.metrics)).toEqual([base, after]);
+    expect(() => recordingFromExperiment(exp, 'piplay', 3, m)).toThrow(/piplay-seed3 is not a finished run/);
   });
 
   it('ships examples that are real runs whose every view has something to show', async () => {

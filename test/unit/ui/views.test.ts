@@ -383,9 +383,34 @@ describe('charts', () => {
     expect(chartOptions(lambda, ['λ'], { width: 300, height: 100 }).series[1]!.paths).toBeTypeOf('function');
   });
 
-  it('shows the latest values in a legend while the cursor is off the chart', () => {
+  it('draws held-out evaluations as measured, never smoothed', () => {
     const em = CURATED.find((c) => c.id === 'em')!;
-    const o = chartOptions(em, ['all'], { width: 300, height: 100 });
+    expect(chartData([0, 1, 2], [[0.42, 0.44, 0.46]], 0.6, em)[1]).toEqual([0.42, 0.44, 0.46]);
+    const y = chartOptions(em, ['all'], { width: 300, height: 100 }).series[1]!.value as (
+      u: uPlot,
+      v: number | null,
+      si: number,
+      idx: number | null,
+    ) => string;
+    expect(
+      y(
+        {
+          data: [
+            [0, 1],
+            [0.42, 0.46],
+            [0.42, 0.46],
+          ],
+        } as unknown as uPlot,
+        null,
+        1,
+        null,
+      ),
+    ).toBe('0.460');
+  });
+
+  it('shows the latest values in a legend while the cursor is off the chart', () => {
+    const em = CURATED.find((c) => c.id === 'student-reward')!;
+    const o = chartOptions({ ...em, iterationAxis: true }, ['all'], { width: 300, height: 100 });
     const u = {
       data: [
         [0, 1, 2],
