@@ -3,6 +3,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { Engine } from '../src/gpu/engine.ts';
 import { nodeHost } from '../src/gpu/host/node.ts';
+import { benchDecode } from './decode.ts';
 import { benchIteration } from './iteration.ts';
 import { benchMatmul } from './matmul.ts';
 
@@ -12,6 +13,7 @@ const suites: Record<string, (e: Engine) => Promise<Record<string, unknown>[]>> 
 /** Suites that run only when named (minutes long). */
 const onRequest: Record<string, (e: Engine) => Promise<Record<string, unknown>[]>> = {
   iteration: benchIteration,
+  decode: benchDecode,
 };
 
 async function optionalSuite(name: string, path: string, fn: string): Promise<void> {

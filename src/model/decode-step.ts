@@ -1,28 +1,74 @@
 // The fused decoding step: one new token per row through the whole model in 4 dispatches per layer plus 3
-// (shaders/decode_embed, decode_attention, decode_matvec), where the general ops take 16-18 per layer (28
-// more with LoRA), for GPUs, where a decoding step of a small model is bound by its dispatches (5-20 µs each in
-// a browser) more than by its arithmetic. A row that sampled a stop id is flagged on the GPU and left alone by
-// every later kernel, so the host can read the tokens back every few steps without paying for stopped rows.
-// Same numbers as CausalLM.hidden + logits up to the order of f32 sums (test/unit/model/decode-step.gpu.test.ts).
+// (shaders/decode_embed, decode_attention, decode_matvec), where the general ops take 16-18 per layer (28 more
+// with LoRA): a decoding step of a small model is bound by its dispatches (5-20 µs each in a browser, 0.1-0.3 ms
+// on lavapipe) more than by its arithmetic. Two kernel sets (DecodeKernels): GPUs split each dot product across a
+// workgroup; CPU drivers take decode_*_lanes.wgsl, with no reduction or barrier across lanes (measured on
+// lavapipe: 1.7x the general ops' tokens/s, 2.3x with LoRA; bench/NOTES.md, round 7). A row that sampled a stop
+// id is flagged on the GPU and left alone by every later kernel, so the host can read the tokens back every few
+// steps without paying for stopped rows. Same numbers as CausalLM.hidden + logits up to the order of f32 sums
+// (test/unit/model/decode-step.gpu.test.ts).
 import type { Tensor } from '../gpu/tensor.ts';
 import { shardedEmbedding } from '../gpu/ops/embedding.ts';
 import { storageFormat } from '../gpu/ops/packed.ts';
 import { rmsnorm } from '../gpu/ops/rmsnorm.ts';
+import { subgroupsOf8 } from '../gpu/ops/util.ts';
 import type { CausalLM, KVCache } from './decoder.ts';
 import { DecodeState, NONE } from './decode-state.ts';
 
 export type DecodePath = 'fused' | 'general';
 let forcedPath: DecodePath | null = null;
 
-/** Forces one decoding path (tests and benchmarks); `null`: fused on a GPU wherever it applies (fusedDecodeMisfit). */
+/** Forces one decoding path (tests and benchmarks); `null`: fused wherever it applies (fusedDecodeMisfit). */
 export function setDecodePath(path: DecodePath | null): void {
   forcedPath = path;
+}
+
+/**
+ * The fused step's kernels: 'workgroup' for GPUs (threads of a workgroup split each dot product and reduce in
+ * workgroup memory, so weight reads coalesce), 'lanes' for CPU drivers (decode_*_lanes.wgsl: a workgroup is
+ * LANES lanes that each own output columns, with no reduction across lanes: a CPU driver runs a workgroup's
+ * lanes as one SIMD loop and pays for every barrier).
+ */
+export type DecodeKernels = 'workgroup' | 'lanes';
+let forcedKernels: DecodeKernels | null = null;
+
+/** Forces the fused step's kernels (tests and benchmarks); `null`: by device (decodeKernels). */
+export function setDecodeKernels(kernels: DecodeKernels | null): void {
+  forcedKernels = kernels;
+}
+
+/** Lanes of a workgroup of the 'lanes' kernels: a CPU driver's SIMD width for f32 (lavapipe's default). */
+const LANES = 8;
+/** Query heads per kv head that decode_attention_lanes takes at most (its MAXH; head dim: QMAX, PROJ). */
+const LANES_MAX_GROUP = 16;
+
+/** The kernels the fused step runs for this model on this device. */
+export function decodeKernels(model: CausalLM): DecodeKernels {
+  if (forcedKernels) return forcedKernels;
+  return model.engine.info.isCpu && lanesMisfit(model) === null ? 'lanes' : 'workgroup';
+}
+
+/** Why the 'lanes' kernels cannot run this model on this device, or null. */
+function lanesMisfit(model: CausalLM): string | null {
+  const c = model.cfg;
+  if (!subgroupsOf8(model.engine)) return `the lanes kernels need subgroups of ${LANES} lanes`;
+  if (![c.hidden, c.heads * c.headDim, c.intermediate].every((k) => k % 8 === 0))
+    return 'a row length is not a multiple of 8';
+  const group = c.heads / c.kvHeads;
+  if (c.headDim % 4 !== 0 || c.headDim > 256 || group > LANES_MAX_GROUP || (group + 2) * c.headDim > 2048)
+    return 'the heads are not shaped for the lanes kernels';
+  if ((model.lora?.opts.rank ?? 1) > LANES_MAX_RANK) return `the lanes kernels take LoRA ranks up to ${LANES_MAX_RANK}`;
+  return null;
 }
 
 /** Rows per workgroup of decode_matvec (each weight element read serves this many rows). */
 const TILE_ROWS = 4;
 /** Columns per workgroup of decode_matvec (its COLS; half of them of gate and half of up for `gated`). */
 const MATVEC_COLS = 8;
+/** Columns per lane of decode_matvec_lanes (its COLS); a workgroup computes LANES rows x LANES * this columns. */
+const LANES_COLS = 4;
+/** LoRA ranks decode_matvec_lanes takes at most (8 RG). */
+const LANES_MAX_RANK = 64;
 /** Threads of decode_matvec, and columns per workgroup of decode_embed. */
 const WG = 64;
 /** (query head, dim) pairs per thread of decode_attention, at most (its PAIRS). */
@@ -41,9 +87,11 @@ function attentionWG(cfg: CausalLM['cfg']): number {
  */
 export function fusedDecodeMisfit(model: CausalLM, rows: number): string | null {
   if (forcedPath === 'general') return 'the general path is forced';
-  // Measured on lavapipe (2 cores): the general ops decode 2.5-4x faster per token there than this step's
-  // workgroup-memory reductions and barriers, while their dispatches cost only 0.1-0.3 ms each.
-  if (forcedPath === null && model.engine.info.isCpu) return 'a CPU driver runs the general ops faster';
+  // Measured on lavapipe (2 cores): the general ops decode 2.5-4x faster per token there than the 'workgroup'
+  // kernels' reductions and barriers; a CPU driver takes the fused step only with the lanes kernels.
+  if (forcedPath === null && model.engine.info.isCpu && lanesMisfit(model) !== null)
+    return `a CPU driver runs the general ops faster (${lanesMisfit(model)})`;
+  if (forcedKernels === 'lanes' && lanesMisfit(model) !== null) return lanesMisfit(model);
   const c = model.cfg;
   const limits = model.engine.info.limits;
   if (c.heads % c.kvHeads !== 0 || c.headDim % 2 !== 0) return 'the heads do not group evenly';
@@ -108,14 +156,27 @@ function fusedStep(st: DecodeState, ids: Tensor | Int32Array, n: number, cache: 
   const x = embedRows(st, ids, n);
   const group = c.heads / c.kvHeads;
   const tile = Math.min(TILE_ROWS, n);
+  const lanes = decodeKernels(model) === 'lanes';
   const matvec = (entry: string, K: number, N: number, params: object, bindings: Record<string, Tensor>) => {
     const w = bindings['w']!;
+    const all = { rows: st.rows, n, K, N, eps: c.rmsEps, normAt: 0, lora: NONE, lora2: NONE, loraScale, ...params };
+    if (lanes) {
+      e.dispatch({
+        shader: 'decode_matvec_lanes',
+        entry,
+        constants: { WG: LANES, R, W_FORMAT: format(w) },
+        params: all,
+        bindings: { ...bindings, state },
+        workgroups: [Math.ceil(N / (LANES * LANES_COLS)), Math.ceil(n / LANES)],
+      });
+      return;
+    }
     const cols = entry === 'gated' ? MATVEC_COLS / 2 : MATVEC_COLS;
     e.dispatch({
       shader: 'decode_matvec',
       entry,
       constants: { WG, TILE_ROWS: tile, R, W_FORMAT: format(w) },
-      params: { rows: st.rows, n, K, N, eps: c.rmsEps, normAt: 0, lora: NONE, lora2: NONE, loraScale, ...params },
+      params: all,
       bindings: { ...bindings, state },
       workgroups: [Math.ceil(N / cols), Math.ceil(n / tile)],
     });
@@ -126,8 +187,10 @@ function fusedStep(st: DecodeState, ids: Tensor | Int32Array, n: number, cache: 
     const wq = model.param(`${pre}.self_attn.q_proj.weight`);
     const o = e.empty([n, c.heads * c.headDim]);
     e.dispatch({
-      shader: 'decode_attention',
-      constants: { WG: attentionWG(c), D, DH: c.headDim, GROUP: group, R, W_FORMAT: format(wq) },
+      shader: lanes ? 'decode_attention_lanes' : 'decode_attention',
+      constants: lanes
+        ? { WG: LANES, R, W_FORMAT: format(wq) }
+        : { WG: attentionWG(c), D, DH: c.headDim, GROUP: group, R, W_FORMAT: format(wq) },
       params: {
         rows: st.rows,
         Hkv: c.kvHeads,
@@ -147,6 +210,7 @@ function fusedStep(st: DecodeState, ids: Tensor | Int32Array, n: number, cache: 
         loraK: at.lora.k,
         loraV: at.lora.v,
         loraScale,
+        ...(lanes ? { D, DH: c.headDim, GROUP: group } : {}),
       },
       bindings: {
         x,

@@ -11,9 +11,16 @@ import type { ModelConfig } from '../../../src/model/config.ts';
 import { CausalLM } from '../../../src/model/decoder.ts';
 import { DecodeState, stateWords } from '../../../src/model/decode-state.ts';
 import { loraParams } from '../../../src/selfplay/memory-plan.ts';
-import { decodeStep, fusedDecodeMisfit, setDecodePath } from '../../../src/model/decode-step.ts';
+import {
+  type DecodeKernels,
+  decodeStep,
+  fusedDecodeMisfit,
+  setDecodeKernels,
+  setDecodePath,
+} from '../../../src/model/decode-step.ts';
 import { initWeights, tinyConfig } from '../../../src/model/init.ts';
 import { LoraSet } from '../../../src/model/lora.ts';
+import { subgroupsOf8 } from '../../../src/gpu/ops/util.ts';
 import { expectClose } from '../../helpers/compare.ts';
 import { testEngine } from '../../helpers/engine.ts';
 import { randint, randn } from '../../helpers/random.ts';
@@ -23,7 +30,10 @@ beforeAll(async () => {
   e = await testEngine();
   setDecodePath('fused'); // on a CPU driver too, where generation takes the general ops by default
 });
-afterAll(() => setDecodePath(null));
+afterAll(() => {
+  setDecodePath(null);
+  setDecodeKernels(null);
+});
 
 const V = 40;
 
@@ -76,63 +86,75 @@ function randomModel(c: Case): CausalLM {
   return model;
 }
 
-const B = 6;
-const LENS = [5, 1, 3, 5, 2, 4];
+// More rows than a tile of either kernel set (4 and 8 rows), the last tile partial.
+const LENS = [5, 1, 3, 5, 2, 4, 5, 3, 1, 4];
+const B = LENS.length;
 const L = Math.max(...LENS);
 const STEPS = 3;
 
-describe.each(CASES)('the fused decoding step: $name', (c) => {
-  it('gives the logits and cache of the general ops, step after step, for left-padded rows', async () => {
-    const model = randomModel(c);
-    expect(fusedDecodeMisfit(model, B)).toBeNull();
-    const keyStart = Int32Array.from(LENS, (n) => L - n);
-    const ids = randint(B * L, V, 1);
-    const positions = Int32Array.from({ length: B * L }, (_, i) => Math.max(0, (i % L) - keyStart[Math.floor(i / L)]!));
-    const general = model.newCache(B, L + STEPS);
-    const fused = model.newCache(B, L + STEPS);
-    e.noGrad(() =>
-      e.tidy(() => {
-        for (const cache of [general, fused]) model.hidden({ ids, batch: B, time: L, positions, keyStart }, cache);
-      }),
-    );
-    const st = new DecodeState(model, B, []);
-    st.setRows(
-      keyStart,
-      Array.from(keyStart, (s) => L - s - 1),
-      LENS.map(() => false),
-    );
-    for (let step = 1; step <= STEPS; step++) {
-      const next = randint(B, V, 10 + step);
-      const [want, got] = e.noGrad(() =>
+const KERNELS: DecodeKernels[] = ['workgroup', 'lanes'];
+
+describe.each(KERNELS.flatMap((kernels) => CASES.map((c) => ({ ...c, kernels }))))(
+  'the fused decoding step ($kernels kernels): $name',
+  (c) => {
+    it('gives the logits and cache of the general ops, step after step, for left-padded rows', async (ctx) => {
+      // The lanes kernels run where subgroups are 8 lanes wide (lavapipe's default; not at the widths CI also tries).
+      if (c.kernels === 'lanes' && !subgroupsOf8(e)) ctx.skip();
+      setDecodeKernels(c.kernels);
+      const model = randomModel(c);
+      expect(fusedDecodeMisfit(model, B)).toBeNull();
+      const keyStart = Int32Array.from(LENS, (n) => L - n);
+      const ids = randint(B * L, V, 1);
+      const positions = Int32Array.from({ length: B * L }, (_, i) =>
+        Math.max(0, (i % L) - keyStart[Math.floor(i / L)]!),
+      );
+      const general = model.newCache(B, L + STEPS);
+      const fused = model.newCache(B, L + STEPS);
+      e.noGrad(() =>
         e.tidy(() => {
-          const pos = Int32Array.from(keyStart, (s) => L - s + step - 1);
-          const w = model.logits(model.hidden({ ids: next, batch: B, time: 1, positions: pos, keyStart }, general));
-          const g = decodeStep(st, e.tensor(next, [B], 'i32'), B, fused, step);
-          return [e.keep(w), e.keep(g)];
+          for (const cache of [general, fused]) model.hidden({ ids, batch: B, time: L, positions, keyStart }, cache);
         }),
       );
-      const [wl, gl] = await e.readAll([want, got]);
-      expectClose(gl!, wl!, 2e-4, 2e-5, `${c.name}: logits at step ${step}`);
-      want.dispose();
-      got.dispose();
-    }
-    expect(fused.length).toBe(general.length);
-    for (let l = 0; l < model.cfg.layers; l++) {
-      const [gk, gv, fk, fv] = await e.readAll([
-        general.keys[l]!,
-        general.values[l]!,
-        fused.keys[l]!,
-        fused.values[l]!,
-      ]);
-      expectClose(fk!, gk!, 2e-4, 2e-5, `layer ${l} keys`);
-      expectClose(fv!, gv!, 2e-4, 2e-5, `layer ${l} values`);
-    }
-    st.dispose();
-    general.dispose();
-    fused.dispose();
-    model.dispose();
-  });
-});
+      const st = new DecodeState(model, B, []);
+      st.setRows(
+        keyStart,
+        Array.from(keyStart, (s) => L - s - 1),
+        LENS.map(() => false),
+      );
+      for (let step = 1; step <= STEPS; step++) {
+        const next = randint(B, V, 10 + step);
+        const [want, got] = e.noGrad(() =>
+          e.tidy(() => {
+            const pos = Int32Array.from(keyStart, (s) => L - s + step - 1);
+            const w = model.logits(model.hidden({ ids: next, batch: B, time: 1, positions: pos, keyStart }, general));
+            const g = decodeStep(st, e.tensor(next, [B], 'i32'), B, fused, step);
+            return [e.keep(w), e.keep(g)];
+          }),
+        );
+        const [wl, gl] = await e.readAll([want, got]);
+        expectClose(gl!, wl!, 2e-4, 2e-5, `${c.name}: logits at step ${step}`);
+        want.dispose();
+        got.dispose();
+      }
+      expect(fused.length).toBe(general.length);
+      for (let l = 0; l < model.cfg.layers; l++) {
+        const [gk, gv, fk, fv] = await e.readAll([
+          general.keys[l]!,
+          general.values[l]!,
+          fused.keys[l]!,
+          fused.values[l]!,
+        ]);
+        expectClose(fk!, gk!, 2e-4, 2e-5, `layer ${l} keys`);
+        expectClose(fv!, gv!, 2e-4, 2e-5, `layer ${l} values`);
+      }
+      st.dispose();
+      general.dispose();
+      fused.dispose();
+      model.dispose();
+      setDecodeKernels(null);
+    });
+  },
+);
 
 describe('the fused decoding step', () => {
   it('a row whose token is a stop id is flagged and left alone: its cache slot stays unwritten', async () => {

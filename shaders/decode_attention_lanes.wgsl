@@ -1,0 +1,219 @@
+enable subgroups;
+// decode_attention (the attention half of a decoder layer for one decoding step: input norm, q/k/v with biases and
+// LoRA, Qwen3's q/k norms, RoPE, the KV append, causal attention; the same bindings, params and numbers), shaped
+// for a CPU driver, where a workgroup runs as SIMD lanes on one core and every barrier switches between its lanes'
+// saved states. One workgroup per (kv head, row) is one subgroup of WG lanes (the host runs this kernel only where
+// subgroups are exactly WG wide). Each lane owns q/k/v columns and reads its weights 8 at a time as vec4 words
+// (lib/weights8.wgsl); the row's inputs are read at addresses every lane shares (one load for all lanes). The
+// attention splits the keys across the lanes (key first + lane, first + lane + WG, ...), each lane keeping its
+// own online softmax for the group's heads, and merges the lanes with subgroup reductions (as
+// attention_split_fwd.wgsl does): M = max m, L = sum l exp(m - M), o = sum acc exp(m - M) / L. A few barriers
+// per workgroup share the projections, none per key. D is a multiple of 8, DH of 4, GROUP at most MAXH.
+#include "lib/packed16.wgsl"
+#include "lib/weights8.wgsl"
+#include "lib/rope_turns.wgsl"
+override WG: u32;       // lanes: the subgroup
+override R: u32 = 1u;   // LoRA rank (1 without adapters)
+override W_FORMAT: u32 = FORMAT_F32;
+const CHUNK = 64u;      // (head, dim) output sums a lane keeps per pass over the keys
+const MAXH = 16u;       // query heads per kv head, at most
+const QMAX = 256u;      // head dim, at most
+const PROJ = 2048u;     // (GROUP + 2) * DH, at most
+
+struct Params {
+  rows: u32, Hkv: u32, cap: u32, len: u32, step: u32, eps: f32, scale: f32,
+  freqAt: u32, normAt: u32, qNormAt: u32, kNormAt: u32, biasQ: u32, biasK: u32, biasV: u32,
+  loraQ: u32, loraK: u32, loraV: u32, loraScale: f32,
+  // The shape, as uniforms rather than constants: one pipeline serves every model, and loops over them stay
+  // loops (unrolled over a constant D, lavapipe compiled this kernel 6x slower).
+  D: u32, DH: u32, GROUP: u32, // hidden size, head dim, query heads per kv head
+}
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> x: array<vec4f>;
+@group(0) @binding(2) var<storage, read> wq: array<vec4<u32>>;
+@group(0) @binding(3) var<storage, read> wk: array<vec4<u32>>;
+@group(0) @binding(4) var<storage, read> wv: array<vec4<u32>>;
+@group(0) @binding(5) var<storage, read> state: array<u32>;
+@group(0) @binding(6) var<storage, read_write> kCache: array<vec4f>;
+@group(0) @binding(7) var<storage, read_write> vCache: array<vec4f>;
+@group(0) @binding(8) var<storage, read_write> o: array<f32>;
+#include "lib/decode_rows.wgsl"
+
+var<workgroup> xa: array<f32, 3u * R>;    // scale (h Aᵀ) of q, k, v's adapters
+var<workgroup> proj: array<f32, PROJ>;    // q of the group's heads, then k, then v
+
+/** Weights 8g .. 8g + 7 of row `row` of projection `which` (0 q, 1 k, 2 v). */
+fn weights(which: u32, row: u32, g: u32) -> Eight {
+  let i = (row * (p.D / 8u) + g) * WORDS8;
+  let j = i + WORDS8 - 1u;
+  switch (which) {
+    case 0u: { return unpack8(wq[i], wq[j]); }
+    case 1u: { return unpack8(wk[i], wk[j]); }
+    default: { return unpack8(wv[i], wv[j]); }
+  }
+}
+
+/** Eight f32 values of the state buffer from word i. */
+fn state8(i: u32) -> Eight {
+  return Eight(
+    vec4f(stateF(i), stateF(i + 1u), stateF(i + 2u), stateF(i + 3u)),
+    vec4f(stateF(i + 4u), stateF(i + 5u), stateF(i + 6u), stateF(i + 7u)),
+  );
+}
+
+/** Elements 8g .. 8g + 7 of RMSNorm(x)[b] (s: the row's 1 / rms). */
+fn normed8(b: u32, s: f32, g: u32) -> Eight {
+  let i = (b * p.D) / 4u + 2u * g;
+  let n = state8(p.normAt + 8u * g);
+  return Eight(x[i] * s * n.lo, x[i + 1u] * s * n.hi);
+}
+
+fn loraOf(which: u32) -> u32 {
+  switch (which) {
+    case 0u: { return p.loraQ; }
+    case 1u: { return p.loraK; }
+    default: { return p.loraV; }
+  }
+}
+
+fn biasOf(which: u32) -> u32 {
+  switch (which) {
+    case 0u: { return p.biasQ; }
+    case 1u: { return p.biasK; }
+    default: { return p.biasV; }
+  }
+}
+
+/** proj[at .. at + 3] as a vec4. */
+fn proj4(at: u32) -> vec4f { return vec4f(proj[at], proj[at + 1u], proj[at + 2u], proj[at + 3u]); }
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane: u32) {
+  let kvh = wid.x;
+  let b = wid.y;
+  if (stoppedRow(b)) { return; } // uniform per workgroup
+  var ss = 0.0;
+  for (var k = 0u; k < p.D / 4u; k++) { ss += dot(x[(b * p.D) / 4u + k], x[(b * p.D) / 4u + k]); }
+  let s = 1.0 / sqrt(ss / f32(p.D) + p.eps);
+  // The adapters' rank-wide products: the lanes split the (adapter, rank) pairs.
+  for (var t = lane; t < 3u * R; t += WG) {
+    let at = loraOf(t / R);
+    var acc = 0.0;
+    if (at != NONE) {
+      for (var g = 0u; g < p.D / 8u; g++) { acc += dot8(normed8(b, s, g), state8(at + (t % R) * p.D + 8u * g)); }
+    }
+    xa[t] = acc * p.loraScale;
+  }
+  workgroupBarrier();
+  // Column c of proj: q of head kvh * GROUP + c / DH, then k, then v of head kvh.
+  let nq = p.GROUP * p.DH;
+  for (var c = lane; c < nq + 2u * p.DH; c += WG) {
+    var which = 0u;
+    var row = kvh * nq + c;
+    if (c >= nq + p.DH) { which = 2u; row = kvh * p.DH + c - nq - p.DH; }
+    else if (c >= nq) { which = 1u; row = kvh * p.DH + c - nq; }
+    var acc = 0.0;
+    for (var g = 0u; g < p.D / 8u; g++) { acc += dot8(normed8(b, s, g), weights(which, row, g)); }
+    let bias = biasOf(which);
+    if (bias != NONE) { acc += stateF(bias + row); }
+    let at = loraOf(which);
+    if (at != NONE) {
+      for (var k = 0u; k < R; k++) { acc += xa[which * R + k] * stateF(at + R * p.D + row * R + k); }
+    }
+    proj[c] = acc;
+  }
+  workgroupBarrier();
+  // Qwen3: RMSNorm of each q head and of k over the head dim (every lane computes the scales alike).
+  if (p.qNormAt != NONE) {
+    var hs = array<f32, MAXH + 1u>();
+    for (var h = 0u; h <= p.GROUP; h++) {
+      var q = 0.0;
+      for (var d = 0u; d < p.DH; d++) { q += proj[h * p.DH + d] * proj[h * p.DH + d]; }
+      hs[h] = 1.0 / sqrt(q / f32(p.DH) + p.eps);
+    }
+    workgroupBarrier();
+    for (var c = lane; c < nq + p.DH; c += WG) {
+      let h = c / p.DH;
+      let w = select(p.qNormAt, p.kNormAt, h == p.GROUP);
+      proj[c] = proj[c] * hs[h] * stateF(w + c % p.DH);
+    }
+    workgroupBarrier();
+  }
+  // RoPE of q and k (pairs i, i + DH/2 of each head).
+  let pos = basePosOf(b) + i32(p.step);
+  let half = p.DH / 2u;
+  for (var t = lane; t < (p.GROUP + 1u) * half; t += WG) {
+    let i = t % half;
+    let j0 = (t / half) * p.DH + i;
+    let f = vec2f(stateF(p.freqAt + 2u * i), stateF(p.freqAt + 2u * i + 1u));
+    let sc = sincosTurns(turns(pos, f));
+    let x0 = proj[j0];
+    let x1 = proj[j0 + half];
+    proj[j0] = x0 * sc.y - x1 * sc.x;
+    proj[j0 + half] = x1 * sc.y + x0 * sc.x;
+  }
+  workgroupBarrier();
+  // k and v into the cache, then a barrier: every lane reads the new key and value back with the cached ones.
+  let slot = b * p.Hkv + kvh;
+  let newest = ((slot * p.cap + p.len) * p.DH) / 4u;
+  for (var d4 = lane; d4 < p.DH / 4u; d4 += WG) {
+    kCache[newest + d4] = proj4(nq + 4u * d4);
+    vCache[newest + d4] = proj4(nq + p.DH + 4u * d4);
+  }
+  storageBarrier();
+  // Attention over keys first..len in passes of at most CHUNK (head, dim) sums: whole heads where DH <= CHUNK,
+  // else one head's dims CHUNK at a time. Lane t takes keys first + t, first + t + WG, ...; the pass's queries
+  // are copied into each lane's registers first.
+  let first = keyStartOf(b);
+  let hp = min(p.GROUP, max(1u, CHUNK / p.DH));
+  let dw = min(p.DH, CHUNK);
+  for (var h0 = 0u; h0 < p.GROUP; h0 += hp) {
+    let nh = min(hp, p.GROUP - h0);
+    var q: array<vec4f, QMAX / 4u>;
+    for (var i = 0u; i < nh * p.DH / 4u; i++) { q[i] = proj4(h0 * p.DH + 4u * i); }
+    for (var d0 = 0u; d0 < p.DH; d0 += dw) {
+      let dn = min(dw, p.DH - d0);
+      var m = array<f32, MAXH>();
+      var l = array<f32, MAXH>();
+      var acc = array<f32, CHUNK>();
+      for (var hh = 0u; hh < nh; hh++) { m[hh] = -3.0e38; }
+      for (var j = first + lane; j <= p.len; j += WG) {
+        let kb = ((slot * p.cap + j) * p.DH) / 4u;
+        var sc = array<f32, MAXH>();
+        for (var d4 = 0u; d4 < p.DH / 4u; d4++) {
+          let k4 = kCache[kb + d4];
+          for (var hh = 0u; hh < nh; hh++) { sc[hh] += dot(q[hh * (p.DH / 4u) + d4], k4); }
+        }
+        var wt = array<f32, MAXH>();
+        var corr = array<f32, MAXH>();
+        for (var hh = 0u; hh < nh; hh++) {
+          let z = p.scale * sc[hh];
+          let mNew = max(m[hh], z);
+          corr[hh] = exp(m[hh] - mNew);
+          wt[hh] = exp(z - mNew);
+          l[hh] = l[hh] * corr[hh] + wt[hh];
+          m[hh] = mNew;
+        }
+        for (var d4 = 0u; d4 < dn / 4u; d4++) {
+          let v4 = vCache[kb + d0 / 4u + d4];
+          for (var hh = 0u; hh < nh; hh++) {
+            for (var u = 0u; u < 4u; u++) {
+              let a = hh * dw + 4u * d4 + u;
+              acc[a] = acc[a] * corr[hh] + wt[hh] * v4[u];
+            }
+          }
+        }
+      }
+      // Merge the lanes: a lane that saw no key has l = 0 and acc = 0, so its weight is moot.
+      for (var hh = 0u; hh < nh; hh++) {
+        let M = subgroupMax(m[hh]);
+        let w = exp(m[hh] - M);
+        let L = subgroupAdd(l[hh] * w);
+        for (var d = 0u; d < dn; d++) {
+          let sum = subgroupAdd(acc[hh * dw + d] * w);
+          if (d % WG == lane) { o[(b * p.Hkv * p.GROUP + kvh * p.GROUP + h0 + hh) * p.DH + d0 + d] = sum / L; }
+        }
+      }
+    }
+  }
+}
