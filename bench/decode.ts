@@ -2,7 +2,7 @@
 // by side in one run, on the embedded default model (public/models/piplay-tiny, its real weights; with LoRA as
 // the student decodes: rank 16 on every projection, B random so the adapters change the numbers). Rows of
 // random prompts, greedy, no stop: every row decodes every step, so tokens/s is rows x steps / wall time of the
-// decoding steps (each call's prefill is timed apart). Alternates the paths, REPEATS times each. `--by-kernel`
+// decoding steps (each call's prefill is timed apart, and its first call includes the kernels' compilation). Alternates the paths, REPEATS times each. `--by-kernel`
 // then times each kernel of one more call of each path (one submission per kernel: slower in all, but the
 // shares show where a step's time goes).
 import type { Engine } from '../src/gpu/engine.ts';
@@ -13,6 +13,7 @@ import type { CausalLM } from '../src/model/decoder.ts';
 import { generate } from '../src/model/generate.ts';
 import { loadModel } from '../src/model/io.ts';
 import { LoraSet } from '../src/model/lora.ts';
+import { describeRoofline, measureBandwidth, type Roofline, tokenBounds } from './roofline.ts';
 
 const MODEL = new URL('../public/models/piplay-tiny/', import.meta.url).pathname;
 const ROWS = 20;
@@ -20,11 +21,20 @@ const PROMPT = 150;
 const NEW_TOKENS = 64;
 const REPEATS = 2;
 
+export interface DecodeBenchOptions {
+  /** Calls of each path and adapter setting (default REPEATS). */
+  repeats?: number;
+  /** Also time each kernel of one more call of each path (default: the command line's --by-kernel). */
+  byKernel?: boolean;
+  /** The adapter's roofline (default: its bandwidth measured here, no compute peak). */
+  roofline?: Roofline;
+}
+
 interface DecodeRun {
   path: DecodePath;
   lora: boolean;
   tokPerS: number;
-  prefillS: number;
+  prefillTokPerS: number;
   dispatchesPerStep: number;
   readsPerStep: number;
 }
@@ -59,19 +69,25 @@ async function run(e: Engine, model: CausalLM, path: DecodePath, lora: boolean):
     path,
     lora,
     tokPerS: (ROWS * steps) / ((t1 - tFirst) / 1000),
-    prefillS: (tFirst - t0) / 1000,
+    prefillTokPerS: (ROWS * PROMPT) / ((tFirst - t0) / 1000),
     dispatchesPerStep: (e.counters.dispatches - c1.dispatches) / steps,
     readsPerStep: (e.counters.reads - c1.reads) / steps,
   };
 }
 
-export async function benchDecode(e: Engine): Promise<Record<string, unknown>[]> {
+export async function benchDecode(e: Engine, opts: DecodeBenchOptions = {}): Promise<Record<string, unknown>[]> {
   const model = await loadModel(e, filesFromNodeFolder(MODEL), { source: 'piplay-tiny' });
   console.log(
     `\ndecode: ${MODEL} (${model.cfg.layers} layers, width ${model.cfg.hidden}), ${ROWS} rows, ` +
       `${PROMPT}-token prompts, ${NEW_TOKENS} new tokens, greedy; fused and general alternating`,
   );
-  console.log('  path     LoRA | decode tok/s | prefill s | dispatches/step | read-backs/step');
+  const roof = opts.roofline ?? { bytesPerS: await measureBandwidth(e), flopsPerS: 0 };
+  const params = model.numParameters();
+  console.log(
+    `  ${describeRoofline(roof)}: ${params} parameters read once per step bound decoding at ` +
+      `${tokenBounds(roof, params, ROWS).decode.toFixed(0)} tok/s for ${ROWS} rows`,
+  );
+  console.log('  path     LoRA | decode tok/s | prefill tok/s | dispatches/step | read-backs/step');
   const rows: Record<string, unknown>[] = [];
   for (const lora of [false, true]) {
     if (lora) {
@@ -82,18 +98,18 @@ export async function benchDecode(e: Engine): Promise<Record<string, unknown>[]>
           Float32Array.from({ length: ad.B.size }, (_, i) => Math.sin(i) * 0.01),
         );
     }
-    for (let k = 0; k < REPEATS; k++)
+    for (let k = 0; k < (opts.repeats ?? REPEATS); k++)
       for (const path of ['general', 'fused'] as DecodePath[]) {
         const r = await run(e, model, path, lora);
         console.log(
           `  ${path.padEnd(8)} ${lora ? 'yes' : ' no'}  | ${r.tokPerS.toFixed(0).padStart(12)} | ` +
-            `${r.prefillS.toFixed(2).padStart(9)} | ${r.dispatchesPerStep.toFixed(1).padStart(15)} | ` +
+            `${r.prefillTokPerS.toFixed(0).padStart(13)} | ${r.dispatchesPerStep.toFixed(1).padStart(15)} | ` +
             `${r.readsPerStep.toFixed(2).padStart(15)}`,
         );
         rows.push({ ...r });
       }
   }
-  if (process.argv.includes('--by-kernel'))
+  if (opts.byKernel ?? process.argv.includes('--by-kernel'))
     for (const path of ['general', 'fused'] as DecodePath[]) await byKernel(e, model, path);
   setDecodePath(null);
   return rows;

@@ -1,6 +1,7 @@
 // The GPU benchmark (scripts/gpu-bench/run.sh runs it): on the adapter Dawn picks (a hardware GPU through
 // Vulkan where there is one), in this order: matmul with piplay's `tiled` and `regs` kernels beside
-// tfjs-backend-webgpu; fused attention forward and backward; self-play on the default model (one demo-preset
+// tfjs-backend-webgpu; fused attention forward and backward; decoding alone on the default model, the fused step
+// against the general ops (bench/decode.ts); self-play on the default model (one demo-preset
 // iteration and the quick preset's whole run, phase by phase: what a user of the page waits for); decode and
 // training tokens/s of the SmolLM2-135M and Qwen3-0.6B shapes with random weights. Prints the tables and
 // writes OUT/gpu-bench.json after each part, so a run stopped by its time limit keeps what it finished.
@@ -10,6 +11,8 @@ import { join } from 'node:path';
 import { Engine } from '../src/gpu/engine.ts';
 import { nodeHost } from '../src/gpu/host/node.ts';
 import { benchAttention, type AttentionSize } from './attention.ts';
+import { benchDecode } from './decode.ts';
+import { describeRoofline, measureBandwidth, type Roofline } from './roofline.ts';
 import { benchSelfPlay } from './iteration.ts';
 import { benchMatmul } from './matmul.ts';
 import { benchRandomModel, RANDOM_MODEL_HEADER } from './random-model.ts';
@@ -65,6 +68,12 @@ async function main(): Promise<void> {
       ];
   results['attention'] = await benchAttention(e, att);
   save();
+  const best = Math.max(...(results['matmul'] as { gflops: number }[]).map((r) => r.gflops));
+  const roofline: Roofline = { bytesPerS: await measureBandwidth(e, small ? 16 : 256), flopsPerS: best * 1e9 };
+  results['roofline'] = roofline;
+  console.log(`\n${describeRoofline(roofline)}`);
+  results['decode'] = await benchDecode(e, { repeats: small ? 1 : 3, byKernel: !small, roofline });
+  save();
   // The dry run shrinks both to one step of each kind, one iteration and one held-out question per hop.
   const shrink = small ? { steps: 1, evalPerHop: 1 } : {};
   results['demoIteration'] = await benchSelfPlay(e, { preset: 'demo', ...shrink });
@@ -88,7 +97,7 @@ async function main(): Promise<void> {
   const plan = small
     ? { warmTokens: 2, newTokens: 8, batch: 2, time: 32, steps: 2 }
     : { warmTokens: 2, newTokens: 32, batch: 4, time: 256, steps: 3 };
-  for (const [name, cfg] of models) rows.push(await benchRandomModel(e, name, cfg, plan));
+  for (const [name, cfg] of models) rows.push(await benchRandomModel(e, name, cfg, plan, roofline));
   results['model'] = rows;
   save();
   console.log(`\n${(results['seconds'] as number).toFixed(0)} s; wrote ${join(out, 'gpu-bench.json')}`);

@@ -4,6 +4,7 @@ import type { Engine } from '../src/gpu/engine.ts';
 import { expectedTensors, parseConfig } from '../src/model/config.ts';
 import { CausalLM } from '../src/model/decoder.ts';
 import { throughput } from './throughput.ts';
+import { type Roofline, tokenBounds } from './roofline.ts';
 import { fmt } from './timing.ts';
 
 /** A model of `config`'s shapes with seeded random weights (uniform, ±0.035; norms 1), in f32. */
@@ -44,6 +45,7 @@ export async function benchRandomModel(
   name: string,
   config: object,
   plan: RandomModelPlan,
+  roofline?: Roofline,
 ): Promise<Record<string, unknown>> {
   const t0 = performance.now();
   const model = randomModel(e, config);
@@ -54,9 +56,11 @@ export async function benchRandomModel(
     lr: 1e-5,
   });
   const params = model.numParameters();
+  const bound = roofline && { b1: tokenBounds(roofline, params, 1), b8: tokenBounds(roofline, params, 8) };
   console.log(
     `  ${name.padEnd(14)} ${String(params).padStart(10)} | ${fmt(decode1, 1)} ${fmt(decode8, 1)} | ` +
-      `${fmt(train, 1)} (batch ${plan.batch} x ${plan.time})`,
+      `${fmt(train, 1)} (batch ${plan.batch} x ${plan.time})` +
+      (bound ? `; roofline ${fmt(bound.b1.decode, 0)} ${fmt(bound.b8.decode, 0)} | ${fmt(bound.b1.train, 0)}` : ''),
   );
   model.dispose();
   return {
@@ -66,6 +70,9 @@ export async function benchRandomModel(
     decodeTokPerSecB1: decode1,
     decodeTokPerSecB8: decode8,
     trainTokPerSec: train,
+    ...(bound
+      ? { rooflineDecodeB1: bound.b1.decode, rooflineDecodeB8: bound.b8.decode, rooflineTrain: bound.b1.train }
+      : {}),
     trainBatch: [plan.batch, plan.time],
     seconds: (performance.now() - t0) / 1000,
   };

@@ -13,7 +13,7 @@ const suites: Record<string, (e: Engine) => Promise<Record<string, unknown>[]>> 
 /** Suites that run only when named (minutes long). */
 const onRequest: Record<string, (e: Engine) => Promise<Record<string, unknown>[]>> = {
   iteration: benchIteration,
-  decode: benchDecode,
+  decode: (e) => benchDecode(e),
 };
 
 async function optionalSuite(name: string, path: string, fn: string): Promise<void> {
