@@ -8,25 +8,27 @@ enable subgroups;
 // attention splits the keys across the lanes (key first + lane, first + lane + WG, ...), each lane keeping its
 // own online softmax for the group's heads, and merges the lanes with subgroup reductions (as
 // attention_split_fwd.wgsl does): M = max m, L = sum l exp(m - M), o = sum acc exp(m - M) / L. A few barriers
-// per workgroup share the projections, none per key. D is a multiple of 8, DH of 4, GROUP at most MAXH.
+// per workgroup share the projections, none per key. D is a multiple of 8; DH a multiple of 4 up to QMAX; GROUP
+// at most MAXH.
 #include "lib/packed16.wgsl"
 #include "lib/weights8.wgsl"
 #include "lib/rope_turns.wgsl"
 override WG: u32;       // lanes: the subgroup
+override DH: u32;       // head dim
+override GROUP: u32;    // query heads per kv head
 override R: u32 = 1u;   // LoRA rank (1 without adapters)
 override W_FORMAT: u32 = FORMAT_F32;
 const CHUNK = 64u;      // (head, dim) output sums a lane keeps per pass over the keys
 const MAXH = 16u;       // query heads per kv head, at most
-const QMAX = 256u;      // head dim, at most
-const PROJ = 2048u;     // (GROUP + 2) * DH, at most
+const QMAX = 64u;       // head dim, at most (CHUNK: one pass per group of heads)
 
 struct Params {
   rows: u32, Hkv: u32, cap: u32, len: u32, step: u32, eps: f32, scale: f32,
   freqAt: u32, normAt: u32, qNormAt: u32, kNormAt: u32, biasQ: u32, biasK: u32, biasV: u32,
   loraQ: u32, loraK: u32, loraV: u32, loraScale: f32,
-  // The shape, as uniforms rather than constants: one pipeline serves every model, and loops over them stay
-  // loops (unrolled over a constant D, lavapipe compiled this kernel 6x slower).
-  D: u32, DH: u32, GROUP: u32, // hidden size, head dim, query heads per kv head
+  // The hidden size as a uniform, not a constant: unrolled over a constant D, lavapipe took 6x longer to build
+  // this kernel. DH and GROUP stay constants: loops over them unrolled keep the lanes' sums in registers (1.3x).
+  D: u32, // hidden size
 }
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> x: array<vec4f>;
@@ -40,7 +42,7 @@ struct Params {
 #include "lib/decode_rows.wgsl"
 
 var<workgroup> xa: array<f32, 3u * R>;    // scale (h Aᵀ) of q, k, v's adapters
-var<workgroup> proj: array<f32, PROJ>;    // q of the group's heads, then k, then v
+var<workgroup> proj: array<f32, (GROUP + 2u) * DH>; // q of the group's heads, then k, then v
 
 /** Weights 8g .. 8g + 7 of row `row` of projection `which` (0 q, 1 k, 2 v). */
 fn weights(which: u32, row: u32, g: u32) -> Eight {
@@ -106,12 +108,12 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane
   }
   workgroupBarrier();
   // Column c of proj: q of head kvh * GROUP + c / DH, then k, then v of head kvh.
-  let nq = p.GROUP * p.DH;
-  for (var c = lane; c < nq + 2u * p.DH; c += WG) {
+  let nq = GROUP * DH;
+  for (var c = lane; c < nq + 2u * DH; c += WG) {
     var which = 0u;
     var row = kvh * nq + c;
-    if (c >= nq + p.DH) { which = 2u; row = kvh * p.DH + c - nq - p.DH; }
-    else if (c >= nq) { which = 1u; row = kvh * p.DH + c - nq; }
+    if (c >= nq + DH) { which = 2u; row = kvh * DH + c - nq - DH; }
+    else if (c >= nq) { which = 1u; row = kvh * DH + c - nq; }
     var acc = 0.0;
     for (var g = 0u; g < p.D / 8u; g++) { acc += dot8(normed8(b, s, g), weights(which, row, g)); }
     let bias = biasOf(which);
@@ -126,25 +128,25 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane
   // Qwen3: RMSNorm of each q head and of k over the head dim (every lane computes the scales alike).
   if (p.qNormAt != NONE) {
     var hs = array<f32, MAXH + 1u>();
-    for (var h = 0u; h <= p.GROUP; h++) {
+    for (var h = 0u; h <= GROUP; h++) {
       var q = 0.0;
-      for (var d = 0u; d < p.DH; d++) { q += proj[h * p.DH + d] * proj[h * p.DH + d]; }
-      hs[h] = 1.0 / sqrt(q / f32(p.DH) + p.eps);
+      for (var d = 0u; d < DH; d++) { q += proj[h * DH + d] * proj[h * DH + d]; }
+      hs[h] = 1.0 / sqrt(q / f32(DH) + p.eps);
     }
     workgroupBarrier();
-    for (var c = lane; c < nq + p.DH; c += WG) {
-      let h = c / p.DH;
-      let w = select(p.qNormAt, p.kNormAt, h == p.GROUP);
-      proj[c] = proj[c] * hs[h] * stateF(w + c % p.DH);
+    for (var c = lane; c < nq + DH; c += WG) {
+      let h = c / DH;
+      let w = select(p.qNormAt, p.kNormAt, h == GROUP);
+      proj[c] = proj[c] * hs[h] * stateF(w + c % DH);
     }
     workgroupBarrier();
   }
   // RoPE of q and k (pairs i, i + DH/2 of each head).
   let pos = basePosOf(b) + i32(p.step);
-  let half = p.DH / 2u;
-  for (var t = lane; t < (p.GROUP + 1u) * half; t += WG) {
+  let half = DH / 2u;
+  for (var t = lane; t < (GROUP + 1u) * half; t += WG) {
     let i = t % half;
-    let j0 = (t / half) * p.DH + i;
+    let j0 = (t / half) * DH + i;
     let f = vec2f(stateF(p.freqAt + 2u * i), stateF(p.freqAt + 2u * i + 1u));
     let sc = sincosTurns(turns(pos, f));
     let x0 = proj[j0];
@@ -155,34 +157,35 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane
   workgroupBarrier();
   // k and v into the cache, then a barrier: every lane reads the new key and value back with the cached ones.
   let slot = b * p.Hkv + kvh;
-  let newest = ((slot * p.cap + p.len) * p.DH) / 4u;
-  for (var d4 = lane; d4 < p.DH / 4u; d4 += WG) {
+  let newest = ((slot * p.cap + p.len) * DH) / 4u;
+  for (var d4 = lane; d4 < DH / 4u; d4 += WG) {
     kCache[newest + d4] = proj4(nq + 4u * d4);
-    vCache[newest + d4] = proj4(nq + p.DH + 4u * d4);
+    vCache[newest + d4] = proj4(nq + DH + 4u * d4);
   }
   storageBarrier();
-  // Attention over keys first..len in passes of at most CHUNK (head, dim) sums: whole heads where DH <= CHUNK,
-  // else one head's dims CHUNK at a time. Lane t takes keys first + t, first + t + WG, ...; the pass's queries
+  // Attention over keys first..len in passes of at most CHUNK (head, dim) sums: as many whole heads as fit (the
+  // d0 loop takes one head's dims CHUNK at a time, for a DH past CHUNK, which the host does not send). Lane t takes
+  // keys first + t, first + t + WG, ...; the pass's queries
   // are copied into each lane's registers first.
   let first = keyStartOf(b);
-  let hp = min(p.GROUP, max(1u, CHUNK / p.DH));
-  let dw = min(p.DH, CHUNK);
-  for (var h0 = 0u; h0 < p.GROUP; h0 += hp) {
-    let nh = min(hp, p.GROUP - h0);
+  let hp = min(GROUP, max(1u, CHUNK / DH));
+  let dw = min(DH, CHUNK);
+  for (var h0 = 0u; h0 < GROUP; h0 += hp) {
+    let nh = min(hp, GROUP - h0);
     var q: array<vec4f, QMAX / 4u>;
-    for (var i = 0u; i < nh * p.DH / 4u; i++) { q[i] = proj4(h0 * p.DH + 4u * i); }
-    for (var d0 = 0u; d0 < p.DH; d0 += dw) {
-      let dn = min(dw, p.DH - d0);
+    for (var i = 0u; i < nh * DH / 4u; i++) { q[i] = proj4(h0 * DH + 4u * i); }
+    for (var d0 = 0u; d0 < DH; d0 += dw) {
+      let dn = min(dw, DH - d0);
       var m = array<f32, MAXH>();
       var l = array<f32, MAXH>();
-      var acc = array<f32, CHUNK>();
+      var acc = array<vec4f, CHUNK / 4u>();
       for (var hh = 0u; hh < nh; hh++) { m[hh] = -3.0e38; }
       for (var j = first + lane; j <= p.len; j += WG) {
-        let kb = ((slot * p.cap + j) * p.DH) / 4u;
+        let kb = ((slot * p.cap + j) * DH) / 4u;
         var sc = array<f32, MAXH>();
-        for (var d4 = 0u; d4 < p.DH / 4u; d4++) {
+        for (var d4 = 0u; d4 < DH / 4u; d4++) {
           let k4 = kCache[kb + d4];
-          for (var hh = 0u; hh < nh; hh++) { sc[hh] += dot(q[hh * (p.DH / 4u) + d4], k4); }
+          for (var hh = 0u; hh < nh; hh++) { sc[hh] += dot(q[hh * (DH / 4u) + d4], k4); }
         }
         var wt = array<f32, MAXH>();
         var corr = array<f32, MAXH>();
@@ -197,10 +200,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane
         for (var d4 = 0u; d4 < dn / 4u; d4++) {
           let v4 = vCache[kb + d0 / 4u + d4];
           for (var hh = 0u; hh < nh; hh++) {
-            for (var u = 0u; u < 4u; u++) {
-              let a = hh * dw + 4u * d4 + u;
-              acc[a] = acc[a] * corr[hh] + wt[hh] * v4[u];
-            }
+            let a = hh * (dw / 4u) + d4;
+            acc[a] = acc[a] * corr[hh] + wt[hh] * v4;
           }
         }
       }
@@ -210,8 +211,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane
         let w = exp(m[hh] - M);
         let L = subgroupAdd(l[hh] * w);
         for (var d = 0u; d < dn; d++) {
-          let sum = subgroupAdd(acc[hh * dw + d] * w);
-          if (d % WG == lane) { o[(b * p.Hkv * p.GROUP + kvh * p.GROUP + h0 + hh) * p.DH + d0 + d] = sum / L; }
+          let sum = subgroupAdd(acc[hh * (dw / 4u) + d / 4u][d % 4u] * w);
+          if (d % WG == lane) { o[(b * p.Hkv * GROUP + kvh * GROUP + h0 + hh) * DH + d0 + d] = sum / L; }
         }
       }
     }

@@ -55,8 +55,9 @@ function lanesMisfit(model: CausalLM): string | null {
   if (![c.hidden, c.heads * c.headDim, c.intermediate].every((k) => k % 8 === 0))
     return 'a row length is not a multiple of 8';
   const group = c.heads / c.kvHeads;
-  if (c.headDim % 4 !== 0 || c.headDim > 256 || group > LANES_MAX_GROUP || (group + 2) * c.headDim > 2048)
-    return 'the heads are not shaped for the lanes kernels';
+  // A head dim past 64 would take decode_attention_lanes passes over its dims and a minute to compile.
+  if (c.headDim % 4 !== 0 || c.headDim > 64 || group > LANES_MAX_GROUP)
+    return 'the heads are not shaped for the lanes kernels (head dim a multiple of 4 up to 64)';
   if ((model.lora?.opts.rank ?? 1) > LANES_MAX_RANK) return `the lanes kernels take LoRA ranks up to ${LANES_MAX_RANK}`;
   return null;
 }
@@ -193,7 +194,7 @@ function fusedStep(st: DecodeState, ids: Tensor | Int32Array, n: number, cache: 
     e.dispatch({
       shader: lanes ? 'decode_attention_lanes' : 'decode_attention',
       constants: lanes
-        ? { WG: LANES, R, W_FORMAT: format(wq) }
+        ? { WG: LANES, DH: c.headDim, GROUP: group, R, W_FORMAT: format(wq) }
         : { WG: attentionWG(c), D, DH: c.headDim, GROUP: group, R, W_FORMAT: format(wq) },
       params: {
         rows: st.rows,
@@ -214,7 +215,7 @@ function fusedStep(st: DecodeState, ids: Tensor | Int32Array, n: number, cache: 
         loraK: at.lora.k,
         loraV: at.lora.v,
         loraScale,
-        ...(lanes ? { D, DH: c.headDim, GROUP: group } : {}),
+        ...(lanes ? { D } : {}),
       },
       bindings: {
         x,

@@ -102,7 +102,14 @@ describe.each(KERNELS.flatMap((kernels) => CASES.map((c) => ({ ...c, kernels }))
       if (c.kernels === 'lanes' && !subgroupsOf8(e)) ctx.skip();
       setDecodeKernels(c.kernels);
       const model = randomModel(c);
-      expect(fusedDecodeMisfit(model, B)).toBeNull();
+      const misfit = fusedDecodeMisfit(model, B);
+      if (c.kernels === 'lanes' && c.cfg.headDim === 128) {
+        expect(misfit).toMatch(/head dim a multiple of 4 up to 64/);
+        model.dispose();
+        setDecodeKernels(null);
+        return;
+      }
+      expect(misfit).toBeNull();
       const keyStart = Int32Array.from(LENS, (n) => L - n);
       const ids = randint(B * L, V, 1);
       const positions = Int32Array.from({ length: B * L }, (_, i) =>
