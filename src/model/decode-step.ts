@@ -3,7 +3,7 @@
 // with LoRA): a decoding step of a small model is bound by its dispatches (5-20 µs each in a browser, 0.1-0.3 ms
 // on lavapipe) more than by its arithmetic. Two kernel sets (DecodeKernels): GPUs split each dot product across a
 // workgroup; CPU drivers take decode_*_lanes.wgsl, with no reduction or barrier across lanes (measured on
-// lavapipe: 1.7x the general ops' tokens/s, 2.3x with LoRA; bench/NOTES.md, round 7). A row that sampled a stop
+// lavapipe: 1.9x the general ops' tokens/s, 1.8x with LoRA; bench/NOTES.md, round 7). A row that sampled a stop
 // id is flagged on the GPU and left alone by every later kernel, so the host can read the tokens back every few
 // steps without paying for stopped rows. Same numbers as CausalLM.hidden + logits up to the order of f32 sums
 // (test/unit/model/decode-step.gpu.test.ts).
