@@ -147,7 +147,10 @@ describe('dispatch by name', () => {
   });
 
   // Constants that size workgroup arrays, where 64 for all of them would pass the device's workgroup memory.
-  const SIZED: Record<string, Record<string, number>> = { decode_attention: { GROUP: 2, DH: 32 } };
+  const SIZED: Record<string, Record<string, number>> = {
+    decode_attention: { GROUP: 2, DH: 32 },
+    decode_attention_lanes: { GROUP: 2, DH: 32, WG: 8 },
+  };
   it('binds exactly what each real entry point uses (the device agrees)', async () => {
     const e = await testEngine();
     const device = e.device;
