@@ -34,6 +34,7 @@ struct Params {
 @group(0) @binding(7) var<storage, read_write> vCache: array<f32>;
 @group(0) @binding(8) var<storage, read_write> o: array<f32>;
 #include "lib/decode_rows.wgsl"
+#include "lib/decode_qk.wgsl"
 
 var<workgroup> xs: array<f32, D>;                  // the normed row
 var<workgroup> xa: array<f32, 3u * R>;             // scale (h Aᵀ) of q, k, v's adapters
@@ -125,35 +126,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid:
     proj[c] = acc;
   }
   workgroupBarrier();
-  // Qwen3: RMSNorm of each q head and of k over the head dim.
-  if (p.qNormAt != NONE) {
-    if (lid <= GROUP) {
-      var s = 0.0;
-      for (var d = 0u; d < DH; d++) { s += proj[lid * DH + d] * proj[lid * DH + d]; }
-      headScale[lid] = 1.0 / sqrt(s / f32(DH) + p.eps);
-    }
-    workgroupBarrier();
-    for (var c = lid; c < nq + DH; c += WG) {
-      let h = c / DH;
-      let w = select(p.qNormAt, p.kNormAt, h == GROUP);
-      proj[c] = proj[c] * headScale[h] * stateF(w + c % DH);
-    }
-    workgroupBarrier();
-  }
-  // RoPE of q and k (pairs i, i + DH/2 of each head).
-  let pos = basePosOf(b) + i32(p.step);
-  let half = DH / 2u;
-  for (var t = lid; t < (GROUP + 1u) * half; t += WG) {
-    let i = t % half;
-    let j0 = (t / half) * DH + i;
-    let f = vec2f(stateF(p.freqAt + 2u * i), stateF(p.freqAt + 2u * i + 1u));
-    let sc = sincosTurns(turns(pos, f));
-    let x0 = proj[j0];
-    let x1 = proj[j0 + half];
-    proj[j0] = x0 * sc.y - x1 * sc.x;
-    proj[j0 + half] = x1 * sc.y + x0 * sc.x;
-  }
-  workgroupBarrier();
+  normAndRotate(lid, b);
   // k and v into the cache.
   let slot = b * p.Hkv + kvh;
   for (var d = lid; d < DH; d += WG) {

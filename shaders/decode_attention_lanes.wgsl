@@ -8,7 +8,7 @@ enable subgroups;
 // attention splits the keys across the lanes (key first + lane, first + lane + WG, ...), each lane keeping its
 // own online softmax for the group's heads, and merges the lanes with subgroup reductions (as
 // attention_split_fwd.wgsl does): M = max m, L = sum l exp(m - M), o = sum acc exp(m - M) / L. A few barriers
-// per workgroup share the projections, none per key. D is a multiple of 8; DH a multiple of 4 up to QMAX; GROUP
+// per workgroup share the projections, none per key. D is a multiple of 8; DH a multiple of 4 up to CHUNK; GROUP
 // at most MAXH.
 #include "lib/packed16.wgsl"
 #include "lib/weights8.wgsl"
@@ -20,7 +20,6 @@ override R: u32 = 1u;   // LoRA rank (1 without adapters)
 override W_FORMAT: u32 = FORMAT_F32;
 const CHUNK = 64u;      // (head, dim) output sums a lane keeps per pass over the keys
 const MAXH = 16u;       // query heads per kv head, at most
-const QMAX = 64u;       // head dim, at most (CHUNK: one pass per group of heads)
 
 struct Params {
   rows: u32, Hkv: u32, cap: u32, len: u32, step: u32, eps: f32, scale: f32,
@@ -40,9 +39,11 @@ struct Params {
 @group(0) @binding(7) var<storage, read_write> vCache: array<vec4f>;
 @group(0) @binding(8) var<storage, read_write> o: array<f32>;
 #include "lib/decode_rows.wgsl"
+#include "lib/decode_qk.wgsl"
 
 var<workgroup> xa: array<f32, 3u * R>;    // scale (h Aᵀ) of q, k, v's adapters
 var<workgroup> proj: array<f32, (GROUP + 2u) * DH>; // q of the group's heads, then k, then v
+var<workgroup> headScale: array<f32, GROUP + 1u>;  // 1 / rms of each q head and of k (Qwen3)
 
 /** Weights 8g .. 8g + 7 of row `row` of projection `which` (0 q, 1 k, 2 v). */
 fn weights(which: u32, row: u32, g: u32) -> Eight {
@@ -125,36 +126,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane
     proj[c] = acc;
   }
   workgroupBarrier();
-  // Qwen3: RMSNorm of each q head and of k over the head dim (every lane computes the scales alike).
-  if (p.qNormAt != NONE) {
-    var hs = array<f32, MAXH + 1u>();
-    for (var h = 0u; h <= GROUP; h++) {
-      var q = 0.0;
-      for (var d = 0u; d < DH; d++) { q += proj[h * DH + d] * proj[h * DH + d]; }
-      hs[h] = 1.0 / sqrt(q / f32(DH) + p.eps);
-    }
-    workgroupBarrier();
-    for (var c = lane; c < nq + DH; c += WG) {
-      let h = c / DH;
-      let w = select(p.qNormAt, p.kNormAt, h == GROUP);
-      proj[c] = proj[c] * hs[h] * stateF(w + c % DH);
-    }
-    workgroupBarrier();
-  }
-  // RoPE of q and k (pairs i, i + DH/2 of each head).
-  let pos = basePosOf(b) + i32(p.step);
-  let half = DH / 2u;
-  for (var t = lane; t < (GROUP + 1u) * half; t += WG) {
-    let i = t % half;
-    let j0 = (t / half) * DH + i;
-    let f = vec2f(stateF(p.freqAt + 2u * i), stateF(p.freqAt + 2u * i + 1u));
-    let sc = sincosTurns(turns(pos, f));
-    let x0 = proj[j0];
-    let x1 = proj[j0 + half];
-    proj[j0] = x0 * sc.y - x1 * sc.x;
-    proj[j0 + half] = x1 * sc.y + x0 * sc.x;
-  }
-  workgroupBarrier();
+  normAndRotate(lane, b);
   // k and v into the cache, then a barrier: every lane reads the new key and value back with the cached ones.
   let slot = b * p.Hkv + kvh;
   let newest = ((slot * p.cap + p.len) * DH) / 4u;
@@ -163,57 +135,52 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane
     vCache[newest + d4] = proj4(nq + DH + 4u * d4);
   }
   storageBarrier();
-  // Attention over keys first..len in passes of at most CHUNK (head, dim) sums: as many whole heads as fit (the
-  // d0 loop takes one head's dims CHUNK at a time, for a DH past CHUNK, which the host does not send). Lane t takes
-  // keys first + t, first + t + WG, ...; the pass's queries
-  // are copied into each lane's registers first.
+  // Attention over keys first..len, the group's heads in passes of hp whole heads (at most CHUNK sums a lane
+  // keeps). Lane t takes keys first + t, first + t + WG, ...; the pass's queries are copied into each lane's
+  // registers first.
   let first = keyStartOf(b);
-  let hp = min(GROUP, max(1u, CHUNK / DH));
-  let dw = min(DH, CHUNK);
+  let hp = min(GROUP, CHUNK / DH);
   for (var h0 = 0u; h0 < GROUP; h0 += hp) {
     let nh = min(hp, GROUP - h0);
-    var q: array<vec4f, QMAX / 4u>;
+    var q: array<vec4f, CHUNK / 4u>;
     for (var i = 0u; i < nh * DH / 4u; i++) { q[i] = proj4(h0 * DH + 4u * i); }
-    for (var d0 = 0u; d0 < DH; d0 += dw) {
-      let dn = min(dw, DH - d0);
-      var m = array<f32, MAXH>();
-      var l = array<f32, MAXH>();
-      var acc = array<vec4f, CHUNK / 4u>();
-      for (var hh = 0u; hh < nh; hh++) { m[hh] = -3.0e38; }
-      for (var j = first + lane; j <= p.len; j += WG) {
-        let kb = ((slot * p.cap + j) * DH) / 4u;
-        var sc = array<f32, MAXH>();
-        for (var d4 = 0u; d4 < DH / 4u; d4++) {
-          let k4 = kCache[kb + d4];
-          for (var hh = 0u; hh < nh; hh++) { sc[hh] += dot(q[hh * (DH / 4u) + d4], k4); }
-        }
-        var wt = array<f32, MAXH>();
-        var corr = array<f32, MAXH>();
+    var m = array<f32, MAXH>();
+    var l = array<f32, MAXH>();
+    var acc = array<vec4f, CHUNK / 4u>();
+    for (var hh = 0u; hh < nh; hh++) { m[hh] = -3.0e38; }
+    for (var j = first + lane; j <= p.len; j += WG) {
+      let kb = ((slot * p.cap + j) * DH) / 4u;
+      var sc = array<f32, MAXH>();
+      for (var d4 = 0u; d4 < DH / 4u; d4++) {
+        let k4 = kCache[kb + d4];
+        for (var hh = 0u; hh < nh; hh++) { sc[hh] += dot(q[hh * (DH / 4u) + d4], k4); }
+      }
+      var wt = array<f32, MAXH>();
+      var corr = array<f32, MAXH>();
+      for (var hh = 0u; hh < nh; hh++) {
+        let z = p.scale * sc[hh];
+        let mNew = max(m[hh], z);
+        corr[hh] = exp(m[hh] - mNew);
+        wt[hh] = exp(z - mNew);
+        l[hh] = l[hh] * corr[hh] + wt[hh];
+        m[hh] = mNew;
+      }
+      for (var d4 = 0u; d4 < DH / 4u; d4++) {
+        let v4 = vCache[kb + d4];
         for (var hh = 0u; hh < nh; hh++) {
-          let z = p.scale * sc[hh];
-          let mNew = max(m[hh], z);
-          corr[hh] = exp(m[hh] - mNew);
-          wt[hh] = exp(z - mNew);
-          l[hh] = l[hh] * corr[hh] + wt[hh];
-          m[hh] = mNew;
-        }
-        for (var d4 = 0u; d4 < dn / 4u; d4++) {
-          let v4 = vCache[kb + d0 / 4u + d4];
-          for (var hh = 0u; hh < nh; hh++) {
-            let a = hh * (dw / 4u) + d4;
-            acc[a] = acc[a] * corr[hh] + wt[hh] * v4;
-          }
+          let a = hh * (DH / 4u) + d4;
+          acc[a] = acc[a] * corr[hh] + wt[hh] * v4;
         }
       }
-      // Merge the lanes: a lane that saw no key has l = 0 and acc = 0, so its weight is moot.
-      for (var hh = 0u; hh < nh; hh++) {
-        let M = subgroupMax(m[hh]);
-        let w = exp(m[hh] - M);
-        let L = subgroupAdd(l[hh] * w);
-        for (var d = 0u; d < dn; d++) {
-          let sum = subgroupAdd(acc[hh * (dw / 4u) + d / 4u][d % 4u] * w);
-          if (d % WG == lane) { o[(b * p.Hkv * GROUP + kvh * GROUP + h0 + hh) * DH + d0 + d] = sum / L; }
-        }
+    }
+    // Merge the lanes: a lane that saw no key has l = 0 and acc = 0, so its weight is moot.
+    for (var hh = 0u; hh < nh; hh++) {
+      let M = subgroupMax(m[hh]);
+      let w = exp(m[hh] - M);
+      let L = subgroupAdd(l[hh] * w);
+      for (var d = 0u; d < DH; d++) {
+        let sum = subgroupAdd(acc[hh * (DH / 4u) + d / 4u][d % 4u] * w);
+        if (d % WG == lane) { o[(b * p.Hkv * GROUP + kvh * GROUP + h0 + hh) * DH + d] = sum / L; }
       }
     }
   }

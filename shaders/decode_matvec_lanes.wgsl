@@ -104,11 +104,16 @@ fn fold(acc: ptr<function, Tile>, h: Eight, e: array<Eight, COLS>) {
   }
 }
 
-/** The same for ranks: la[i][j] += h_i · a_j over one group of 8 elements, for the first RG groups `groups`. */
-fn foldRanks(la: ptr<function, RankTile>, h: Eight, a: array<Eight, RG>, groups: u32) {
+/**
+ * The same for the ranks of the adapter at `at`: la[i][j] += h_i · A[8j + lane, g-th 8 elements], each lane
+ * loading its own ranks' rows.
+ */
+fn foldRanks(la: ptr<function, RankTile>, h: Eight, at: u32, lane: u32, g: u32) {
+  var a: array<Eight, RG>;
+  for (var j = 0u; j < rankGroups(); j++) { a[j] = adapter8(at, 8u * j + lane, g); }
   for (var kk = 0u; kk < 8u; kk++) {
     let v = lanes8(select(h.hi[kk % 4u], h.lo[kk % 4u], kk < 4u));
-    for (var j = 0u; j < groups; j++) {
+    for (var j = 0u; j < rankGroups(); j++) {
       let aj = select(a[j].hi[kk % 4u], a[j].lo[kk % 4u], kk < 4u);
       for (var i = 0u; i < 8u; i++) { (*la)[i][j] += v[i] * aj; }
     }
@@ -154,11 +159,7 @@ fn residual(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) 
     var e: array<Eight, COLS>;
     for (var j = 0u; j < COLS; j++) { e[j] = weightsW(c0 + 8u * j + lane, g); }
     fold(&acc, h, e);
-    if (p.lora != NONE) {
-      var a: array<Eight, RG>;
-      for (var j = 0u; j < rankGroups(); j++) { a[j] = adapter8(p.lora, 8u * j + lane, g); }
-      foldRanks(&la, h, a, rankGroups());
-    }
+    if (p.lora != NONE) { foldRanks(&la, h, p.lora, lane, g); }
   }
   if (p.lora != NONE) { addLowRank(&acc, la, p.lora, c0, lane); }
   for (var j = 0u; j < COLS; j++) {
@@ -190,16 +191,8 @@ fn gated(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lan
     }
     fold(&accG, h, eg);
     fold(&accU, h, eu);
-    if (p.lora != NONE) {
-      var a: array<Eight, RG>;
-      for (var j = 0u; j < rankGroups(); j++) { a[j] = adapter8(p.lora, 8u * j + lane, g); }
-      foldRanks(&laG, h, a, rankGroups());
-    }
-    if (p.lora2 != NONE) {
-      var a: array<Eight, RG>;
-      for (var j = 0u; j < rankGroups(); j++) { a[j] = adapter8(p.lora2, 8u * j + lane, g); }
-      foldRanks(&laU, h, a, rankGroups());
-    }
+    if (p.lora != NONE) { foldRanks(&laG, h, p.lora, lane, g); }
+    if (p.lora2 != NONE) { foldRanks(&laU, h, p.lora2, lane, g); }
   }
   if (p.lora != NONE) { addLowRank(&accG, laG, p.lora, c0, lane); }
   if (p.lora2 != NONE) { addLowRank(&accU, laU, p.lora2, c0, lane); }
