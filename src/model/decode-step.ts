@@ -39,7 +39,7 @@ export function setDecodeKernels(kernels: DecodeKernels | null): void {
 
 /** Lanes of a workgroup of the 'lanes' kernels: a CPU driver's SIMD width for f32 (lavapipe's default). */
 const LANES = 8;
-/** Query heads per kv head that decode_attention_lanes takes at most (its MAXH; head dim: QMAX, PROJ). */
+/** Query heads per kv head that decode_attention_lanes takes at most (its MAXH; head dims up to its CHUNK). */
 const LANES_MAX_GROUP = 16;
 
 /** The kernels the fused step runs for this model on this device. */
@@ -55,7 +55,7 @@ function lanesMisfit(model: CausalLM): string | null {
   if (![c.hidden, c.heads * c.headDim, c.intermediate].every((k) => k % 8 === 0))
     return 'a row length is not a multiple of 8';
   const group = c.heads / c.kvHeads;
-  // A head dim past 64 would take decode_attention_lanes passes over its dims and a minute to compile.
+  // Unrolled over a head dim of 128, decode_attention_lanes took a minute to compile (bench/NOTES.md, round 7).
   if (c.headDim % 4 !== 0 || c.headDim > 64 || group > LANES_MAX_GROUP)
     return 'the heads are not shaped for the lanes kernels (head dim a multiple of 4 up to 64)';
   if ((model.lora?.opts.rank ?? 1) > LANES_MAX_RANK) return `the lanes kernels take LoRA ranks up to ${LANES_MAX_RANK}`;
@@ -90,9 +90,10 @@ export function fusedDecodeMisfit(model: CausalLM, rows: number): string | null 
   if (forcedPath === 'general') return 'the general path is forced';
   // Measured on lavapipe (2 cores): the general ops decode 2.5-4x faster per token there than the 'workgroup'
   // kernels' reductions and barriers; a CPU driver takes the fused step only with the lanes kernels.
-  if (forcedPath === null && model.engine.info.isCpu && lanesMisfit(model) !== null)
-    return `a CPU driver runs the general ops faster (${lanesMisfit(model)})`;
-  if (forcedKernels === 'lanes' && lanesMisfit(model) !== null) return lanesMisfit(model);
+  const lanesWhyNot = lanesMisfit(model);
+  if (forcedPath === null && model.engine.info.isCpu && lanesWhyNot !== null)
+    return `a CPU driver runs the general ops faster (${lanesWhyNot})`;
+  if (forcedKernels === 'lanes' && lanesWhyNot !== null) return lanesWhyNot;
   const c = model.cfg;
   const limits = model.engine.info.limits;
   if (c.heads % c.kvHeads !== 0 || c.headDim % 2 !== 0) return 'the heads do not group evenly';
