@@ -4,7 +4,7 @@ import type { Engine } from '../gpu/engine.ts';
 import type { DType, Tensor } from '../gpu/tensor.ts';
 import { add } from '../gpu/ops/elementwise.ts';
 import { linear } from '../gpu/ops/matmul.ts';
-import { swapAxes12, kvAppend, gatherRows } from '../gpu/ops/layout.ts';
+import { swapAxes12, kvAppend, kvMove, gatherRows, type KVMove } from '../gpu/ops/layout.ts';
 import { embedding, shardedEmbedding } from '../gpu/ops/embedding.ts';
 import { shardedLinear, vocabHead, type VocabHead } from '../gpu/ops/vocab_head.ts';
 import { rmsnorm } from '../gpu/ops/rmsnorm.ts';
@@ -50,6 +50,13 @@ export interface KVCache {
    * that finished decoding, so that the next steps run on a smaller batch.
    */
   keepRows(rows: readonly number[]): void;
+  /**
+   * Lays the cache out anew with `capacity` positions and a row per move (src/gpu/ops/layout.ts kvMove): row b
+   * keeps the run of positions moves[b] names, moved to its new columns; every other position is zero. One layer
+   * at a time, so the old and new caches are never whole side by side. `length` is left to the caller. A cache
+   * without it (a test's scripted stand-in) is prefilled whole at every call.
+   */
+  relayout?(capacity: number, moves: readonly KVMove[]): void;
   dispose(): void;
 }
 
@@ -359,6 +366,17 @@ export class CausalLM {
           values[l] = take(values[l]!);
         }
         this.batch = idx.length;
+      },
+      relayout(capacity, moves) {
+        for (let l = 0; l < keys.length; l++) {
+          const moved = e.noGrad(() => kvMove(keys[l]!, values[l]!, capacity, moves));
+          keys[l]!.dispose();
+          values[l]!.dispose();
+          keys[l] = e.keep(moved.keys);
+          values[l] = e.keep(moved.values);
+        }
+        this.batch = moves.length;
+        this.capacity = capacity;
       },
       dispose() {
         for (const t of [...keys, ...values]) t.dispose();

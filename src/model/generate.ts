@@ -9,9 +9,13 @@
 // sampled tokens back every `readEvery` steps, not every step: in between, each step's sampled ids feed the
 // next step on the GPU, and a row that stopped meanwhile decodes on unseen (its extra tokens are dropped when
 // read, so the outputs are those of reading every step). Rows that finish leave the batch (the cache is
-// compacted) at a read, once at most half of it is still decoding.
+// compacted) at a read, once at most half of it is still decoding (not in a session that keeps its cache).
+//
+// A session made with `keepCache` keeps its KV cache between calls (a rollout's turns): the next call moves
+// each row's cached tokens to their new columns and prefills only what is new (the last sampled token and the
+// tool reply), not the whole conversation again.
 import type { ModelConfig } from './config.ts';
-import type { CausalLM } from './decoder.ts';
+import type { CausalLM, KVCache } from './decoder.ts';
 import type { Tensor } from '../gpu/tensor.ts';
 import { sample } from '../gpu/ops/sample.ts';
 import { decodeStep, fusedDecodeState } from './decode-step.ts';
@@ -85,21 +89,44 @@ export interface Sequence {
   stop: StopReason;
 }
 
+/** What a kept cache holds of one sequence: its first `count` tokens, in cache row `row` from column `start`. */
+interface CachedRow {
+  row: number;
+  start: number;
+  count: number;
+}
+
+export interface SessionOptions {
+  /** Keep the KV cache between calls of `run`, so a call prefills only the tokens added since the last (dispose the session after). */
+  keepCache?: boolean;
+}
+
 export class GenerationSession {
   readonly sequences: Sequence[];
   /** Draws of `spareOf` taken for steps that turned out unneeded, served first by the next steps. */
   private spare: number[] = [];
   private spareOf: (() => number) | null = null;
+  /** The last call's cache and what it holds of each sequence (keepCache only). */
+  private kept: { cache: KVCache; rows: Map<number, CachedRow> } | null = null;
+  /** Prompt tokens (rows x time steps, padding included) the calls' prefills ran: a measure of reuse. */
+  prefilled = 0;
 
   constructor(
     readonly model: CausalLM,
     prompts: number[][],
+    private readonly options: SessionOptions = {},
   ) {
     if (prompts.length === 0) throw new Error('piplay: generation needs at least one prompt');
     this.sequences = prompts.map((p) => {
       if (p.length === 0) throw new Error('piplay: a generation prompt is empty');
       return { ids: [...p], sampled: p.map(() => 0), logprobs: p.map(() => 0), stop: null };
     });
+  }
+
+  /** Frees a kept cache (a session made with keepCache). */
+  dispose(): void {
+    this.kept?.cache.dispose();
+    this.kept = null;
   }
 
   /** Appends environment ids (masked out: not sampled) to sequence `i`. */
@@ -124,6 +151,8 @@ export class GenerationSession {
       // Under a KV budget the rows decode in parts, one cache at a time (each part draws its own uniforms).
       const longest = Math.max(...rows.map((r) => this.sequences[r]!.ids.length));
       const part = rowsWithin(this.model.cfg, opts.kvBudgetBytes ?? 0, longest + opts.maxNewTokens, rows.length);
+      // A cache is kept only when the call decodes in one part (under a KV budget each part has its own).
+      if (part < rows.length) this.dispose();
       for (let k = 0; k < rows.length; k += part) await this.decode(opts, rows.slice(k, k + part));
     } finally {
       leave?.();
@@ -155,7 +184,14 @@ export class GenerationSession {
     const started = rows.map((r) => this.sequences[r]!.ids.length);
     const done = new Array<boolean>(B).fill(false);
     for (const r of rows) this.sequences[r]!.stop = null;
-    const cache = model.newCache(B, L + opts.maxNewTokens);
+    // Tokens of each row the kept cache holds (all but the last at most: the prefill gives its logits); the
+    // prefill runs over the last W columns, where every row's new tokens lie.
+    const movable = this.kept?.cache.relayout ? this.kept.rows : null;
+    const reuse = rows.map((r, b) => Math.min(lens[b]! - 1, movable?.get(r)?.count ?? 0));
+    const W = Math.max(...lens.map((n, b) => n - reuse[b]!));
+    const cache = this.cacheFor(rows, reuse, keyStart, L + opts.maxNewTokens);
+    cache.length = L - W;
+    let keepCache = this.options.keepCache === true;
     // Row k of the cache (and of each step's batch) holds batch row slots[k]. Finished rows stay in the
     // batch until at most half of it is still decoding; then the cache keeps only the live rows.
     let slots = rows.map((_, b) => b);
@@ -171,12 +207,13 @@ export class GenerationSession {
         () => {
           let h: Tensor | null = null;
           let T = 0;
-          for (let t0 = 0; t0 < L; t0 += chunk) {
+          for (let t0 = L - W; t0 < L; t0 += chunk) {
             T = Math.min(chunk, L - t0);
             h?.dispose();
             const cols = (a: Int32Array) =>
               Int32Array.from({ length: B * T }, (_, i) => a[Math.floor(i / T) * L + t0 + (i % T)]!);
             h = model.hidden({ ids: cols(ids), batch: B, time: T, positions: cols(positions), keyStart }, cache);
+            this.prefilled += B * T;
           }
           return model.logitsAt(
             h!,
@@ -268,7 +305,9 @@ export class GenerationSession {
           const last = host[host.length - 1]!;
           let keep = slots.map((_, k) => k);
           const live = keep.filter((k) => !done[slots[k]!]);
-          if (live.length <= slots.length / 2) {
+          // A kept cache keeps its stopped rows: they may come back next call (a search's reply), and re-prefilling
+          // them would cost more than carrying them (nothing on the fused step, which leaves them alone).
+          if (live.length <= slots.length / 2 && !keepCache) {
             cache.keepRows(live);
             keep = live;
           }
@@ -283,10 +322,50 @@ export class GenerationSession {
       } finally {
         for (const p of pending) p.dispose();
       }
+      if (keepCache) {
+        // Every token but a row's last sampled one went through the cache (anything decoded after a row
+        // stopped lies beyond it and is not kept).
+        const kept = new Map<number, CachedRow>();
+        slots.forEach((b, k) => {
+          const n = this.sequences[rows[b]!]!.ids.length - 1;
+          kept.set(rows[b]!, { row: k, start: keyStart[b]!, count: n });
+        });
+        this.kept = { cache, rows: kept };
+      }
+    } catch (err) {
+      keepCache = false;
+      throw err;
     } finally {
       fused?.dispose();
-      cache.dispose();
+      if (!keepCache) cache.dispose();
     }
+  }
+
+  /**
+   * The cache of a call over `rows`: the kept one laid out anew (row b's `reuse[b]` cached tokens moved to start
+   * at keyStart[b]), or a new one when nothing is reused.
+   */
+  private cacheFor(rows: number[], reuse: number[], keyStart: Int32Array, capacity: number): KVCache {
+    const kept = this.kept;
+    this.kept = null;
+    if (!kept?.cache.relayout || reuse.every((n) => n === 0)) {
+      kept?.cache.dispose();
+      return this.model.newCache(rows.length, capacity);
+    }
+    const moves = rows.map((r, b) => {
+      const c = kept.rows.get(r);
+      const count = reuse[b]!;
+      return c && count > 0
+        ? { srcRow: c.row, srcStart: c.start, dstStart: keyStart[b]!, count }
+        : { srcRow: 0, srcStart: 0, dstStart: 0, count: 0 };
+    });
+    try {
+      kept.cache.relayout!(capacity, moves);
+    } catch (err) {
+      kept.cache.dispose();
+      throw err;
+    }
+    return kept.cache;
   }
 
   /**

@@ -187,10 +187,27 @@ export async function runRollouts(
       `piplay: rollouts need maxTurns >= 1 and turnTokens >= 1 (got ${opts.maxTurns}, ${opts.turnTokens})`,
     );
   }
+  // The session keeps its KV cache between turns: a turn prefills only its tool reply and the last token.
   const session = new GenerationSession(
     model,
     prompts.map((p) => [...p]),
+    { keepCache: true },
   );
+  try {
+    return await rolloutTurns(session, tok, prompts, opts);
+  } finally {
+    session.dispose();
+  }
+}
+
+/** The turns of runRollouts' rollouts in `session`, until every one has finished. */
+async function rolloutTurns(
+  session: GenerationSession,
+  tok: Tokenizer,
+  prompts: readonly number[][],
+  opts: RolloutOptions,
+): Promise<Rollout[]> {
+  const model = session.model;
   const state = prompts.map((p) => ({
     promptLength: p.length,
     turns: 0,

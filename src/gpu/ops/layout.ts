@@ -1,4 +1,4 @@
-// Data movement: axis swaps for attention layouts and KV-cache appends.
+// Data movement: axis swaps for attention layouts, KV-cache appends and moves.
 import type { Tensor } from '../tensor.ts';
 import { expect } from './util.ts';
 
@@ -49,6 +49,64 @@ export function kvAppend(k: Tensor, v: Tensor, keys: Tensor, values: Tensor, sta
     bindings: { k, v, keys, values },
     workgroups: e.grid(k.size, WG),
   });
+}
+
+/** Where row b of a moved KV cache comes from: `count` positions of old row `srcRow` from `srcStart`, put at `dstStart`. */
+export interface KVMove {
+  srcRow: number;
+  srcStart: number;
+  dstStart: number;
+  count: number;
+}
+
+/**
+ * A layer's keys and values [*, H, srcCapacity, Dh] laid out anew as [moves.length, H, capacity, Dh]: row b holds
+ * the run moves[b] describes and zeros elsewhere (shaders/kv_move.wgsl). One dispatch. No autograd.
+ */
+export function kvMove(
+  srcKeys: Tensor,
+  srcValues: Tensor,
+  capacity: number,
+  moves: readonly KVMove[],
+): { keys: Tensor; values: Tensor } {
+  const e = srcKeys.engine;
+  expect(srcKeys, 'kvMove key cache', { rank: 4, dtype: 'f32' });
+  const [rows, H, srcCapacity, Dh] = srcKeys.shape as [number, number, number, number];
+  expect(srcValues, 'kvMove value cache', { shape: [rows, H, srcCapacity, Dh], dtype: 'f32' });
+  for (const m of moves) {
+    const inside =
+      m.count === 0 ||
+      (m.srcRow >= 0 &&
+        m.srcRow < rows &&
+        m.srcStart >= 0 &&
+        m.srcStart + m.count <= srcCapacity &&
+        m.dstStart >= 0 &&
+        m.dstStart + m.count <= capacity);
+    if (!inside || m.count < 0) {
+      throw new Error(
+        `piplay: kvMove: a move (${JSON.stringify(m)}) falls outside the caches ${rows}x${srcCapacity} -> ${capacity}`,
+      );
+    }
+  }
+  const B = moves.length;
+  const keys = e.empty([B, H, capacity, Dh]);
+  const values = e.empty([B, H, capacity, Dh]);
+  if (keys.size > 0) {
+    const table = e.tensor(
+      Int32Array.from(moves.flatMap((m) => [m.srcRow, m.srcStart, m.dstStart, m.count])),
+      [B, 4],
+      'i32',
+    );
+    e.dispatch({
+      shader: 'kv_move',
+      constants: { WG },
+      params: { B, H, Dh, capacity, srcCapacity },
+      bindings: { moves: table, srcKeys, srcValues, keys, values },
+      workgroups: e.grid(B * H * capacity, WG),
+    });
+    table.dispose();
+  }
+  return { keys, values };
 }
 
 /**

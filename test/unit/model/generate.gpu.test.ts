@@ -154,6 +154,51 @@ describe.each([
     });
   });
 
+  it('a session that keeps its cache prefills only the new tokens and decodes as one that prefills all', async () => {
+    const full = await generate(model, PROMPTS, opts());
+    const stop = pickStopIds(full);
+    const replies = PROMPTS.map((_, i) => Array.from(randint(1 + (i % 3), V, 300 + i)));
+    const turns = async (keepCache: boolean) => {
+      const session = new GenerationSession(model, PROMPTS, { keepCache });
+      const o: GenerateOptions = { ...opts(stop), maxNewTokens: 5, random: rng(13), readEvery: 3 };
+      const prefilled: number[] = [];
+      const run = async (which?: number[]) => {
+        const before = session.prefilled;
+        await session.run(o, which);
+        prefilled.push(session.prefilled - before);
+      };
+      try {
+        await run();
+        session.sequences.forEach((_, k) => session.append(k, replies[k]!));
+        // A subset goes on (a rollout's searchers), then two of them in another order with no reply between
+        // (only their last sampled token is new), then one that sat out a call.
+        await run([0, 2, 3, 5]);
+        await run([5, 2]);
+        await run([1, 5]);
+      } finally {
+        session.dispose();
+      }
+      return { seqs: session.sequences, prefilled };
+    };
+    const whole = await turns(false);
+    const kept = await turns(true);
+    kept.seqs.forEach((s, i) => {
+      const w = whole.seqs[i]!;
+      expect(s.ids, `row ${i} ids`).toEqual(w.ids);
+      expect(s.sampled, `row ${i} mask`).toEqual(w.sampled);
+      expect(s.stop, `row ${i} stop`).toBe(w.stop);
+      s.logprobs.forEach((lp, t) => expect(lp, `row ${i} log-prob ${t}`).toBeCloseTo(w.logprobs[t]!, 4));
+    });
+    // The first call prefills the prompts either way; then a kept cache prefills the rows' new tokens only.
+    const longest = (rows: number[], at: number[]) => rows.length * Math.max(...rows.map((r) => at[r]!));
+    expect(kept.prefilled[0]).toBe(whole.prefilled[0]);
+    const newTokens = replies.map((r) => r.length + 1);
+    expect(kept.prefilled[1]).toBe(longest([0, 2, 3, 5], newTokens));
+    expect(kept.prefilled[2]).toBe(2);
+    expect(kept.prefilled.slice(1).every((n, k) => n < whole.prefilled[k + 1]!)).toBe(true);
+    console.log(`${path}: prefilled ${whole.prefilled} tokens per call, ${kept.prefilled} with the cache kept`);
+  });
+
   it('a prefill in chunks of two time steps gives every row the same ids and log-probs', async () => {
     const whole = await generate(model, PROMPTS, opts());
     const chunked = await generate(model, PROMPTS, { ...opts(), prefillTokens: 2 * PROMPTS.length });

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../../../src/gpu/engine.ts';
-import { gatherRows, kvAppend, swapAxes12 } from '../../../../src/gpu/ops/layout.ts';
+import { gatherRows, kvAppend, kvMove, swapAxes12 } from '../../../../src/gpu/ops/layout.ts';
 import { testEngine } from '../../../helpers/engine.ts';
 import { forwardBackward } from '../../../helpers/forward-backward.ts';
 import { randn } from '../../../helpers/random.ts';
@@ -50,6 +50,45 @@ describe('swapAxes12', () => {
       expect(dispatches).toBe(B === 1 || C === 1 ? 0 : 1);
     });
   }
+});
+
+describe('kvMove', () => {
+  it('moves each new row its run of positions from an old row, zeros elsewhere; refuses a move outside', async () => {
+    const [rows, H, Dh, srcCapacity, capacity] = [3, 2, 4, 6, 9];
+    const oldK = randn(rows * H * srcCapacity * Dh, 8);
+    const oldV = randn(rows * H * srcCapacity * Dh, 9);
+    const [sk, sv] = [e.tensor(oldK, [rows, H, srcCapacity, Dh]), e.tensor(oldV, [rows, H, srcCapacity, Dh])];
+    // Rows out of order, a shift right, a shift left, a row with nothing kept, a whole row.
+    const moves = [
+      { srcRow: 2, srcStart: 1, dstStart: 4, count: 3 },
+      { srcRow: 0, srcStart: 3, dstStart: 0, count: 3 },
+      { srcRow: 0, srcStart: 0, dstStart: 0, count: 0 },
+      { srcRow: 1, srcStart: 0, dstStart: 3, count: 6 },
+    ];
+    const { keys, values } = kvMove(sk, sv, capacity, moves);
+    expect(keys.shape).toEqual([moves.length, H, capacity, Dh]);
+    const want = (src: Float32Array) => {
+      const out = new Float32Array(moves.length * H * capacity * Dh);
+      moves.forEach((m, b) => {
+        for (let h = 0; h < H; h++)
+          for (let t = 0; t < m.count; t++)
+            for (let d = 0; d < Dh; d++)
+              out[((b * H + h) * capacity + m.dstStart + t) * Dh + d] =
+                src[((m.srcRow * H + h) * srcCapacity + m.srcStart + t) * Dh + d]!;
+      });
+      return out;
+    };
+    expect(Array.from(await keys.readF32())).toEqual(Array.from(want(oldK)));
+    expect(Array.from(await values.readF32())).toEqual(Array.from(want(oldV)));
+    for (const bad of [
+      { srcRow: 3, srcStart: 0, dstStart: 0, count: 1 },
+      { srcRow: 0, srcStart: 4, dstStart: 0, count: 3 },
+      { srcRow: 0, srcStart: 0, dstStart: 7, count: 3 },
+    ]) {
+      expect(() => kvMove(sk, sv, capacity, [bad])).toThrow(/kvMove: a move .* falls outside/);
+    }
+    for (const t of [keys, values, sk, sv]) t.dispose();
+  });
 });
 
 describe('kvAppend', () => {
