@@ -1,4 +1,4 @@
-// From rollouts to the host arrays a loss needs (plain CPU data, no GPU): a right-padded token batch and
+// From rollouts to the host arrays a loss needs (plain CPU data, no GPU): a left-padded token batch and
 // the flat positions whose logits predict the policy's own tokens. Prompt and tool tokens (mask 0) are
 // never listed, so they get no loss, no gradient and no KL (ALGORITHM.md section 2).
 //
@@ -13,11 +13,19 @@ export interface MaskedSequence {
 }
 
 export interface PolicyBatch {
-  /** Row-major [batch, time], right-padded (a causal model never lets a real token see the padding). */
+  /**
+   * Row-major [batch, time], left-padded: row b's tokens start at keyStart[b]. Attention hides the padding from
+   * real tokens and skips the padding's own rows (a query that sees no key), so a batch of rollouts of different
+   * lengths costs about what the rollouts would alone.
+   */
   ids: Int32Array;
   batch: number;
   time: number;
-  /** Per policy token, the flat position b*time + t - 1 whose logits predict it. */
+  /** Per row, its first real column (time - its length). */
+  keyStart: Int32Array;
+  /** Row-major [batch, time]: each token's position in its own sequence (0 on the padding). */
+  positions: Int32Array;
+  /** Per policy token, the flat position b*time + keyStart[b] + t - 1 whose logits predict it. */
   rows: Int32Array;
   /** Per policy token, its id (the target of rows[i]). */
   targets: Int32Array;
@@ -33,6 +41,8 @@ export function policyBatch(seqs: readonly MaskedSequence[], padId = 0): PolicyB
   const B = seqs.length;
   const T = Math.max(...seqs.map((s) => s.ids.length));
   const ids = new Int32Array(B * T).fill(padId);
+  const positions = new Int32Array(B * T);
+  const keyStart = Int32Array.from(seqs, (s) => T - s.ids.length);
   const rows: number[] = [];
   const targets: number[] = [];
   const owner: number[] = [];
@@ -41,11 +51,13 @@ export function policyBatch(seqs: readonly MaskedSequence[], padId = 0): PolicyB
     if (s.mask.length !== s.ids.length) {
       throw new Error(`piplay: sequence ${b} has ${s.ids.length} ids but a mask of ${s.mask.length}`);
     }
+    const at = b * T + keyStart[b]!;
     for (let t = 0; t < s.ids.length; t++) {
-      ids[b * T + t] = s.ids[t]!;
+      ids[at + t] = s.ids[t]!;
+      positions[at + t] = t;
       if (!s.mask[t]) continue;
       if (t === 0) throw new Error(`piplay: sequence ${b} marks its first token as sampled; nothing predicts it`);
-      rows.push(b * T + t - 1);
+      rows.push(at + t - 1);
       targets.push(s.ids[t]!);
       owner.push(b);
       index.push(t);
@@ -55,6 +67,8 @@ export function policyBatch(seqs: readonly MaskedSequence[], padId = 0): PolicyB
     ids,
     batch: B,
     time: T,
+    keyStart,
+    positions,
     rows: Int32Array.from(rows),
     targets: Int32Array.from(targets),
     owner: Int32Array.from(owner),

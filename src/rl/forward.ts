@@ -28,7 +28,14 @@ export function policyTemperature(sampling: number): number {
  */
 export function policyLogits(model: CausalLM, batch: PolicyBatch, temperature: number): VocabHead {
   const T = policyTemperature(temperature);
-  const h = model.hidden({ ids: batch.ids, batch: batch.batch, time: batch.time });
+  // Rows of one length need no padding: the plain causal pass (no key starts to read).
+  const padded = batch.keyStart.some((k) => k > 0);
+  const h = model.hidden({
+    ids: batch.ids,
+    batch: batch.batch,
+    time: batch.time,
+    ...(padded ? { positions: batch.positions, keyStart: batch.keyStart } : {}),
+  });
   return model.headAt(h, batch.rows, 1 / T);
 }
 

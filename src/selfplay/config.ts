@@ -313,14 +313,15 @@ export const SETTINGS = {
     help: 'optimizer steps per PPO epoch',
     paper: 1,
   }),
-  /** Rollouts per forward/backward pass inside a minibatch (0: the whole minibatch); a memory setting. demo 1:
-   *  micro-batches only split a minibatch's gradient into parts weighted by their token shares, and one
-   *  rollout of the demo's budgets (up to 2400 tokens) per pass keeps a real model's training pass within a
-   *  laptop GPU's memory (src/selfplay/memory-plan.ts). */
+  /** Rollouts per forward/backward pass inside a minibatch (0: the whole minibatch); a memory setting: a pass holds
+   *  at most this many rollouts of the largest size the turn budgets allow, and shorter rollouts share a pass
+   *  within that (src/selfplay/micro-batches.ts). demo 1: micro-batches only split a minibatch's gradient into
+   *  parts weighted by their token shares, and one rollout of the demo's budgets (up to 2400 tokens) per pass
+   *  keeps a real model's training pass within a laptop GPU's memory (src/selfplay/memory-plan.ts). */
   microBatch: setting({
     flag: 'micro-batch',
     kind: int(0, 65_536),
-    help: 'rollouts per forward pass (0: whole minibatch)',
+    help: 'rollouts of the longest possible size per forward pass, shorter ones sharing (0: whole minibatch)',
     paper: 0,
     demo: 1,
   }),

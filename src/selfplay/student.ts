@@ -14,7 +14,8 @@ import { studentReward } from '../rl/rewards.ts';
 import { policyTokens, rolloutAnswer, runRollouts, type Rollout } from '../rl/rollout.ts';
 import { lambdaAt } from '../rl/schedule.ts';
 import { encodePrompt } from './base-model.ts';
-import { chunks, mean, now, rngFor, rolloutOptions, split, uniform, type RunContext } from './context.ts';
+import { mean, now, rngFor, rolloutOptions, split, uniform, type RunContext } from './context.ts';
+import { packMicroBatches, perRolloutBound, type PassMeasure } from './micro-batches.ts';
 import { questionsOfStep } from './data.ts';
 import type { TrainQuestion } from './environment.ts';
 import type { RolloutRecord, StepMetrics, TokenRecord } from './events.ts';
@@ -126,6 +127,35 @@ function teacherBatch(ctx: RunContext, col: Collected, idx: number[]): PolicyBat
   );
 }
 
+/**
+ * What bounds a student pass (src/selfplay/micro-batches.ts): the student's padded tokens, the teacher's (its
+ * privileged prompt is longer) and the policy tokens whose logits the loss reads, each at most what a rollout of
+ * the run's turn budgets may hold.
+ */
+function studentMeasures(ctx: RunContext, col: Collected, mb: readonly number[]): PassMeasure[] {
+  const c = ctx.config;
+  const response = c.maxTurns * (c.turnTokens + c.toolTokens);
+  const { rollouts, teacherPrompts } = col;
+  const n = c.rolloutsPerQuestion;
+  const student = (i: number) => rollouts[i]!.ids.length;
+  const prompt = (i: number) => rollouts[i]!.promptLength;
+  const measures: PassMeasure[] = [
+    { of: student, perRollout: perRolloutBound(mb, student, Math.max(...mb.map(prompt)) + response), kind: 'padded' },
+    {
+      of: (i) => policyTokens(rollouts[i]!),
+      perRollout: perRolloutBound(mb, (i) => policyTokens(rollouts[i]!), c.maxTurns * c.turnTokens),
+      kind: 'summed',
+    },
+  ];
+  if (ctx.policies.teacher) {
+    const teacherPrompt = (i: number) => teacherPrompts[Math.floor(i / n)]!.length;
+    const teacher = (i: number) => teacherPrompt(i) + student(i) - prompt(i);
+    const budget = Math.max(...mb.map(teacherPrompt)) + response;
+    measures.push({ of: teacher, perRollout: perRolloutBound(mb, teacher, budget), kind: 'padded' });
+  }
+  return measures;
+}
+
 /** Token-level records of a few rollouts, as the loss sees them before this step's updates. */
 async function rolloutRecords(
   ctx: RunContext,
@@ -197,7 +227,7 @@ async function update(
       }
       const tokens = mb.reduce((s, i) => s + policyTokens(rollouts[i]!), 0);
       const micros = [];
-      for (const idx of chunks(mb, c.microBatch)) {
+      for (const idx of packMicroBatches(mb, c.microBatch, studentMeasures(ctx, col, mb))) {
         const sb = policyBatch(
           idx.map((i) => rollouts[i]!),
           pad,

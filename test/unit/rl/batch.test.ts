@@ -16,20 +16,25 @@ describe('policyBatch', () => {
   const a = { ids: [1, 2, 3, 10, 11, 50, 51, 52, 12], mask: [0, 0, 0, 1, 1, 0, 0, 0, 1] };
   const b = { ids: [4, 5, 20, 60, 21, 22], mask: [0, 0, 1, 0, 1, 1] };
 
-  it('lists the policy tokens only, right-padded, with the positions that predict them', () => {
+  it('lists the policy tokens only, left-padded, with the positions that predict them', () => {
     const pb = policyBatch([a, b], 99);
     expect(pb.batch).toBe(2);
     expect(pb.time).toBe(9);
-    expect(Array.from(pb.ids.slice(9))).toEqual([4, 5, 20, 60, 21, 22, 99, 99, 99]);
+    expect(Array.from(pb.ids.slice(9))).toEqual([99, 99, 99, 4, 5, 20, 60, 21, 22]);
+    expect(Array.from(pb.keyStart)).toEqual([0, 3]);
+    expect(Array.from(pb.positions.slice(9))).toEqual([0, 0, 0, 0, 1, 2, 3, 4, 5]);
+    expect(Array.from(pb.positions.slice(0, 9))).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
     expect(Array.from(pb.targets)).toEqual([10, 11, 12, 20, 21, 22]);
-    expect(Array.from(pb.rows)).toEqual([2, 3, 7, 9 + 1, 9 + 3, 9 + 4]);
+    expect(Array.from(pb.rows)).toEqual([2, 3, 7, 9 + 3 + 1, 9 + 3 + 3, 9 + 3 + 4]);
     expect(Array.from(pb.owner)).toEqual([0, 0, 0, 1, 1, 1]);
     expect(Array.from(pb.index)).toEqual([3, 4, 8, 2, 4, 5]);
     // No listed token is a tool or prompt token, and every row predicts the token right after it.
     for (let i = 0; i < pb.targets.length; i++) {
-      const seq = [a, b][pb.owner[i]!]!;
+      const o = pb.owner[i]!;
+      const seq = [a, b][o]!;
       expect(seq.mask[pb.index[i]!]).toBe(1);
-      expect(pb.rows[i]! % pb.time).toBe(pb.index[i]! - 1);
+      expect((pb.rows[i]! % pb.time) - pb.keyStart[o]!).toBe(pb.index[i]! - 1);
+      expect(pb.ids[pb.rows[i]! + 1]).toBe(pb.targets[i]);
     }
     const tools = new Set([50, 51, 52, 60]);
     expect(Array.from(pb.targets).some((t) => tools.has(t))).toBe(false);

@@ -1,0 +1,51 @@
+// Micro-batches packed by size: every rollout in one pass, longest first, no pass past a bound that one
+// rollout alone does not already pass, padding within PAD_SLACK, and passes as full as the bounds allow.
+import { describe, expect, it } from 'vitest';
+import { packMicroBatches, perRolloutBound, type PassMeasure } from '../../../src/selfplay/micro-batches.ts';
+
+const lengths = [300, 120, 900, 250, 80, 610, 400, 95];
+const policy = [40, 30, 120, 60, 20, 90, 100, 10];
+const idx = lengths.map((_, i) => i);
+const measures = (lengthBound: number, policyBound: number): PassMeasure[] => [
+  { of: (i) => lengths[i]!, perRollout: lengthBound, kind: 'padded' },
+  { of: (i) => policy[i]!, perRollout: policyBound, kind: 'summed' },
+];
+
+describe('packMicroBatches', () => {
+  it('keeps every pass within micro-batch x each bound, longest first, each rollout once', () => {
+    for (const micro of [1, 2, 3]) {
+      const passes = packMicroBatches(idx, micro, measures(1000, 150));
+      expect(passes.flat().sort((a, b) => a - b)).toEqual(idx);
+      expect(passes.flat()).toEqual([...idx].sort((a, b) => lengths[b]! - lengths[a]!));
+      for (const p of passes) {
+        expect(p.length * Math.max(...p.map((i) => lengths[i]!))).toBeLessThanOrEqual(micro * 1000);
+        expect(p.reduce((s, i) => s + policy[i]!, 0)).toBeLessThanOrEqual(micro * 150);
+      }
+    }
+    // Micro-batch 1 under bounds of 1000 tokens and 150 policy tokens: 900 alone; 610 + 400 pass 1000 padded
+    // (2 x 610); 400 + 300 pads 100 of 700 (over PAD_SLACK, 1/8); 300 + 250 pads 50 of 550, and + 120 would pad
+    // 230; 120 + 95 pads 25 of 215, and + 80 would pad 65; 80 alone.
+    expect(packMicroBatches(idx, 1, measures(1000, 150))).toEqual([[2], [5], [6], [0, 3], [1, 7], [4]]);
+    // Rollouts of one length share passes up to the bounds: 4 x 250 and 150 policy tokens (3 x 40 + 40 > 150).
+    const same = Array.from({ length: 6 }, (_, i) => i);
+    const even: PassMeasure[] = [
+      { of: () => 250, perRollout: 1000, kind: 'padded' },
+      { of: () => 40, perRollout: 150, kind: 'summed' },
+    ];
+    expect(packMicroBatches(same, 1, even)).toEqual([
+      [0, 1, 2],
+      [3, 4, 5],
+    ]);
+  });
+
+  it('gives a rollout past a bound its own pass, and the whole minibatch one pass at micro-batch 0', () => {
+    expect(packMicroBatches(idx, 1, measures(50, 5))).toEqual([[2], [5], [6], [0], [3], [1], [7], [4]]);
+    expect(packMicroBatches(idx, 0, measures(50, 5))).toEqual([idx]);
+    expect(packMicroBatches([], 1, measures(50, 5))).toEqual([]);
+  });
+
+  it('bounds a rollout by its budget, or by the largest actual rollout where that is larger', () => {
+    expect(perRolloutBound(idx, (i) => lengths[i]!, 2400)).toBe(2400);
+    expect(perRolloutBound(idx, (i) => lengths[i]!, 500)).toBe(900);
+  });
+});
