@@ -150,7 +150,7 @@ export async function benchSelfPlay(e: Engine, opts: SelfPlayBench): Promise<Rec
   const per = (n: number) => (decode.steps ? n / decode.steps : 0);
   console.log(
     `decode: ${decode.steps} steps, ${per(decode.dispatches).toFixed(1)} dispatches per step, ` +
-      `${per(decode.reads).toFixed(2)} read-backs per step`,
+      `${per(decode.reads).toFixed(3)} read-backs per step`,
   );
   rows.push({ op: 'iteration-decode', steps: decode.steps, dispatches: decode.dispatches, reads: decode.reads });
   rows.push({

@@ -8,6 +8,14 @@ import { ropeFrequencies } from '../gpu/ops/rope.ts';
 import type { ModelConfig } from './config.ts';
 import type { CausalLM } from './decoder.ts';
 
+/**
+ * The fused step's kernels: 'workgroup' for GPUs (threads of a workgroup split each dot product and reduce in
+ * workgroup memory, so weight reads coalesce), 'lanes' for CPU drivers (decode_*_lanes.wgsl: a workgroup is one
+ * subgroup whose lanes each own output columns, with no reduction across lanes: a CPU driver runs a workgroup's
+ * lanes as one SIMD loop and pays for every barrier). Chosen once per decoding call (decode-step.ts).
+ */
+export type DecodeKernels = 'workgroup' | 'lanes';
+
 /** A word offset in the state; NONE where the parameter does not exist (no bias, no adapter). */
 export const NONE = 0xffffffff;
 
@@ -51,6 +59,8 @@ export class DecodeState {
     readonly model: CausalLM,
     rows: number,
     stopIds: readonly number[],
+    /** The kernels every step of this call runs. */
+    readonly kernels: DecodeKernels,
   ) {
     const e = model.engine;
     const c = model.cfg;

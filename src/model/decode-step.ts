@@ -13,7 +13,9 @@ import { storageFormat } from '../gpu/ops/packed.ts';
 import { rmsnorm } from '../gpu/ops/rmsnorm.ts';
 import { subgroupsOf8 } from '../gpu/ops/util.ts';
 import type { CausalLM, KVCache } from './decoder.ts';
-import { DecodeState, NONE } from './decode-state.ts';
+import { type DecodeKernels, DecodeState, NONE } from './decode-state.ts';
+
+export type { DecodeKernels };
 
 export type DecodePath = 'fused' | 'general';
 let forcedPath: DecodePath | null = null;
@@ -23,13 +25,6 @@ export function setDecodePath(path: DecodePath | null): void {
   forcedPath = path;
 }
 
-/**
- * The fused step's kernels: 'workgroup' for GPUs (threads of a workgroup split each dot product and reduce in
- * workgroup memory, so weight reads coalesce), 'lanes' for CPU drivers (decode_*_lanes.wgsl: a workgroup is
- * LANES lanes that each own output columns, with no reduction across lanes: a CPU driver runs a workgroup's
- * lanes as one SIMD loop and pays for every barrier).
- */
-export type DecodeKernels = 'workgroup' | 'lanes';
 let forcedKernels: DecodeKernels | null = null;
 
 /** Forces the fused step's kernels (tests and benchmarks); `null`: by device (decodeKernels). */
@@ -93,19 +88,12 @@ export function fusedDecodeMisfit(model: CausalLM, rows: number): string | null 
   const lanesWhyNot = lanesMisfit(model);
   if (forcedPath === null && model.engine.info.isCpu && lanesWhyNot !== null)
     return `a CPU driver runs the general ops faster (${lanesWhyNot})`;
-  if (forcedKernels === 'lanes' && lanesWhyNot !== null) return lanesWhyNot;
+  const kernels = decodeKernels(model);
+  if (kernels === 'lanes' && lanesWhyNot !== null) return lanesWhyNot;
   const c = model.cfg;
-  const limits = model.engine.info.limits;
   if (c.heads % c.kvHeads !== 0 || c.headDim % 2 !== 0) return 'the heads do not group evenly';
-  const R = model.lora?.opts.rank ?? 1;
-  const group = c.heads / c.kvHeads;
-  const awg = attentionWG(c);
-  const attentionWords = c.hidden + 3 * R + (group + 2) * c.headDim + 4 * group + 1 + awg + group * awg;
-  const matvecWords = 4 * MATVEC_COLS * WG + WG + 4 + 8 * R;
-  if (awg > limits.maxComputeInvocationsPerWorkgroup) return 'a kv head has too many query heads';
-  if (4 * Math.max(attentionWords, matvecWords) > limits.maxComputeWorkgroupStorageSize) {
-    return 'the kernels need more workgroup memory than the device has';
-  }
+  const memory = kernels === 'lanes' ? null : workgroupMisfit(model);
+  if (memory) return memory;
   if (4 * DecodeState.words(model, rows, 64) > maxBinding(model))
     return 'the packed small parameters exceed one binding';
   const projections = ['q', 'k', 'v', 'o'].map((p) => `self_attn.${p}_proj`);
@@ -121,6 +109,25 @@ export function fusedDecodeMisfit(model: CausalLM, rows: number): string | null 
   return null;
 }
 
+/**
+ * Why the 'workgroup' kernels do not fit this device, or null: their threads and workgroup memory (the 'lanes'
+ * kernels take one subgroup and a few hundred words, within WebGPU's default limits; lanesMisfit bounds them).
+ */
+function workgroupMisfit(model: CausalLM): string | null {
+  const c = model.cfg;
+  const limits = model.engine.info.limits;
+  const R = model.lora?.opts.rank ?? 1;
+  const group = c.heads / c.kvHeads;
+  const awg = attentionWG(c);
+  const attentionWords = c.hidden + 3 * R + (group + 2) * c.headDim + 4 * group + 1 + awg + group * awg;
+  const matvecWords = 4 * MATVEC_COLS * WG + WG + 4 + 8 * R;
+  if (awg > limits.maxComputeInvocationsPerWorkgroup) return 'a kv head has too many query heads';
+  if (4 * Math.max(attentionWords, matvecWords) > limits.maxComputeWorkgroupStorageSize) {
+    return 'the kernels need more workgroup memory than the device has';
+  }
+  return null;
+}
+
 function maxBinding(model: CausalLM): number {
   const limits = model.engine.info.limits;
   return Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize);
@@ -132,7 +139,7 @@ function format(t: Tensor): number {
 
 /** The state of one fused decoding call over `rows` rows, or null where the fused step does not apply. */
 export function fusedDecodeState(model: CausalLM, rows: number, stopIds: readonly number[]): DecodeState | null {
-  return fusedDecodeMisfit(model, rows) === null ? new DecodeState(model, rows, stopIds) : null;
+  return fusedDecodeMisfit(model, rows) === null ? new DecodeState(model, rows, stopIds, decodeKernels(model)) : null;
 }
 
 /**
@@ -162,7 +169,7 @@ function fusedStep(st: DecodeState, ids: Tensor | Int32Array, n: number, cache: 
   const x = embedRows(st, ids, n);
   const group = c.heads / c.kvHeads;
   const tile = Math.min(TILE_ROWS, n);
-  const lanes = decodeKernels(model) === 'lanes';
+  const lanes = st.kernels === 'lanes';
   const matvec = (entry: string, K: number, N: number, params: object, bindings: Record<string, Tensor>) => {
     const w = bindings['w']!;
     const all = { rows: st.rows, n, K, N, eps: c.rmsEps, normAt: 0, lora: NONE, lora2: NONE, loraScale, ...params };

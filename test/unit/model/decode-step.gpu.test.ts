@@ -13,6 +13,7 @@ import { DecodeState, stateWords } from '../../../src/model/decode-state.ts';
 import { loraParams } from '../../../src/selfplay/memory-plan.ts';
 import {
   type DecodeKernels,
+  decodeKernels,
   decodeStep,
   fusedDecodeMisfit,
   setDecodeKernels,
@@ -122,7 +123,7 @@ describe.each(KERNELS.flatMap((kernels) => CASES.map((c) => ({ ...c, kernels }))
           for (const cache of [general, fused]) model.hidden({ ids, batch: B, time: L, positions, keyStart }, cache);
         }),
       );
-      const st = new DecodeState(model, B, []);
+      const st = new DecodeState(model, B, [], decodeKernels(model));
       st.setRows(
         keyStart,
         Array.from(keyStart, (s) => L - s - 1),
@@ -168,7 +169,7 @@ describe('the fused decoding step', () => {
     const model = randomModel(CASES[0]!);
     const cache = model.newCache(2, 4);
     const stop = 7;
-    const st = new DecodeState(model, 2, [3, stop]);
+    const st = new DecodeState(model, 2, [3, stop], decodeKernels(model));
     st.setRows([0, 0], [-1, -1], [false, false]);
     e.noGrad(() => e.tidy(() => decodeStep(st, e.tensor([stop, 5], [2], 'i32'), 2, cache, 1)));
     const [flags, keys] = await e.readAll([st.buffer, cache.keys[0]!]);
@@ -193,7 +194,7 @@ describe('the fused decoding step', () => {
   it('takes 4 dispatches per layer, plus the embedding and the head', async () => {
     const model = randomModel(CASES[5]!);
     const cache = model.newCache(3, 4);
-    const st = new DecodeState(model, 3, []);
+    const st = new DecodeState(model, 3, [], decodeKernels(model));
     st.setRows([0, 0, 0], [-1, -1, -1], [false, false, false]);
     const before = e.counters.dispatches;
     e.noGrad(() => e.tidy(() => decodeStep(st, e.tensor([1, 2, 3], [3], 'i32'), 3, cache, 1)));
