@@ -1,6 +1,7 @@
-// The fused decoding step: one new token per row through the whole model in 4 dispatches per layer plus 3
-// (shaders/decode_embed, decode_attention, decode_matvec), where the general ops take 16-18 per layer (28 more
-// with LoRA): a decoding step of a small model is bound by its dispatches (5-20 µs each in a browser, 0.1-0.3 ms
+// The fused decoding step: one new token per row through the whole model in 4 dispatches per layer plus 2
+// (shaders/decode_attention, decode_matvec, and decode_sample, which samples the step's tokens and embeds them for
+// the next step; decode_embed where the ids come from the host), where the general ops take 16-18 per layer (28
+// more with LoRA) and 2 more: a decoding step of a small model is bound by its dispatches (5-20 µs each in a browser, 0.1-0.3 ms
 // on lavapipe) more than by its arithmetic. Two kernel sets (DecodeKernels): GPUs split each dot product across a
 // workgroup; CPU drivers take decode_*_lanes.wgsl, with no reduction or barrier across lanes (measured on
 // lavapipe: 1.9x the general ops' tokens/s, 1.8x with LoRA; bench/NOTES.md, round 7). A row that sampled a stop
@@ -11,6 +12,7 @@ import type { Tensor } from '../gpu/tensor.ts';
 import { shardedEmbedding } from '../gpu/ops/embedding.ts';
 import { storageFormat } from '../gpu/ops/packed.ts';
 import { rmsnorm } from '../gpu/ops/rmsnorm.ts';
+import { checkSampleInputs, SAMPLE_WG } from '../gpu/ops/sample.ts';
 import { subgroupsOf8 } from '../gpu/ops/util.ts';
 import type { CausalLM, KVCache } from './decoder.ts';
 import { type DecodeKernels, DecodeState, NONE } from './decode-state.ts';
@@ -148,7 +150,13 @@ export function fusedDecodeState(model: CausalLM, rows: number, stopIds: readonl
  * counts the call's steps (a row's token is at position basePos + step). A vocabulary split across bindings
  * needs the ids on the host.
  */
-export function decodeStep(st: DecodeState, ids: Tensor | Int32Array, n: number, cache: KVCache, step: number): Tensor {
+export function decodeStep(
+  st: DecodeState,
+  ids: Tensor | Int32Array | Embedded,
+  n: number,
+  cache: KVCache,
+  step: number,
+): Tensor {
   const leave = st.model.engine.profile?.enterOuter(`forward ${st.model.profileName}`, n);
   try {
     return fusedStep(st, ids, n, cache, step);
@@ -157,7 +165,13 @@ export function decodeStep(st: DecodeState, ids: Tensor | Int32Array, n: number,
   }
 }
 
-function fusedStep(st: DecodeState, ids: Tensor | Int32Array, n: number, cache: KVCache, step: number): Tensor {
+function fusedStep(
+  st: DecodeState,
+  ids: Tensor | Int32Array | Embedded,
+  n: number,
+  cache: KVCache,
+  step: number,
+): Tensor {
   const model = st.model;
   const e = model.engine;
   const c = model.cfg;
@@ -166,7 +180,8 @@ function fusedStep(st: DecodeState, ids: Tensor | Int32Array, n: number, cache: 
   const lora = model.lora;
   const R = lora?.opts.rank ?? 1;
   const loraScale = lora?.scale ?? 0;
-  const x = embedRows(st, ids, n);
+  // The rows' embeddings: made by the last step's decodeSample, or looked up here.
+  const x = ids instanceof Int32Array || !('x' in ids) ? embedRows(st, ids, n) : ids.x;
   const group = c.heads / c.kvHeads;
   const tile = Math.min(TILE_ROWS, n);
   const lanes = st.kernels === 'lanes';
@@ -278,6 +293,55 @@ function fusedStep(st: DecodeState, ids: Tensor | Int32Array, n: number, cache: 
   matvec('head', D, c.vocabSize, { normAt: st.finalNorm }, { x, w: head[0]!, y: logits });
   x.dispose();
   return logits;
+}
+
+/** A step's input already embedded: x [n, hidden] (decodeStep takes it over and frees it). */
+export interface Embedded {
+  x: Tensor;
+}
+
+/** Whether decodeSample can embed this model's tokens (its table is one binding). */
+export function samplesEmbed(model: CausalLM): boolean {
+  return model.vocabShards('model.embed_tokens.weight').length === 1;
+}
+
+/**
+ * Samples one token per row of a step's logits [n, vocab], as sample() does (the same ids and log-probs), and
+ * readies the next step on the way (shaders/decode_sample.wgsl): each live row's token embedding in `x` and its
+ * stop flag, what decode_embed would do at the start of that step, one dispatch fewer a step. Needs a table in
+ * one binding (samplesEmbed).
+ */
+export function decodeSample(
+  st: DecodeState,
+  logits: Tensor,
+  n: number,
+  opts: { temperature: number; topP: number; uniforms: Tensor },
+): { ids: Tensor; logprobs: Tensor; x: Tensor } {
+  const model = st.model;
+  const e = model.engine;
+  const c = model.cfg;
+  const table = model.vocabShards('model.embed_tokens.weight');
+  if (table.length !== 1) throw new Error('piplay: decodeSample needs an embedding table in one binding');
+  checkSampleInputs(logits, n, c.vocabSize, opts);
+  const ids = e.empty([n], 'i32');
+  const logprobs = e.empty([n]);
+  const x = e.empty([n, c.hidden]);
+  e.dispatch({
+    shader: 'decode_sample',
+    constants: { WG: SAMPLE_WG, W_FORMAT: format(table[0]!) },
+    params: {
+      B: n,
+      V: c.vocabSize,
+      temperature: opts.temperature,
+      topP: opts.topP,
+      rows: st.rows,
+      D: c.hidden,
+      stopAt: st.stopAt,
+    },
+    bindings: { logits, uniforms: opts.uniforms, ids, logprobs, table: table[0]!, state: st.buffer, x },
+    workgroups: e.grid(n, 1),
+  });
+  return { ids, logprobs, x };
 }
 
 /**

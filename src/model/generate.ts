@@ -18,7 +18,7 @@ import type { ModelConfig } from './config.ts';
 import type { CausalLM, KVCache } from './decoder.ts';
 import type { Tensor } from '../gpu/tensor.ts';
 import { sample } from '../gpu/ops/sample.ts';
-import { decodeStep, fusedDecodeState } from './decode-step.ts';
+import { decodeSample, decodeStep, type Embedded, fusedDecodeState, samplesEmbed } from './decode-step.ts';
 import type { DecodeState } from './decode-state.ts';
 
 /** Tokens (rows x time steps) of one chunk of a prompt prefill. */
@@ -223,20 +223,27 @@ export class GenerationSession {
         opts,
         B,
         slots,
+        fused,
       );
       // On the GPU, ids can only feed the next step from a table in one piece (else: read every step).
       const every = readInterval(model, opts, fused !== null);
-      /** Records the decoding steps from `first` on, `count` of them but none past the tokens a row may have. */
-      const decodeSteps = (first: number, count: number, input: Int32Array | Tensor): Sampled[] => {
+      // Records the decoding steps from `first` on, `count` of them but none past the tokens a row may have. A
+      // step's input: host ids, or the last step's results on the GPU (its ids, or on the fused step the rows the
+      // sampler already embedded, which the step takes over).
+      const decodeSteps = (first: number, count: number, input: Int32Array | Embedded | Sampled): Sampled[] => {
         const out: Sampled[] = [];
         for (let at = first; at < first + count && at < opts.maxNewTokens; at++) {
-          const stepIds = input;
           const n = slots.length;
           let stepLogits: () => Tensor;
           if (fused) {
             const st = fused;
-            stepLogits = () => decodeStep(st, stepIds, n, cache, at);
+            const x = 'takeEmbedded' in input ? input.takeEmbedded() : null;
+            const fromLast = x ? { x } : 'takeEmbedded' in input ? input.ids : input;
+            stepLogits = () => decodeStep(st, fromLast, n, cache, at);
           } else {
+            if (!(input instanceof Int32Array || 'takeEmbedded' in input))
+              throw new Error('piplay: embedded rows need the fused step');
+            const stepIds = input instanceof Int32Array ? input : input.ids;
             const positions = Int32Array.from(slots, (b) => L - keyStart[b]! + at - 1);
             const rowStarts = Int32Array.from(slots, (b) => keyStart[b]!);
             const batch =
@@ -245,9 +252,9 @@ export class GenerationSession {
                 : { ids: NO_IDS, deviceIds: stepIds, batch: n, time: 1, positions, keyStart: rowStarts };
             stepLogits = () => model.logits(model.hidden(batch, cache)).reshape([n, -1]);
           }
-          const sampled = this.record(stepLogits, opts, B, slots);
+          const sampled = this.record(stepLogits, opts, B, slots, fused);
           out.push(sampled);
-          input = sampled.ids;
+          input = sampled;
         }
         return out;
       };
@@ -262,9 +269,14 @@ export class GenerationSession {
       try {
         // The prefill's tokens feed the first steps on the GPU: the first read comes `every` steps in.
         setRows();
-        if (every > 1) pending.push(...decodeSteps(1, every - 1, prefill.ids));
+        if (every > 1) pending.push(...decodeSteps(1, every - 1, prefill));
         for (;;) {
-          const host = await this.readBack(pending);
+          // The last step's embedded rows outlive the read: the next step starts from them if no row leaves.
+          const carried = pending[pending.length - 1]!.takeEmbedded();
+          const host = await this.readBack(pending).catch((err: unknown) => {
+            carried?.dispose();
+            throw err;
+          });
           let stopped = false;
           for (const [i, next] of host.entries()) {
             slots.forEach((b, k) => {
@@ -300,7 +312,10 @@ export class GenerationSession {
               break;
             }
           }
-          if (stopped || step >= opts.maxNewTokens) break;
+          if (stopped || step >= opts.maxNewTokens) {
+            carried?.dispose();
+            break;
+          }
           // At a read the batch may shrink; the next step's ids are the last step's, from the host.
           const last = host[host.length - 1]!;
           let keep = slots.map((_, k) => k);
@@ -311,13 +326,12 @@ export class GenerationSession {
             cache.keepRows(live);
             keep = live;
           }
+          const ids = Int32Array.from(keep, (k) => last.ids[k]!);
+          const whole = keep.length === slots.length;
           slots = keep.map((k) => slots[k]!);
           setRows();
-          pending = decodeSteps(
-            step,
-            every,
-            Int32Array.from(keep, (k) => last.ids[k]!),
-          );
+          if (!whole) carried?.dispose();
+          pending = decodeSteps(step, every, carried && whole ? { x: carried } : ids);
         }
       } finally {
         for (const p of pending) p.dispose();
@@ -373,7 +387,13 @@ export class GenerationSession {
    * GPU. `opts.random` is drawn once for each of the `batch` rows, finished ones included, so the draws do not
    * depend on when rows leave the batch or when results are read.
    */
-  private record(logitsFn: () => Tensor, opts: GenerateOptions, batch: number, slots: readonly number[]): Sampled {
+  private record(
+    logitsFn: () => Tensor,
+    opts: GenerateOptions,
+    batch: number,
+    slots: readonly number[],
+    fused: DecodeState | null,
+  ): Sampled {
     const e = this.model.engine;
     e.profile?.count('steps');
     if (this.spareOf !== opts.random) {
@@ -386,16 +406,30 @@ export class GenerationSession {
       e.tidy(() => {
         const logits = logitsFn();
         const u = e.tensor(uniforms, [uniforms.length]);
-        const s = sample(logits, { temperature: opts.temperature ?? 1, topP: opts.topP ?? 1, uniforms: u });
-        return { ids: e.keep(s.ids), logprobs: e.keep(s.logprobs) };
+        const how = { temperature: opts.temperature ?? 1, topP: opts.topP ?? 1, uniforms: u };
+        // On the fused step the sampler also embeds the tokens for the next step (decodeSample).
+        if (fused && samplesEmbed(this.model)) {
+          const s = decodeSample(fused, logits, slots.length, how);
+          return { ids: e.keep(s.ids), logprobs: e.keep(s.logprobs), x: e.keep(s.x) };
+        }
+        const s = sample(logits, how);
+        return { ids: e.keep(s.ids), logprobs: e.keep(s.logprobs), x: null };
       }),
     );
+    let x: Tensor | null = out.x;
     return {
-      ...out,
+      ids: out.ids,
+      logprobs: out.logprobs,
       draws,
+      takeEmbedded: () => {
+        const taken = x;
+        x = null;
+        return taken;
+      },
       dispose: () => {
         out.ids.dispose();
         out.logprobs.dispose();
+        x?.dispose();
       },
     };
   }
@@ -419,6 +453,8 @@ interface Sampled {
   ids: Tensor;
   logprobs: Tensor;
   draws: number[];
+  /** The rows' embeddings for the next step where the fused sampler made them (null after the first call). */
+  takeEmbedded(): Tensor | null;
   dispose(): void;
 }
 

@@ -3,8 +3,8 @@
 import type { Tensor } from '../tensor.ts';
 import { expect, rowsCols } from './util.ts';
 
-/** Workgroup size of shaders/sample.wgsl (one workgroup per row; also its histogram bins). */
-const WG = 256;
+/** Workgroup size of shaders/sample.wgsl and decode_sample.wgsl (one workgroup per row; also the histogram bins). */
+export const SAMPLE_WG = 256;
 
 export interface SampleOptions {
   /** 0 = greedy argmax (ties: lowest id); otherwise logits are divided by it. */
@@ -24,19 +24,25 @@ export interface SampleResult {
 }
 
 /**
- * Samples one token per row of logits [B, V] (or [..., V]) by inverse CDF: the allowed tokens (all, or the
- * top-p nucleus) in id order, renormalised, and the first whose cumulative mass exceeds u_b times the total.
- * No gradient.
+ * [B, V] of sampling inputs after checking them (dtypes, one uniform per row, the temperature and topP); `rows`
+ * and `vocab` (-1: any) are the shape a caller expects.
  */
-export function sample(logits: Tensor, opts: SampleOptions): SampleResult {
-  const e = logits.engine;
-  const { temperature, topP = 1, uniforms } = opts;
+export function checkSampleInputs(
+  logits: Tensor,
+  rows: number,
+  vocab: number,
+  opts: { temperature: number; topP: number; uniforms: Tensor },
+): [number, number] {
+  const { temperature, topP, uniforms } = opts;
   expect(logits, 'sample logits', { dtype: 'f32' });
   expect(uniforms, 'sample uniforms', { dtype: 'f32' });
   if (logits.rank < 1 || logits.shape[logits.rank - 1] === 0) {
     throw new Error(`piplay: sample needs logits [B, V] with V >= 1, got ${logits.describe()}`);
   }
   const [B, V] = rowsCols(logits);
+  if ((rows >= 0 && B !== rows) || (vocab >= 0 && V !== vocab)) {
+    throw new Error(`piplay: sample: logits ${logits.describe()} are not [${rows}, ${vocab}]`);
+  }
   if (uniforms.size !== B) {
     throw new Error(
       `piplay: sample: uniforms ${uniforms.describe()} must hold one draw per row of ${logits.describe()} (${B})`,
@@ -46,13 +52,25 @@ export function sample(logits: Tensor, opts: SampleOptions): SampleResult {
     throw new Error(`piplay: sample: temperature must be a finite number >= 0, got ${temperature}`);
   }
   if (!(topP > 0 && topP <= 1)) throw new Error(`piplay: sample: topP must be in (0, 1], got ${topP}`);
+  return [B, V];
+}
+
+/**
+ * Samples one token per row of logits [B, V] (or [..., V]) by inverse CDF: the allowed tokens (all, or the
+ * top-p nucleus) in id order, renormalised, and the first whose cumulative mass exceeds u_b times the total.
+ * No gradient.
+ */
+export function sample(logits: Tensor, opts: SampleOptions): SampleResult {
+  const e = logits.engine;
+  const { temperature, topP = 1, uniforms } = opts;
+  const [B, V] = checkSampleInputs(logits, -1, -1, { temperature, topP, uniforms });
   const lead = logits.shape.slice(0, -1);
   const ids = e.empty(lead, 'i32');
   const logprobs = e.empty(lead);
   if (B > 0) {
     e.dispatch({
       shader: 'sample',
-      constants: { WG },
+      constants: { WG: SAMPLE_WG },
       params: { B, V, temperature, topP },
       bindings: { logits, uniforms, ids, logprobs },
       workgroups: e.grid(B, 1),

@@ -14,6 +14,7 @@ import { loraParams } from '../../../src/selfplay/memory-plan.ts';
 import {
   type DecodeKernels,
   decodeKernels,
+  decodeSample,
   decodeStep,
   fusedDecodeMisfit,
   setDecodeKernels,
@@ -22,6 +23,7 @@ import {
 import { initWeights, tinyConfig } from '../../../src/model/init.ts';
 import { LoraSet } from '../../../src/model/lora.ts';
 import { subgroupsOf8 } from '../../../src/gpu/ops/util.ts';
+import { sample } from '../../../src/gpu/ops/sample.ts';
 import { expectClose } from '../../helpers/compare.ts';
 import { testEngine } from '../../helpers/engine.ts';
 import { randint, randn } from '../../helpers/random.ts';
@@ -181,6 +183,52 @@ describe('the fused decoding step', () => {
     cache.dispose();
     model.dispose();
   });
+
+  it.each(['f32', 'bf16'] as DType[])(
+    "decodeSample samples as sample() does and embeds each live row's token (%s table), flagging stop ids",
+    async (dtype) => {
+      const host = initWeights(llama, { seed: 9, initializerRange: 0.3 });
+      const model = CausalLM.fromHost(
+        e,
+        llama,
+        (n) => host.get(n),
+        (_, shape) => (shape.length === 2 ? dtype : 'f32'),
+      );
+      const table = await model.param('model.embed_tokens.weight').readF32();
+      const n = 5;
+      const logits = e.tensor(randn(n * V, 21, 3), [n, V]);
+      const uniforms = e.tensor(Float32Array.from([0.1, 0.5, 0.9, 0.3, 0.7]), [n]);
+      for (const how of [
+        { temperature: 0, topP: 1 },
+        { temperature: 0.8, topP: 0.9 },
+      ]) {
+        const want = sample(logits, { ...how, uniforms });
+        const [wantIds, wantLogprobs] = await e.readAll([want.ids, want.logprobs]);
+        // Row 1's token is a stop id; row 3 stopped earlier (the host's flag).
+        const stop = wantIds![1]!;
+        const st = new DecodeState(model, n, [stop], decodeKernels(model));
+        st.setRows([0, 0, 0, 0, 0], [0, 0, 0, 0, 0], [false, false, false, true, false]);
+        const got = decodeSample(st, logits, n, { ...how, uniforms });
+        const [ids, logprobs, x, state] = await e.readAll([got.ids, got.logprobs, got.x, st.buffer]);
+        expect(Array.from(ids!)).toEqual(Array.from(wantIds!));
+        expect(Array.from(logprobs!)).toEqual(Array.from(wantLogprobs!));
+        const D = llama.hidden;
+        for (let r = 0; r < n; r++) {
+          const flagged = r === 3 || ids![r] === stop;
+          expect(state![2 * n + r], `row ${r} flag`).toBe(flagged ? 1 : 0);
+          if (r === 3) continue;
+          const id = ids![r]!;
+          expect(Array.from(x!.slice(r * D, (r + 1) * D)), `row ${r}`).toEqual(
+            Array.from(table.slice(id * D, (id + 1) * D)),
+          );
+        }
+        for (const t of [want.ids, want.logprobs, got.ids, got.logprobs, got.x]) t.dispose();
+        st.dispose();
+      }
+      for (const t of [logits, uniforms]) t.dispose();
+      model.dispose();
+    },
+  );
 
   it('the memory plan counts the words the state takes', async () => {
     for (const c of [CASES[1]!, CASES[2]!, CASES[5]!]) {
