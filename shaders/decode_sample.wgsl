@@ -19,6 +19,7 @@ override WG: u32; // the workgroup size, set by the host
 override W_FORMAT: u32 = FORMAT_F32;
 
 #include "lib/sample_row.wgsl"
+#include "lib/embed_row.wgsl"
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_index) lid: u32) {
@@ -30,18 +31,6 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   sampleRow(r, lid);
   let id = workgroupUniformLoad(&picked);
   if (stopped) { return; }
-  for (var c = lid; c < p.D; c += WG) {
-    var v = 0.0;
-    if (id < p.V) {
-      let i = id * p.D + c;
-      v = packedValue(table[packedWord(i, W_FORMAT)], i, W_FORMAT);
-    }
-    x[r * p.D + c] = v;
-  }
-  if (lid == 0u) {
-    let count = state[p.stopAt];
-    for (var k = 0u; k < count; k++) {
-      if (state[p.stopAt + 1u + k] == id) { state[flag] = 1u; }
-    }
-  }
+  for (var c = lid; c < p.D; c += WG) { x[r * p.D + c] = embeddingAt(id, c); }
+  if (lid == 0u && isStopId(id)) { state[flag] = 1u; }
 }

@@ -1,13 +1,13 @@
-// The fused decoding step: one new token per row through the whole model in 4 dispatches per layer plus 2
-// (shaders/decode_attention, decode_matvec, and decode_sample, which samples the step's tokens and embeds them for
-// the next step; decode_embed where the ids come from the host), where the general ops take 16-18 per layer (28
-// more with LoRA) and 2 more: a decoding step of a small model is bound by its dispatches (5-20 µs each in a browser, 0.1-0.3 ms
-// on lavapipe) more than by its arithmetic. Two kernel sets (DecodeKernels): GPUs split each dot product across a
-// workgroup; CPU drivers take decode_*_lanes.wgsl, with no reduction or barrier across lanes (measured on
-// lavapipe: 1.9x the general ops' tokens/s, 1.8x with LoRA; bench/NOTES.md, round 7). A row that sampled a stop
-// id is flagged on the GPU and left alone by every later kernel, so the host can read the tokens back every few
-// steps without paying for stopped rows. Same numbers as CausalLM.hidden + logits up to the order of f32 sums
-// (test/unit/model/decode-step.gpu.test.ts).
+// The fused decoding step: one new token per row through the whole model in 4 dispatches per layer
+// (shaders/decode_attention, three decode_matvec) plus 2: the LM head (decode_matvec) and decode_sample, which
+// samples the step's tokens and embeds them for the next step (decode_embed does that for ids from the host). The
+// general ops take 16-18 per layer (28 more with LoRA): a decoding step of a small model is bound by its dispatches
+// (5-20 µs each in a browser, 0.1-0.3 ms on lavapipe) more than by its arithmetic. Two kernel sets (DecodeKernels):
+// GPUs split each dot product across a workgroup; CPU drivers take decode_*_lanes.wgsl, with no reduction or
+// barrier across lanes (measured on lavapipe: 1.9x the general ops' tokens/s, 1.8x with LoRA; bench/NOTES.md,
+// round 7). A row that sampled a stop id is flagged on the GPU and left alone by every later kernel, so the host
+// can read the tokens back every few steps without paying for stopped rows. Same numbers as CausalLM.hidden +
+// logits up to the order of f32 sums (test/unit/model/decode-step.gpu.test.ts).
 import type { Tensor } from '../gpu/tensor.ts';
 import { shardedEmbedding } from '../gpu/ops/embedding.ts';
 import { storageFormat } from '../gpu/ops/packed.ts';
@@ -160,6 +160,9 @@ export function decodeStep(
   const leave = st.model.engine.profile?.enterOuter(`forward ${st.model.profileName}`, n);
   try {
     return fusedStep(st, ids, n, cache, step);
+  } catch (err) {
+    if (!(ids instanceof Int32Array) && 'x' in ids) ids.x.dispose(); // the step owns the rows it was given
+    throw err;
   } finally {
     leave?.();
   }

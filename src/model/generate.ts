@@ -9,7 +9,8 @@
 // sampled tokens back every `readEvery` steps, not every step: in between, each step's sampled ids feed the
 // next step on the GPU, and a row that stopped meanwhile decodes on unseen (its extra tokens are dropped when
 // read, so the outputs are those of reading every step). Rows that finish leave the batch (the cache is
-// compacted) at a read, once at most half of it is still decoding (not in a session that keeps its cache).
+// compacted) at a read, once at most half of it is still decoding (not on the fused step of a session that keeps
+// its cache).
 //
 // A session made with `keepCache` keeps its KV cache between calls (a rollout's turns): the next call moves
 // each row's cached tokens to their new columns and prefills only what is new (the last sampled token and the
@@ -97,7 +98,8 @@ interface CachedRow {
 }
 
 export interface SessionOptions {
-  /** Keep the KV cache between calls of `run`, so a call prefills only the tokens added since the last (dispose the session after). */
+  /** Keep the KV cache between calls of `run`, so a call prefills only the tokens added since the last (then
+   *  dispose the session). */
   keepCache?: boolean;
 }
 
@@ -151,7 +153,8 @@ export class GenerationSession {
       // Under a KV budget the rows decode in parts, one cache at a time (each part draws its own uniforms).
       const longest = Math.max(...rows.map((r) => this.sequences[r]!.ids.length));
       const part = rowsWithin(this.model.cfg, opts.kvBudgetBytes ?? 0, longest + opts.maxNewTokens, rows.length);
-      // A cache is kept only when the call decodes in one part (under a KV budget each part has its own).
+      // Under a KV budget each part has its own cache: none is kept from before, and the last part's is kept only
+      // for its rows.
       if (part < rows.length) this.dispose();
       for (let k = 0; k < rows.length; k += part) await this.decode(opts, rows.slice(k, k + part));
     } finally {
@@ -193,12 +196,22 @@ export class GenerationSession {
     cache.length = L - W;
     let keepCache = this.options.keepCache === true;
     // Row k of the cache (and of each step's batch) holds batch row slots[k]. Finished rows stay in the
-    // batch until at most half of it is still decoding; then the cache keeps only the live rows.
+    // batch until at most half of it is still decoding; then the cache keeps only the live rows (but for a kept
+    // cache on the fused step, below).
     let slots = rows.map((_, b) => b);
     // The fused step where it applies (src/model/decode-step.ts): its rows' state follows the slots.
     let fused: DecodeState | null = null;
     try {
       fused = fusedDecodeState(model, B, [...stopIds]);
+      // The rows' first keys, positions and stop flags, written before the prefill, whose sampler (on the fused
+      // step) flags a row whose first token is a stop id, and again at every read.
+      const setRows = () =>
+        fused?.setRows(
+          slots.map((b) => keyStart[b]!),
+          slots.map((b) => L - keyStart[b]! - 1),
+          slots.map((b) => done[b]!),
+        );
+      setRows();
       // The prompts go into the cache a chunk of time steps at a time, so the prefill holds one chunk's
       // intermediates ([rows x chunk] tokens), not those of every prompt token.
       const chunk = Math.max(1, Math.floor((opts.prefillTokens ?? PREFILL_TOKENS) / B));
@@ -232,43 +245,42 @@ export class GenerationSession {
       // sampler already embedded, which the step takes over).
       const decodeSteps = (first: number, count: number, input: Int32Array | Embedded | Sampled): Sampled[] => {
         const out: Sampled[] = [];
-        for (let at = first; at < first + count && at < opts.maxNewTokens; at++) {
-          const n = slots.length;
-          let stepLogits: () => Tensor;
-          if (fused) {
-            const st = fused;
-            const x = 'takeEmbedded' in input ? input.takeEmbedded() : null;
-            const fromLast = x ? { x } : 'takeEmbedded' in input ? input.ids : input;
-            stepLogits = () => decodeStep(st, fromLast, n, cache, at);
-          } else {
-            if (!(input instanceof Int32Array || 'takeEmbedded' in input))
-              throw new Error('piplay: embedded rows need the fused step');
-            const stepIds = input instanceof Int32Array ? input : input.ids;
-            const positions = Int32Array.from(slots, (b) => L - keyStart[b]! + at - 1);
-            const rowStarts = Int32Array.from(slots, (b) => keyStart[b]!);
-            const batch =
-              stepIds instanceof Int32Array
-                ? { ids: stepIds, batch: n, time: 1, positions, keyStart: rowStarts }
-                : { ids: NO_IDS, deviceIds: stepIds, batch: n, time: 1, positions, keyStart: rowStarts };
-            stepLogits = () => model.logits(model.hidden(batch, cache)).reshape([n, -1]);
+        try {
+          for (let at = first; at < first + count && at < opts.maxNewTokens; at++) {
+            const n = slots.length;
+            let stepLogits: () => Tensor;
+            if (fused) {
+              const st = fused;
+              const x = 'takeEmbedded' in input ? input.takeEmbedded() : null;
+              const fromLast = x ? { x } : 'takeEmbedded' in input ? input.ids : input;
+              stepLogits = () => decodeStep(st, fromLast, n, cache, at);
+            } else {
+              if (!(input instanceof Int32Array || 'takeEmbedded' in input))
+                throw new Error('piplay: embedded rows need the fused step');
+              const stepIds = input instanceof Int32Array ? input : input.ids;
+              const positions = Int32Array.from(slots, (b) => L - keyStart[b]! + at - 1);
+              const rowStarts = Int32Array.from(slots, (b) => keyStart[b]!);
+              const batch =
+                stepIds instanceof Int32Array
+                  ? { ids: stepIds, batch: n, time: 1, positions, keyStart: rowStarts }
+                  : { ids: NO_IDS, deviceIds: stepIds, batch: n, time: 1, positions, keyStart: rowStarts };
+              stepLogits = () => model.logits(model.hidden(batch, cache)).reshape([n, -1]);
+            }
+            const sampled = this.record(stepLogits, opts, B, slots, fused);
+            out.push(sampled);
+            input = sampled;
           }
-          const sampled = this.record(stepLogits, opts, B, slots, fused);
-          out.push(sampled);
-          input = sampled;
+        } catch (err) {
+          for (const o of out) o.dispose();
+          if (!(input instanceof Int32Array) && !('takeEmbedded' in input)) input.x.dispose();
+          throw err;
         }
         return out;
       };
-      const setRows = () =>
-        fused?.setRows(
-          slots.map((b) => keyStart[b]!),
-          slots.map((b) => L - keyStart[b]! - 1),
-          slots.map((b) => done[b]!),
-        );
       let pending: Sampled[] = [prefill];
       let step = 0;
       try {
         // The prefill's tokens feed the first steps on the GPU: the first read comes `every` steps in.
-        setRows();
         if (every > 1) pending.push(...decodeSteps(1, every - 1, prefill));
         for (;;) {
           // The last step's embedded rows outlive the read: the next step starts from them if no row leaves.
@@ -320,9 +332,9 @@ export class GenerationSession {
           const last = host[host.length - 1]!;
           let keep = slots.map((_, k) => k);
           const live = keep.filter((k) => !done[slots[k]!]);
-          // A kept cache keeps its stopped rows: they may come back next call (a search's reply), and re-prefilling
-          // them would cost more than carrying them (nothing on the fused step, which leaves them alone).
-          if (live.length <= slots.length / 2 && !keepCache) {
+          // On the fused step a kept cache keeps its stopped rows: they cost nothing there and may come back next
+          // call (a search's reply). The general ops pay for every row, so there they leave (and lose their reuse).
+          if (live.length <= slots.length / 2 && !(keepCache && fused)) {
             cache.keepRows(live);
             keep = live;
           }
@@ -385,7 +397,8 @@ export class GenerationSession {
   /**
    * Samples one token for each row of the logits, whose row k is batch row slots[k], and leaves the result on the
    * GPU. `opts.random` is drawn once for each of the `batch` rows, finished ones included, so the draws do not
-   * depend on when rows leave the batch or when results are read.
+   * depend on when rows leave the batch or when results are read. On the fused step (`fused`) the sampler also
+   * embeds the tokens for the next step and flags rows that sampled a stop id (decodeSample).
    */
   private record(
     logitsFn: () => Tensor,

@@ -20,6 +20,7 @@ import {
 import { policyTokens, rolloutAnswer, runRollouts, type Rollout } from '../rl/rollout.ts';
 import { encodePrompt } from './base-model.ts';
 import { mean, now, rngFor, rolloutOptions, uniform, type RunContext } from './context.ts';
+import { rolloutBudget } from './memory-plan.ts';
 import { packMicroBatches, perRolloutBound } from './micro-batches.ts';
 import type { QcpStep, QuestionRecord, StepMetrics } from './events.ts';
 import { gradientStep, warmupLr, warmupSteps, type StepResult } from './update.ts';
@@ -143,19 +144,16 @@ export async function examinerStep(ctx: RunContext, iteration: number, step: num
   // L_E over the examiner's own tokens, token-mean over the batch.
   const totalTokens = written.reduce((s, w) => s + policyTokens(w.rollout), 0);
   const pad = ctx.base.tokenizer.padId ?? 0;
-  // Passes bounded as the student's are (src/selfplay/micro-batches.ts): padded tokens and policy tokens, each at
-  // most what a rollout of the run's turn budgets may hold.
+  // Passes bounded by what the memory plan sizes an examiner pass by (src/selfplay/micro-batches.ts): its padded
+  // tokens within a prompt and one turn per rollout (or the longest rollout, where longer), its policy tokens
+  // within the most one rollout samples.
   const all = written.map((_, i) => i);
   const length = (i: number) => written[i]!.rollout.ids.length;
   const sampled = (i: number) => policyTokens(written[i]!.rollout);
   const longestPrompt = Math.max(...written.map((w) => w.rollout.promptLength));
   const parts = packMicroBatches(all, c.microBatch, [
-    {
-      of: length,
-      perRollout: perRolloutBound(all, length, longestPrompt + c.maxTurns * (c.turnTokens + c.toolTokens)),
-      kind: 'padded',
-    },
-    { of: sampled, perRollout: perRolloutBound(all, sampled, c.maxTurns * c.turnTokens), kind: 'summed' },
+    { of: length, perRollout: perRolloutBound(all, length, longestPrompt + rolloutBudget(c).examiner), kind: 'padded' },
+    { of: sampled, perRollout: perRolloutBound(all, sampled, 0), kind: 'summed' },
   ]);
   const batches = parts.map((idx) =>
     policyBatch(

@@ -221,6 +221,22 @@ function keptTerms(cfg: ModelConfig, run: RunShape): { kept: MemoryLine[]; train
   return { kept, trained };
 }
 
+/**
+ * What one rollout may hold past its prompt, as the plan sizes a pass (and src/selfplay/micro-batches.ts bounds
+ * one): a student's every turn and tool reply, its sampled (policy) tokens, and an examiner's (one turn).
+ */
+export function rolloutBudget(run: Pick<RunShape, 'maxTurns' | 'turnTokens' | 'toolTokens'>): {
+  response: number;
+  policy: number;
+  examiner: number;
+} {
+  return {
+    response: run.maxTurns * (run.turnTokens + run.toolTokens),
+    policy: run.maxTurns * run.turnTokens,
+    examiner: run.turnTokens,
+  };
+}
+
 function passOf(cfg: ModelConfig, run: RunShape, limits: AdapterLimits, trained: number): Pass {
   const lora = run.policies === 'lora' ? { rank: run.loraRank } : null;
   const layerFloats = layerFloatsPerToken(cfg, lora);
@@ -237,11 +253,12 @@ function passOf(cfg: ModelConfig, run: RunShape, limits: AdapterLimits, trained:
   const backwardPerToken = run.recompute
     ? (BACKWARD_PER_LAYER[lora ? 'lora' : 'full'] * layerFloats + cfg.layers * cfg.hidden) * 4
     : backwardPerForward * perToken;
-  const response = run.maxTurns * (run.turnTokens + run.toolTokens);
+  const budget = rolloutBudget(run);
+  const response = budget.response;
   const rollouts = run.studentBatch * run.rolloutsPerQuestion;
   // Rows of one forward/backward: a micro-batch of rollouts (0 = the whole minibatch).
   const rows = run.microBatch > 0 ? Math.min(run.microBatch, rollouts) : Math.ceil(rollouts / run.miniBatches);
-  const policyTokens = rows * run.maxTurns * run.turnTokens;
+  const policyTokens = rows * budget.policy;
   const maxBinding = Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize);
   // Logits past one chunk (a binding, at most LOGITS_CHUNK_BYTES) are read chunk by chunk over rows
   // (src/gpu/ops/vocab_head.ts): one chunk lives.
@@ -319,11 +336,12 @@ function examinerTerms(run: RunShape, prompts: PromptLengths, p: Pass): MemoryLi
   const { perToken, backwardPerToken, grads } = p;
   const micro = MICRO;
   const examinerRows = run.microBatch > 0 ? Math.min(run.microBatch, run.examinerBatch) : run.examinerBatch;
-  const examinerTokens = examinerRows * (prompts.examiner + run.turnTokens);
+  const examinerLength = prompts.examiner + rolloutBudget(run).examiner;
+  const examinerTokens = examinerRows * examinerLength;
   const examinerFwd = examinerTokens * perToken;
   const examinerStage: MemoryLine[] = [
     {
-      label: `examiner forward + backward: ${examinerRows} rollouts × ${prompts.examiner + run.turnTokens} tokens`,
+      label: `examiner forward + backward: ${examinerRows} rollouts × ${examinerLength} tokens`,
       bytes: examinerFwd + examinerTokens * backwardPerToken + grads,
       setting: micro,
     },
@@ -350,12 +368,14 @@ function decodeTerms(
   batch: { rows: number; noun: string; setting: string },
   adapterFloats: number,
 ): Decode {
-  const response = run.maxTurns * (run.turnTokens + run.toolTokens);
-  // Each turn decodes with a new cache of the prompt, the turns and tool replies so far and the turn's own
-  // tokens: the last turn's is the largest (no tool reply after it). Rows past the KV budget decode in parts.
+  const response = rolloutBudget(run).response;
+  // Each turn decodes with a cache of the prompt, the turns and tool replies so far and the turn's own tokens
+  // (the last turn's cache laid out anew, one layer at a time, src/model/generate.ts): the last turn's is the
+  // largest (no tool reply after it). Rows past the KV budget decode in parts.
   const capacity = Math.max(prompts.student, prompts.examiner) + response - run.toolTokens;
   const rows = rowsWithin(cfg, run.kvBudget * MiB, capacity, batch.rows);
-  // Each turn prefills the prompt and the turns so far, in chunks of time steps (src/model/generate.ts).
+  // A turn prefills what is new since the last (the first, its prompt), at most the history, in chunks of time
+  // steps (src/model/generate.ts).
   const history = capacity - run.turnTokens;
   const prefillSteps = Math.min(history, Math.max(1, Math.floor(PREFILL_TOKENS / rows)));
   const lines: MemoryLine[] = [

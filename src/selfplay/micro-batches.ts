@@ -1,7 +1,7 @@
 // The micro-batches of a minibatch: which rollouts share one forward/backward pass. A pass's memory grows with its
 // padded size (rows × its longest row: activations, the teacher's forward) and with its policy tokens (logits), so
-// --micro-batch N bounds each pass by N rollouts of the largest size a rollout may have, the bound the memory plan
-// sizes a pass by (src/selfplay/memory-plan.ts). Within that bound short rollouts share a pass: sorted longest
+// --micro-batch N bounds each pass by N rollouts of the size the memory plan sizes a pass by (rolloutBudget in
+// src/selfplay/memory-plan.ts), or of the largest actual rollout where that is larger. Within that bound short rollouts share a pass: sorted longest
 // first, each pass takes the next rollouts while it stays within every bound and its padding stays under
 // PAD_SLACK of its tokens (padding is computed like any token). Fewer, fuller passes mean fewer dispatches, and
 // the gradient is the same: each micro-batch's loss is weighted by its share of the tokens (src/selfplay/update.ts).

@@ -15,6 +15,7 @@ import { policyTokens, rolloutAnswer, runRollouts, type Rollout } from '../rl/ro
 import { lambdaAt } from '../rl/schedule.ts';
 import { encodePrompt } from './base-model.ts';
 import { mean, now, rngFor, rolloutOptions, split, uniform, type RunContext } from './context.ts';
+import { rolloutBudget } from './memory-plan.ts';
 import { packMicroBatches, perRolloutBound, type PassMeasure } from './micro-batches.ts';
 import { questionsOfStep } from './data.ts';
 import type { TrainQuestion } from './environment.ts';
@@ -134,7 +135,7 @@ function teacherBatch(ctx: RunContext, col: Collected, idx: number[]): PolicyBat
  */
 function studentMeasures(ctx: RunContext, col: Collected, mb: readonly number[]): PassMeasure[] {
   const c = ctx.config;
-  const response = c.maxTurns * (c.turnTokens + c.toolTokens);
+  const { response, policy } = rolloutBudget(c);
   const { rollouts, teacherPrompts } = col;
   const n = c.rolloutsPerQuestion;
   const student = (i: number) => rollouts[i]!.ids.length;
@@ -143,7 +144,7 @@ function studentMeasures(ctx: RunContext, col: Collected, mb: readonly number[])
     { of: student, perRollout: perRolloutBound(mb, student, Math.max(...mb.map(prompt)) + response), kind: 'padded' },
     {
       of: (i) => policyTokens(rollouts[i]!),
-      perRollout: perRolloutBound(mb, (i) => policyTokens(rollouts[i]!), c.maxTurns * c.turnTokens),
+      perRollout: perRolloutBound(mb, (i) => policyTokens(rollouts[i]!), policy),
       kind: 'summed',
     },
   ];

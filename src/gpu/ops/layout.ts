@@ -51,7 +51,7 @@ export function kvAppend(k: Tensor, v: Tensor, keys: Tensor, values: Tensor, sta
   });
 }
 
-/** Where row b of a moved KV cache comes from: `count` positions of old row `srcRow` from `srcStart`, put at `dstStart`. */
+/** Where row b of a moved KV cache comes from: `count` positions of old row `srcRow` from `srcStart`, at `dstStart`. */
 export interface KVMove {
   srcRow: number;
   srcStart: number;
@@ -91,12 +91,13 @@ export function kvMove(
   const B = moves.length;
   const keys = e.empty([B, H, capacity, Dh]);
   const values = e.empty([B, H, capacity, Dh]);
-  if (keys.size > 0) {
-    const table = e.tensor(
-      Int32Array.from(moves.flatMap((m) => [m.srcRow, m.srcStart, m.dstStart, m.count])),
-      [B, 4],
-      'i32',
-    );
+  if (keys.size === 0) return { keys, values };
+  const table = e.tensor(
+    Int32Array.from(moves.flatMap((m) => [m.srcRow, m.srcStart, m.dstStart, m.count])),
+    [B, 4],
+    'i32',
+  );
+  try {
     e.dispatch({
       shader: 'kv_move',
       constants: { WG },
@@ -104,6 +105,11 @@ export function kvMove(
       bindings: { moves: table, srcKeys, srcValues, keys, values },
       workgroups: e.grid(B * H * capacity, WG),
     });
+  } catch (err) {
+    keys.dispose();
+    values.dispose();
+    throw err;
+  } finally {
     table.dispose();
   }
   return { keys, values };
