@@ -55,21 +55,7 @@ fn weight(which: u32, i: u32) -> f32 {
   }
 }
 
-fn loraOf(which: u32) -> u32 {
-  switch (which) {
-    case 0u: { return p.loraQ; }
-    case 1u: { return p.loraK; }
-    default: { return p.loraV; }
-  }
-}
 
-fn biasOf(which: u32) -> u32 {
-  switch (which) {
-    case 0u: { return p.biasQ; }
-    case 1u: { return p.biasK; }
-    default: { return p.biasV; }
-  }
-}
 
 /** Key (or value) element d of cache slot j of this (row, kv head); slot `len` is the one just computed. */
 fn cached(isValue: bool, slot: u32, j: u32, d: u32) -> f32 {
@@ -105,25 +91,13 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid:
     xa[t] = acc * p.loraScale;
   }
   workgroupBarrier();
-  // Column c of proj: q of head kvh * GROUP + c / DH, then k, then v of head kvh.
+  // proj: the group's q heads, then k, then v of head kvh (projColumn), with biases and adapters.
   let nq = GROUP * DH;
   for (var c = lid; c < nq + 2u * DH; c += WG) {
-    var which = 0u;
-    var row = kvh * nq + c;
-    if (c >= nq + DH) { which = 2u; row = kvh * DH + c - nq - DH; }
-    else if (c >= nq) { which = 1u; row = kvh * DH + c - nq; }
+    let col = projColumn(kvh, c);
     var acc = 0.0;
-    for (var i = 0u; i < D; i++) { acc += xs[i] * weight(which, row * D + i); }
-    let bias = biasOf(which);
-    if (bias != NONE) { acc += stateF(bias + row); }
-    let at = loraOf(which);
-    if (at != NONE) {
-      let bRow = at + R * D + row * R;
-      var low = 0.0;
-      for (var k = 0u; k < R; k++) { low += xa[which * R + k] * stateF(bRow + k); }
-      acc += low;
-    }
-    proj[c] = acc;
+    for (var i = 0u; i < D; i++) { acc += xs[i] * weight(col.x, col.y * D + i); }
+    proj[c] = withBiasAndAdapter(col.x, col.y, D, acc);
   }
   workgroupBarrier();
   normAndRotate(lid, b);

@@ -71,21 +71,7 @@ fn normed8(b: u32, s: f32, g: u32) -> Eight {
   return Eight(x[i] * s * n.lo, x[i + 1u] * s * n.hi);
 }
 
-fn loraOf(which: u32) -> u32 {
-  switch (which) {
-    case 0u: { return p.loraQ; }
-    case 1u: { return p.loraK; }
-    default: { return p.loraV; }
-  }
-}
 
-fn biasOf(which: u32) -> u32 {
-  switch (which) {
-    case 0u: { return p.biasQ; }
-    case 1u: { return p.biasK; }
-    default: { return p.biasV; }
-  }
-}
 
 /** proj[at .. at + 3] as a vec4. */
 fn proj4(at: u32) -> vec4f { return vec4f(proj[at], proj[at + 1u], proj[at + 2u], proj[at + 3u]); }
@@ -108,22 +94,13 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane
     xa[t] = acc * p.loraScale;
   }
   workgroupBarrier();
-  // Column c of proj: q of head kvh * GROUP + c / DH, then k, then v of head kvh.
+  // proj: the group's q heads, then k, then v of head kvh (projColumn), with biases and adapters.
   let nq = GROUP * DH;
   for (var c = lane; c < nq + 2u * DH; c += WG) {
-    var which = 0u;
-    var row = kvh * nq + c;
-    if (c >= nq + DH) { which = 2u; row = kvh * DH + c - nq - DH; }
-    else if (c >= nq) { which = 1u; row = kvh * DH + c - nq; }
+    let col = projColumn(kvh, c);
     var acc = 0.0;
-    for (var g = 0u; g < p.D / 8u; g++) { acc += dot8(normed8(b, s, g), weights(which, row, g)); }
-    let bias = biasOf(which);
-    if (bias != NONE) { acc += stateF(bias + row); }
-    let at = loraOf(which);
-    if (at != NONE) {
-      for (var k = 0u; k < R; k++) { acc += xa[which * R + k] * stateF(at + R * p.D + row * R + k); }
-    }
-    proj[c] = acc;
+    for (var g = 0u; g < p.D / 8u; g++) { acc += dot8(normed8(b, s, g), weights(col.x, col.y, g)); }
+    proj[c] = withBiasAndAdapter(col.x, col.y, p.D, acc);
   }
   workgroupBarrier();
   normAndRotate(lane, b);
