@@ -21,7 +21,7 @@ import { policyTokens, rolloutAnswer, runRollouts, type Rollout } from '../rl/ro
 import { encodePrompt } from './base-model.ts';
 import { mean, now, rngFor, rolloutOptions, uniform, type RunContext } from './context.ts';
 import { rolloutBudget } from './memory-plan.ts';
-import { packMicroBatches, perRolloutBound } from './micro-batches.ts';
+import { packMicroBatches, rolloutMeasures } from './micro-batches.ts';
 import type { QcpStep, QuestionRecord, StepMetrics } from './events.ts';
 import { gradientStep, warmupLr, warmupSteps, type StepResult } from './update.ts';
 import type { CausalLM } from '../model/decoder.ts';
@@ -148,13 +148,8 @@ export async function examinerStep(ctx: RunContext, iteration: number, step: num
   // tokens within a prompt and one turn per rollout (or the longest rollout, where longer), its policy tokens
   // within the most one rollout samples.
   const all = written.map((_, i) => i);
-  const length = (i: number) => written[i]!.rollout.ids.length;
-  const sampled = (i: number) => policyTokens(written[i]!.rollout);
-  const longestPrompt = Math.max(...written.map((w) => w.rollout.promptLength));
-  const parts = packMicroBatches(all, c.microBatch, [
-    { of: length, perRollout: perRolloutBound(all, length, longestPrompt + rolloutBudget(c).examiner), kind: 'padded' },
-    { of: sampled, perRollout: perRolloutBound(all, sampled, 0), kind: 'summed' },
-  ]);
+  const measures = rolloutMeasures(all, (i) => written[i]!.rollout, rolloutBudget(c).examiner, 0);
+  const parts = packMicroBatches(all, c.microBatch, measures);
   const batches = parts.map((idx) =>
     policyBatch(
       idx.map((i) => written[i]!.rollout),

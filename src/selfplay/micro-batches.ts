@@ -6,6 +6,8 @@
 // PAD_SLACK of its tokens (padding is computed like any token). Fewer, fuller passes mean fewer dispatches, and
 // the gradient is the same: each micro-batch's loss is weighted by its share of the tokens (src/selfplay/update.ts).
 
+import { policyTokens, type Rollout } from '../rl/rollout.ts';
+
 /** The padding a shared pass may add, as a share of its rollouts' own size. */
 export const PAD_SLACK = 1 / 8;
 
@@ -58,4 +60,24 @@ export function packMicroBatches(
 /** The bound of a measure: the budget a rollout may use, or the largest actual rollout where one is larger. */
 export function perRolloutBound(idx: readonly number[], of: (i: number) => number, budget: number): number {
   return Math.max(budget, ...idx.map(of));
+}
+
+/**
+ * The measures of every pass of rollouts `idx`: each one's padded length, bounded by the longest prompt of `idx`
+ * plus `response` tokens, and its policy tokens (the logits a loss reads), summed, bounded by `policy` (each bound
+ * at least the largest actual rollout).
+ */
+export function rolloutMeasures(
+  idx: readonly number[],
+  rollout: (i: number) => Pick<Rollout, 'ids' | 'mask' | 'promptLength'>,
+  response: number,
+  policy: number,
+): PassMeasure[] {
+  const length = (i: number) => rollout(i).ids.length;
+  const sampled = (i: number) => policyTokens(rollout(i));
+  const longestPrompt = Math.max(...idx.map((i) => rollout(i).promptLength));
+  return [
+    { of: length, perRollout: perRolloutBound(idx, length, longestPrompt + response), kind: 'padded' },
+    { of: sampled, perRollout: perRolloutBound(idx, sampled, policy), kind: 'summed' },
+  ];
 }

@@ -16,7 +16,7 @@ import { lambdaAt } from '../rl/schedule.ts';
 import { encodePrompt } from './base-model.ts';
 import { mean, now, rngFor, rolloutOptions, split, uniform, type RunContext } from './context.ts';
 import { rolloutBudget } from './memory-plan.ts';
-import { packMicroBatches, perRolloutBound, type PassMeasure } from './micro-batches.ts';
+import { packMicroBatches, perRolloutBound, rolloutMeasures, type PassMeasure } from './micro-batches.ts';
 import { questionsOfStep } from './data.ts';
 import type { TrainQuestion } from './environment.ts';
 import type { RolloutRecord, StepMetrics, TokenRecord } from './events.ts';
@@ -138,19 +138,10 @@ function studentMeasures(ctx: RunContext, col: Collected, mb: readonly number[])
   const { response, policy } = rolloutBudget(c);
   const { rollouts, teacherPrompts } = col;
   const n = c.rolloutsPerQuestion;
-  const student = (i: number) => rollouts[i]!.ids.length;
-  const prompt = (i: number) => rollouts[i]!.promptLength;
-  const measures: PassMeasure[] = [
-    { of: student, perRollout: perRolloutBound(mb, student, Math.max(...mb.map(prompt)) + response), kind: 'padded' },
-    {
-      of: (i) => policyTokens(rollouts[i]!),
-      perRollout: perRolloutBound(mb, (i) => policyTokens(rollouts[i]!), policy),
-      kind: 'summed',
-    },
-  ];
+  const measures = rolloutMeasures(mb, (i) => rollouts[i]!, response, policy);
   if (ctx.policies.teacher) {
     const teacherPrompt = (i: number) => teacherPrompts[Math.floor(i / n)]!.length;
-    const teacher = (i: number) => teacherPrompt(i) + student(i) - prompt(i);
+    const teacher = (i: number) => teacherPrompt(i) + rollouts[i]!.ids.length - rollouts[i]!.promptLength;
     const budget = Math.max(...mb.map(teacherPrompt)) + response;
     measures.push({ of: teacher, perRollout: perRolloutBound(mb, teacher, budget), kind: 'padded' });
   }

@@ -1,7 +1,12 @@
 // Micro-batches packed by size: every rollout in one pass, longest first, no pass past a bound that one
 // rollout alone does not already pass, padding within PAD_SLACK, and passes as full as the bounds allow.
 import { describe, expect, it } from 'vitest';
-import { packMicroBatches, perRolloutBound, type PassMeasure } from '../../../src/selfplay/micro-batches.ts';
+import {
+  packMicroBatches,
+  perRolloutBound,
+  rolloutMeasures,
+  type PassMeasure,
+} from '../../../src/selfplay/micro-batches.ts';
 
 const lengths = [300, 120, 900, 250, 80, 610, 400, 95];
 const policy = [40, 30, 120, 60, 20, 90, 100, 10];
@@ -47,5 +52,17 @@ describe('packMicroBatches', () => {
   it('bounds a rollout by its budget, or by the largest actual rollout where that is larger', () => {
     expect(perRolloutBound(idx, (i) => lengths[i]!, 2400)).toBe(2400);
     expect(perRolloutBound(idx, (i) => lengths[i]!, 500)).toBe(900);
+  });
+
+  it('measures rollouts by padded length within the longest prompt plus the response, policy tokens summed', () => {
+    const rollouts = [
+      { ids: [1, 2, 3, 4, 5, 6], mask: [0, 0, 0, 1, 1, 0], promptLength: 3 },
+      { ids: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], mask: [0, 0, 1, 1, 1, 1, 0, 0, 1, 1], promptLength: 2 },
+    ];
+    const [length, policy] = rolloutMeasures([0, 1], (i) => rollouts[i]!, 4, 3);
+    expect([length!.kind, length!.of(0), length!.of(1), length!.perRollout]).toEqual(['padded', 6, 10, 10]);
+    expect([policy!.kind, policy!.of(0), policy!.of(1), policy!.perRollout]).toEqual(['summed', 2, 6, 6]);
+    const [wide, enough] = rolloutMeasures([0], (i) => rollouts[i]!, 20, 8);
+    expect([wide!.perRollout, enough!.perRollout]).toEqual([23, 8]);
   });
 });
