@@ -334,15 +334,19 @@ export class CausalLM {
     return this.logits(this.hidden(input));
   }
 
-  /** An empty KV cache for `batch` rows of up to `capacity` tokens. */
+  /**
+   * An empty KV cache for `batch` rows of up to `capacity` tokens. Its memory is not cleared: every kernel reads
+   * a row's keys from its first key up to the cache's length, all written before (by a prefill, a step or
+   * kv_move), and clearing a large cache was a fifth of a second per call on lavapipe.
+   */
   newCache(batch: number, capacity: number): KVCache {
     const e = this.engine;
     const c = this.cfg;
     const keys: Tensor[] = [];
     const values: Tensor[] = [];
     for (let l = 0; l < c.layers; l++) {
-      keys.push(e.keep(e.zeros([batch, c.kvHeads, capacity, c.headDim])));
-      values.push(e.keep(e.zeros([batch, c.kvHeads, capacity, c.headDim])));
+      keys.push(e.keep(e.empty([batch, c.kvHeads, capacity, c.headDim])));
+      values.push(e.keep(e.empty([batch, c.kvHeads, capacity, c.headDim])));
     }
     return {
       keys,

@@ -59,6 +59,24 @@ function pickStopIds(seqs: Sequence[]): number[] {
   return best;
 }
 
+/**
+ * Runs `fn` with every new KV cache filled with `value` first (a cache's memory is not cleared: it may hold
+ * anything a pooled buffer held before).
+ */
+async function withNewCachesFilled<T>(value: number, fn: () => Promise<T>): Promise<T> {
+  const newCache = model.newCache;
+  model.newCache = (batch, capacity) => {
+    const cache = newCache.call(model, batch, capacity);
+    for (const t of [...cache.keys, ...cache.values]) e.fill(t, value);
+    return cache;
+  };
+  try {
+    return await fn();
+  } finally {
+    model.newCache = newCache;
+  }
+}
+
 function expectPrefix(got: Sequence, want: Sequence, n: number, what: string): void {
   expect(got.ids, `${what} ids`).toEqual(want.ids.slice(0, n));
   expect(got.sampled, `${what} mask`).toEqual(want.sampled.slice(0, n));
@@ -148,6 +166,30 @@ describe.each([
     },
   );
 
+  // Left-padded prompts, rows that stop at different steps, a kept cache laid out anew for tool replies: no kernel
+  // reads a cache column nothing wrote (a NaN there would reach the log-probs).
+  it('a new cache full of NaN decodes as one full of zeros', async () => {
+    const full = await generate(model, PROMPTS, opts());
+    const stop = pickStopIds(full);
+    const replies = PROMPTS.map((_, i) => Array.from(randint(1 + (i % 3), V, 400 + i)));
+    const turns = async () => {
+      const session = new GenerationSession(model, PROMPTS, { keepCache: true });
+      try {
+        const o: GenerateOptions = { ...opts(stop), maxNewTokens: 6, random: rng(17), readEvery: 4 };
+        await session.run(o);
+        session.sequences.forEach((_, k) => session.append(k, replies[k]!));
+        await session.run(o, [0, 1, 3, 4]);
+        return session.sequences.map((s) => ({ ...s }));
+      } finally {
+        session.dispose();
+      }
+    };
+    const zeros = await withNewCachesFilled(0, turns);
+    const nan = await withNewCachesFilled(Number.NaN, turns);
+    nan.forEach((s, i) => expectPrefix(s, zeros[i]!, zeros[i]!.ids.length, `row ${i}`));
+    expect(nan.flatMap((s) => s.logprobs).every(Number.isFinite)).toBe(true);
+  });
+
   it('stop strings with reads every 8 steps stop each row where reading every step does', async () => {
     const decode = (ids: number[]) => ids.map((id) => String.fromCharCode(97 + (id % 26))).join('');
     const full = await generate(model, PROMPTS, opts());
@@ -227,7 +269,7 @@ describe.each([
     ).toBe(true);
     const session = new GenerationSession(model, PROMPTS, { keepCache: true });
     try {
-      await session.run({ ...opts([stop]), readEvery: 8 });
+      await withNewCachesFilled(0, () => session.run({ ...opts([stop]), readEvery: 8 }));
       expect(session.sequences[0]!.stop).toBe('stop-id');
       const { cache } = (session as unknown as { kept: { cache: KVCache } }).kept;
       const L = Math.max(...PROMPTS.map((p) => p.length));
