@@ -327,13 +327,20 @@ export const SETTINGS = {
   }),
   /** Recompute each decoder layer's activations on the backward pass instead of keeping them (a memory
    *  setting: a training pass keeps one [tokens, hidden] tensor per layer; it costs one more forward of each
-   *  layer and changes no result, src/gpu/recompute.ts). paper: on, as verl's recipes enable gradient
-   *  checkpointing. */
+   *  layer and changes no result, src/gpu/recompute.ts). 'auto' recomputes only where keeping them would take
+   *  the run past a gibibyte (recomputes in memory-plan.ts). paper: on, as verl's recipes enable gradient
+   *  checkpointing; demo: auto (the embedded model keeps them and trains a fifth faster). */
   recompute: setting({
     flag: 'recompute',
-    kind: bool(),
-    help: "recompute each layer's activations on the backward pass (less memory, one more forward)",
-    paper: true,
+    kind: oneOf(['auto', 'on', 'off']),
+    help: "recompute each layer's activations on the backward pass (less memory, one more forward); auto: where the run would need over 1 GiB without",
+    paper: 'on',
+    demo: 'auto',
+    notes: {
+      auto: 'only where the run would need over 1 GiB without',
+      on: 'least memory',
+      off: 'fastest',
+    },
   }),
 
   // -- losses
@@ -642,6 +649,9 @@ function checkValue(key: keyof SelfPlayConfig, v: unknown): void {
 
 /** Checks every setting and the relations between them; throws a ConfigError naming the option. */
 export function validateConfig(c: SelfPlayConfig): SelfPlayConfig {
+  // Configs written before --recompute took 'auto' hold a boolean.
+  const recompute: unknown = c.recompute;
+  if (typeof recompute === 'boolean') c.recompute = recompute ? 'on' : 'off';
   for (const key of Object.keys(SETTINGS) as (keyof SelfPlayConfig)[]) {
     if (!(key in c)) throw new ConfigError(`--${SETTINGS[key].flag} is missing from the configuration`, key);
     checkValue(key, c[key]);

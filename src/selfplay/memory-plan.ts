@@ -19,9 +19,6 @@ import { memoryEstimate } from '../model/io.ts';
 import { parameterCount, type ModelConfig } from '../model/config.ts';
 import { weightBytes } from '../model/weight-storage.ts';
 import { needsReference, type SelfPlayConfig } from './config.ts';
-import type { PromptLengths } from './prompt-lengths.ts';
-
-export type { PromptLengths };
 
 export interface MemoryLine {
   label: string;
@@ -80,7 +77,21 @@ function deviceProblem(totalBytes: number, limits: AdapterLimits): string | null
   return null;
 }
 
-type RunShape = Pick<
+/** The longest prompt of each kind, in tokens of the model's tokenizer (with its chat template). */
+export interface PromptLengths {
+  student: number;
+  /** The teacher's prompt with its privileged context (the question's construction path). */
+  teacher: number;
+  /** The examiner's prompt with its source passage. */
+  examiner: number;
+  /** True when these are guesses (no tokenizer yet), not counted from the run's prompts. */
+  guessed?: boolean;
+}
+
+/** What the estimate needs of a run's settings (with recompute resolved: recomputes). */
+type RunShape = Omit<RunSettings, 'recompute'> & { recompute: boolean };
+
+type RunSettings = Pick<
   SelfPlayConfig,
   | 'policies'
   | 'loraRank'
@@ -416,10 +427,36 @@ function generationTerms(cfg: ModelConfig, run: RunShape, prompts: PromptLengths
  */
 export function estimateRun(
   cfg: ModelConfig,
-  run: RunShape,
+  settings: RunSettings,
   limits: AdapterLimits,
   prompts: PromptLengths = GUESSED_PROMPTS,
 ): MemoryReport {
+  return estimate(cfg, { ...settings, recompute: recomputes(cfg, settings) }, limits, prompts);
+}
+
+/** With --recompute 'auto', a run keeps every layer's activations where it then needs at most this much. */
+export const KEEP_ACTIVATIONS_BYTES = 2 ** 30;
+
+/** WebGPU's default limits: what 'auto' assumes, so that it decides the same on every device. */
+const DEFAULT_LIMITS: AdapterLimits = { maxStorageBufferBindingSize: 128 * MiB, maxBufferSize: 256 * MiB };
+
+/**
+ * Whether a run's training passes recompute each layer's activations (--recompute): 'on', 'off', or 'auto':
+ * off where the run's estimate without recompute (guessed prompt lengths, WebGPU's default limits: the same
+ * answer on every host) is at most KEEP_ACTIVATIONS_BYTES. Configs written before 'auto' hold a boolean.
+ */
+export function recomputes(cfg: ModelConfig, settings: RunSettings): boolean {
+  const r: unknown = settings.recompute;
+  if (r === 'auto') {
+    return (
+      estimate(cfg, { ...settings, recompute: false }, DEFAULT_LIMITS, GUESSED_PROMPTS).totalBytes >
+      KEEP_ACTIVATIONS_BYTES
+    );
+  }
+  return r === 'on' || r === true;
+}
+
+function estimate(cfg: ModelConfig, run: RunShape, limits: AdapterLimits, prompts: PromptLengths): MemoryReport {
   const { largestTensorBytes } = memoryEstimate(cfg);
   const teacher = run.privileged !== 'none';
   const lora = run.policies === 'lora';

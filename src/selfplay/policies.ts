@@ -15,6 +15,7 @@ import { parseSafetensors, toFloat32, writeSafetensors } from '../model/safetens
 import { nonFiniteValues, type TensorEntry } from '../model/safetensors.ts';
 import type { BaseModel } from './base-model.ts';
 import { needsReference, type SelfPlayConfig } from './config.ts';
+import { recomputes } from './memory-plan.ts';
 
 export type PolicyName = 'examiner' | 'student' | 'teacher';
 
@@ -65,8 +66,7 @@ export class Policies {
     for (const m of [teacher, reference, shared]) m?.setTrainable(false);
     examiner.setTrainable(true);
     student.setTrainable(true);
-    examiner.recompute = c.recompute;
-    student.recompute = c.recompute;
+    examiner.recompute = student.recompute = recomputes(base.cfg, c);
     const adam = (lr: number) => ({
       lr,
       beta1: c.adamBeta1,

@@ -8,17 +8,7 @@ import type { SelfPlayConfig } from './config.ts';
 import { rngFor } from './context.ts';
 import type { Environment } from './environment.ts';
 import { teacherPromptIds } from './prompt-ids.ts';
-
-/** The longest prompt of each kind, in tokens of the model's tokenizer (with its chat template). */
-export interface PromptLengths {
-  student: number;
-  /** The teacher's prompt with its privileged context (the question's construction path). */
-  teacher: number;
-  /** The examiner's prompt with its source passage. */
-  examiner: number;
-  /** True when these are guesses (no tokenizer yet), not counted from the run's prompts. */
-  guessed?: boolean;
-}
+import type { PromptLengths } from './memory-plan.ts';
 
 /** How many prompts of each kind are tokenized (the longest counts). */
 const SAMPLES = 24;

@@ -9,7 +9,7 @@ import { estimateLines } from '../../../src/cli/memory.ts';
 import { parseConfig } from '../../../src/model/config.ts';
 import { PRESETS } from '../../../src/selfplay/config.ts';
 import { chunkRows, LOGITS_CHUNK_BYTES } from '../../../src/gpu/ops/vocab_head.ts';
-import { estimateRun } from '../../../src/selfplay/memory-plan.ts';
+import { estimateRun, KEEP_ACTIVATIONS_BYTES, recomputes } from '../../../src/selfplay/memory-plan.ts';
 
 const cfg = (name: string) =>
   parseConfig(JSON.parse(readFileSync(new URL(`../../../bench/configs/${name}.json`, import.meta.url), 'utf8')));
@@ -39,13 +39,43 @@ describe('the demo preset with LoRA on real model shapes', () => {
 
   it('activation recompute is what keeps the training pass small', () => {
     const on = estimateRun(cfg('qwen3-0.6b'), demoLora, browser);
-    const off = estimateRun(cfg('qwen3-0.6b'), { ...demoLora, recompute: false }, browser);
+    const off = estimateRun(cfg('qwen3-0.6b'), { ...demoLora, recompute: 'off' }, browser);
     const forward = (m: typeof on) => m.breakdown.find((l) => l.label.startsWith('student forward'))!;
     expect(forward(on).label).toMatch(/each layer's input \(recomputed on the backward pass\)/);
     expect(forward(off).label).toMatch(/every layer's intermediates/);
     expect(forward(off).setting).toBe('activation recompute (--recompute)');
     expect(forward(off).bytes / forward(on).bytes).toBeGreaterThan(10);
     expect(off.totalBytes / GiB).toBeGreaterThan(8);
+  });
+
+  // The demo's 'auto': the real models recompute (without it each run needs several GiB); the embedded model
+  // keeps its activations (all of it fits in a few hundred MiB either way).
+  it('--recompute auto recomputes where the run would need over 1 GiB without, and only there', () => {
+    expect(PRESETS.demo.recompute).toBe('auto');
+    for (const name of ['smollm2-135m', 'qwen2.5-0.5b-instruct', 'qwen3-0.6b']) {
+      for (const policies of ['lora', 'separate'] as const) {
+        const run = { ...PRESETS.demo, policies };
+        const without = estimateRun(cfg(name), { ...run, recompute: 'off' }, browser);
+        expect(without.totalBytes, `${name}, ${policies}`).toBeGreaterThan(KEEP_ACTIVATIONS_BYTES);
+        expect(recomputes(cfg(name), run), `${name}, ${policies}`).toBe(true);
+        expect(estimateRun(cfg(name), run, browser).totalBytes).toBe(
+          estimateRun(cfg(name), { ...run, recompute: 'on' }, browser).totalBytes,
+        );
+      }
+    }
+    const tiny = parseConfig(
+      JSON.parse(readFileSync(new URL('../../../public/models/piplay-tiny/config.json', import.meta.url), 'utf8')),
+    );
+    const run = PRESETS.demo;
+    expect(estimateRun(tiny, { ...run, recompute: 'off' }, browser).totalBytes).toBeLessThanOrEqual(
+      KEEP_ACTIVATIONS_BYTES,
+    );
+    expect(recomputes(tiny, run)).toBe(false);
+    expect(recomputes(tiny, { ...run, recompute: 'on' })).toBe(true);
+    expect(recomputes(cfg('qwen3-0.6b'), { ...run, recompute: 'off' })).toBe(false);
+    // A config written before 'auto' holds a boolean.
+    expect(recomputes(tiny, { ...run, recompute: true as unknown as 'on' })).toBe(true);
+    expect(recomputes(cfg('qwen3-0.6b'), { ...run, recompute: false as unknown as 'off' })).toBe(false);
   });
 
   it('the KV budget splits a batch of rollouts whose cache would not fit it', () => {

@@ -38,9 +38,9 @@ async function estimateAndPeak(config: SelfPlayConfig, base: BaseModel, env: Env
 }
 
 describe.each([
-  ['separate', true],
-  ['lora', true],
-  ['lora', false],
+  ['separate', 'on'],
+  ['lora', 'on'],
+  ['lora', 'off'],
 ] as const)('estimate vs measured, %s policies, recompute %s', (policies, recompute) => {
   it('the estimate is within 20% of the pool high-water mark', async () => {
     const config = makeConfig('smoke', {
