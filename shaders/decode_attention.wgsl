@@ -20,7 +20,7 @@ override W_FORMAT: u32 = FORMAT_F32;
 const PAIRS = 4u;       // (query head, dim) pairs of the attention output per thread, at most
 
 struct Params {
-  rows: u32, Hkv: u32, cap: u32, len: u32, step: u32, eps: f32, scale: f32,
+  rows: u32, Hkv: u32, cap: u32, len0: u32, eps: f32, scale: f32,
   freqAt: u32, normAt: u32, qNormAt: u32, kNormAt: u32, biasQ: u32, biasK: u32, biasV: u32,
   loraQ: u32, loraK: u32, loraV: u32, loraScale: f32,
 }
@@ -58,8 +58,8 @@ fn weight(which: u32, i: u32) -> f32 {
 
 
 /** Key (or value) element d of cache slot j of this (row, kv head); slot `len` is the one just computed. */
-fn cached(isValue: bool, slot: u32, j: u32, d: u32) -> f32 {
-  if (j == p.len) { return proj[(GROUP + select(0u, 1u, isValue)) * DH + d]; }
+fn cached(isValue: bool, slot: u32, j: u32, d: u32, len: u32) -> f32 {
+  if (j == len) { return proj[(GROUP + select(0u, 1u, isValue)) * DH + d]; }
   let i = (slot * p.cap + j) * DH + d;
   if (isValue) { return vCache[i]; }
   return kCache[i];
@@ -103,9 +103,10 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid:
   normAndRotate(lid, b);
   // k and v into the cache.
   let slot = b * p.Hkv + kvh;
+  let len = cacheLen();
   for (var d = lid; d < DH; d += WG) {
-    kCache[(slot * p.cap + p.len) * DH + d] = proj[nq + d];
-    vCache[(slot * p.cap + p.len) * DH + d] = proj[nq + DH + d];
+    kCache[(slot * p.cap + len) * DH + d] = proj[nq + d];
+    vCache[(slot * p.cap + len) * DH + d] = proj[nq + DH + d];
   }
   // Attention of the group's query heads over keys keyStart..len, WG keys at a time (an online softmax across
   // blocks): thread t scores key j0 + t for every head; thread h < GROUP updates head h's running max; thread t
@@ -117,14 +118,14 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid:
     headSum[lid] = 0.0;
   }
   var acc: array<f32, PAIRS>;
-  for (var j0 = first; j0 <= p.len; j0 += WG) {
+  for (var j0 = first; j0 <= len; j0 += WG) {
     let j = j0 + lid;
-    let n = min(WG, p.len + 1u - j0);
+    let n = min(WG, len + 1u - j0);
     for (var hh = 0u; hh < GROUP; hh++) {
       var s = -3.0e38;
-      if (j <= p.len) {
+      if (j <= len) {
         var dot = 0.0;
-        for (var d = 0u; d < DH; d++) { dot += proj[hh * DH + d] * cached(false, slot, j, d); }
+        for (var d = 0u; d < DH; d++) { dot += proj[hh * DH + d] * cached(false, slot, j, d, len); }
         s = p.scale * dot;
       }
       scores[hh * WG + lid] = s;
@@ -152,7 +153,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid:
         let hh = pair / DH;
         let d = pair % DH;
         var a = acc[k] * headCorr[hh];
-        for (var t = 0u; t < n; t++) { a += scores[hh * WG + t] * cached(true, slot, j0 + t, d); }
+        for (var t = 0u; t < n; t++) { a += scores[hh * WG + t] * cached(true, slot, j0 + t, d, len); }
         acc[k] = a;
       }
     }

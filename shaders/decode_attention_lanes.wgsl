@@ -22,7 +22,7 @@ const CHUNK = 64u;      // (head, dim) output sums a lane keeps per pass over th
 const MAXH = 16u;       // query heads per kv head, at most
 
 struct Params {
-  rows: u32, Hkv: u32, cap: u32, len: u32, step: u32, eps: f32, scale: f32,
+  rows: u32, Hkv: u32, cap: u32, len0: u32, eps: f32, scale: f32,
   freqAt: u32, normAt: u32, qNormAt: u32, kNormAt: u32, biasQ: u32, biasK: u32, biasV: u32,
   loraQ: u32, loraK: u32, loraV: u32, loraScale: f32,
   // The hidden size as a uniform, not a constant: unrolled over a constant D, lavapipe took 6x longer to build
@@ -106,7 +106,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane
   normAndRotate(lane, b);
   // k and v into the cache, then a barrier: every lane reads the new key and value back with the cached ones.
   let slot = b * p.Hkv + kvh;
-  let newest = ((slot * p.cap + p.len) * DH) / 4u;
+  let len = cacheLen();
+  let newest = ((slot * p.cap + len) * DH) / 4u;
   for (var d4 = lane; d4 < DH / 4u; d4 += WG) {
     kCache[newest + d4] = proj4(nq + 4u * d4);
     vCache[newest + d4] = proj4(nq + DH + 4u * d4);
@@ -125,7 +126,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane
     var l = array<f32, MAXH>();
     var acc = array<vec4f, CHUNK / 4u>();
     for (var hh = 0u; hh < nh; hh++) { m[hh] = -3.0e38; }
-    for (var j = first + lane; j <= p.len; j += WG) {
+    for (var j = first + lane; j <= len; j += WG) {
       let kb = ((slot * p.cap + j) * DH) / 4u;
       var sc = array<f32, MAXH>();
       for (var d4 = 0u; d4 < DH / 4u; d4++) {

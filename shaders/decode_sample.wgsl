@@ -2,8 +2,8 @@
 // exactly as shaders/sample.wgsl samples (lib/sample_row.wgsl), then what decode_embed.wgsl would do with it at
 // the start of the next step, so the next step starts at its first layer: the token's embedding row,
 // x[r, :] = table[id, :] (the table stored f32, f16 or bf16: W_FORMAT), and the row's stop flag set when the
-// token is a stop id. A stopped row (lib/decode_rows.wgsl's state layout: flags at 2 rows + r) still gets a
-// token, as from sample.wgsl, and nothing else.
+// token is a stop id; and it advances the state's step (lib/decode_rows.wgsl's layout: flags at 2 rows + r, the
+// step at 3 rows). A stopped row still gets a token, as from sample.wgsl, and nothing else.
 #include "lib/packed16.wgsl"
 struct Params { B: u32, V: u32, temperature: f32, topP: f32, rows: u32, D: u32, stopAt: u32 }
 #include "lib/params.wgsl"
@@ -30,6 +30,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   storageBarrier(); // every thread has read the flag before thread 0 may set it below
   sampleRow(r, lid);
   let id = workgroupUniformLoad(&picked);
+  if (r == 0u && lid == 0u) { state[3u * p.rows] += 1u; } // the next step's (lib/decode_rows.wgsl)
   if (stopped) { return; }
   for (var c = lid; c < p.D; c += WG) { x[r * p.D + c] = embeddingAt(id, c); }
   if (lid == 0u && isStopId(id)) { state[flag] = 1u; }

@@ -4,8 +4,11 @@
 // head dim (where p.qNormAt is not NONE) and RoPE of q and k at the row's position (pairs i, i + DH/2 of each head;
 // normAndRotate). The includer declares, in workgroup memory, `proj` (the group's q heads, then k, then v, DH
 // each), `headScale: array<f32, GROUP + 1u>` and `xa: array<f32, 3u * R>` (scale times the adapters' A products);
-// the overrides WG, DH, GROUP and R; Params with eps, qNormAt, kNormAt, freqAt, step, biasQ/K/V and loraQ/K/V; and
+// the overrides WG, DH, GROUP and R; Params with eps, qNormAt, kNormAt, freqAt, len0, biasQ/K/V and loraQ/K/V; and
 // includes lib/rope_turns.wgsl and lib/decode_rows.wgsl.
+
+/** The cache's length at this step: where the step's key and value go (p.len0: its length at step 0). */
+fn cacheLen() -> u32 { return p.len0 + stepNow(); }
 
 /** Where LoRA adapter `which` (0 q, 1 k, 2 v) is in the state, or NONE. */
 fn loraOf(which: u32) -> u32 {
@@ -68,7 +71,7 @@ fn normAndRotate(t: u32, b: u32) {
     }
     workgroupBarrier();
   }
-  let pos = basePosOf(b) + i32(p.step);
+  let pos = basePosOf(b) + i32(stepNow());
   let half = DH / 2u;
   for (var i2 = t; i2 < (GROUP + 1u) * half; i2 += WG) {
     let i = i2 % half;

@@ -19,12 +19,12 @@ import { bf16ArrayToF32, f16ArrayToF32, f32ArrayToBf16, f32ArrayToF16, f32ToBf16
 import type { GpuHost } from './host/types.ts';
 import type { Profile } from './profile.ts';
 import { Scopes } from './scopes.ts';
-import { DispatchStream, type DispatchSpec, type StreamCounters } from './stream.ts';
+import { DispatchStream, type DispatchSpec, type PreparedDispatch, type StreamCounters } from './stream.ts';
 import { Tape, type TapeNode } from './tape.ts';
 import { BYTES_PER_ELEMENT, Storage, Tensor, numel, shapeString, type DType, type HostArray } from './tensor.ts';
 
 export { GpuLimitError, GpuRuntimeError, GpuUnavailableError, type EngineInfo } from './device.ts';
-export type { DispatchSpec } from './stream.ts';
+export type { DispatchSpec, PreparedDispatch } from './stream.ts';
 
 /** Workgroup size of shaders/fill.wgsl. */
 const FILL_WG = 256;
@@ -257,6 +257,24 @@ export class Engine {
   /** Records one compute dispatch into the open batch; submits automatically when the batch is full. */
   dispatch(spec: DispatchSpec): void {
     this.stream.dispatch(spec);
+  }
+
+  /**
+   * Prepares a dispatch to record many times unchanged: its pipeline, uniform and bind group are made once
+   * (stream.ts). The tensors it binds must stay alive until `release`.
+   */
+  prepare(spec: DispatchSpec): PreparedDispatch {
+    return this.stream.prepare(spec);
+  }
+
+  /** Records a prepared dispatch into the open batch. */
+  dispatchPrepared(d: PreparedDispatch): void {
+    this.stream.record(d);
+  }
+
+  /** Frees what a prepared dispatch holds (its uniform buffer). */
+  release(d: PreparedDispatch): void {
+    this.stream.release(d);
   }
 
   /**

@@ -38,6 +38,17 @@ export interface DispatchSpec {
   workgroups: readonly [number, number?, number?];
 }
 
+/** A dispatch prepared once and recorded many times unchanged (DispatchStream.prepare). */
+export interface PreparedDispatch {
+  /** `shader.entry`, for the profile. */
+  readonly kernel: string;
+  readonly pipeline: GPUComputePipeline;
+  readonly bindGroup: GPUBindGroup;
+  readonly workgroups: readonly [number, number, number];
+  /** Its own uniform buffer with its params (null where the entry has none), freed by `release`. */
+  readonly uniform: GPUBuffer | null;
+}
+
 /** Counters for benchmarks and tests. */
 export interface StreamCounters {
   dispatches: number;
@@ -91,57 +102,99 @@ export class DispatchStream {
   /** Records one compute dispatch into the open batch; submits automatically when the batch is full. */
   dispatch(spec: DispatchSpec): void {
     this.health.assertNotLost();
-    if (this.dispatches >= this.maxDispatches) this.flush();
-    const profile = this.profile;
-    const phase = profile?.dispatchPhase(`${spec.shader}.${spec.entry ?? 'main'}`);
-    if (profile && this.encoder && phase !== this.batchPhase) this.flush();
+    const phase = this.open(`${spec.shader}.${spec.entry ?? 'main'}`);
     const entry = spec.entry ?? 'main';
     const { pipeline, layout, iface } = this.pipeline(spec.shader, entry, spec.constants);
+    const offset = this.dispatches * this.uniformStride;
+    if (iface.entries.get(entry)!.uniform) writeParams(this.arenaView, offset, spec, iface);
+    const entries = this.bindGroupEntries(spec, iface, this.arena!, offset);
+    this.recordInto(pipeline, this.device.createBindGroup({ layout, entries }), spec.workgroups, phase);
+  }
+
+  /**
+   * Prepares a dispatch that is recorded many times unchanged (the steps of a decoding call): its pipeline, a
+   * uniform buffer of its own holding its params, and its bind group are made here once, so that recording it
+   * (`record`) makes nothing. What it binds must stay allocated until `release`.
+   */
+  prepare(spec: DispatchSpec): PreparedDispatch {
+    const entry = spec.entry ?? 'main';
+    const { pipeline, layout, iface } = this.pipeline(spec.shader, entry, spec.constants);
+    let uniform: GPUBuffer | null = null;
+    if (iface.entries.get(entry)!.uniform) {
+      const data = new ArrayBuffer(uniformSize(iface));
+      writeParams(new DataView(data), 0, spec, iface);
+      uniform = this.pool.acquire(data.byteLength, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST);
+      this.device.queue.writeBuffer(uniform, 0, data);
+    }
+    const entries = this.bindGroupEntries(spec, iface, uniform, 0);
+    const [x, y = 1, z = 1] = spec.workgroups;
+    return {
+      kernel: `${spec.shader}.${entry}`,
+      pipeline,
+      bindGroup: this.device.createBindGroup({ layout, entries }),
+      workgroups: [x, y, z],
+      uniform,
+    };
+  }
+
+  /** Records a prepared dispatch into the open batch. */
+  record(d: PreparedDispatch): void {
+    this.health.assertNotLost();
+    this.recordInto(d.pipeline, d.bindGroup, d.workgroups, this.open(d.kernel));
+  }
+
+  /** Frees a prepared dispatch's uniform buffer (reusable once the work recorded so far completes). */
+  release(d: PreparedDispatch): void {
+    if (d.uniform) this.pool.release(d.uniform);
+  }
+
+  /** Opens a batch if none is open (submitting a full one first); returns the dispatch's profile phase. */
+  private open(kernel: string): string | undefined {
+    if (this.dispatches >= this.maxDispatches) this.flush();
+    const profile = this.profile;
+    const phase = profile?.dispatchPhase(kernel);
+    if (profile && this.encoder && phase !== this.batchPhase) this.flush();
     if (!this.encoder) {
       this.encoder = this.device.createCommandEncoder();
       this.pass = this.encoder.beginComputePass();
       this.arena = this.pool.acquire(this.arenaData.byteLength, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST);
       if (phase) this.batchPhase = phase;
     }
-    const entries = this.bindGroupEntries(spec, iface);
-    const bindGroup = this.device.createBindGroup({ layout, entries });
+    return phase;
+  }
+
+  private recordInto(
+    pipeline: GPUComputePipeline,
+    bindGroup: GPUBindGroup,
+    workgroups: readonly [number, number?, number?],
+    phase: string | undefined,
+  ): void {
     const pass = this.pass!;
     pass.setPipeline(pipeline);
     pass.setBindGroup(0, bindGroup);
-    const [x, y = 1, z = 1] = spec.workgroups;
+    const [x, y = 1, z = 1] = workgroups;
     pass.dispatchWorkgroups(x, y, z);
     this.dispatches++;
     this.counters.dispatches++;
-    profile?.count('dispatches', 1, phase);
+    this.profile?.count('dispatches', 1, phase);
   }
 
   /**
-   * The bind group entries of a dispatch: writes its params into the arena as the uniform struct lays them
-   * out and orders its buffers by binding number; throws on a missing or extra name.
+   * The bind group entries of a dispatch, its buffers ordered by binding number (the uniform at `offset` of
+   * `uniform`, where its params were written); throws on a missing or extra name.
    */
-  private bindGroupEntries(spec: DispatchSpec, iface: KernelInterface): GPUBindGroupEntry[] {
+  private bindGroupEntries(
+    spec: DispatchSpec,
+    iface: KernelInterface,
+    uniform: GPUBuffer | null,
+    offset: number,
+  ): GPUBindGroupEntry[] {
     const entry = spec.entry ?? 'main';
     const io = iface.entries.get(entry)!;
     const entries: GPUBindGroupEntry[] = [];
     const params = spec.params ?? {};
     if (io.uniform) {
-      const offset = this.dispatches * this.uniformStride;
-      iface.params.forEach((field, k) => {
-        const v = params[field.name];
-        if (v === undefined) throw contractError(iface, entry, `no value for param '${field.name}'`, paramList(iface));
-        const at = offset + 4 * k;
-        if (field.type === 'f32') this.arenaView.setFloat32(at, v, true);
-        else if (!Number.isInteger(v)) {
-          throw contractError(iface, entry, `param '${field.name}' is ${field.type} but got ${v}`, paramList(iface));
-        } else if (field.type === 'u32') this.arenaView.setUint32(at, v >>> 0, true);
-        else this.arenaView.setInt32(at, v, true);
-      });
-      if (Object.keys(params).length !== iface.params.length) {
-        const extra = Object.keys(params).find((k) => !iface.params.some((fd) => fd.name === k));
-        throw contractError(iface, entry, `unknown param '${extra}'`, paramList(iface));
-      }
-      const size = Math.max(16, Math.ceil((iface.params.length * 4) / 16) * 16);
-      entries.push({ binding: io.uniform.binding, resource: { buffer: this.arena!, offset, size } });
+      entries.push({ binding: io.uniform.binding, resource: { buffer: uniform!, offset, size: uniformSize(iface) } });
     } else if (spec.params && Object.keys(params).length > 0) {
       throw contractError(iface, entry, 'takes no params (it does not use the uniform)', '');
     }
@@ -250,6 +303,31 @@ export class DispatchStream {
       this.modules.set(shader, k);
     }
     return k;
+  }
+}
+
+/** Bytes of a kernel's uniform struct (its fields are 4 bytes each, the struct a multiple of 16). */
+function uniformSize(iface: KernelInterface): number {
+  return Math.max(16, Math.ceil((iface.params.length * 4) / 16) * 16);
+}
+
+/** Writes a dispatch's params at `offset` of `view` as its uniform struct lays them out; throws on a missing or extra one. */
+function writeParams(view: DataView, offset: number, spec: DispatchSpec, iface: KernelInterface): void {
+  const entry = spec.entry ?? 'main';
+  const params = spec.params ?? {};
+  iface.params.forEach((field, k) => {
+    const v = params[field.name];
+    if (v === undefined) throw contractError(iface, entry, `no value for param '${field.name}'`, paramList(iface));
+    const at = offset + 4 * k;
+    if (field.type === 'f32') view.setFloat32(at, v, true);
+    else if (!Number.isInteger(v)) {
+      throw contractError(iface, entry, `param '${field.name}' is ${field.type} but got ${v}`, paramList(iface));
+    } else if (field.type === 'u32') view.setUint32(at, v >>> 0, true);
+    else view.setInt32(at, v, true);
+  });
+  if (Object.keys(params).length !== iface.params.length) {
+    const extra = Object.keys(params).find((k) => !iface.params.some((fd) => fd.name === k));
+    throw contractError(iface, entry, `unknown param '${extra}'`, paramList(iface));
   }
 }
 

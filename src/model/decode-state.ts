@@ -4,6 +4,7 @@
 // all of them and stay within WebGPU's 8 storage buffers per kernel. The parameters are copied in when the
 // call starts (they may have been trained since the last call), on the GPU, without a dispatch.
 import type { Tensor } from '../gpu/tensor.ts';
+import type { StepProgram } from './decode-program.ts';
 import { ropeFrequencies } from '../gpu/ops/rope.ts';
 import type { ModelConfig } from './config.ts';
 import type { CausalLM } from './decoder.ts';
@@ -49,6 +50,11 @@ export class DecodeState {
   readonly layers: LayerOffsets[];
   /** Words of the whole state. */
   readonly words: number;
+  /** The steps' dispatches for the current batch and cache (decode-step.ts makes them), or null. */
+  program: StepProgram | null = null;
+  /** Whether rowsX holds the next step's embedded rows (decodeSample made them, no step has taken them). */
+  embedded = false;
+  private x: Tensor | null = null;
 
   /** Words the state of `rows` rows and `stops` stop ids takes for this model. */
   static words(model: CausalLM, rows: number, stops: number): number {
@@ -83,20 +89,41 @@ export class DecodeState {
     e.copyInto(this.buffer, copies);
   }
 
-  /** Sets the rows' first keys, base positions and stop flags (slot k of the batch: entry k of each). */
-  setRows(keyStart: ArrayLike<number>, basePos: ArrayLike<number>, stopped: ArrayLike<boolean>): void {
+  /**
+   * Sets the rows' first keys, base positions and stop flags (slot k of the batch: entry k of each), and the
+   * call's step: the next step to decode (after the writes the GPU has done so far).
+   */
+  setRows(keyStart: ArrayLike<number>, basePos: ArrayLike<number>, stopped: ArrayLike<boolean>, step: number): void {
     const n = keyStart.length;
-    const words = new Uint32Array(3 * this.rows);
+    const words = new Uint32Array(3 * this.rows + 1);
     const signed = new Int32Array(words.buffer);
     for (let k = 0; k < n; k++) {
       signed[k] = keyStart[k]!;
       signed[this.rows + k] = basePos[k]!;
       words[2 * this.rows + k] = stopped[k] ? 1 : 0;
     }
+    words[3 * this.rows] = step;
     this.model.engine.writeWords(this.buffer, 0, words);
   }
 
+  /** The rows' embeddings [n, hidden] the steps read and update (made anew, not embedded, when n changes). */
+  rowsX(n: number): Tensor {
+    if (this.x?.shape[0] !== n) {
+      this.program?.dispose();
+      this.program = null;
+      this.x?.dispose();
+      const e = this.model.engine;
+      this.x = e.keep(e.empty([n, this.model.cfg.hidden]));
+      this.embedded = false;
+    }
+    return this.x;
+  }
+
   dispose(): void {
+    this.program?.dispose();
+    this.program = null;
+    this.x?.dispose();
+    this.x = null;
     this.buffer.dispose();
   }
 }
@@ -108,7 +135,7 @@ export class DecodeState {
 export function stateWords(cfg: ModelConfig, rows: number, stops: number, adapterFloats: number): number {
   const bias = cfg.attentionBias ? (cfg.heads + 2 * cfg.kvHeads) * cfg.headDim : 0;
   const perLayer = 2 * cfg.hidden + (cfg.qkNorm ? 2 * cfg.headDim : 0) + bias;
-  return 3 * rows + 1 + stops + cfg.headDim + cfg.layers * perLayer + cfg.hidden + adapterFloats;
+  return 3 * rows + 2 + stops + cfg.headDim + cfg.layers * perLayer + cfg.hidden + adapterFloats;
 }
 
 /** Where everything goes in the state, and the parameter copies that fill it. */
@@ -116,7 +143,7 @@ function layout(model: CausalLM, rows: number, stops: number) {
   const c = model.cfg;
   const copies: { src: Tensor; at: number }[] = [];
   const layers: LayerOffsets[] = [];
-  let words = 3 * rows;
+  let words = 3 * rows + 1; // the rows' keyStart, basePos and stop flags, then the step (lib/decode_rows.wgsl)
   const place = (src: Tensor | undefined): number => {
     if (!src) return NONE;
     if (src.dtype !== 'f32')

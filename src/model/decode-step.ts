@@ -8,13 +8,16 @@
 // round 7). A row that sampled a stop id is flagged on the GPU and left alone by every later kernel, so the host
 // can read the tokens back every few steps without paying for stopped rows. Same numbers as CausalLM.hidden +
 // logits up to the order of f32 sums (test/unit/model/decode-step.gpu.test.ts).
+import type { DispatchSpec } from '../gpu/engine.ts';
 import type { Tensor } from '../gpu/tensor.ts';
 import { shardedEmbedding } from '../gpu/ops/embedding.ts';
 import { storageFormat } from '../gpu/ops/packed.ts';
 import { rmsnorm } from '../gpu/ops/rmsnorm.ts';
 import { checkSampleInputs, SAMPLE_WG } from '../gpu/ops/sample.ts';
 import { subgroupsOf8 } from '../gpu/ops/util.ts';
+import { copy2d } from '../gpu/ops/vocab_head.ts';
 import type { CausalLM, KVCache } from './decoder.ts';
+import { StepProgram } from './decode-program.ts';
 import { type DecodeKernels, DecodeState, NONE } from './decode-state.ts';
 
 export type { DecodeKernels };
@@ -144,15 +147,20 @@ export function fusedDecodeState(model: CausalLM, rows: number, stopIds: readonl
   return fusedDecodeMisfit(model, rows) === null ? new DecodeState(model, rows, stopIds, decodeKernels(model)) : null;
 }
 
+/** A step's input already embedded: the state's rows (DecodeState.rowsX) hold it, made by the last decodeSample. */
+export const EMBEDDED = 'embedded' as const;
+
 /**
- * One decoding step of the `n` live rows (slot k of the state is row k): their tokens `ids` (i32 [n], on the
- * GPU or the host) in, logits [n, vocab] out; appends each row's key and value at the cache's length. `step`
- * counts the call's steps (a row's token is at position basePos + step). A vocabulary split across bindings
- * needs the ids on the host.
+ * One decoding step of the `n` live rows (slot k of the state is row k): their tokens in (ids, i32 [n], on the
+ * GPU or the host, or EMBEDDED), logits [n, vocab] out; appends each row's key and value at the cache's length.
+ * The step's position and cache slot come from the state (lib/decode_rows.wgsl): `step`, the call's step count,
+ * must be what the state holds (decode_sample advances it; the host sets it at a read: DecodeState.setRows).
+ * A vocabulary split across bindings needs the ids on the host. The logits belong to the state when the fused
+ * head applies (valid until the next step: do not dispose them), else to the caller.
  */
 export function decodeStep(
   st: DecodeState,
-  ids: Tensor | Int32Array | Embedded,
+  ids: Tensor | Int32Array | typeof EMBEDDED,
   n: number,
   cache: KVCache,
   step: number,
@@ -160,9 +168,6 @@ export function decodeStep(
   const leave = st.model.engine.profile?.enterOuter(`forward ${st.model.profileName}`, n);
   try {
     return fusedStep(st, ids, n, cache, step);
-  } catch (err) {
-    if (!(ids instanceof Int32Array) && 'x' in ids) ids.x.dispose(); // the step owns the rows it was given
-    throw err;
   } finally {
     leave?.();
   }
@@ -170,7 +175,7 @@ export function decodeStep(
 
 function fusedStep(
   st: DecodeState,
-  ids: Tensor | Int32Array | Embedded,
+  ids: Tensor | Int32Array | typeof EMBEDDED,
   n: number,
   cache: KVCache,
   step: number,
@@ -178,21 +183,71 @@ function fusedStep(
   const model = st.model;
   const e = model.engine;
   const c = model.cfg;
+  // The rows' embeddings: made by the last step's decodeSample, or looked up here.
+  const x = st.rowsX(n);
+  if (ids === EMBEDDED) {
+    if (!st.embedded) throw new Error('piplay: decodeStep: the rows were not embedded by the last step');
+  } else embedRows(st, ids, n, x);
+  st.embedded = false;
+  const len0 = cache.length - step;
+  // The step's dispatches, made once for this batch and cache and recorded every step (a one-piece table; with a
+  // vocabulary across bindings the ids come from the host and the rows are embedded anew, so as they are).
+  let program = st.program;
+  if (!program?.serves(n, cache, len0, x)) {
+    program?.dispose();
+    st.program = null;
+    program = st.program = new StepProgram(e, n, cache, len0, x, (bufs) => stepSpecs(st, n, cache, len0, x, bufs), {
+      o: [n, c.heads * c.headDim],
+      act: [n, c.intermediate],
+      logits: fusedHead(model, n) ? [n, c.vocabSize] : null,
+    });
+  }
+  program.run();
+  cache.length += 1;
+  if (program.logits) return program.logits;
+  const h = rmsnorm(x, model.param('model.norm.weight'), c.rmsEps);
+  return model.logits(h);
+}
+
+/** Whether the LM head runs as decode_matvec (a table in one binding, its logits within one). */
+function fusedHead(model: CausalLM, n: number): boolean {
+  const c = model.cfg;
+  return (
+    model.lmHeadShards.length === 1 &&
+    4 * n * c.vocabSize <= maxBinding(model) &&
+    Math.ceil(c.vocabSize / MATVEC_COLS) <= model.engine.info.limits.maxComputeWorkgroupsPerDimension
+  );
+}
+
+/**
+ * The dispatches of one step over `n` rows: per layer the attention half (decode_attention) and three matvecs
+ * (o_proj + residual, gate/up + SwiGLU, down_proj + residual), then the LM head where it is fused (into
+ * bufs.logits). They read the rows' embeddings `x` and update them in place.
+ */
+function stepSpecs(
+  st: DecodeState,
+  n: number,
+  cache: KVCache,
+  len0: number,
+  x: Tensor,
+  bufs: { o: Tensor; act: Tensor; logits: Tensor | null },
+): DispatchSpec[] {
+  const model = st.model;
+  const c = model.cfg;
   const D = c.hidden;
   const state = st.buffer;
   const lora = model.lora;
   const R = lora?.opts.rank ?? 1;
   const loraScale = lora?.scale ?? 0;
-  // The rows' embeddings: made by the last step's decodeSample, or looked up here.
-  const x = ids instanceof Int32Array || !('x' in ids) ? embedRows(st, ids, n) : ids.x;
   const group = c.heads / c.kvHeads;
   const tile = Math.min(TILE_ROWS, n);
   const lanes = st.kernels === 'lanes';
+  const specs: DispatchSpec[] = [];
   const matvec = (entry: string, K: number, N: number, params: object, bindings: Record<string, Tensor>) => {
     const w = bindings['w']!;
     const all = { rows: st.rows, n, K, N, eps: c.rmsEps, normAt: 0, lora: NONE, lora2: NONE, loraScale, ...params };
     if (lanes) {
-      e.dispatch({
+      specs.push({
         shader: 'decode_matvec_lanes',
         entry,
         constants: { WG: LANES, R, W_FORMAT: format(w) },
@@ -203,7 +258,7 @@ function fusedStep(
       return;
     }
     const cols = entry === 'gated' ? MATVEC_COLS / 2 : MATVEC_COLS;
-    e.dispatch({
+    specs.push({
       shader: 'decode_matvec',
       entry,
       constants: { WG, TILE_ROWS: tile, R, W_FORMAT: format(w) },
@@ -212,12 +267,12 @@ function fusedStep(
       workgroups: [Math.ceil(N / cols), Math.ceil(n / tile)],
     });
   };
+  const { o, act } = bufs;
   for (let l = 0; l < c.layers; l++) {
     const pre = `model.layers.${l}`;
     const at = st.layers[l]!;
     const wq = model.param(`${pre}.self_attn.q_proj.weight`);
-    const o = e.empty([n, c.heads * c.headDim]);
-    e.dispatch({
+    specs.push({
       shader: lanes ? 'decode_attention_lanes' : 'decode_attention',
       constants: lanes
         ? { WG: LANES, DH: c.headDim, GROUP: group, R, W_FORMAT: format(wq) }
@@ -226,8 +281,7 @@ function fusedStep(
         rows: st.rows,
         Hkv: c.kvHeads,
         cap: cache.capacity,
-        len: cache.length,
-        step,
+        len0,
         eps: c.rmsEps,
         scale: 1 / Math.sqrt(c.headDim),
         freqAt: st.freqAt,
@@ -262,8 +316,6 @@ function fusedStep(
       { lora: at.lora.o },
       { inp: o, w: model.param(`${pre}.self_attn.o_proj.weight`), x },
     );
-    o.dispose();
-    const act = e.empty([n, c.intermediate]);
     matvec(
       'gated',
       D,
@@ -278,29 +330,11 @@ function fusedStep(
       { lora: at.lora.down },
       { inp: act, w: model.param(`${pre}.mlp.down_proj.weight`), x },
     );
-    act.dispose();
   }
-  cache.length += 1;
-  const head = model.lmHeadShards;
-  const headGroups = Math.ceil(c.vocabSize / MATVEC_COLS);
-  if (
-    head.length > 1 ||
-    4 * n * c.vocabSize > maxBinding(model) ||
-    headGroups > e.info.limits.maxComputeWorkgroupsPerDimension
-  ) {
-    const h = rmsnorm(x, model.param('model.norm.weight'), c.rmsEps);
-    x.dispose();
-    return model.logits(h);
+  if (bufs.logits) {
+    matvec('head', D, c.vocabSize, { normAt: st.finalNorm }, { x, w: model.lmHeadShards[0]!, y: bufs.logits });
   }
-  const logits = e.empty([n, c.vocabSize]);
-  matvec('head', D, c.vocabSize, { normAt: st.finalNorm }, { x, w: head[0]!, y: logits });
-  x.dispose();
-  return logits;
-}
-
-/** A step's input already embedded: x [n, hidden] (decodeStep takes it over and frees it). */
-export interface Embedded {
-  x: Tensor;
+  return specs;
 }
 
 /** Whether decodeSample can embed this model's tokens (its table is one binding). */
@@ -319,7 +353,7 @@ export function decodeSample(
   logits: Tensor,
   n: number,
   opts: { temperature: number; topP: number; uniforms: Tensor },
-): { ids: Tensor; logprobs: Tensor; x: Tensor } {
+): { ids: Tensor; logprobs: Tensor } {
   const model = st.model;
   const e = model.engine;
   const c = model.cfg;
@@ -328,7 +362,7 @@ export function decodeSample(
   checkSampleInputs(logits, n, c.vocabSize, opts);
   const ids = e.empty([n], 'i32');
   const logprobs = e.empty([n]);
-  const x = e.empty([n, c.hidden]);
+  const x = st.rowsX(n);
   e.dispatch({
     shader: 'decode_sample',
     constants: { WG: SAMPLE_WG, W_FORMAT: format(table[0]!) },
@@ -344,24 +378,27 @@ export function decodeSample(
     bindings: { logits, uniforms: opts.uniforms, ids, logprobs, table: table[0]!, state: st.buffer, x },
     workgroups: e.grid(n, 1),
   });
-  return { ids, logprobs, x };
+  st.embedded = true;
+  return { ids, logprobs };
 }
 
 /**
- * The rows' embeddings [n, hidden]: decode_embed (which also flags rows whose token is a stop id) where the
- * table is one binding, else the general sharded lookup of host ids.
+ * The rows' embeddings into x [n, hidden]: decode_embed (which also flags rows whose token is a stop id) where the
+ * table is one binding, else the general sharded lookup of host ids, copied in.
  */
-function embedRows(st: DecodeState, ids: Tensor | Int32Array, n: number): Tensor {
+function embedRows(st: DecodeState, ids: Tensor | Int32Array, n: number, x: Tensor): void {
   const model = st.model;
   const e = model.engine;
   const D = model.cfg.hidden;
   const table = model.vocabShards('model.embed_tokens.weight');
-  const onGpu = ids instanceof Int32Array ? e.tensor(ids, [n], 'i32') : ids;
   if (table.length > 1) {
     if (!(ids instanceof Int32Array)) throw new Error('piplay: a vocabulary split across bindings needs host ids');
-    return shardedEmbedding(table, onGpu, ids);
+    e.tidy(() =>
+      copy2d(shardedEmbedding(table, e.tensor(ids, [n], 'i32'), ids), x, { R: 1, C: n * D, sStride: 0, dStride: 0 }),
+    );
+    return;
   }
-  const x = e.empty([n, D]);
+  const onGpu = ids instanceof Int32Array ? e.tensor(ids, [n], 'i32') : ids;
   e.dispatch({
     shader: 'decode_embed',
     constants: { WG, W_FORMAT: format(table[0]!) },
@@ -369,5 +406,5 @@ function embedRows(st: DecodeState, ids: Tensor | Int32Array, n: number): Tensor
     bindings: { ids: onGpu, table: table[0]!, state: st.buffer, x },
     workgroups: [Math.ceil(D / WG), n],
   });
-  return x;
+  if (ids instanceof Int32Array) onGpu.dispose();
 }

@@ -19,7 +19,7 @@ import type { ModelConfig } from './config.ts';
 import type { CausalLM, KVCache } from './decoder.ts';
 import type { Tensor } from '../gpu/tensor.ts';
 import { sample } from '../gpu/ops/sample.ts';
-import { decodeSample, decodeStep, type Embedded, fusedDecodeState, samplesEmbed } from './decode-step.ts';
+import { decodeSample, decodeStep, EMBEDDED, fusedDecodeState, samplesEmbed } from './decode-step.ts';
 import type { DecodeState } from './decode-state.ts';
 
 /** Tokens (rows x time steps) of one chunk of a prompt prefill. */
@@ -203,15 +203,16 @@ export class GenerationSession {
     let fused: DecodeState | null = null;
     try {
       fused = fusedDecodeState(model, B, [...stopIds]);
-      // The rows' first keys, positions and stop flags, written before the prefill, whose sampler (on the fused
-      // step) flags a row whose first token is a stop id, and again at every read.
-      const setRows = () =>
+      // The rows' first keys, positions and stop flags and the next step, written before the prefill, whose
+      // sampler (on the fused step) flags a row whose first token is a stop id, and again at every read.
+      const setRows = (next: number) =>
         fused?.setRows(
           slots.map((b) => keyStart[b]!),
           slots.map((b) => L - keyStart[b]! - 1),
           slots.map((b) => done[b]!),
+          next,
         );
-      setRows();
+      setRows(0);
       // The prompts go into the cache a chunk of time steps at a time, so the prefill holds one chunk's
       // intermediates ([rows x chunk] tokens), not those of every prompt token.
       const chunk = Math.max(1, Math.floor((opts.prefillTokens ?? PREFILL_TOKENS) / B));
@@ -242,8 +243,8 @@ export class GenerationSession {
       const every = readInterval(model, opts, fused !== null);
       // Records the decoding steps from `first` on, `count` of them but none past the tokens a row may have. A
       // step's input: host ids, or the last step's results on the GPU (its ids, or on the fused step the rows the
-      // sampler already embedded, which the step takes over).
-      const decodeSteps = (first: number, count: number, input: Int32Array | Embedded | Sampled): Sampled[] => {
+      // sampler already embedded in the state).
+      const decodeSteps = (first: number, count: number, input: Int32Array | typeof EMBEDDED | Sampled): Sampled[] => {
         const out: Sampled[] = [];
         try {
           for (let at = first; at < first + count && at < opts.maxNewTokens; at++) {
@@ -251,12 +252,15 @@ export class GenerationSession {
             let stepLogits: () => Tensor;
             if (fused) {
               const st = fused;
-              const x = 'takeEmbedded' in input ? input.takeEmbedded() : null;
-              const fromLast = x ? { x } : 'takeEmbedded' in input ? input.ids : input;
+              const fromLast =
+                typeof input === 'object' && 'takeEmbedded' in input
+                  ? input.takeEmbedded()
+                    ? EMBEDDED
+                    : input.ids
+                  : input;
               stepLogits = () => decodeStep(st, fromLast, n, cache, at);
             } else {
-              if (!(input instanceof Int32Array || 'takeEmbedded' in input))
-                throw new Error('piplay: embedded rows need the fused step');
+              if (input === EMBEDDED) throw new Error('piplay: embedded rows need the fused step');
               const stepIds = input instanceof Int32Array ? input : input.ids;
               const positions = Int32Array.from(slots, (b) => L - keyStart[b]! + at - 1);
               const rowStarts = Int32Array.from(slots, (b) => keyStart[b]!);
@@ -272,7 +276,6 @@ export class GenerationSession {
           }
         } catch (err) {
           for (const o of out) o.dispose();
-          if (!(input instanceof Int32Array) && !('takeEmbedded' in input)) input.x.dispose();
           throw err;
         }
         return out;
@@ -285,10 +288,7 @@ export class GenerationSession {
         for (;;) {
           // The last step's embedded rows outlive the read: the next step starts from them if no row leaves.
           const carried = pending[pending.length - 1]!.takeEmbedded();
-          const host = await this.readBack(pending).catch((err: unknown) => {
-            carried?.dispose();
-            throw err;
-          });
+          const host = await this.readBack(pending);
           let stopped = false;
           for (const [i, next] of host.entries()) {
             slots.forEach((b, k) => {
@@ -324,10 +324,7 @@ export class GenerationSession {
               break;
             }
           }
-          if (stopped || step >= opts.maxNewTokens) {
-            carried?.dispose();
-            break;
-          }
+          if (stopped || step >= opts.maxNewTokens) break;
           // At a read the batch may shrink; the next step's ids are the last step's, from the host.
           const last = host[host.length - 1]!;
           let keep = slots.map((_, k) => k);
@@ -341,9 +338,8 @@ export class GenerationSession {
           const ids = Int32Array.from(keep, (k) => last.ids[k]!);
           const whole = keep.length === slots.length;
           slots = keep.map((k) => slots[k]!);
-          setRows();
-          if (!whole) carried?.dispose();
-          pending = decodeSteps(step, every, carried && whole ? { x: carried } : ids);
+          setRows(step);
+          pending = decodeSteps(step, every, carried && whole ? EMBEDDED : ids);
         }
       } finally {
         for (const p of pending) p.dispose();
@@ -423,26 +419,25 @@ export class GenerationSession {
         // On the fused step the sampler also embeds the tokens for the next step (decodeSample).
         if (fused && samplesEmbed(this.model)) {
           const s = decodeSample(fused, logits, slots.length, how);
-          return { ids: e.keep(s.ids), logprobs: e.keep(s.logprobs), x: e.keep(s.x) };
+          return { ids: e.keep(s.ids), logprobs: e.keep(s.logprobs), embedded: true };
         }
         const s = sample(logits, how);
-        return { ids: e.keep(s.ids), logprobs: e.keep(s.logprobs), x: null };
+        return { ids: e.keep(s.ids), logprobs: e.keep(s.logprobs), embedded: false };
       }),
     );
-    let x: Tensor | null = out.x;
+    let embedded = out.embedded;
     return {
       ids: out.ids,
       logprobs: out.logprobs,
       draws,
       takeEmbedded: () => {
-        const taken = x;
-        x = null;
+        const taken = embedded;
+        embedded = false;
         return taken;
       },
       dispose: () => {
         out.ids.dispose();
         out.logprobs.dispose();
-        x?.dispose();
       },
     };
   }
@@ -466,8 +461,8 @@ interface Sampled {
   ids: Tensor;
   logprobs: Tensor;
   draws: number[];
-  /** The rows' embeddings for the next step where the fused sampler made them (null after the first call). */
-  takeEmbedded(): Tensor | null;
+  /** Whether the fused sampler embedded the next step's rows in the state (true once: the next step takes them). */
+  takeEmbedded(): boolean;
   dispose(): void;
 }
 

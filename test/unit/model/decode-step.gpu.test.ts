@@ -24,6 +24,7 @@ import { initWeights, tinyConfig } from '../../../src/model/init.ts';
 import { LoraSet } from '../../../src/model/lora.ts';
 import { subgroupsOf8 } from '../../../src/gpu/ops/util.ts';
 import { sample } from '../../../src/gpu/ops/sample.ts';
+import { scale } from '../../../src/gpu/ops/elementwise.ts';
 import { expectClose } from '../../helpers/compare.ts';
 import { testEngine } from '../../helpers/engine.ts';
 import { randint, randn } from '../../helpers/random.ts';
@@ -126,19 +127,22 @@ describe.each(KERNELS.flatMap((kernels) => CASES.map((c) => ({ ...c, kernels }))
         }),
       );
       const st = new DecodeState(model, B, [], decodeKernels(model));
-      st.setRows(
-        keyStart,
-        Array.from(keyStart, (s) => L - s - 1),
-        LENS.map(() => false),
-      );
       for (let step = 1; step <= STEPS; step++) {
+        // The step comes from the state (decode_sample advances it; here the host sets it).
+        st.setRows(
+          keyStart,
+          Array.from(keyStart, (s) => L - s - 1),
+          LENS.map(() => false),
+          step,
+        );
         const next = randint(B, V, 10 + step);
         const [want, got] = e.noGrad(() =>
           e.tidy(() => {
             const pos = Int32Array.from(keyStart, (s) => L - s + step - 1);
             const w = model.logits(model.hidden({ ids: next, batch: B, time: 1, positions: pos, keyStart }, general));
+            // The fused head's logits are the state's (valid until the next step): a copy is kept.
             const g = decodeStep(st, e.tensor(next, [B], 'i32'), B, fused, step);
-            return [e.keep(w), e.keep(g)];
+            return [e.keep(w), e.keep(scale(g, 1))];
           }),
         );
         const [wl, gl] = await e.readAll([want, got]);
@@ -170,9 +174,10 @@ describe('the fused decoding step', () => {
   it('a row whose token is a stop id is flagged and left alone: its cache slot stays unwritten', async () => {
     const model = randomModel(CASES[0]!);
     const cache = model.newCache(2, 4);
+    for (const t of [...cache.keys, ...cache.values]) e.fill(t, 0);
     const stop = 7;
     const st = new DecodeState(model, 2, [3, stop], decodeKernels(model));
-    st.setRows([0, 0], [-1, -1], [false, false]);
+    st.setRows([0, 0], [-1, -1], [false, false], 1);
     e.noGrad(() => e.tidy(() => decodeStep(st, e.tensor([stop, 5], [2], 'i32'), 2, cache, 1)));
     const [flags, keys] = await e.readAll([st.buffer, cache.keys[0]!]);
     expect(Array.from(flags!.slice(4, 6))).toEqual([1, 0]);
@@ -207,10 +212,12 @@ describe('the fused decoding step', () => {
         // Row 1's token is a stop id; row 3 stopped earlier (the host's flag).
         const stop = wantIds![1]!;
         const st = new DecodeState(model, n, [stop], decodeKernels(model));
-        st.setRows([0, 0, 0, 0, 0], [0, 0, 0, 0, 0], [false, false, false, true, false]);
+        st.setRows([0, 0, 0, 0, 0], [0, 0, 0, 0, 0], [false, false, false, true, false], 4);
         const got = decodeSample(st, logits, n, { ...how, uniforms });
-        const [ids, logprobs, x, state] = await e.readAll([got.ids, got.logprobs, got.x, st.buffer]);
+        const [ids, logprobs, x, state] = await e.readAll([got.ids, got.logprobs, st.rowsX(n), st.buffer]);
         expect(Array.from(ids!)).toEqual(Array.from(wantIds!));
+        expect(state![3 * n], 'the next step').toBe(5);
+        expect(st.embedded).toBe(true);
         expect(Array.from(logprobs!)).toEqual(Array.from(wantLogprobs!));
         const D = llama.hidden;
         for (let r = 0; r < n; r++) {
@@ -222,7 +229,7 @@ describe('the fused decoding step', () => {
             Array.from(table.slice(id * D, (id + 1) * D)),
           );
         }
-        for (const t of [want.ids, want.logprobs, got.ids, got.logprobs, got.x]) t.dispose();
+        for (const t of [want.ids, want.logprobs, got.ids, got.logprobs]) t.dispose();
         st.dispose();
       }
       for (const t of [logits, uniforms]) t.dispose();
@@ -243,10 +250,40 @@ describe('the fused decoding step', () => {
     const model = randomModel(CASES[5]!);
     const cache = model.newCache(3, 4);
     const st = new DecodeState(model, 3, [], decodeKernels(model));
-    st.setRows([0, 0, 0], [-1, -1, -1], [false, false, false]);
+    st.setRows([0, 0, 0], [-1, -1, -1], [false, false, false], 1);
     const before = e.counters.dispatches;
     e.noGrad(() => e.tidy(() => decodeStep(st, e.tensor([1, 2, 3], [3], 'i32'), 3, cache, 1)));
     expect(e.counters.dispatches - before).toBe(4 * model.cfg.layers + 2);
+    st.dispose();
+    cache.dispose();
+    model.dispose();
+  });
+
+  // The steps' bind groups are made with the batch's first step; later steps make one each, for their embedding
+  // (decode_embed binds the step's ids), and the same dispatches.
+  it('makes the bind groups of a batch once, at its first step', async () => {
+    const model = randomModel(CASES[5]!);
+    const cache = model.newCache(3, 8);
+    const st = new DecodeState(model, 3, [], decodeKernels(model));
+    const made: number[] = [];
+    const device = e.device as GPUDevice & { createBindGroup: GPUDevice['createBindGroup'] };
+    const create = device.createBindGroup;
+    let count = 0;
+    device.createBindGroup = (d) => {
+      count++;
+      return create.call(device, d);
+    };
+    try {
+      for (let step = 1; step <= 4; step++) {
+        st.setRows([0, 0, 0], [-1, -1, -1], [false, false, false], step);
+        count = 0;
+        e.noGrad(() => e.tidy(() => decodeStep(st, e.tensor([1, 2, step], [3], 'i32'), 3, cache, step)));
+        made.push(count);
+      }
+    } finally {
+      device.createBindGroup = create;
+    }
+    expect(made).toEqual([4 * model.cfg.layers + 2, 1, 1, 1]);
     st.dispose();
     cache.dispose();
     model.dispose();
