@@ -58,8 +58,8 @@ export interface StreamCounters {
 }
 
 export class DispatchStream {
-  /** Per `shader:entry`, per constants key: the pipeline and its bind-group layout (asked of Dawn once). */
-  private pipelines = new Map<string, Map<string, { pipeline: GPUComputePipeline; layout: GPUBindGroupLayout }>>();
+  /** Per shader and entry, a tree of its constants' values: the pipeline and its bind-group layout (made once). */
+  private pipelines = new Map<string, Map<string, PipelineNode>>();
   private modules = new Map<string, { module: GPUShaderModule; iface: KernelInterface }>();
 
   // The open batch: one command encoder with one compute pass, and its uniform arena.
@@ -102,7 +102,7 @@ export class DispatchStream {
   /** Records one compute dispatch into the open batch; submits automatically when the batch is full. */
   dispatch(spec: DispatchSpec): void {
     this.health.assertNotLost();
-    const phase = this.open(`${spec.shader}.${spec.entry ?? 'main'}`);
+    const phase = this.open(spec);
     const entry = spec.entry ?? 'main';
     const { pipeline, layout, iface } = this.pipeline(spec.shader, entry, spec.constants);
     const offset = this.dispatches * this.uniformStride;
@@ -140,7 +140,7 @@ export class DispatchStream {
   /** Records a prepared dispatch into the open batch. */
   record(d: PreparedDispatch): void {
     this.health.assertNotLost();
-    this.recordInto(d.pipeline, d.bindGroup, d.workgroups, this.open(d.kernel));
+    this.recordInto(d.pipeline, d.bindGroup, d.workgroups, this.open(d));
   }
 
   /** Frees a prepared dispatch's uniform buffer (reusable once the work recorded so far completes). */
@@ -149,10 +149,10 @@ export class DispatchStream {
   }
 
   /** Opens a batch if none is open (submitting a full one first); returns the dispatch's profile phase. */
-  private open(kernel: string): string | undefined {
+  private open(d: DispatchSpec | PreparedDispatch): string | undefined {
     if (this.dispatches >= this.maxDispatches) this.flush();
     const profile = this.profile;
-    const phase = profile?.dispatchPhase(kernel);
+    const phase = profile?.dispatchPhase('kernel' in d ? d.kernel : `${d.shader}.${d.entry ?? 'main'}`);
     if (profile && this.encoder && phase !== this.batchPhase) this.flush();
     if (!this.encoder) {
       this.encoder = this.device.createCommandEncoder();
@@ -254,13 +254,21 @@ export class DispatchStream {
     constants?: Record<string, number | boolean>,
   ): { pipeline: GPUComputePipeline; layout: GPUBindGroupLayout; iface: KernelInterface } {
     const kernel = this.kernel(shader);
-    const name = `${shader}:${entry}`;
-    let byConstants = this.pipelines.get(name);
-    if (!byConstants) this.pipelines.set(name, (byConstants = new Map()));
-    const ckey = constantsKey(constants);
-    const hit = byConstants.get(ckey);
-    if (hit) return { ...hit, iface: kernel.iface };
-    const key = `${name}:${ckey}`;
+    // The constants' values walk a tree (in the order given), so that finding a made pipeline builds no string.
+    let byEntry = this.pipelines.get(shader);
+    if (!byEntry) this.pipelines.set(shader, (byEntry = new Map()));
+    let node: PipelineNode | undefined = byEntry.get(entry);
+    if (!node) byEntry.set(entry, (node = { next: new Map(), made: null }));
+    for (const k in constants) {
+      let byValue: Map<number | boolean, PipelineNode> | undefined = node.next.get(k);
+      if (!byValue) node.next.set(k, (byValue = new Map()));
+      const v = constants[k]!;
+      let child: PipelineNode | undefined = byValue.get(v);
+      if (!child) byValue.set(v, (child = { next: new Map(), made: null }));
+      node = child;
+    }
+    if (node.made) return { ...node.made, iface: kernel.iface };
+    const key = `${shader}:${entry}:${constantsKey(constants)}`;
     const { module, iface } = kernel;
     if (!iface.entries.has(entry)) {
       throw contractError(
@@ -287,9 +295,8 @@ export class DispatchStream {
       layout: 'auto',
       compute: { module, entryPoint: entry, constants: numeric },
     });
-    const made = { pipeline, layout: pipeline.getBindGroupLayout(0) };
-    byConstants.set(ckey, made);
-    return { ...made, iface };
+    node.made = { pipeline, layout: pipeline.getBindGroupLayout(0) };
+    return { ...node.made, iface };
   }
 
   /** The compiled module of a shader and its interface, made once per device. */
@@ -331,7 +338,13 @@ function writeParams(view: DataView, offset: number, spec: DispatchSpec, iface: 
   }
 }
 
-/** A set of constants as a cache key, `A=1,B=true` in the order given (cheaper per dispatch than JSON). */
+/** A node of a shader entry's pipeline tree: one more constant's value per level. */
+interface PipelineNode {
+  next: Map<string, Map<number | boolean, PipelineNode>>;
+  made: { pipeline: GPUComputePipeline; layout: GPUBindGroupLayout } | null;
+}
+
+/** A set of constants as a pipeline's label, `A=1,B=true` in the order given. */
 function constantsKey(constants?: Record<string, number | boolean>): string {
   let key = '';
   if (constants) for (const k in constants) key += `${k}=${constants[k]},`;

@@ -195,3 +195,30 @@ describe('dispatch by name', () => {
     expect(refused).toBe(checked);
   });
 });
+
+describe('pipelines', () => {
+  it('are made once per shader, entry and constants, whichever object carries the constants', async () => {
+    const e = await testEngine();
+    const device = e.device as GPUDevice & { createComputePipeline: GPUDevice['createComputePipeline'] };
+    const create = device.createComputePipeline;
+    const made: string[] = [];
+    device.createComputePipeline = (d) => {
+      made.push(d.label ?? '');
+      return create.call(device, d);
+    };
+    const out = e.empty([64]);
+    const fill = (constants: Record<string, number>, bits: number) =>
+      e.dispatch({ shader: 'fill', constants, params: { words: 64, bits }, bindings: { out }, workgroups: [1] });
+    try {
+      fill({ WG: 64 }, 1);
+      fill({ WG: 64 }, 2); // another object, the same values
+      fill({ WG: 32 }, 3);
+      fill({ WG: 64 }, 4);
+      await e.sync();
+    } finally {
+      device.createComputePipeline = create;
+    }
+    expect(made).toEqual(['fill:main:WG=64,', 'fill:main:WG=32,']);
+    out.dispose();
+  });
+});
