@@ -191,14 +191,16 @@ export class GenerationSession {
     // prefill runs over the last W columns, where every row's new tokens lie.
     const movable = this.kept?.cache.relayout ? this.kept.rows : null;
     const reuse = rows.map((r, b) => Math.min(lens[b]! - 1, movable?.get(r)?.count ?? 0));
-    const W = Math.max(...lens.map((n, b) => n - reuse[b]!));
-    const cache = this.cacheFor(rows, reuse, keyStart, L + opts.maxNewTokens);
+    const fresh = lens.map((n, b) => n - reuse[b]!);
+    const W = Math.max(...fresh);
+    // Row k of the cache (and of each step's batch) holds batch row slots[k], the rows with the most new tokens
+    // first: a chunk of the prefill runs only the rows with new tokens in it, the first ones (below). Finished
+    // rows stay in the batch until at most half of it is still decoding; then the cache keeps only the live rows
+    // (but for a kept cache on the fused step, below).
+    let slots = rows.map((_, b) => b).sort((a, b) => fresh[b]! - fresh[a]! || a - b);
+    const cache = this.cacheFor(rows, slots, reuse, keyStart, L + opts.maxNewTokens);
     cache.length = L - W;
     let keepCache = this.options.keepCache === true;
-    // Row k of the cache (and of each step's batch) holds batch row slots[k]. Finished rows stay in the
-    // batch until at most half of it is still decoding; then the cache keeps only the live rows (but for a kept
-    // cache on the fused step, below).
-    let slots = rows.map((_, b) => b);
     // The fused step where it applies (src/model/decode-step.ts): its rows' state follows the slots.
     let fused: DecodeState | null = null;
     try {
@@ -214,7 +216,9 @@ export class GenerationSession {
         );
       setRows(0);
       // The prompts go into the cache a chunk of time steps at a time, so the prefill holds one chunk's
-      // intermediates ([rows x chunk] tokens), not those of every prompt token.
+      // intermediates ([rows x chunk] tokens), not those of every prompt token. A chunk runs the first m cache
+      // rows, those with new tokens in it (a row's new tokens are its last ones; the rest of its columns hold
+      // cached tokens or left padding, never read): the cache's first m rows serve a batch of m.
       const chunk = Math.max(1, Math.floor((opts.prefillTokens ?? PREFILL_TOKENS) / B));
       // Step results stay on the GPU until read: each step's ids feed the next one there.
       const prefill = this.record(
@@ -223,11 +227,16 @@ export class GenerationSession {
           let T = 0;
           for (let t0 = L - W; t0 < L; t0 += chunk) {
             T = Math.min(chunk, L - t0);
+            const m = slots.filter((b) => L - fresh[b]! < t0 + T).length;
             h?.dispose();
             const cols = (a: Int32Array) =>
-              Int32Array.from({ length: B * T }, (_, i) => a[Math.floor(i / T) * L + t0 + (i % T)]!);
-            h = model.hidden({ ids: cols(ids), batch: B, time: T, positions: cols(positions), keyStart }, cache);
-            this.prefilled += B * T;
+              Int32Array.from({ length: m * T }, (_, i) => a[slots[Math.floor(i / T)]! * L + t0 + (i % T)]!);
+            const starts = Int32Array.from(slots.slice(0, m), (b) => keyStart[b]!);
+            h = model.hidden(
+              { ids: cols(ids), batch: m, time: T, positions: cols(positions), keyStart: starts },
+              cache,
+            );
+            this.prefilled += m * T;
           }
           return model.logitsAt(
             h!,
@@ -364,17 +373,18 @@ export class GenerationSession {
   }
 
   /**
-   * The cache of a call over `rows`: the kept one laid out anew (row b's `reuse[b]` cached tokens moved to start
-   * at keyStart[b]), or a new one when nothing is reused.
+   * The cache of a call over `rows`, row k holding batch row slots[k]: the kept one laid out anew (batch row b's
+   * `reuse[b]` cached tokens moved to start at keyStart[b]), or a new one when nothing is reused.
    */
-  private cacheFor(rows: number[], reuse: number[], keyStart: Int32Array, capacity: number): KVCache {
+  private cacheFor(rows: number[], slots: number[], reuse: number[], keyStart: Int32Array, capacity: number): KVCache {
     const kept = this.kept;
     this.kept = null;
     if (!kept?.cache.relayout || reuse.every((n) => n === 0)) {
       kept?.cache.dispose();
       return this.model.newCache(rows.length, capacity);
     }
-    const moves = rows.map((r, b) => {
+    const moves = slots.map((b) => {
+      const r = rows[b]!;
       const c = kept.rows.get(r);
       const count = reuse[b]!;
       return c && count > 0

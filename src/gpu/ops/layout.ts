@@ -28,7 +28,7 @@ export function swapAxes12(x: Tensor): Tensor {
 
 /**
  * keys[b, h, start + t, :] = k[b, t, h, :] and values[...] = v[b, t, h, :] for k and v [B, Tnew, H, Dh] and
- * caches [B, H, capacity, Dh]: one dispatch per layer and step. No autograd.
+ * caches [B', H, capacity, Dh] (B' >= B: rows past B are left alone): one dispatch per layer and step. No autograd.
  */
 export function kvAppend(k: Tensor, v: Tensor, keys: Tensor, values: Tensor, start: number): void {
   const e = k.engine;
@@ -36,8 +36,10 @@ export function kvAppend(k: Tensor, v: Tensor, keys: Tensor, values: Tensor, sta
   const [B, Tnew, H, Dh] = k.shape as [number, number, number, number];
   expect(v, 'kvAppend values', { shape: [B, Tnew, H, Dh], dtype: 'f32' });
   const capacity = keys.shape[2]!;
-  expect(keys, 'kvAppend key cache', { shape: [B, H, capacity, Dh], dtype: 'f32' });
-  expect(values, 'kvAppend value cache', { shape: [B, H, capacity, Dh], dtype: 'f32' });
+  // A cache may hold more rows than the batch: the batch's rows are its first B.
+  const rows = Math.max(B, keys.shape[0]!);
+  expect(keys, 'kvAppend key cache', { shape: [rows, H, capacity, Dh], dtype: 'f32' });
+  expect(values, 'kvAppend value cache', { shape: [rows, H, capacity, Dh], dtype: 'f32' });
   if (start + Tnew > capacity) {
     throw new Error(`piplay: KV cache full: ${start} + ${Tnew} tokens exceed its capacity of ${capacity}`);
   }

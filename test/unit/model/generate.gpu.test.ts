@@ -271,12 +271,14 @@ describe.each([
     try {
       await withNewCachesFilled(0, () => session.run({ ...opts([stop]), readEvery: 8 }));
       expect(session.sequences[0]!.stop).toBe('stop-id');
-      const { cache } = (session as unknown as { kept: { cache: KVCache } }).kept;
+      const { cache, rows } = (session as unknown as { kept: { cache: KVCache; rows: Map<number, { row: number }> } })
+        .kept;
       const L = Math.max(...PROMPTS.map((p) => p.length));
       const [, H, cap, Dh] = cache.keys[0]!.shape as [number, number, number, number];
       const keys = await cache.keys[0]!.readF32();
+      const row = rows.get(0)!.row; // the cache row of sequence 0
       for (let h = 0; h < H; h++) {
-        const from = (h * cap + L) * Dh;
+        const from = ((row * H + h) * cap + L) * Dh;
         expect(
           Array.from(keys.slice(from, from + 7 * Dh)).every((v) => v === 0),
           `head ${h}`,
@@ -285,6 +287,49 @@ describe.each([
     } finally {
       session.dispose();
     }
+  });
+
+  // A chunk of the prefill runs only the rows with new tokens in it: in chunks of one time step, a call prefills
+  // exactly its new tokens (the prompts without their left padding, then each reply and last sampled token).
+  it('a prefill in chunks of one time step runs only the new tokens, as the whole prefill decodes', async () => {
+    const full = await generate(model, PROMPTS, opts());
+    const stop = pickStopIds(full);
+    const replies = PROMPTS.map((_, i) => Array.from(randint(1 + (i % 4), V, 500 + i)));
+    const turns = async (prefillTokens?: number) => {
+      const session = new GenerationSession(model, PROMPTS, { keepCache: true });
+      const o: GenerateOptions = { ...opts(stop), maxNewTokens: 5, random: rng(19), readEvery: 2, prefillTokens };
+      const prefilled: number[] = [];
+      const fresh: number[] = [];
+      const run = async (which: number[]) => {
+        const before = session.prefilled;
+        const lens = which.map((r) => session.sequences[r]!.ids.length);
+        await session.run(o, which);
+        prefilled.push(session.prefilled - before);
+        return lens;
+      };
+      try {
+        await run(PROMPTS.map((_, i) => i));
+        fresh.push(PROMPTS.reduce((n, p) => n + p.length, 0));
+        session.sequences.forEach((_, k) => session.append(k, replies[k]!));
+        await run([4, 0, 2, 5]);
+        fresh.push([4, 0, 2, 5].reduce((n, r) => n + replies[r]!.length + 1, 0));
+      } finally {
+        session.dispose();
+      }
+      return { seqs: session.sequences, prefilled, fresh };
+    };
+    const whole = await turns();
+    const rows = await turns(1);
+    // (On the general ops rows that left the batch lose their cache: they are prefilled whole again.)
+    expect(rows.prefilled[0]).toBe(rows.fresh[0]);
+    if (path === 'fused') expect(rows.prefilled[1]).toBe(rows.fresh[1]);
+    expect(whole.prefilled[1]).toBeGreaterThan(rows.prefilled[1]!);
+    rows.seqs.forEach((s, i) => {
+      const w = whole.seqs[i]!;
+      expect(s.ids, `row ${i} ids`).toEqual(w.ids);
+      expect(s.stop, `row ${i} stop`).toBe(w.stop);
+      s.logprobs.forEach((lp, t) => expect(lp, `row ${i} log-prob ${t}`).toBeCloseTo(w.logprobs[t]!, 4));
+    });
   });
 
   it('a prefill in chunks of two time steps gives every row the same ids and log-probs', async () => {
