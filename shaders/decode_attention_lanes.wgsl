@@ -4,12 +4,13 @@ enable subgroups;
 // for a CPU driver, where a workgroup runs as SIMD lanes on one core and every barrier switches between its lanes'
 // saved states. One workgroup per (kv head, row) is one subgroup of WG lanes (the host runs this kernel only where
 // subgroups are exactly WG wide). Each lane owns q/k/v columns and reads its weights 8 at a time as vec4 words
-// (lib/weights8.wgsl); the row's inputs are read at addresses every lane shares (one load for all lanes). The
+// (lib/weights8.wgsl); the normed row is read once, spread over the lanes, and shared by subgroupShuffle (a CPU
+// driver loads storage lane by lane: reading it again for every column cost as much as the weights). The
 // attention splits the keys across the lanes (key first + lane, first + lane + WG, ...), each lane keeping its
 // own online softmax for the group's heads, and merges the lanes with subgroup reductions (as
 // attention_split_fwd.wgsl does): M = max m, L = sum l exp(m - M), o = sum acc exp(m - M) / L. A few barriers
-// per workgroup share the projections, none per key. D is a multiple of 8; DH a multiple of 4 up to CHUNK; GROUP
-// at most MAXH.
+// per workgroup share the projections, none per key. D is a multiple of 8 up to 8 WG MAXI; DH a multiple of 4 up to
+// CHUNK; GROUP at most MAXH.
 #include "lib/packed16.wgsl"
 #include "lib/weights8.wgsl"
 #include "lib/rope_turns.wgsl"
@@ -20,6 +21,7 @@ override R: u32 = 1u;   // LoRA rank (1 without adapters)
 override W_FORMAT: u32 = FORMAT_F32;
 const CHUNK = 64u;      // (head, dim) output sums a lane keeps per pass over the keys
 const MAXH = 16u;       // query heads per kv head, at most
+const MAXI = 16u;       // groups of eight of the normed row a lane holds: hidden sizes up to 8 WG MAXI
 
 struct Params {
   rows: u32, Hkv: u32, cap: u32, len0: u32, eps: f32, scale: f32,
@@ -64,15 +66,6 @@ fn state8(i: u32) -> Eight {
   );
 }
 
-/** Elements 8g .. 8g + 7 of RMSNorm(x)[b] (s: the row's 1 / rms). */
-fn normed8(b: u32, s: f32, g: u32) -> Eight {
-  let i = (b * p.D) / 4u + 2u * g;
-  let n = state8(p.normAt + 8u * g);
-  return Eight(x[i] * s * n.lo, x[i + 1u] * s * n.hi);
-}
-
-
-
 /** proj[at .. at + 3] as a vec4. */
 fn proj4(at: u32) -> vec4f { return vec4f(proj[at], proj[at + 1u], proj[at + 2u], proj[at + 3u]); }
 
@@ -81,26 +74,61 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane
   let kvh = wid.x;
   let b = wid.y;
   if (stoppedRow(b)) { return; } // uniform per workgroup
+  // The normed row, spread over the lanes: lane t holds its groups g = WG i + t (eight elements each) in `mine`,
+  // and every dot product below takes group g from its owner by subgroupShuffle. The row and the norm weights are
+  // read from storage once, not once per output column.
+  let groups = p.D / 8u;
+  let nI = (groups + WG - 1u) / WG;
+  var mine: array<Eight, MAXI>;
   var ss = 0.0;
-  for (var k = 0u; k < p.D / 4u; k++) { ss += dot(x[(b * p.D) / 4u + k], x[(b * p.D) / 4u + k]); }
-  let s = 1.0 / sqrt(ss / f32(p.D) + p.eps);
-  // The adapters' rank-wide products: the lanes split the (adapter, rank) pairs.
-  for (var t = lane; t < 3u * R; t += WG) {
-    let at = loraOf(t / R);
-    var acc = 0.0;
-    if (at != NONE) {
-      for (var g = 0u; g < p.D / 8u; g++) { acc += dot8(normed8(b, s, g), state8(at + (t % R) * p.D + 8u * g)); }
+  for (var i = 0u; i < nI; i++) {
+    let g = i * WG + lane;
+    var e8 = Eight(vec4f(0.0), vec4f(0.0));
+    if (g < groups) { e8 = Eight(x[(b * p.D) / 4u + 2u * g], x[(b * p.D) / 4u + 2u * g + 1u]); }
+    ss += dot8(e8, e8);
+    mine[i] = e8;
+  }
+  let s = 1.0 / sqrt(subgroupAdd(ss) / f32(p.D) + p.eps);
+  for (var i = 0u; i < nI; i++) {
+    let g = i * WG + lane;
+    if (g < groups) {
+      let n = state8(p.normAt + 8u * g);
+      mine[i] = Eight(mine[i].lo * s * n.lo, mine[i].hi * s * n.hi);
     }
-    xa[t] = acc * p.loraScale;
+  }
+  // The adapters' rank-wide products: the lanes split the (adapter, rank) pairs.
+  if (p.loraQ != NONE || p.loraK != NONE || p.loraV != NONE) {
+    for (var t0 = 0u; t0 < 3u * R; t0 += WG) {
+      let t = min(t0 + lane, 3u * R - 1u); // lanes past the end repeat the last pair and store nothing
+      let at = loraOf(t / R);
+      var acc = 0.0;
+      for (var i = 0u; i < nI; i++) {
+        let m = mine[i];
+        for (var u = 0u; u < WG; u++) {
+          let g = i * WG + u;
+          let xg = Eight(subgroupShuffle(m.lo, u), subgroupShuffle(m.hi, u));
+          if (g < groups && at != NONE) { acc += dot8(xg, state8(at + (t % R) * p.D + 8u * g)); }
+        }
+      }
+      if (t0 + lane < 3u * R) { xa[t0 + lane] = acc * p.loraScale; }
+    }
   }
   workgroupBarrier();
   // proj: the group's q heads, then k, then v of head kvh (projColumn), with biases and adapters.
   let nq = GROUP * DH;
-  for (var c = lane; c < nq + 2u * DH; c += WG) {
-    let col = projColumn(kvh, c);
+  let nc = nq + 2u * DH;
+  for (var c0 = 0u; c0 < nc; c0 += WG) {
+    let col = projColumn(kvh, min(c0 + lane, nc - 1u)); // lanes past the end repeat the last column, store nothing
     var acc = 0.0;
-    for (var g = 0u; g < p.D / 8u; g++) { acc += dot8(normed8(b, s, g), weights(col.x, col.y, g)); }
-    proj[c] = withBiasAndAdapter(col.x, col.y, p.D, acc);
+    for (var i = 0u; i < nI; i++) {
+      let m = mine[i];
+      for (var u = 0u; u < WG; u++) {
+        let g = i * WG + u;
+        let xg = Eight(subgroupShuffle(m.lo, u), subgroupShuffle(m.hi, u));
+        if (g < groups) { acc += dot8(xg, weights(col.x, col.y, g)); }
+      }
+    }
+    if (c0 + lane < nc) { proj[c0 + lane] = withBiasAndAdapter(col.x, col.y, p.D, acc); }
   }
   workgroupBarrier();
   normAndRotate(lane, b);

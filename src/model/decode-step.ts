@@ -41,6 +41,8 @@ export function setDecodeKernels(kernels: DecodeKernels | null): void {
 const LANES = 8;
 /** Query heads per kv head that decode_attention_lanes takes at most (its MAXH; head dims up to its CHUNK). */
 const LANES_MAX_GROUP = 16;
+/** Hidden sizes decode_attention_lanes takes at most (8 LANES MAXI: a lane holds MAXI groups of the normed row). */
+const LANES_MAX_HIDDEN = 8 * LANES * 16;
 
 /** The kernels the fused step runs for this model on this device. */
 export function decodeKernels(model: CausalLM): DecodeKernels {
@@ -54,6 +56,7 @@ function lanesMisfit(model: CausalLM): string | null {
   if (!subgroupsOf8(model.engine)) return `the lanes kernels need subgroups of ${LANES} lanes`;
   if (![c.hidden, c.heads * c.headDim, c.intermediate].every((k) => k % 8 === 0))
     return 'a row length is not a multiple of 8';
+  if (c.hidden > LANES_MAX_HIDDEN) return `the lanes kernels take hidden sizes up to ${LANES_MAX_HIDDEN}`;
   const group = c.heads / c.kvHeads;
   // Unrolled over a head dim of 128, decode_attention_lanes took a minute to compile (bench/NOTES.md, round 7).
   if (c.headDim % 4 !== 0 || c.headDim > 64 || group > LANES_MAX_GROUP)

@@ -57,6 +57,11 @@ const CASES: Case[] = [
   { name: 'head dim 128 (128 threads)', cfg: { hidden: 128, heads: 1, kvHeads: 1, headDim: 128, intermediate: 32 } },
   { name: 'LoRA on every projection', cfg: { attentionBias: true }, lora: { rank: 4 } },
   {
+    name: 'hidden 96 (12 groups of eight over 8 lanes), head dim 24, LoRA',
+    cfg: { hidden: 96, headDim: 24, intermediate: 64 },
+    lora: { rank: 4 },
+  },
+  {
     name: 'LoRA on some projections',
     cfg: { qkNorm: true },
     lora: { rank: 3, targets: ['q_proj', 'v_proj', 'down_proj'] },
