@@ -1,6 +1,7 @@
 // A KV cache laid out anew for the next call of a generation session (src/model/generate.ts): row b of the
 // new cache [B, H, capacity, Dh] takes `count` positions of one row of the old cache [*, H, srcCapacity, Dh],
-// from another time offset; every other position is zero. With moves[b] = (srcRow, srcStart, dstStart, count):
+// from another time offset; every other position is left unwritten (no kernel reads a cache position nothing
+// wrote). With moves[b] = (srcRow, srcStart, dstStart, count):
 //   keys[b, h, dstStart + t, d] = srcKeys[srcRow, h, srcStart + t, d]   for 0 <= t < count
 // and the same for values. A row's keys carry RoPE by the row's own positions, not by column, so a run of
 // them may move to any column. A thread per (b, h, t) position copies its Dh numbers.
@@ -20,16 +21,10 @@ fn element(i: u32) {
   let m = moves[i / (p.capacity * p.H)];
   let k = i32(t) - m.z;
   let to = i * p.Dh;
-  if (k >= 0 && k < m.w) {
-    let src = ((u32(m.x) * p.H + h) * p.srcCapacity + u32(m.y + k)) * p.Dh;
-    for (var d = 0u; d < p.Dh; d++) {
-      keys[to + d] = srcKeys[src + d];
-      values[to + d] = srcValues[src + d];
-    }
-  } else {
-    for (var d = 0u; d < p.Dh; d++) {
-      keys[to + d] = 0.0;
-      values[to + d] = 0.0;
-    }
+  if (k < 0 || k >= m.w) { return; }
+  let src = ((u32(m.x) * p.H + h) * p.srcCapacity + u32(m.y + k)) * p.Dh;
+  for (var d = 0u; d < p.Dh; d++) {
+    keys[to + d] = srcKeys[src + d];
+    values[to + d] = srcValues[src + d];
   }
 }

@@ -52,8 +52,8 @@ export interface KVCache {
   keepRows(rows: readonly number[]): void;
   /**
    * Lays the cache out anew with `capacity` positions and a row per move (src/gpu/ops/layout.ts kvMove): row b
-   * keeps the run of positions moves[b] names, moved to its new columns; every other position is zero. One layer
-   * at a time, so the old and new caches are never whole side by side. `length` is left to the caller. A cache
+   * keeps the run of positions moves[b] names, moved to its new columns; every other position is left unwritten
+   * (nothing reads it). One layer at a time, so the old and new caches are never whole side by side. `length` is left to the caller. A cache
    * without it (a test's scripted stand-in) is prefilled whole at every call.
    */
   relayout?(capacity: number, moves: readonly KVMove[]): void;

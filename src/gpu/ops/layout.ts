@@ -63,7 +63,7 @@ export interface KVMove {
 
 /**
  * A layer's keys and values [*, H, srcCapacity, Dh] laid out anew as [moves.length, H, capacity, Dh]: row b holds
- * the run moves[b] describes and zeros elsewhere (shaders/kv_move.wgsl). One dispatch. No autograd.
+ * the run moves[b] describes; other positions are left unwritten (shaders/kv_move.wgsl). One dispatch. No autograd.
  */
 export function kvMove(
   srcKeys: Tensor,
