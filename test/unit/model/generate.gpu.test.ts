@@ -60,14 +60,28 @@ function pickStopIds(seqs: Sequence[]): number[] {
 }
 
 /**
- * Runs `fn` with every new KV cache filled with `value` first (a cache's memory is not cleared: it may hold
- * anything a pooled buffer held before).
+ * Runs `fn` with every new KV cache, and every cache laid out anew for a kept one, filled with `value` first (a
+ * cache's memory is not cleared: it may hold anything a pooled buffer held before).
  */
 async function withNewCachesFilled<T>(value: number, fn: () => Promise<T>): Promise<T> {
   const newCache = model.newCache;
   model.newCache = (batch, capacity) => {
     const cache = newCache.call(model, batch, capacity);
     for (const t of [...cache.keys, ...cache.values]) e.fill(t, value);
+    const relayout = cache.relayout!.bind(cache);
+    cache.relayout = (cap, moves) => {
+      const empty = e.empty;
+      e.empty = (shape, dtype) => {
+        const t = empty.call(e, shape, dtype);
+        if (t.dtype === 'f32') e.fill(t, value);
+        return t;
+      };
+      try {
+        relayout(cap, moves);
+      } finally {
+        e.empty = empty;
+      }
+    };
     return cache;
   };
   try {
