@@ -18,6 +18,7 @@
 import type { ModelConfig } from './config.ts';
 import type { CausalLM, KVCache } from './decoder.ts';
 import type { Tensor } from '../gpu/tensor.ts';
+import { embedding } from '../gpu/ops/embedding.ts';
 import { sample } from '../gpu/ops/sample.ts';
 import { decodeSample, decodeStep, EMBEDDED, fusedDecodeState, samplesEmbed } from './decode-step.ts';
 import type { DecodeState } from './decode-state.ts';
@@ -198,7 +199,21 @@ export class GenerationSession {
     // rows stay in the batch until at most half of it is still decoding; then the cache keeps only the live rows
     // (but for a kept cache on the fused step, below).
     let slots = rows.map((_, b) => b).sort((a, b) => fresh[b]! - fresh[a]! || a - b);
-    const cache = this.cacheFor(rows, slots, reuse, keyStart, L + opts.maxNewTokens);
+    const capacity = L + opts.maxNewTokens;
+    // Rows with the same whole sequence where nothing is cached (a question's rollouts at their first call) are
+    // prefilled once: the first of each (its twin) goes through the model, into a cache of those rows only
+    // (`prefilled`, in slot order), which is then laid out for every row (kv_move), each taking its twin's row
+    // and logits.
+    let twin = this.twins(rows, reuse);
+    let prefilled = slots.filter((b) => twin[b] === b);
+    let cache = this.cacheFor(rows, slots, reuse, keyStart, capacity, prefilled.length);
+    if (prefilled.length < B && !cache.relayout) {
+      cache.dispose();
+      cache = this.model.newCache(B, capacity);
+      twin = rows.map((_, b) => b);
+      prefilled = slots;
+    }
+    const twinRow = (b: number) => prefilled.indexOf(twin[b]!);
     cache.length = L - W;
     let keepCache = this.options.keepCache === true;
     // The fused step where it applies (src/model/decode-step.ts): its rows' state follows the slots.
@@ -227,21 +242,35 @@ export class GenerationSession {
           let T = 0;
           for (let t0 = L - W; t0 < L; t0 += chunk) {
             T = Math.min(chunk, L - t0);
-            const m = slots.filter((b) => L - fresh[b]! < t0 + T).length;
+            const m = prefilled.filter((b) => L - fresh[b]! < t0 + T).length;
             h?.dispose();
             const cols = (a: Int32Array) =>
-              Int32Array.from({ length: m * T }, (_, i) => a[slots[Math.floor(i / T)]! * L + t0 + (i % T)]!);
-            const starts = Int32Array.from(slots.slice(0, m), (b) => keyStart[b]!);
+              Int32Array.from({ length: m * T }, (_, i) => a[prefilled[Math.floor(i / T)]! * L + t0 + (i % T)]!);
+            const starts = Int32Array.from(prefilled.slice(0, m), (b) => keyStart[b]!);
             h = model.hidden(
               { ids: cols(ids), batch: m, time: T, positions: cols(positions), keyStart: starts },
               cache,
             );
             this.prefilled += m * T;
           }
-          return model.logitsAt(
+          if (prefilled.length < B) {
+            // Each row takes its twin's whole row (its tokens lie at keyStart .. L).
+            const moves = slots.map((b) => ({
+              srcRow: twinRow(b),
+              srcStart: keyStart[b]!,
+              dstStart: keyStart[b]!,
+              count: L - keyStart[b]!,
+            }));
+            cache.relayout!(capacity, moves);
+          }
+          const last = model.logitsAt(
             h!,
-            Int32Array.from({ length: B }, (_, b) => b * T + T - 1),
+            Int32Array.from(prefilled, (_, k) => k * T + T - 1),
           );
+          if (prefilled.length === B) return last;
+          // Each row's logits are its twin's (the embedding lookup's gather takes rows more than once).
+          const rowsOf = Int32Array.from(slots, (b) => twinRow(b));
+          return embedding(last, model.engine.tensor(rowsOf, [B], 'i32'), rowsOf);
         },
         opts,
         B,
@@ -374,14 +403,38 @@ export class GenerationSession {
 
   /**
    * The cache of a call over `rows`, row k holding batch row slots[k]: the kept one laid out anew (batch row b's
-   * `reuse[b]` cached tokens moved to start at keyStart[b]), or a new one when nothing is reused.
+   * `reuse[b]` cached tokens moved to start at keyStart[b]), or a new one of `newRows` rows when nothing is reused.
    */
-  private cacheFor(rows: number[], slots: number[], reuse: number[], keyStart: Int32Array, capacity: number): KVCache {
+  /**
+   * For each batch row, the row whose prefill it takes: the first (by batch order) with the same whole sequence
+   * where no row reuses a kept cache; itself otherwise.
+   */
+  private twins(rows: number[], reuse: number[]): number[] {
+    const twin = rows.map((_, b) => b);
+    if (reuse.some((n) => n > 0)) return twin;
+    const first = new Map<string, number>();
+    rows.forEach((r, b) => {
+      const key = this.sequences[r]!.ids.join(',');
+      const at = first.get(key);
+      if (at === undefined) first.set(key, b);
+      else twin[b] = at;
+    });
+    return twin;
+  }
+
+  private cacheFor(
+    rows: number[],
+    slots: number[],
+    reuse: number[],
+    keyStart: Int32Array,
+    capacity: number,
+    newRows: number,
+  ): KVCache {
     const kept = this.kept;
     this.kept = null;
     if (!kept?.cache.relayout || reuse.every((n) => n === 0)) {
       kept?.cache.dispose();
-      return this.model.newCache(rows.length, capacity);
+      return this.model.newCache(newRows, capacity);
     }
     const moves = slots.map((b) => {
       const r = rows[b]!;

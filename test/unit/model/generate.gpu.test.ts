@@ -346,6 +346,41 @@ describe.each([
     });
   });
 
+  // A question's rollouts start from one prompt: it is prefilled once and the other rows copy its cache row.
+  it('rows with the same prompt are prefilled once and decode as when each is prefilled', async () => {
+    const prompts = [0, 1, 0, 2, 1, 0].map((i) => PROMPTS[i + 3]!);
+    const L = Math.max(...prompts.map((p) => p.length));
+    const run = async (relayout: boolean) => {
+      const newCache = model.newCache;
+      if (!relayout) {
+        // A cache that cannot be laid out anew: every row is prefilled.
+        model.newCache = (batch, capacity) => {
+          const cache = newCache.call(model, batch, capacity);
+          delete cache.relayout;
+          return cache;
+        };
+      }
+      const session = new GenerationSession(model, prompts);
+      try {
+        await session.run({ ...opts(), maxNewTokens: 6, random: rng(23), readEvery: 3 });
+        return { seqs: session.sequences, prefilled: session.prefilled };
+      } finally {
+        model.newCache = newCache;
+        session.dispose();
+      }
+    };
+    const each = await run(false);
+    const once = await run(true);
+    expect(each.prefilled).toBe(prompts.length * L);
+    expect(once.prefilled).toBe(3 * L);
+    once.seqs.forEach((s, i) => {
+      const w = each.seqs[i]!;
+      expect(s.ids, `row ${i} ids`).toEqual(w.ids);
+      expect(s.stop, `row ${i} stop`).toBe(w.stop);
+      s.logprobs.forEach((lp, t) => expect(lp, `row ${i} log-prob ${t}`).toBeCloseTo(w.logprobs[t]!, 4));
+    });
+  });
+
   it('a prefill in chunks of two time steps gives every row the same ids and log-probs', async () => {
     const whole = await generate(model, PROMPTS, opts());
     const chunked = await generate(model, PROMPTS, { ...opts(), prefillTokens: 2 * PROMPTS.length });
