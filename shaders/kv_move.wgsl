@@ -1,6 +1,6 @@
 // A KV cache laid out anew for the next call of a generation session (src/model/generate.ts): row b of the
 // new cache [B, H, capacity, Dh] takes `count` positions of one row of the old cache [*, H, srcCapacity, Dh],
-// from another time offset; every other position is left unwritten (no kernel reads a cache position nothing
+// from another time offset; every other position is left unwritten (no kernel uses a cache position nothing
 // wrote). With moves[b] = (srcRow, srcStart, dstStart, count):
 //   keys[b, h, dstStart + t, d] = srcKeys[srcRow, h, srcStart + t, d]   for 0 <= t < count
 // and the same for values. A row's keys carry RoPE by the row's own positions, not by column, so a run of

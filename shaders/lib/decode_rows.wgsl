@@ -7,9 +7,9 @@
 //   [rows, 2 rows)     basePos: the position of the token a row feeds at step 0 (step s feeds basePos + s)
 //   [2 rows, 3 rows)   stopped: nonzero once the row sampled a stop id (the host also sets it at a read);
 //                      every kernel leaves a stopped row alone, so it costs nothing until the host drops it
-//   3 rows             the step whose tokens were embedded last (the host sets it at a read; decode_sample
-//                      advances it as it embeds the next step's tokens): a step's kernels take their position
-//                      and cache slot from it, so every step of a call runs the same params and bind groups
+//   3 rows             the step the next kernels run (the host sets it at a read; decode_sample advances it
+//                      as it embeds the next step's tokens): a step's kernels take their position and cache
+//                      slot from it, so every step of a call runs the same params and bind groups
 //   then the stop ids (a count, then the ids), the RoPE frequencies, and the small parameters of every layer
 //   (norm weights, biases, LoRA adapters) at offsets the host passes in each kernel's params.
 // f32 values are stored as their bits.

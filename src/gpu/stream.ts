@@ -120,21 +120,26 @@ export class DispatchStream {
     const entry = spec.entry ?? 'main';
     const { pipeline, layout, iface } = this.pipeline(spec.shader, entry, spec.constants);
     let uniform: GPUBuffer | null = null;
-    if (iface.entries.get(entry)!.uniform) {
-      const data = new ArrayBuffer(uniformSize(iface));
-      writeParams(new DataView(data), 0, spec, iface);
-      uniform = this.pool.acquire(data.byteLength, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST);
-      this.device.queue.writeBuffer(uniform, 0, data);
+    try {
+      if (iface.entries.get(entry)!.uniform) {
+        const data = new ArrayBuffer(uniformSize(iface));
+        writeParams(new DataView(data), 0, spec, iface);
+        uniform = this.pool.acquire(data.byteLength, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST);
+        this.device.queue.writeBuffer(uniform, 0, data);
+      }
+      const entries = this.bindGroupEntries(spec, iface, uniform, 0);
+      const [x, y = 1, z = 1] = spec.workgroups;
+      return {
+        kernel: `${spec.shader}.${entry}`,
+        pipeline,
+        bindGroup: this.device.createBindGroup({ layout, entries }),
+        workgroups: [x, y, z],
+        uniform,
+      };
+    } catch (err) {
+      if (uniform) this.pool.release(uniform);
+      throw err;
     }
-    const entries = this.bindGroupEntries(spec, iface, uniform, 0);
-    const [x, y = 1, z = 1] = spec.workgroups;
-    return {
-      kernel: `${spec.shader}.${entry}`,
-      pipeline,
-      bindGroup: this.device.createBindGroup({ layout, entries }),
-      workgroups: [x, y, z],
-      uniform,
-    };
   }
 
   /** Records a prepared dispatch into the open batch. */

@@ -5,7 +5,7 @@
 // every step's params and buffers are the same: the rows' embeddings, the cache, the weights, and the step's own
 // intermediates (the attention output, the MLP activations and the logits), which the program owns.
 import type { DispatchSpec, Engine, PreparedDispatch } from '../gpu/engine.ts';
-import type { Tensor } from '../gpu/tensor.ts';
+import { Tensor } from '../gpu/tensor.ts';
 import type { KVCache } from './decoder.ts';
 
 /** Shapes of the step's intermediates; logits null where the LM head is not fused (decode-step.ts). */
@@ -17,8 +17,10 @@ export interface StepShapes {
 
 export class StepProgram {
   /** The step's logits [n, vocab] (null where the head runs as general ops). */
-  readonly logits: Tensor | null;
-  private readonly owned: Tensor[];
+  readonly logits: Tensor | null = null;
+  private readonly owned: Tensor[] = [];
+  /** Every tensor the prepared bind groups hold (checked alive at each run: a freed buffer may be reused). */
+  private readonly bound: Tensor[] = [];
   private readonly keys: readonly Tensor[];
   private readonly values: readonly Tensor[];
   private readonly capacity: number;
@@ -36,12 +38,20 @@ export class StepProgram {
     this.keys = [...cache.keys];
     this.values = [...cache.values];
     this.capacity = cache.capacity;
-    const o = e.keep(e.empty(shapes.o));
-    const act = e.keep(e.empty(shapes.act));
-    this.logits = shapes.logits ? e.keep(e.empty(shapes.logits)) : null;
-    this.owned = [o, act, ...(this.logits ? [this.logits] : [])];
     try {
-      for (const spec of specs({ o, act, logits: this.logits })) this.prepared.push(e.prepare(spec));
+      const own = (shape: number[]) => {
+        const t = e.keep(e.empty(shape));
+        this.owned.push(t);
+        return t;
+      };
+      const o = own(shapes.o);
+      const act = own(shapes.act);
+      this.logits = shapes.logits ? own(shapes.logits) : null;
+      for (const spec of specs({ o, act, logits: this.logits })) {
+        this.prepared.push(e.prepare(spec));
+        for (const b of Object.values(spec.bindings))
+          if (b instanceof Tensor && !this.bound.includes(b)) this.bound.push(b);
+      }
     } catch (err) {
       this.dispose();
       throw err;
@@ -62,6 +72,8 @@ export class StepProgram {
 
   /** Records the step. */
   run(): void {
+    const gone = this.bound.find((t) => t.isDisposed);
+    if (gone) throw new Error(`piplay: a decoding step binds ${gone.describe()}, which was freed`);
     for (const d of this.prepared) this.e.dispatchPrepared(d);
   }
 

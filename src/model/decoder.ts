@@ -274,6 +274,7 @@ export class CausalLM {
         kvLength: cache.length + T,
         kvCapacity: cache.capacity,
         keyStart: keyStart ?? undefined,
+        cacheRows: true,
       });
     } else {
       o = attention(swapAxes12(q), swapAxes12(k), swapAxes12(v), { keyStart: keyStart ?? undefined });

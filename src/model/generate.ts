@@ -234,7 +234,7 @@ export class GenerationSession {
       // intermediates ([rows x chunk] tokens), not those of every prompt token. A chunk runs the first m cache
       // rows, those with new tokens in it (a row's new tokens are its last ones; the rest of its columns hold
       // cached tokens or left padding, never read): the cache's first m rows serve a batch of m.
-      const chunk = Math.max(1, Math.floor((opts.prefillTokens ?? PREFILL_TOKENS) / B));
+      const chunk = Math.max(1, Math.floor((opts.prefillTokens ?? PREFILL_TOKENS) / prefilled.length));
       // Step results stay on the GPU until read: each step's ids feed the next one there.
       const prefill = this.record(
         () => {
@@ -402,10 +402,6 @@ export class GenerationSession {
   }
 
   /**
-   * The cache of a call over `rows`, row k holding batch row slots[k]: the kept one laid out anew (batch row b's
-   * `reuse[b]` cached tokens moved to start at keyStart[b]), or a new one of `newRows` rows when nothing is reused.
-   */
-  /**
    * For each batch row, the row whose prefill it takes: the first (by batch order) with the same whole sequence
    * where no row reuses a kept cache; itself otherwise.
    */
@@ -422,6 +418,10 @@ export class GenerationSession {
     return twin;
   }
 
+  /**
+   * The cache of a call over `rows`, row k holding batch row slots[k]: the kept one laid out anew (batch row b's
+   * `reuse[b]` cached tokens moved to start at keyStart[b]), or a new one of `newRows` rows when nothing is reused.
+   */
   private cacheFor(
     rows: number[],
     slots: number[],

@@ -647,11 +647,15 @@ function checkValue(key: keyof SelfPlayConfig, v: unknown): void {
   if (!kindAccepts(k, v)) throw settingError(key, `${JSON.stringify(v)} is not allowed; use ${describeKind(k)}`);
 }
 
+/** A stored configuration in today's terms: those written before --recompute took 'auto' hold a boolean. */
+export function upgradeConfig<T extends Partial<SelfPlayConfig>>(c: T): T {
+  const recompute: unknown = c.recompute;
+  return typeof recompute === 'boolean' ? { ...c, recompute: recompute ? 'on' : 'off' } : c;
+}
+
 /** Checks every setting and the relations between them; throws a ConfigError naming the option. */
 export function validateConfig(c: SelfPlayConfig): SelfPlayConfig {
-  // Configs written before --recompute took 'auto' hold a boolean.
-  const recompute: unknown = c.recompute;
-  if (typeof recompute === 'boolean') c.recompute = recompute ? 'on' : 'off';
+  Object.assign(c, upgradeConfig(c));
   for (const key of Object.keys(SETTINGS) as (keyof SelfPlayConfig)[]) {
     if (!(key in c)) throw new ConfigError(`--${SETTINGS[key].flag} is missing from the configuration`, key);
     checkValue(key, c[key]);

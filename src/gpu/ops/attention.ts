@@ -24,6 +24,8 @@ export interface AttentionOptions {
   queryOffset?: number;
   /** i32 [B]: each batch row's first valid key (left padding); earlier keys are masked. */
   keyStart?: Tensor | null;
+  /** k and v are a KV cache whose first B rows the batch uses (it may hold more; a pass without a tape only). */
+  cacheRows?: boolean;
 }
 
 /** Workgroup memory the kernels may use (the engine's required minimum). */
@@ -156,7 +158,7 @@ function checkGrid(e: Engine, x: number, what: string): void {
 /**
  * Causal softmax(scale * q kᵀ) v with grouped-query heads, fused (the [Tq, Tk] scores are never stored).
  *
- * q [B, Hq, Tq, Dh]; k, v [B, Hkv, cap, Dh] (or more rows, without a tape: the first B are read) with Hq a
+ * q [B, Hq, Tq, Dh]; k, v [B, Hkv, cap, Dh] (or more rows with `cacheRows`: the first B are read) with Hq a
  * multiple of Hkv (query head h reads kv head floor(h / (Hq / Hkv))); returns o [B, Hq, Tq, Dh]. Only the first
  * `kvLength` (Tk) time steps of k/v are valid. Query i sits at absolute position `queryOffset` + i (default
  * Tk - Tq) and attends to keys j with keyStart[b] <= j <= queryOffset + i. A query that sees no key gets zeros.
@@ -169,8 +171,8 @@ export function attention(q: Tensor, k: Tensor, v: Tensor, opts: AttentionOption
   expect(v, 'attention v', { dtype: 'f32', shape: k.shape });
   const [B, Hq, Tq, Dh] = q.shape as [number, number, number, number];
   const [Bk, Hkv, cap, Dk] = k.shape as [number, number, number, number];
-  // k and v may hold more rows than q in a pass without a tape (a KV cache whose first B rows the batch uses).
-  if (Bk < B || (Bk > B && e.recording) || Dk !== Dh) {
+  // k and v may hold more rows than q where they are a cache whose first B rows the batch uses (cacheRows).
+  if (Bk < B || (Bk > B && (!opts.cacheRows || e.recording)) || Dk !== Dh) {
     throw new Error(
       `piplay: attention: k ${k.describe()} does not match q ${q.describe()} (batch and head dim must agree)`,
     );

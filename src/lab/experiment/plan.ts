@@ -11,6 +11,7 @@ import {
   PRESETS,
   type PresetName,
   type SelfPlayConfig,
+  upgradeConfig,
 } from '../../selfplay/config.ts';
 
 export interface ArmSpec {
@@ -132,7 +133,8 @@ export function planExperiment(o: PlanOptions): ExperimentJob[] {
 
 /** The settings (as --flags) in which two configurations differ. */
 export function configDiff(a: SelfPlayConfig, b: SelfPlayConfig): string[] {
+  const [x, y] = [upgradeConfig(a), upgradeConfig(b)];
   return (Object.keys(SETTINGS) as (keyof SelfPlayConfig)[])
-    .filter((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k]))
+    .filter((k) => JSON.stringify(x[k]) !== JSON.stringify(y[k]))
     .map((k) => `--${SETTINGS[k].flag}`);
 }

@@ -289,6 +289,12 @@ describe('the fused decoding step', () => {
       device.createBindGroup = create;
     }
     expect(made).toEqual([4 * model.cfg.layers + 2, 1, 1, 1]);
+    // A prepared step refuses to run over a freed buffer (the pool may have handed it to another tensor).
+    cache.keys[1]!.dispose();
+    st.setRows([0, 0, 0], [-1, -1, -1], [false, false, false], 5);
+    expect(() => e.noGrad(() => e.tidy(() => decodeStep(st, e.tensor([1, 2, 3], [3], 'i32'), 3, cache, 5)))).toThrow(
+      /which was freed/,
+    );
     st.dispose();
     cache.dispose();
     model.dispose();

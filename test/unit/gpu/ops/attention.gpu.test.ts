@@ -296,18 +296,19 @@ describe.each<AttentionVariant>(['rows', 'split', 'tiled'])('attention (%s)', (v
 
   describe('a KV cache with more rows than the batch', () => {
     // A prefill chunk runs the first rows of a cache (src/model/generate.ts): the rows past the batch are not read.
-    it('reads the first B rows of k and v, without a tape only', async () => {
+    it('reads the first B rows of k and v, asked to and without a tape only', async () => {
       const [B, Hq, Hkv, Tq, cap, Dh] = [2, 4, 2, 3, 7, 8];
       const q = e.tensor(randn(B * Hq * Tq * Dh, 41), [B, Hq, Tq, Dh]);
       const kv = (seed: number) => randn((B + 2) * Hkv * cap * Dh, seed);
       const [kAll, vAll] = [kv(42), kv(43)];
       const first = (a: Float32Array) => e.tensor(a.slice(0, B * Hkv * cap * Dh), [B, Hkv, cap, Dh]);
-      const opts = { kvLength: 5, keyStart: e.tensor(Int32Array.from([0, 2]), [B], 'i32') };
+      const opts = { kvLength: 5, keyStart: e.tensor(Int32Array.from([0, 2]), [B], 'i32'), cacheRows: true };
       const k = e.tensor(kAll, [B + 2, Hkv, cap, Dh]);
       const v = e.tensor(vAll, [B + 2, Hkv, cap, Dh]);
       const got = e.noGrad(() => attention(q, k, v, opts));
       const want = e.noGrad(() => attention(q, first(kAll), first(vAll), opts));
       expectClose(await got.readF32(), await want.readF32(), 0, 0, 'o');
+      expect(() => e.noGrad(() => attention(q, k, v, { ...opts, cacheRows: false }))).toThrow(/does not match/);
       q.requiresGrad = true;
       expect(() => attention(q, k, v, opts)).toThrow(/does not match/);
       const one = e.tensor(kAll.slice(0, Hkv * cap * Dh), [1, Hkv, cap, Dh]);

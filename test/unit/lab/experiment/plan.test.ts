@@ -59,6 +59,11 @@ describe('experiment plan', () => {
     expect(configDiff(of('piplay').config, of('partial').config)).toEqual(['--privileged']);
     expect(configDiff(of('piplay').config, of('drzero').config).sort()).toEqual(['--lambda', '--privileged']);
     expect(configDiff(of('piplay', 1).config, of('piplay', 2).config)).toEqual(['--seed']);
+    // A config stored before --recompute took 'auto' holds a boolean: true is 'on', false 'off'.
+    const on = { ...of('piplay').config, recompute: 'on' as const };
+    const stored = { ...on, recompute: true } as unknown as typeof on;
+    expect(configDiff(stored, on)).toEqual([]);
+    expect(configDiff({ ...stored, recompute: false } as unknown as typeof on, on)).toEqual(['--recompute']);
     // The base arm is every arm's "before training" point: trained arms skip their own first evaluation.
     expect(of('piplay').config.evalAtStart).toBe(false);
     expect(of('base').config.evalAtStart).toBe(true);
