@@ -66,6 +66,31 @@ fn state8(i: u32) -> Eight {
   );
 }
 
+/** Where normedDot's operand is the state's words from `row` on (an adapter's A row), not a projection's row. */
+const STATE_ROW = 3u;
+
+/**
+ * The normed row (held over the lanes in `mine`: group g = WG i + t by lane t) dotted with row `row` of
+ * projection `which` (0 q, 1 k, 2 v), or with the state's words from `row` on (which = STATE_ROW); 0 where `live`
+ * is false. Every lane must call it (subgroupShuffle), each with its own row.
+ */
+fn normedDot(mine: ptr<function, array<Eight, MAXI>>, which: u32, row: u32, live: bool) -> f32 {
+  let groups = p.D / 8u;
+  var acc = 0.0;
+  for (var i = 0u; i < (groups + WG - 1u) / WG; i++) {
+    let m = (*mine)[i];
+    for (var u = 0u; u < WG; u++) {
+      let g = i * WG + u;
+      let xg = Eight(subgroupShuffle(m.lo, u), subgroupShuffle(m.hi, u));
+      if (g < groups && live) {
+        if (which == STATE_ROW) { acc += dot8(xg, state8(row + 8u * g)); }
+        else { acc += dot8(xg, weights(which, row, g)); }
+      }
+    }
+  }
+  return acc;
+}
+
 /** proj[at .. at + 3] as a vec4. */
 fn proj4(at: u32) -> vec4f { return vec4f(proj[at], proj[at + 1u], proj[at + 2u], proj[at + 3u]); }
 
@@ -101,15 +126,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane
     for (var t0 = 0u; t0 < 3u * R; t0 += WG) {
       let t = min(t0 + lane, 3u * R - 1u); // lanes past the end repeat the last pair and store nothing
       let at = loraOf(t / R);
-      var acc = 0.0;
-      for (var i = 0u; i < nI; i++) {
-        let m = mine[i];
-        for (var u = 0u; u < WG; u++) {
-          let g = i * WG + u;
-          let xg = Eight(subgroupShuffle(m.lo, u), subgroupShuffle(m.hi, u));
-          if (g < groups && at != NONE) { acc += dot8(xg, state8(at + (t % R) * p.D + 8u * g)); }
-        }
-      }
+      let acc = normedDot(&mine, STATE_ROW, at + (t % R) * p.D, at != NONE);
       if (t0 + lane < 3u * R) { xa[t0 + lane] = acc * p.loraScale; }
     }
   }
@@ -119,15 +136,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane
   let nc = nq + 2u * DH;
   for (var c0 = 0u; c0 < nc; c0 += WG) {
     let col = projColumn(kvh, min(c0 + lane, nc - 1u)); // lanes past the end repeat the last column, store nothing
-    var acc = 0.0;
-    for (var i = 0u; i < nI; i++) {
-      let m = mine[i];
-      for (var u = 0u; u < WG; u++) {
-        let g = i * WG + u;
-        let xg = Eight(subgroupShuffle(m.lo, u), subgroupShuffle(m.hi, u));
-        if (g < groups) { acc += dot8(xg, weights(col.x, col.y, g)); }
-      }
-    }
+    let acc = normedDot(&mine, col.x, col.y, true);
     if (c0 + lane < nc) { proj[c0 + lane] = withBiasAndAdapter(col.x, col.y, p.D, acc); }
   }
   workgroupBarrier();
