@@ -13,42 +13,48 @@
 // Both entries share one binding table (8 storage buffers at most), hence the role-neutral out/aux names.
 //
 // Work layout as in attention_rows_fwd.wgsl (see there why): no workgroup memory; each invocation owns a
-// register tile of 4 rows (query rows for dq, key rows for dkv) against blocks of 8 keys (dq) or 8 queries
-// (dkv) streamed from storage, as two vec4 halves a and b. Score tiles are mat4x4s, Sa[u] holding row u's
-// scores against the first half. Gradient rows
-// accumulate in private arrays of MAXD floats per row; wider head dimensions go in passes over column
-// chunks, each recomputing the scores. Loops over the head dimension go one column at a time. Loop bounds
-// come from the uniform: one pipeline per entry point serves every shape.
+// register tile of rows (TR query rows for dq, KR key rows for dkv) against blocks of 8 keys (dq) or 8 queries
+// (dkv) streamed from storage, as two vec4 halves a and b, Sa[u] holding row u's scores against the first
+// half. Gradient rows accumulate in private arrays of MAXD floats per row; wider head dimensions go in passes
+// over column chunks, each recomputing the scores. Loops over the head dimension go one column at a time. Loop
+// bounds come from the uniform: one pipeline per entry point serves every shape.
 @group(0) @binding(5) var<storage, read_write> stats: array<f32>; // [row][lse, D]
 @group(0) @binding(6) var<storage, read> dO: array<f32>;
 @group(0) @binding(7) var<storage, read_write> out: array<f32>;
 @group(0) @binding(8) var<storage, read_write> aux: array<f32>;
 
+const TR = 8u; // query rows per dq tile
+const KR = 8u; // key rows per dkv tile
+const MAXD = 64u; // columns per pass
 #include "lib/attention_rows.wgsl"
 
 // ---------------------------------------------------------------------------------------- dQ (and D)
-// Workgroup (x, y, z) = (block of WG * 4 rows of the kv head's Tq * G (query, group head) pairs in
+// Workgroup (x, y, z) = (block of WG * TR rows of the kv head's Tq * G (query, group head) pairs in
 // query-major order, kv head, batch), as in the forward.
 @compute @workgroup_size(WG)
 fn dq(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
-  // This invocation's 4 query rows (see queryTile); t.nOut, the rows to store, is a run-time bound, so the
+  // This invocation's TR query rows (see queryTile); t.nOut, the rows to store, is a run-time bound, so the
   // store loops are not unrolled.
   let t = queryTile(wid, lid);
   if (t.nOut == 0u) { return; }
 
-  // D = dO . O per row (aux holds O in this pass); stored for the dkv pass.
-  var D = vec4f(0.0);
-  var lse = vec4f(0.0);
-  for (var u = 0u; u < t.nOut; u++) {
-    for (var d = 0u; d < p.Dh; d++) { D[u] += dO[t.qBase[u] + d] * aux[t.qBase[u] + d]; }
+  // D = dO . O per row (aux holds O in this pass); stored for the dkv pass. Rows past nOut repeat the last.
+  var D: array<f32, TR>;
+  var lse: array<f32, TR>;
+  for (var u = 0u; u < TR; u++) {
+    var dot = 0.0;
+    for (var d = 0u; d < p.Dh; d++) { dot += dO[t.qBase[u] + d] * aux[t.qBase[u] + d]; }
+    D[u] = dot;
     lse[u] = stats[2u * t.row[u]];
-    stats[2u * t.row[u] + 1u] = D[u];
+  }
+  for (var u = 0u; u < TR; u++) {
+    if (u < t.nOut) { stats[2u * t.row[u] + 1u] = D[u]; }
   }
 
-  var acc: array<f32, 4 * MAXD>; // [row][column of this pass]
+  var acc: array<f32, TR * MAXD>; // [row][column of this pass]
   for (var d0 = 0u; d0 < p.Dh; d0 += MAXD) {
     let d1 = min(d0 + MAXD, p.Dh);
-    for (var x = 0u; x < 4u * MAXD; x++) { acc[x] = 0.0; }
+    for (var x = 0u; x < TR * MAXD; x++) { acc[x] = 0.0; }
 
     for (var j = t.ks; j < t.end; j += 8u) {
       // Keys j..j+7 as two vec4 halves; those past t.end are clamped to a valid one and masked below.
@@ -56,16 +62,16 @@ fn dq(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u
       let jb = ja + 4u;
       let ka = min(ja, vec4u(t.end - 1u)) * p.Dh + t.kvBase;
       let kb = min(jb, vec4u(t.end - 1u)) * p.Dh + t.kvBase;
-      var Sa = mat4x4f(); // q.k
-      var Sb = mat4x4f();
-      var Ta = mat4x4f(); // dO.v
-      var Tb = mat4x4f();
+      var Sa = array<vec4f, TR>(); // q.k
+      var Sb = array<vec4f, TR>();
+      var Ta = array<vec4f, TR>(); // dO.v
+      var Tb = array<vec4f, TR>();
       for (var d = 0u; d < p.Dh; d++) {
         let kda = vec4f(k[ka.x + d], k[ka.y + d], k[ka.z + d], k[ka.w + d]);
         let kdb = vec4f(k[kb.x + d], k[kb.y + d], k[kb.z + d], k[kb.w + d]);
         let vda = vec4f(v[ka.x + d], v[ka.y + d], v[ka.z + d], v[ka.w + d]);
         let vdb = vec4f(v[kb.x + d], v[kb.y + d], v[kb.z + d], v[kb.w + d]);
-        for (var u = 0u; u < 4u; u++) {
+        for (var u = 0u; u < TR; u++) {
           let qd = q[t.qBase[u] + d];
           let gd = dO[t.qBase[u] + d];
           Sa[u] += qd * kda;
@@ -74,18 +80,17 @@ fn dq(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u
           Tb[u] += gd * vdb;
         }
       }
-      var dSa = mat4x4f();
-      var dSb = mat4x4f();
-      for (var u = 0u; u < 4u; u++) {
+      // Sa and Sb become dS = P * (dP - D).
+      for (var u = 0u; u < TR; u++) {
         let Pa = select(vec4f(0.0), exp(p.scale * Sa[u] - lse[u]), ja < vec4u(t.rowEnd[u]));
         let Pb = select(vec4f(0.0), exp(p.scale * Sb[u] - lse[u]), jb < vec4u(t.rowEnd[u]));
-        dSa[u] = Pa * (Ta[u] - D[u]);
-        dSb[u] = Pb * (Tb[u] - D[u]);
+        Sa[u] = Pa * (Ta[u] - D[u]);
+        Sb[u] = Pb * (Tb[u] - D[u]);
       }
       for (var d = d0; d < d1; d++) {
         let kda = vec4f(k[ka.x + d], k[ka.y + d], k[ka.z + d], k[ka.w + d]);
         let kdb = vec4f(k[kb.x + d], k[kb.y + d], k[kb.z + d], k[kb.w + d]);
-        for (var u = 0u; u < 4u; u++) { acc[u * MAXD + d - d0] += dot(dSa[u], kda) + dot(dSb[u], kdb); }
+        for (var u = 0u; u < TR; u++) { acc[u * MAXD + d - d0] += dot(Sa[u], kda) + dot(Sb[u], kdb); }
       }
     }
 
@@ -96,32 +101,35 @@ fn dq(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u
 }
 
 // ---------------------------------------------------------------------------------------- dK, dV
-// Workgroup (x, y, z) = (block of WG * 4 key rows of [0, cap), kv head, batch). Rows at or past Tk, or
+// Workgroup (x, y, z) = (block of WG * KR key rows of [0, cap), kv head, batch). Rows at or past Tk, or
 // before the batch's first key, get zero gradients.
 @compute @workgroup_size(WG)
 fn dkv(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
   let G = p.Hq / p.Hkv;
   let b = wid.z;
   let kvh = wid.y;
-  let j0 = (wid.x * WG + lid) * 4u; // this invocation's key rows: j0..j0+3
+  let j0 = (wid.x * WG + lid) * KR; // this invocation's key rows: j0 .. j0 + KR - 1
   if (j0 >= p.cap) { return; }
-  let nKeys = min(4u, p.cap - j0); // rows to store; a run-time bound, so the store loop is not unrolled
+  let nKeys = min(KR, p.cap - j0); // rows to store; a run-time bound, so the store loop is not unrolled
   let ks = firstKey(b);
 
   // Rows past cap repeat the last one and store nothing. A key row takes part only if valid.
-  let jr = min(vec4u(j0) + IOTA, vec4u(p.cap - 1u));
-  let kBase = ((b * p.Hkv + kvh) * p.cap + jr) * p.Dh;
-  let keyValid = (vec4u(j0) + IOTA >= vec4u(ks)) & (vec4u(j0) + IOTA < vec4u(p.Tk));
-  // Queries that see the first valid key of the 4 (the others see fewer): i >= iStart. None if no valid key.
+  var kBase: array<u32, KR>;
+  var keyValid: array<bool, KR>;
+  for (var u = 0u; u < KR; u++) {
+    kBase[u] = ((b * p.Hkv + kvh) * p.cap + min(j0 + u, p.cap - 1u)) * p.Dh;
+    keyValid[u] = j0 + u >= ks && j0 + u < p.Tk;
+  }
+  // Queries that see the first valid key of the tile (the others see fewer): i >= iStart. None if no valid key.
   let jFirst = max(j0, ks);
   var iStart = p.Tq;
-  if (jFirst < min(j0 + 4u, p.Tk)) { iStart = max(jFirst, p.off) - p.off; }
+  if (jFirst < min(j0 + KR, p.Tk)) { iStart = max(jFirst, p.off) - p.off; }
 
-  var dk: array<f32, 4 * MAXD>; // [key row][column of this pass]
-  var dv: array<f32, 4 * MAXD>;
+  var dk: array<f32, KR * MAXD>; // [key row][column of this pass]
+  var dv: array<f32, KR * MAXD>;
   for (var d0 = 0u; d0 < p.Dh; d0 += MAXD) {
     let d1 = min(d0 + MAXD, p.Dh);
-    for (var x = 0u; x < 4u * MAXD; x++) {
+    for (var x = 0u; x < KR * MAXD; x++) {
       dk[x] = 0.0;
       dv[x] = 0.0;
     }
@@ -136,16 +144,16 @@ fn dkv(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: 
         let rb = rowBase + min(ib, vec4u(p.Tq - 1u));
         let qa = ra * p.Dh;
         let qb = rb * p.Dh;
-        var Sa = mat4x4f(); // Sa[u]: key row u's q.k for queries i..i+3
-        var Sb = mat4x4f(); // and i+4..i+7
-        var Ua = mat4x4f(); // dO.v
-        var Ub = mat4x4f();
+        var Sa = array<vec4f, KR>(); // Sa[u]: key row u's q.k for queries i..i+3
+        var Sb = array<vec4f, KR>(); // and i+4..i+7
+        var Ua = array<vec4f, KR>(); // dO.v
+        var Ub = array<vec4f, KR>();
         for (var d = 0u; d < p.Dh; d++) {
           let qda = vec4f(q[qa.x + d], q[qa.y + d], q[qa.z + d], q[qa.w + d]);
           let qdb = vec4f(q[qb.x + d], q[qb.y + d], q[qb.z + d], q[qb.w + d]);
           let gda = vec4f(dO[qa.x + d], dO[qa.y + d], dO[qa.z + d], dO[qa.w + d]);
           let gdb = vec4f(dO[qb.x + d], dO[qb.y + d], dO[qb.z + d], dO[qb.w + d]);
-          for (var u = 0u; u < 4u; u++) {
+          for (var u = 0u; u < KR; u++) {
             let kd = k[kBase[u] + d];
             let vd = v[kBase[u] + d];
             Sa[u] += kd * qda;
@@ -158,38 +166,37 @@ fn dkv(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: 
         let lseB = vec4f(stats[2u * rb.x], stats[2u * rb.y], stats[2u * rb.z], stats[2u * rb.w]);
         let Da = vec4f(stats[2u * ra.x + 1u], stats[2u * ra.y + 1u], stats[2u * ra.z + 1u], stats[2u * ra.w + 1u]);
         let Db = vec4f(stats[2u * rb.x + 1u], stats[2u * rb.y + 1u], stats[2u * rb.z + 1u], stats[2u * rb.w + 1u]);
-        var Pa = mat4x4f();
-        var Pb = mat4x4f();
-        var dSa = mat4x4f();
-        var dSb = mat4x4f();
-        for (var u = 0u; u < 4u; u++) {
+        // Sa and Sb become P, Ua and Ub dS = P * (dP - D).
+        for (var u = 0u; u < KR; u++) {
           // Query i sees key j = j0 + u when j <= off + i (and the key is valid).
           let j = vec4u(j0 + u);
           let valid = vec4<bool>(keyValid[u]);
           let seenA = valid & (ia < vec4u(p.Tq)) & (j <= vec4u(p.off) + ia);
           let seenB = valid & (ib < vec4u(p.Tq)) & (j <= vec4u(p.off) + ib);
-          Pa[u] = select(vec4f(0.0), exp(p.scale * Sa[u] - lseA), seenA);
-          Pb[u] = select(vec4f(0.0), exp(p.scale * Sb[u] - lseB), seenB);
-          dSa[u] = Pa[u] * (Ua[u] - Da);
-          dSb[u] = Pb[u] * (Ub[u] - Db);
+          Sa[u] = select(vec4f(0.0), exp(p.scale * Sa[u] - lseA), seenA);
+          Sb[u] = select(vec4f(0.0), exp(p.scale * Sb[u] - lseB), seenB);
+          Ua[u] = Sa[u] * (Ua[u] - Da);
+          Ub[u] = Sb[u] * (Ub[u] - Db);
         }
         for (var d = d0; d < d1; d++) {
           let qda = vec4f(q[qa.x + d], q[qa.y + d], q[qa.z + d], q[qa.w + d]);
           let qdb = vec4f(q[qb.x + d], q[qb.y + d], q[qb.z + d], q[qb.w + d]);
           let gda = vec4f(dO[qa.x + d], dO[qa.y + d], dO[qa.z + d], dO[qa.w + d]);
           let gdb = vec4f(dO[qb.x + d], dO[qb.y + d], dO[qb.z + d], dO[qb.w + d]);
-          for (var u = 0u; u < 4u; u++) {
-            dv[u * MAXD + d - d0] += dot(Pa[u], gda) + dot(Pb[u], gdb);
-            dk[u * MAXD + d - d0] += dot(dSa[u], qda) + dot(dSb[u], qdb);
+          for (var u = 0u; u < KR; u++) {
+            dv[u * MAXD + d - d0] += dot(Sa[u], gda) + dot(Sb[u], gdb);
+            dk[u * MAXD + d - d0] += dot(Ua[u], qda) + dot(Ub[u], qdb);
           }
         }
       }
     }
 
-    for (var u = 0u; u < nKeys; u++) {
-      for (var d = d0; d < d1; d++) {
-        out[kBase[u] + d] = p.scale * dk[u * MAXD + d - d0];
-        aux[kBase[u] + d] = dv[u * MAXD + d - d0];
+    for (var u = 0u; u < KR; u++) {
+      if (u < nKeys) {
+        for (var d = d0; d < d1; d++) {
+          out[kBase[u] + d] = p.scale * dk[u * MAXD + d - d0];
+          aux[kBase[u] + d] = dv[u * MAXD + d - d0];
+        }
       }
     }
   }

@@ -1,51 +1,55 @@
 // Helpers of the 'rows' attention kernels (attention_rows_fwd.wgsl, attention_split_fwd.wgsl,
-// attention_rows_bwd.wgsl), where each invocation owns a register tile of 4 rows:
+// attention_rows_bwd.wgsl), where each invocation owns a register tile of TR query rows:
 //   IOTA       the lane offsets 0..3 of a vec4 half of a block;
-//   queryTile  the setup of the query-row entries (forward main, backward dq): an invocation's 4 query
+//   queryTile  the setup of the query-row entries (forward main, backward dq): an invocation's TR query
 //              rows, the keys they see and where their data starts.
-// It declares what both kernels share: the workgroup size, the column chunk, the uniform and the inputs
-// (attention_inputs.wgsl).
+// It declares what the kernels share: the workgroup size, the uniform and the inputs (attention_inputs.wgsl).
+// The including shader declares `const TR` (query rows per tile) and `const MAXD` (the columns of a pass: its
+// private accumulators hold TR * MAXD floats; wider head dims go in several passes). A taller tile loads each
+// key and value element once for more rows, which is what costs on a CPU driver, but its accumulators grow
+// with it, and with them lavapipe's compile time: each kernel picks its own. Score tiles declared in a loop take
+// an explicit zero initializer (`var Sa = array<vec4f, TR>();`): declared without one, they kept the last
+// iteration's sums (Dawn on lavapipe), which the attention tests' second key block caught.
 
 #include "lib/attention_inputs.wgsl"
 
 override WG: u32; // the workgroup size, set by the host
-const MAXD = 128u; // output or gradient columns per pass: head dims up to 128 take one pass
 
 struct Params { Hq: u32, Hkv: u32, Tq: u32, Tk: u32, cap: u32, Dh: u32, off: u32, scale: f32, hasKeyStart: u32 }
 
 const IOTA = vec4u(0u, 1u, 2u, 3u);
 
 struct QueryTile {
-  nOut: u32, // rows to store (1..4); 0 when the invocation has no row and should return
-  row: vec4u, // index into stats, [B, Hq, Tq]
-  qBase: vec4u, // row * Dh: the row's start in q, o, dO and dq
-  rowEnd: vec4u, // row u sees keys [ks, rowEnd[u])
+  nOut: u32, // rows to store (1..TR); 0 when the invocation has no row and should return
+  row: array<u32, TR>, // index into stats, [B, Hq, Tq]
+  qBase: array<u32, TR>, // row * Dh: the row's start in q, o, dO and dq
+  rowEnd: array<u32, TR>, // row u sees keys [ks, rowEnd[u])
   kvBase: u32, // the kv head's start in k and v, [B, Hkv, cap, Dh]
   ks: u32, // the batch row's first visible key (firstKey)
-  end: u32, // rowEnd.w: the rows are in query order, so the last sees the most keys
+  end: u32, // rowEnd[TR - 1]: the rows are in query order, so the last sees the most keys
 }
 
-// The tile of invocation lid of workgroup wid = (block of WG * 4 rows, kv head, batch). A kv head's rows are
-// its G * Tq (query, group head) pairs, query-major; the invocation takes rows r0..r0+3, and rows past the
-// end repeat the last one (the caller stores nothing for them).
+// The tile of invocation lid of workgroup wid = (block of WG * TR rows, kv head, batch). A kv head's rows are
+// its G * Tq (query, group head) pairs, query-major; the invocation takes rows r0 .. r0 + TR - 1, and rows past
+// the end repeat the last one (the caller stores nothing for them).
 fn queryTile(wid: vec3u, lid: u32) -> QueryTile {
   var t: QueryTile; // all zero: nOut = 0
   let G = p.Hq / p.Hkv;
   let nRows = G * p.Tq;
   let b = wid.z;
   let kvh = wid.y;
-  let r0 = (wid.x * WG + lid) * 4u;
+  let r0 = (wid.x * WG + lid) * TR;
   if (r0 >= nRows) { return t; }
-  t.nOut = min(4u, nRows - r0);
-  for (var u = 0u; u < 4u; u++) {
+  t.nOut = min(TR, nRows - r0);
+  for (var u = 0u; u < TR; u++) {
     let r = min(r0 + u, nRows - 1u);
     let i = r / G;
     t.row[u] = (b * p.Hq + kvh * G + r % G) * p.Tq + i;
+    t.qBase[u] = t.row[u] * p.Dh;
     t.rowEnd[u] = min(p.off + i + 1u, p.Tk);
   }
-  t.qBase = t.row * p.Dh;
   t.kvBase = (b * p.Hkv + kvh) * p.cap * p.Dh;
   t.ks = firstKey(b);
-  t.end = t.rowEnd.w;
+  t.end = t.rowEnd[TR - 1u];
   return t;
 }

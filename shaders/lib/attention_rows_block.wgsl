@@ -1,5 +1,5 @@
 // The key-block step of the 'rows' attention forwards (attention_rows_fwd.wgsl, attention_split_fwd.wgsl):
-// a tile's 4 query rows (QueryTile, lib/attention_rows.wgsl) take keys j..j+7 into their online softmax.
+// a tile's TR query rows (QueryTile, lib/attention_rows.wgsl) take keys j..j+7 into their online softmax.
 // The kernels differ only in which blocks an invocation takes; this is everything done with one block.
 //
 // Per row u: m[u] is the running maximum score, l[u] the running sum of exp(score - m[u]), and
@@ -13,51 +13,45 @@ fn foldKeyBlock(
   j: u32,
   d0: u32,
   d1: u32,
-  m: ptr<function, vec4f>,
-  l: ptr<function, vec4f>,
-  acc: ptr<function, array<f32, 4 * MAXD>>,
+  m: ptr<function, array<f32, TR>>,
+  l: ptr<function, array<f32, TR>>,
+  acc: ptr<function, array<f32, TR * MAXD>>,
 ) {
   // Keys j..j+7 as two vec4 halves.
   let ja = vec4u(j) + IOTA;
   let jb = ja + 4u;
   let ka = min(ja, vec4u(t.end - 1u)) * p.Dh + t.kvBase;
   let kb = min(jb, vec4u(t.end - 1u)) * p.Dh + t.kvBase;
-  var Sa = mat4x4f(); // Sa[u]: row u's scores for keys j..j+3
-  var Sb = mat4x4f(); // and j+4..j+7
+  var Sa = array<vec4f, TR>(); // Sa[u]: row u's scores for keys j..j+3
+  var Sb = array<vec4f, TR>(); // and j+4..j+7
   for (var d = 0u; d < p.Dh; d++) {
     let kda = vec4f(k[ka.x + d], k[ka.y + d], k[ka.z + d], k[ka.w + d]);
     let kdb = vec4f(k[kb.x + d], k[kb.y + d], k[kb.z + d], k[kb.w + d]);
-    for (var u = 0u; u < 4u; u++) {
+    for (var u = 0u; u < TR; u++) {
       let qd = q[t.qBase[u] + d];
       Sa[u] += qd * kda;
       Sb[u] += qd * kdb;
     }
   }
-  let mOld = *m;
-  var mNew = mOld;
-  for (var u = 0u; u < 4u; u++) {
-    Sa[u] = select(vec4f(NEG), p.scale * Sa[u], ja < vec4u(t.rowEnd[u]));
-    Sb[u] = select(vec4f(NEG), p.scale * Sb[u], jb < vec4u(t.rowEnd[u]));
-    let mx = max(Sa[u], Sb[u]);
-    mNew[u] = max(mOld[u], max(max(mx.x, mx.y), max(mx.z, mx.w)));
+  // Sa and Sb become the rows' probabilities, against the new maxima.
+  var alpha: array<f32, TR>;
+  for (var u = 0u; u < TR; u++) {
+    let sa = select(vec4f(NEG), p.scale * Sa[u], ja < vec4u(t.rowEnd[u]));
+    let sb = select(vec4f(NEG), p.scale * Sb[u], jb < vec4u(t.rowEnd[u]));
+    let mx = max(sa, sb);
+    let mNew = max((*m)[u], max(max(mx.x, mx.y), max(mx.z, mx.w)));
+    alpha[u] = exp((*m)[u] - mNew); // rescales what was accumulated against the old maximum
+    Sa[u] = select(vec4f(0.0), exp(sa - mNew), ja < vec4u(t.rowEnd[u]));
+    Sb[u] = select(vec4f(0.0), exp(sb - mNew), jb < vec4u(t.rowEnd[u]));
+    (*l)[u] = (*l)[u] * alpha[u] + dot(Sa[u] + Sb[u], vec4f(1.0));
+    (*m)[u] = mNew;
   }
-  let alpha = exp(mOld - mNew); // rescales what was accumulated against the old maxima
-  var Pa = mat4x4f();
-  var Pb = mat4x4f();
-  var lNew = *l;
-  for (var u = 0u; u < 4u; u++) {
-    Pa[u] = select(vec4f(0.0), exp(Sa[u] - mNew[u]), ja < vec4u(t.rowEnd[u]));
-    Pb[u] = select(vec4f(0.0), exp(Sb[u] - mNew[u]), jb < vec4u(t.rowEnd[u]));
-    lNew[u] = lNew[u] * alpha[u] + dot(Pa[u] + Pb[u], vec4f(1.0));
-  }
-  *m = mNew;
-  *l = lNew;
   for (var d = d0; d < d1; d++) {
     let vda = vec4f(v[ka.x + d], v[ka.y + d], v[ka.z + d], v[ka.w + d]);
     let vdb = vec4f(v[kb.x + d], v[kb.y + d], v[kb.z + d], v[kb.w + d]);
-    for (var u = 0u; u < 4u; u++) {
+    for (var u = 0u; u < TR; u++) {
       let at = u * MAXD + d - d0;
-      (*acc)[at] = alpha[u] * (*acc)[at] + dot(Pa[u], vda) + dot(Pb[u], vdb);
+      (*acc)[at] = alpha[u] * (*acc)[at] + dot(Sa[u], vda) + dot(Sb[u], vdb);
     }
   }
 }

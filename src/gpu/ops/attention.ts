@@ -3,7 +3,7 @@
 //   tiled - shaders/attention_fwd.wgsl, attention_bwd.wgsl: K/V (or Q/dO) blocks staged in workgroup
 //           memory, several threads per row. Best on real GPUs.
 //   rows  - shaders/attention_rows_fwd.wgsl, attention_rows_bwd.wgsl: each invocation a register tile of
-//           4 rows against blocks of 8 keys (or queries) streamed straight from storage, no workgroup
+//           8-16 rows against blocks of 8 keys (or queries) streamed straight from storage, no workgroup
 //           memory. Best on CPU drivers (lavapipe), which load every element lane by lane: the tile makes
 //           each load feed several multiply-adds.
 //   split - shaders/attention_split_fwd.wgsl: the rows forward with the keys split across the 8 lanes of a
@@ -42,12 +42,16 @@ const CPU_ARRAYS = { fwd: [384, 1024], bwd: [320, 704] } as const;
 
 /** Threads per workgroup of the 'rows' kernels (their WG). */
 const ROWS_THREADS = 16;
-/** Rows (query rows, or key rows for dK/dV) per workgroup of the 'rows' kernels: 4 per thread. */
-const ROWS_WG = 4 * ROWS_THREADS;
+/**
+ * Rows per thread of the 'rows' kernels, as their shaders' TR and KR declare: query rows of the forward and of
+ * dq, key rows of dK/dV. The split forward's workgroup takes one tile of SPLIT_TILE query rows.
+ */
+const ROWS_TILE = { fwd: 16, dq: 8, dkv: 8 } as const;
+const SPLIT_TILE = 4;
 
 /**
- * Largest number of 4-row tiles per kv head for which a CPU driver's forward splits the keys across lanes
- * ('split'): the rows kernel gives each lane a tile, so below 8 tiles it leaves lanes of its subgroup idle.
+ * Largest number of SPLIT_TILE-row tiles per kv head for which a CPU driver's forward splits the keys across
+ * lanes ('split'): the rows kernel would run those 16 rows on one lane of its subgroup, the others idle.
  */
 const SPLIT_MAX_TILES = 4;
 
@@ -68,9 +72,9 @@ function variant(e: Engine): 'rows' | 'tiled' {
   return (forcedVariant ?? (e.info.isCpu ? 'rows' : 'tiled')) === 'tiled' ? 'tiled' : 'rows';
 }
 
-/** The 4-row tiles of a kv head's query rows: the 'split' kernel's workgroups along x. */
+/** The SPLIT_TILE-row tiles of a kv head's query rows: the 'split' kernel's workgroups along x. */
 function rowTiles(g: Geometry): number {
-  return Math.ceil(((g.Hq / g.Hkv) * g.Tq) / 4);
+  return Math.ceil(((g.Hq / g.Hkv) * g.Tq) / SPLIT_TILE);
 }
 
 function forwardVariant(e: Engine, g: Geometry): AttentionVariant {
@@ -216,7 +220,7 @@ export function attention(q: Tensor, k: Tensor, v: Tensor, opts: AttentionOption
       workgroups: [x, Hkv, B],
     });
   } else if (o.size > 0 && fwd === 'rows') {
-    const x = Math.ceil(((Hq / Hkv) * Tq) / ROWS_WG);
+    const x = Math.ceil(((Hq / Hkv) * Tq) / (ROWS_TILE.fwd * ROWS_THREADS));
     checkGrid(e, x, `${Hq / Hkv} x ${Tq} query rows per kv head`);
     e.dispatch({
       shader: 'attention_rows_fwd',
@@ -277,13 +281,12 @@ function attentionBackward(
     constants: l ? l.constants : ROWS_CONSTANTS,
     params: l ? params(g, l, keyStart !== null) : rowsParams(g, keyStart !== null),
   };
-  const rowsPerWg = l ? l.rows : ROWS_WG;
   const inputs = { q, k, v, keyStart: ks, stats, dO };
   // dq first: it also writes D = rowsum(dO * O) into stats, which dkv reads.
-  const xq = Math.ceil(((g.Hq / g.Hkv) * g.Tq) / rowsPerWg);
+  const xq = Math.ceil(((g.Hq / g.Hkv) * g.Tq) / (l ? l.rows : ROWS_TILE.dq * ROWS_THREADS));
   checkGrid(e, xq, 'the dq pass');
   e.dispatch({ ...kernel, entry: 'dq', bindings: { ...inputs, out: dq, aux: o }, workgroups: [xq, g.Hkv, g.B] });
-  const xk = Math.ceil(g.cap / rowsPerWg);
+  const xk = Math.ceil(g.cap / (l ? l.rows : ROWS_TILE.dkv * ROWS_THREADS));
   checkGrid(e, xk, 'the dk/dv pass');
   e.dispatch({ ...kernel, entry: 'dkv', bindings: { ...inputs, out: dk, aux: dv }, workgroups: [xk, g.Hkv, g.B] });
   return [dq, dk, dv];
