@@ -408,6 +408,24 @@ function decodeTerms(
       bytes: 4 * stateWords(cfg, rows, 8, adapterFloats),
       setting: batch.setting,
     },
+    {
+      // What a decoding call holds from its first step to its last (src/model/decode-program.ts, DecodeState.rowsX).
+      label: `one decoding step: ${rows} rows' embeddings, attention output, MLP activations and logits`,
+      bytes: 4 * rows * (cfg.hidden + cfg.heads * cfg.headDim + cfg.intermediate + cfg.vocabSize),
+      setting: batch.setting,
+    },
+    {
+      // The prefill's logits of the rows prefilled, and every row's copy of its twin's (src/model/generate.ts).
+      label: `the prefill's last logits, and their copy for rows that share a prompt (2 × ${rows} × ${cfg.vocabSize})`,
+      bytes: 4 * 2 * rows * cfg.vocabSize,
+      setting: batch.setting,
+    },
+    {
+      // A turn's kept cache is laid out anew one layer at a time (KVCache.relayout, src/model/decoder.ts).
+      label: "a turn's cache laid out anew: one layer's new keys and values beside the old cache",
+      bytes: kvCacheBytes(cfg, rows, capacity) / cfg.layers,
+      setting: batch.setting,
+    },
   ];
   return { rows, lines };
 }
@@ -512,8 +530,8 @@ function estimate(cfg: ModelConfig, run: RunShape, limits: AdapterLimits, prompt
 
 /**
  * The memory of evaluating (or probing) `copies` copies of `cfg` without training: the weights (as stored for a
- * model folder, f32 for a run's trained policies), and generation's KV cache and prefill over the held-out
- * batch (--eval-batch rows, under --kv-budget), with one decoding step's logits.
+ * model folder, f32 for a run's trained policies), and generation's KV cache, prefill and decoding step over the
+ * held-out batch (--eval-batch rows, under --kv-budget).
  */
 export function estimateInference(
   cfg: ModelConfig,
@@ -530,7 +548,6 @@ export function estimateInference(
   const setting = 'held-out batch (--eval-batch)';
   const batch = { rows: run.evalBatch, noun: 'questions', setting };
   const decode = decodeTerms(cfg, run, prompts, perTokenNoGrad, batch, 0);
-  const rows = decode.rows;
   const lines: MemoryLine[] = [
     {
       label: `weights: ${copies === 1 ? 'the model' : `${copies} models`}${opts.trained ? ' in f32' : ''}`,
@@ -538,7 +555,6 @@ export function estimateInference(
       setting: 'a smaller model',
     },
     ...decode.lines,
-    { label: `logits of one decoding step (${rows} × ${cfg.vocabSize})`, bytes: rows * cfg.vocabSize * 4 },
   ];
   const sum = lines.reduce((t, l) => t + l.bytes, 0);
   lines.push({ label: 'buffer pool rounding to size classes', bytes: (POOL_ROUNDING - 1) * sum });

@@ -1,5 +1,5 @@
 // The memory estimate of evaluating and probing (estimateInference): the weights once (as stored, or f32 for a
-// run's trained policies), the KV cache and prefill of the held-out batch, one step's logits; and the refusal,
+// run's trained policies), the KV cache, prefill and decoding step of the held-out batch; and the refusal,
 // for evaluation and training alike, of a total past the device's known memory or past any GPU's.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -14,7 +14,7 @@ const browser = { maxStorageBufferBindingSize: 128 * 2 ** 20, maxBufferSize: 256
 const GiB = 2 ** 30;
 
 describe('estimateInference', () => {
-  it('counts the weights as stored once, the KV cache of the held-out batch and one step of logits', () => {
+  it('counts the weights as stored once, the KV cache of the held-out batch and one decoding step', () => {
     const q3 = cfg('qwen3-0.6b');
     const m = estimateInference(q3, PRESETS.demo, browser);
     expect(m.fits).toBe(true);
@@ -25,7 +25,9 @@ describe('estimateInference', () => {
       'KV cache',
       'prompt prefill',
       'fused decoding',
-      'logits of one decoding step',
+      'one decoding step',
+      "the prefill's last logits, and their copy for rows that share a prompt",
+      "a turn's cache laid out anew",
       'buffer pool rounding to size classes',
     ]);
     // Far below training the same model: no optimizer, no gradients, no trained copies.
