@@ -4,8 +4,13 @@
 // wrote). With moves[b] = (srcRow, srcStart, dstStart, count):
 //   keys[b, h, dstStart + t, d] = srcKeys[srcRow, h, srcStart + t, d]   for 0 <= t < count
 // and the same for values. A row's keys carry RoPE by the row's own positions, not by column, so a run of
-// them may move to any column. A thread per (b, h, t) position copies its Dh numbers.
-#include "lib/map.wgsl"
+// them may move to any column. Two entries, the same result:
+//   elements   a thread per element of the new cache, in its order: neighbouring threads read and write
+//              neighbouring words (coalesced on a GPU);
+//   positions  a thread per (b, h, t) position copying its Dh numbers, for CPU drivers, where a thread's index
+//              arithmetic costs more than its loads (4.5x faster there than `elements`).
+#include "lib/grid.wgsl"
+#include "lib/params.wgsl"
 struct Params { B: u32, H: u32, Dh: u32, capacity: u32, srcCapacity: u32 }
 @group(0) @binding(1) var<storage, read> moves: array<vec4i>;
 @group(0) @binding(2) var<storage, read> srcKeys: array<f32>;
@@ -13,18 +18,34 @@ struct Params { B: u32, H: u32, Dh: u32, capacity: u32, srcCapacity: u32 }
 @group(0) @binding(4) var<storage, read_write> keys: array<f32>;
 @group(0) @binding(5) var<storage, read_write> values: array<f32>;
 
-fn size() -> u32 { return p.B * p.H * p.capacity; }
-
-fn element(i: u32) {
-  let t = i % p.capacity;
-  let h = (i / p.capacity) % p.H;
-  let m = moves[i / (p.capacity * p.H)];
+/** Where position `at` (b, h, t) of the new cache reads from in the old one, in elements; -1 if unmoved. */
+fn source(at: u32) -> i32 {
+  let t = at % p.capacity;
+  let h = (at / p.capacity) % p.H;
+  let m = moves[at / (p.capacity * p.H)];
   let k = i32(t) - m.z;
-  let to = i * p.Dh;
-  if (k < 0 || k >= m.w) { return; }
-  let src = ((u32(m.x) * p.H + h) * p.srcCapacity + u32(m.y + k)) * p.Dh;
+  if (k < 0 || k >= m.w) { return -1; }
+  return i32(((u32(m.x) * p.H + h) * p.srcCapacity + u32(m.y + k)) * p.Dh);
+}
+
+@compute @workgroup_size(WG)
+fn elements(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let i = gridIndex(gid, nwg);
+  if (i >= p.B * p.H * p.capacity * p.Dh) { return; }
+  let src = source(i / p.Dh);
+  if (src < 0) { return; }
+  keys[i] = srcKeys[u32(src) + i % p.Dh];
+  values[i] = srcValues[u32(src) + i % p.Dh];
+}
+
+@compute @workgroup_size(WG)
+fn positions(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let at = gridIndex(gid, nwg);
+  if (at >= p.B * p.H * p.capacity) { return; }
+  let src = source(at);
+  if (src < 0) { return; }
   for (var d = 0u; d < p.Dh; d++) {
-    keys[to + d] = srcKeys[src + d];
-    values[to + d] = srcValues[src + d];
+    keys[at * p.Dh + d] = srcKeys[u32(src) + d];
+    values[at * p.Dh + d] = srcValues[u32(src) + d];
   }
 }

@@ -100,12 +100,15 @@ export function kvMove(
     'i32',
   );
   try {
+    // A thread per element on a GPU (coalesced), per position on a CPU driver (shaders/kv_move.wgsl).
+    const perPosition = e.info.isCpu;
     e.dispatch({
       shader: 'kv_move',
+      entry: perPosition ? 'positions' : 'elements',
       constants: { WG },
       params: { B, H, Dh, capacity, srcCapacity },
       bindings: { moves: table, srcKeys, srcValues, keys, values },
-      workgroups: e.grid(B * H * capacity, WG),
+      workgroups: e.grid(B * H * capacity * (perPosition ? 1 : Dh), WG),
     });
   } catch (err) {
     keys.dispose();
