@@ -188,31 +188,31 @@ export class GenerationSession {
     const started = rows.map((r) => this.sequences[r]!.ids.length);
     const done = new Array<boolean>(B).fill(false);
     for (const r of rows) this.sequences[r]!.stop = null;
-    // Tokens of each row the kept cache holds (all but the last at most: the prefill gives its logits); the
-    // prefill runs over the last W columns, where every row's new tokens lie.
+    // Tokens of each row the kept cache holds (all but the last at most: the prefill gives its logits).
     const movable = this.kept?.cache.relayout ? this.kept.rows : null;
     const reuse = rows.map((r, b) => Math.min(lens[b]! - 1, movable?.get(r)?.count ?? 0));
     const fresh = lens.map((n, b) => n - reuse[b]!);
-    const W = Math.max(...fresh);
     // Row k of the cache (and of each step's batch) holds batch row slots[k], the rows with the most new tokens
     // first: a chunk of the prefill runs only the rows with new tokens in it, the first ones (below). Finished
     // rows stay in the batch until at most half of it is still decoding; then the cache keeps only the live rows
     // (but for a kept cache on the fused step, below).
     let slots = rows.map((_, b) => b).sort((a, b) => fresh[b]! - fresh[a]! || a - b);
     const capacity = L + opts.maxNewTokens;
-    // Rows with the same whole sequence where nothing is cached (a question's rollouts at their first call) are
-    // prefilled once: the first of each (its twin) goes through the model, into a cache of those rows only
-    // (`prefilled`, in slot order), which is then laid out for every row (kv_move), each taking its twin's row
-    // and logits.
-    let twin = this.twins(rows, reuse);
+    // Rows with the same whole sequence (a question's rollouts at their first call, and those that have sampled
+    // the same tokens and been given the same tool replies since) are prefilled once: the first of each (its twin)
+    // goes through the model, into a cache of those rows only (`prefilled`, in slot order, each with what the kept
+    // cache holds of it), which is then laid out for every row (kv_move), each taking its twin's row and logits.
+    let twin = this.twins(rows);
     let prefilled = slots.filter((b) => twin[b] === b);
-    let cache = this.cacheFor(rows, slots, reuse, keyStart, capacity, prefilled.length);
+    let cache = this.cacheFor(rows, prefilled, reuse, keyStart, capacity);
     if (prefilled.length < B && !cache.relayout) {
       cache.dispose();
       cache = this.model.newCache(B, capacity);
       twin = rows.map((_, b) => b);
       prefilled = slots;
     }
+    // The prefill runs over the last W columns, where every prefilled row's new tokens lie.
+    const W = Math.max(...prefilled.map((b) => fresh[b]!));
     const twinRow = (b: number) => prefilled.indexOf(twin[b]!);
     cache.length = L - W;
     let keepCache = this.options.keepCache === true;
@@ -403,11 +403,10 @@ export class GenerationSession {
 
   /**
    * For each batch row, the row whose prefill it takes: the first (by batch order) with the same whole sequence
-   * where no row reuses a kept cache; itself otherwise.
+   * (the same ids give the same keys and values, whatever the row holds cached).
    */
-  private twins(rows: number[], reuse: number[]): number[] {
+  private twins(rows: number[]): number[] {
     const twin = rows.map((_, b) => b);
-    if (reuse.some((n) => n > 0)) return twin;
     const first = new Map<string, number>();
     rows.forEach((r, b) => {
       const key = this.sequences[r]!.ids.join(',');
@@ -419,22 +418,15 @@ export class GenerationSession {
   }
 
   /**
-   * The cache of a call over `rows`, row k holding batch row slots[k]: the kept one laid out anew (batch row b's
-   * `reuse[b]` cached tokens moved to start at keyStart[b]), or a new one of `newRows` rows when nothing is reused.
+   * The cache of a call's prefill, row k holding batch row slots[k]: the kept one laid out anew (batch row b's
+   * `reuse[b]` cached tokens moved to start at keyStart[b]), or a new one when nothing is reused.
    */
-  private cacheFor(
-    rows: number[],
-    slots: number[],
-    reuse: number[],
-    keyStart: Int32Array,
-    capacity: number,
-    newRows: number,
-  ): KVCache {
+  private cacheFor(rows: number[], slots: number[], reuse: number[], keyStart: Int32Array, capacity: number): KVCache {
     const kept = this.kept;
     this.kept = null;
-    if (!kept?.cache.relayout || reuse.every((n) => n === 0)) {
+    if (!kept?.cache.relayout || slots.every((b) => reuse[b] === 0)) {
       kept?.cache.dispose();
-      return this.model.newCache(newRows, capacity);
+      return this.model.newCache(slots.length, capacity);
     }
     const moves = slots.map((b) => {
       const r = rows[b]!;

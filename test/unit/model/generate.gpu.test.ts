@@ -381,6 +381,50 @@ describe.each([
     });
   });
 
+  // Rollouts that sampled the same tokens and got the same tool reply are the same sequence again at the next call:
+  // with the cache kept, each distinct sequence's new tokens are prefilled once and its twins copy its cache row.
+  it('rows that are the same sequence at a later call are prefilled once and decode as when each is', async () => {
+    const groups = [0, 1, 0, 2, 1, 0];
+    const prompts = groups.map((i) => PROMPTS[i + 3]!);
+    const replies = groups.map((i) => Array.from(randint(2 + i, V, 700 + i)));
+    // One draw for every row: rows with the same prompt sample the same tokens at any temperature.
+    const o: GenerateOptions = { ...opts(), maxNewTokens: 4, random: () => 0.37, readEvery: 2 };
+    const run = async (relayout: boolean) => {
+      const newCache = model.newCache;
+      if (!relayout) {
+        // A cache that cannot be laid out anew: every row is prefilled whole at every call.
+        model.newCache = (batch, capacity) => {
+          const cache = newCache.call(model, batch, capacity);
+          delete cache.relayout;
+          return cache;
+        };
+      }
+      const session = new GenerationSession(model, prompts, { keepCache: true });
+      try {
+        await session.run(o);
+        session.sequences.forEach((_, k) => session.append(k, replies[k]!));
+        const before = session.prefilled;
+        await (relayout ? withNewCachesFilled(Number.NaN, () => session.run(o)) : session.run(o));
+        return { seqs: session.sequences, second: session.prefilled - before };
+      } finally {
+        model.newCache = newCache;
+        session.dispose();
+      }
+    };
+    const each = await run(false);
+    const once = await run(true);
+    groups.forEach((g, i) => expect(once.seqs[i]!.ids, `row ${i}`).toEqual(once.seqs[groups.indexOf(g)]!.ids));
+    // The second call's new tokens of the three distinct rows: each reply and the last sampled token.
+    expect(once.second).toBe(3 * Math.max(...replies.map((r) => r.length + 1)));
+    expect(each.second).toBeGreaterThan(once.second);
+    once.seqs.forEach((s, i) => {
+      const w = each.seqs[i]!;
+      expect(s.ids, `row ${i} ids`).toEqual(w.ids);
+      expect(s.stop, `row ${i} stop`).toBe(w.stop);
+      s.logprobs.forEach((lp, t) => expect(lp, `row ${i} log-prob ${t}`).toBeCloseTo(w.logprobs[t]!, 4));
+    });
+  });
+
   it('a prefill in chunks of two time steps gives every row the same ids and log-probs', async () => {
     const whole = await generate(model, PROMPTS, opts());
     const chunked = await generate(model, PROMPTS, { ...opts(), prefillTokens: 2 * PROMPTS.length });
