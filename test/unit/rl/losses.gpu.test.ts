@@ -280,6 +280,56 @@ describe('studentLoss', () => {
     );
   });
 
+  // src/selfplay/student.ts passes a rollout with k identical copies once, its tokens weighted k by the mask.
+  it('weights a token k by its mask exactly as k copies of it: loss, metrics and summed gradients', async () => {
+    const f = fixture(21);
+    const s = settings();
+    const rows = [0, 1, 3, 5, 6]; // the fixture's policy tokens
+    const copies = [2, 1, 3, 1, 2];
+    const repeated = rows.flatMap((r, k) => Array.from({ length: copies[k]! }, () => r));
+    const run = async (which: number[], mask?: Float32Array) => {
+      const pick = (a: ArrayLike<number>) => Float32Array.from(which, (r) => a[r]!);
+      const zs = Float32Array.from(which.flatMap((r) => Array.from(rowOf(f.zs, r))));
+      const zt = Float32Array.from(which.flatMap((r) => Array.from(rowOf(f.zt, r))));
+      const student = e.tensor(zs, [which.length, V]);
+      student.requiresGrad = true;
+      const out = e.tidy(() => {
+        const o = studentLoss(
+          {
+            logits: student,
+            teacherLogits: e.tensor(zt, [which.length, V]),
+            targets: Int32Array.from(which, (r) => f.targets[r]!),
+            oldLogp: pick(f.oldLogp),
+            advantages: pick(f.adv),
+            mask,
+          },
+          s,
+        );
+        return {
+          loss: e.keep(o.loss),
+          metrics: [o.policyLoss, o.distill!, o.clipFraction, o.entropy, o.ppoKl].map((t) => e.keep(t)),
+        };
+      });
+      const values = [await e.item(out.loss), ...(await Promise.all(out.metrics.map((t) => e.item(t))))];
+      e.backward(out.loss);
+      const g = (await student.grad!.read()) as Float32Array;
+      for (const t of [student, ...out.metrics]) t.dispose();
+      return { values, g };
+    };
+    const each = await run(repeated);
+    const weighted = await run(rows, Float32Array.from(copies));
+    expectClose(weighted.values, each.values, 1e-5, 1e-7, 'loss and metrics');
+    // A row's gradient is the sum over its copies' (in a model they are one set of parameters).
+    const summed = rows.flatMap((r) => {
+      const sum = new Float32Array(V);
+      repeated.forEach((q, k) => {
+        if (q === r) for (let v = 0; v < V; v++) sum[v]! += each.g[k * V + v]!;
+      });
+      return Array.from(sum);
+    });
+    expectClose(weighted.g, summed, 1e-4, 1e-7, 'gradients');
+  });
+
   it('adds β·k3 to the reference and refuses λ > 0 without a teacher', async () => {
     const f = fixture(15);
     const ref = Float32Array.from(f.lp, (x, i) => x + 0.1 * (i - 3));
