@@ -53,7 +53,8 @@ export interface KVCache {
   /**
    * Lays the cache out anew with `capacity` positions and a row per move (src/gpu/ops/layout.ts kvMove): row b
    * keeps the run of positions moves[b] names, moved to its new columns; every other position is left unwritten
-   * (nothing reads it). One layer at a time, so the old and new caches are never whole side by side. `length` is left to the caller. A cache
+   * (nothing reads it). One layer at a time, each submitted before the next, so the old and new caches are never
+   * whole side by side (test/unit/model/kv-cache-memory.gpu.test.ts). `length` is left to the caller. A cache
    * without it (a test's scripted stand-in) is prefilled whole at every call.
    */
   relayout?(capacity: number, moves: readonly KVMove[]): void;
@@ -369,6 +370,7 @@ export class CausalLM {
         for (let l = 0; l < keys.length; l++) {
           keys[l] = take(keys[l]!);
           values[l] = take(values[l]!);
+          e.flush(); // the old layer's buffers become the pool's to reuse (see relayout)
         }
         this.batch = idx.length;
       },
@@ -379,6 +381,9 @@ export class CausalLM {
           values[l]!.dispose();
           keys[l] = e.keep(moved.keys);
           values[l] = e.keep(moved.values);
+          // Submitted at once, the old layer's buffers are free before the next layer allocates (a released buffer
+          // waits for the next submission: src/gpu/buffer-pool.ts); else every old layer would stay beside the new.
+          e.flush();
         }
         this.batch = moves.length;
         this.capacity = capacity;
