@@ -202,7 +202,7 @@ export class GenerationSession {
     // the same tokens and been given the same tool replies since) are prefilled once: the first of each (its twin)
     // goes through the model, into a cache of those rows only (`prefilled`, in slot order, each with what the kept
     // cache holds of it), which is then laid out for every row (kv_move), each taking its twin's row and logits.
-    let twin = this.twins(rows);
+    let twin = this.twins(rows, reuse);
     let prefilled = slots.filter((b) => twin[b] === b);
     let cache = this.cacheFor(rows, prefilled, reuse, keyStart, capacity);
     if (prefilled.length < B && !cache.relayout) {
@@ -402,19 +402,18 @@ export class GenerationSession {
   }
 
   /**
-   * For each batch row, the row whose prefill it takes: the first (by batch order) with the same whole sequence
-   * (the same ids give the same keys and values, whatever the row holds cached).
+   * For each batch row, the row whose prefill it takes among those with the same whole sequence (the same ids
+   * give the same keys and values): the one the kept cache holds most of (`reuse`), the first by batch order of
+   * those.
    */
-  private twins(rows: number[]): number[] {
-    const twin = rows.map((_, b) => b);
-    const first = new Map<string, number>();
-    rows.forEach((r, b) => {
-      const key = this.sequences[r]!.ids.join(',');
-      const at = first.get(key);
-      if (at === undefined) first.set(key, b);
-      else twin[b] = at;
+  private twins(rows: number[], reuse: readonly number[]): number[] {
+    const keys = rows.map((r) => this.sequences[r]!.ids.join(','));
+    const best = new Map<string, number>();
+    keys.forEach((key, b) => {
+      const at = best.get(key);
+      if (at === undefined || reuse[b]! > reuse[at]!) best.set(key, b);
     });
-    return twin;
+    return keys.map((key) => best.get(key)!);
   }
 
   /**
