@@ -213,7 +213,8 @@ export class GenerationSession {
     }
     // The prefill runs over the last W columns, where every prefilled row's new tokens lie.
     const W = Math.max(...prefilled.map((b) => fresh[b]!));
-    const twinRow = (b: number) => prefilled.indexOf(twin[b]!);
+    // Each slot's twin, as a row of the prefill's cache and logits.
+    const twinRows = Int32Array.from(slots, (b) => prefilled.indexOf(twin[b]!));
     cache.length = L - W;
     let keepCache = this.options.keepCache === true;
     // The fused step where it applies (src/model/decode-step.ts): its rows' state follows the slots.
@@ -255,8 +256,8 @@ export class GenerationSession {
           }
           if (prefilled.length < B) {
             // Each row takes its twin's whole row (its tokens lie at keyStart .. L).
-            const moves = slots.map((b) => ({
-              srcRow: twinRow(b),
+            const moves = slots.map((b, k) => ({
+              srcRow: twinRows[k]!,
               srcStart: keyStart[b]!,
               dstStart: keyStart[b]!,
               count: L - keyStart[b]!,
@@ -269,8 +270,7 @@ export class GenerationSession {
           );
           if (prefilled.length === B) return last;
           // Each row's logits are its twin's (the embedding lookup's gather takes rows more than once).
-          const rowsOf = Int32Array.from(slots, (b) => twinRow(b));
-          return embedding(last, model.engine.tensor(rowsOf, [B], 'i32'), rowsOf);
+          return embedding(last, model.engine.tensor(twinRows, [B], 'i32'), twinRows);
         },
         opts,
         B,
