@@ -91,6 +91,31 @@ async function withNewCachesFilled<T>(value: number, fn: () => Promise<T>): Prom
   }
 }
 
+/** Every row of `got` has the ids, stop reason and (to 4 places) log-probs of the same row of `want`. */
+function expectSameRows(got: Sequence[], want: Sequence[]): void {
+  got.forEach((s, i) => {
+    const w = want[i]!;
+    expect(s.ids, `row ${i} ids`).toEqual(w.ids);
+    expect(s.stop, `row ${i} stop`).toBe(w.stop);
+    s.logprobs.forEach((lp, t) => expect(lp, `row ${i} log-prob ${t}`).toBeCloseTo(w.logprobs[t]!, 4));
+  });
+}
+
+/** Runs `fn` with every new KV cache unable to be laid out anew, so that every row is prefilled whole at every call. */
+async function withoutRelayout<T>(fn: () => Promise<T>): Promise<T> {
+  const newCache = model.newCache;
+  model.newCache = (batch, capacity) => {
+    const cache = newCache.call(model, batch, capacity);
+    delete cache.relayout;
+    return cache;
+  };
+  try {
+    return await fn();
+  } finally {
+    model.newCache = newCache;
+  }
+}
+
 function expectPrefix(got: Sequence, want: Sequence, n: number, what: string): void {
   expect(got.ids, `${what} ids`).toEqual(want.ids.slice(0, n));
   expect(got.sampled, `${what} mask`).toEqual(want.sampled.slice(0, n));
@@ -248,13 +273,8 @@ describe.each([
     };
     const whole = await turns(false);
     const kept = await turns(true);
-    kept.seqs.forEach((s, i) => {
-      const w = whole.seqs[i]!;
-      expect(s.ids, `row ${i} ids`).toEqual(w.ids);
-      expect(s.sampled, `row ${i} mask`).toEqual(w.sampled);
-      expect(s.stop, `row ${i} stop`).toBe(w.stop);
-      s.logprobs.forEach((lp, t) => expect(lp, `row ${i} log-prob ${t}`).toBeCloseTo(w.logprobs[t]!, 4));
-    });
+    expectSameRows(kept.seqs, whole.seqs);
+    kept.seqs.forEach((s, i) => expect(s.sampled, `row ${i} mask`).toEqual(whole.seqs[i]!.sampled));
     // The first call prefills the prompts either way; then a kept cache prefills the rows' new tokens only (on the
     // general ops, rows that left the batch when most had stopped are prefilled whole again).
     const longest = (rows: number[], at: number[]) => rows.length * Math.max(...rows.map((r) => at[r]!));
@@ -338,47 +358,28 @@ describe.each([
     expect(rows.prefilled[0]).toBe(rows.fresh[0]);
     if (path === 'fused') expect(rows.prefilled[1]).toBe(rows.fresh[1]);
     expect(whole.prefilled[1]).toBeGreaterThan(rows.prefilled[1]!);
-    rows.seqs.forEach((s, i) => {
-      const w = whole.seqs[i]!;
-      expect(s.ids, `row ${i} ids`).toEqual(w.ids);
-      expect(s.stop, `row ${i} stop`).toBe(w.stop);
-      s.logprobs.forEach((lp, t) => expect(lp, `row ${i} log-prob ${t}`).toBeCloseTo(w.logprobs[t]!, 4));
-    });
+    expectSameRows(rows.seqs, whole.seqs);
   });
 
   // A question's rollouts start from one prompt: it is prefilled once and the other rows copy its cache row.
   it('rows with the same prompt are prefilled once and decode as when each is prefilled', async () => {
     const prompts = [0, 1, 0, 2, 1, 0].map((i) => PROMPTS[i + 3]!);
     const L = Math.max(...prompts.map((p) => p.length));
-    const run = async (relayout: boolean) => {
-      const newCache = model.newCache;
-      if (!relayout) {
-        // A cache that cannot be laid out anew: every row is prefilled.
-        model.newCache = (batch, capacity) => {
-          const cache = newCache.call(model, batch, capacity);
-          delete cache.relayout;
-          return cache;
-        };
-      }
+    const run = async () => {
       const session = new GenerationSession(model, prompts);
       try {
         await session.run({ ...opts(), maxNewTokens: 6, random: rng(23), readEvery: 3 });
         return { seqs: session.sequences, prefilled: session.prefilled };
       } finally {
-        model.newCache = newCache;
         session.dispose();
       }
     };
-    const each = await run(false);
-    const once = await run(true);
+    // A cache that cannot be laid out anew: every row is prefilled.
+    const each = await withoutRelayout(run);
+    const once = await run();
     expect(each.prefilled).toBe(prompts.length * L);
     expect(once.prefilled).toBe(3 * L);
-    once.seqs.forEach((s, i) => {
-      const w = each.seqs[i]!;
-      expect(s.ids, `row ${i} ids`).toEqual(w.ids);
-      expect(s.stop, `row ${i} stop`).toBe(w.stop);
-      s.logprobs.forEach((lp, t) => expect(lp, `row ${i} log-prob ${t}`).toBeCloseTo(w.logprobs[t]!, 4));
-    });
+    expectSameRows(once.seqs, each.seqs);
   });
 
   // Rollouts that sampled the same tokens and got the same tool reply are the same sequence again at the next call:
@@ -389,40 +390,26 @@ describe.each([
     const replies = groups.map((i) => Array.from(randint(2 + i, V, 700 + i)));
     // One draw for every row: rows with the same prompt sample the same tokens at any temperature.
     const o: GenerateOptions = { ...opts(), maxNewTokens: 4, random: () => 0.37, readEvery: 2 };
-    const run = async (relayout: boolean) => {
-      const newCache = model.newCache;
-      if (!relayout) {
-        // A cache that cannot be laid out anew: every row is prefilled whole at every call.
-        model.newCache = (batch, capacity) => {
-          const cache = newCache.call(model, batch, capacity);
-          delete cache.relayout;
-          return cache;
-        };
-      }
+    const run = async (second: (session: GenerationSession) => Promise<void>) => {
       const session = new GenerationSession(model, prompts, { keepCache: true });
       try {
         await session.run(o);
         session.sequences.forEach((_, k) => session.append(k, replies[k]!));
         const before = session.prefilled;
-        await (relayout ? withNewCachesFilled(Number.NaN, () => session.run(o)) : session.run(o));
+        await second(session);
         return { seqs: session.sequences, second: session.prefilled - before };
       } finally {
-        model.newCache = newCache;
         session.dispose();
       }
     };
-    const each = await run(false);
-    const once = await run(true);
+    // A cache that cannot be laid out anew: every row is prefilled whole at every call.
+    const each = await withoutRelayout(() => run((session) => session.run(o)));
+    const once = await run((session) => withNewCachesFilled(Number.NaN, () => session.run(o)));
     groups.forEach((g, i) => expect(once.seqs[i]!.ids, `row ${i}`).toEqual(once.seqs[groups.indexOf(g)]!.ids));
     // The second call's new tokens of the three distinct rows: each reply and the last sampled token.
     expect(once.second).toBe(3 * Math.max(...replies.map((r) => r.length + 1)));
     expect(each.second).toBeGreaterThan(once.second);
-    once.seqs.forEach((s, i) => {
-      const w = each.seqs[i]!;
-      expect(s.ids, `row ${i} ids`).toEqual(w.ids);
-      expect(s.stop, `row ${i} stop`).toBe(w.stop);
-      s.logprobs.forEach((lp, t) => expect(lp, `row ${i} log-prob ${t}`).toBeCloseTo(w.logprobs[t]!, 4));
-    });
+    expectSameRows(once.seqs, each.seqs);
   });
 
   it('a prefill in chunks of two time steps gives every row the same ids and log-probs', async () => {
