@@ -97,10 +97,10 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid:
     let col = projColumn(kvh, c);
     var acc = 0.0;
     for (var i = 0u; i < D; i++) { acc += xs[i] * weight(col.x, col.y * D + i); }
-    proj[c] = withBiasAndAdapter(col.x, col.y, D, acc);
+    proj[c] = withBiasAndAdapter(col.x, col.y, D, acc, 0u);
   }
   workgroupBarrier();
-  normAndRotate(lid, b);
+  normAndRotate(lid, b, 1u);
   // k and v into the cache.
   let slot = b * p.Hkv + kvh;
   let len = cacheLen();

@@ -2,15 +2,16 @@ enable subgroups;
 // decode_attention (the attention half of a decoder layer for one decoding step: input norm, q/k/v with biases and
 // LoRA, Qwen3's q/k norms, RoPE, the KV append, causal attention; the same bindings, params and numbers), shaped
 // for a CPU driver, where a workgroup runs as SIMD lanes on one core and every barrier switches between its lanes'
-// saved states. One workgroup per (kv head, row) is one subgroup of WG lanes (the host runs this kernel only where
-// subgroups are exactly WG wide). Each lane owns q/k/v columns and reads its weights 8 at a time as vec4 words
-// (lib/weights8.wgsl); the normed row is read once, spread over the lanes, and shared by subgroupShuffle (a CPU
-// driver loads storage lane by lane: reading it again for every column cost as much as the weights). The
-// attention splits the keys across the lanes (key first + lane, first + lane + WG, ...), each lane keeping its
-// own online softmax for the group's heads, and merges the lanes with subgroup reductions (as
-// attention_split_fwd.wgsl does): M = max m, L = sum l exp(m - M), o = sum acc exp(m - M) / L. A few barriers
-// per workgroup share the projections, none per key. D is a multiple of 8 up to 8 WG MAXI; DH a multiple of 4 up to
-// CHUNK; GROUP at most MAXH.
+// saved states. One workgroup per (kv head, RT rows) is one subgroup of WG lanes (the host runs this kernel only
+// where subgroups are exactly WG wide). Each lane owns q/k/v columns and reads its weights 8 at a time as vec4 words
+// (lib/weights8.wgsl), once for the workgroup's RT rows: a CPU driver loads storage lane by lane, so with a
+// workgroup per row the projections' weights were read once per row and cost more than the attention (4 rows at a
+// 50-token context: 330 against 130 µs a dispatch without them). The normed rows are read once, spread over the
+// lanes, and shared by subgroupShuffle. The attention, row after row, splits the keys across the lanes (key
+// first + lane, first + lane + WG, ...), each lane keeping its own online softmax for the group's heads, and merges
+// the lanes with subgroup reductions (as attention_split_fwd.wgsl does): M = max m, L = sum l exp(m - M),
+// o = sum acc exp(m - M) / L. A few barriers per workgroup share the projections, none per key. D is a multiple of
+// 8 up to 8 WG MAXI; DH a multiple of 4 up to CHUNK; GROUP at most MAXH.
 #include "lib/packed16.wgsl"
 #include "lib/weights8.wgsl"
 #include "lib/rope_turns.wgsl"
@@ -22,9 +23,10 @@ override W_FORMAT: u32 = FORMAT_F32;
 const CHUNK = 64u;      // (head, dim) output sums a lane keeps per pass over the keys
 const MAXH = 16u;       // query heads per kv head, at most
 const MAXI = 16u;       // groups of eight of the normed row a lane holds: hidden sizes up to 8 WG MAXI
+const RT = 4u;          // rows per workgroup (the host's LANES_ROWS)
 
 struct Params {
-  rows: u32, Hkv: u32, cap: u32, len0: u32, eps: f32, scale: f32,
+  rows: u32, n: u32, Hkv: u32, cap: u32, len0: u32, eps: f32, scale: f32,
   freqAt: u32, normAt: u32, qNormAt: u32, kNormAt: u32, biasQ: u32, biasK: u32, biasV: u32,
   loraQ: u32, loraK: u32, loraV: u32, loraScale: f32,
   // The hidden size as a uniform, not a constant: unrolled over a constant D, lavapipe took 6x longer to build
@@ -43,9 +45,10 @@ struct Params {
 #include "lib/decode_rows.wgsl"
 #include "lib/decode_qk.wgsl"
 
-var<workgroup> xa: array<f32, 3u * R>;    // scale (h Aᵀ) of q, k, v's adapters
-var<workgroup> proj: array<f32, (GROUP + 2u) * DH>; // q of the group's heads, then k, then v
-var<workgroup> headScale: array<f32, GROUP + 1u>;  // 1 / rms of each q head and of k (Qwen3)
+// Per row of the workgroup:
+var<workgroup> xa: array<f32, RT * 3u * R>;            // scale (h Aᵀ) of q, k, v's adapters
+var<workgroup> proj: array<f32, RT * (GROUP + 2u) * DH>; // q of the group's heads, then k, then v
+var<workgroup> headScale: array<f32, RT * (GROUP + 1u)>; // 1 / rms of each q head and of k (Qwen3)
 
 /** Weights 8g .. 8g + 7 of row `row` of projection `which` (0 q, 1 k, 2 v). */
 fn weights(which: u32, row: u32, g: u32) -> Eight {
@@ -69,22 +72,29 @@ fn state8(i: u32) -> Eight {
 /** Where normedDot's operand is the state's words from `row` on (an adapter's A row), not a projection's row. */
 const STATE_ROW = 3u;
 
+/** The workgroup's normed rows, held over the lanes: row slot s's group g = WG i + t is rows[s][i] of lane t. */
+alias Rows = array<array<Eight, MAXI>, RT>;
+
 /**
- * The normed row (held over the lanes in `mine`: group g = WG i + t by lane t) dotted with row `row` of
- * projection `which` (0 q, 1 k, 2 v), or with the state's words from `row` on (which = STATE_ROW); 0 where `live`
- * is false. Every lane must call it (subgroupShuffle), each with its own row.
+ * The normed rows of the first `slots` slots dotted with row `row` of projection `which` (0 q, 1 k, 2 v), or with
+ * the state's words from `row` on (which = STATE_ROW); 0 where `live` is false or past `slots`. Each weight is read
+ * once for every row. Every lane must call it (subgroupShuffle), each with its own row.
  */
-fn normedDot(mine: ptr<function, array<Eight, MAXI>>, which: u32, row: u32, live: bool) -> f32 {
+fn normedDots(mine: ptr<function, Rows>, slots: u32, which: u32, row: u32, live: bool) -> array<f32, RT> {
   let groups = p.D / 8u;
-  var acc = 0.0;
+  var acc = array<f32, RT>();
   for (var i = 0u; i < (groups + WG - 1u) / WG; i++) {
-    let m = (*mine)[i];
     for (var u = 0u; u < WG; u++) {
       let g = i * WG + u;
-      let xg = Eight(subgroupShuffle(m.lo, u), subgroupShuffle(m.hi, u));
+      var w = Eight(vec4f(0.0), vec4f(0.0));
       if (g < groups && live) {
-        if (which == STATE_ROW) { acc += dot8(xg, state8(row + 8u * g)); }
-        else { acc += dot8(xg, weights(which, row, g)); }
+        if (which == STATE_ROW) { w = state8(row + 8u * g); } else { w = weights(which, row, g); }
+      }
+      for (var s = 0u; s < RT; s++) {
+        if (s < slots) { // uniform per workgroup
+          let m = (*mine)[s][i];
+          acc[s] += dot8(Eight(subgroupShuffle(m.lo, u), subgroupShuffle(m.hi, u)), w);
+        }
       }
     }
   }
@@ -97,28 +107,45 @@ fn proj4(at: u32) -> vec4f { return vec4f(proj[at], proj[at + 1u], proj[at + 2u]
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane: u32) {
   let kvh = wid.x;
-  let b = wid.y;
-  if (stoppedRow(b)) { return; } // uniform per workgroup
-  // The normed row, spread over the lanes: lane t holds its groups g = WG i + t (eight elements each) in `mine`,
-  // and every dot product below takes group g from its owner by subgroupShuffle. The row and the norm weights are
-  // read from storage once, not once per output column.
+  let r0 = wid.y * RT;
+  // Slot s holds row r0 + s: the first `slots` are rows of the call; a live one has not stopped. All uniform per
+  // workgroup.
+  let slots = min(RT, p.n - r0);
+  var live = array<bool, RT>();
+  var anyLive = false;
+  for (var s = 0u; s < RT; s++) {
+    live[s] = s < slots && !stoppedRow(min(r0 + s, p.n - 1u));
+    anyLive = anyLive || live[s];
+  }
+  if (!anyLive) { return; }
+  // The normed rows, spread over the lanes: lane t holds groups g = WG i + t (eight elements each) of every slot in
+  // `mine`, and every dot product below takes group g from its owner by subgroupShuffle. The rows and the norm
+  // weights are read from storage once, not once per output column.
   let groups = p.D / 8u;
   let nI = (groups + WG - 1u) / WG;
-  var mine: array<Eight, MAXI>;
-  var ss = 0.0;
-  for (var i = 0u; i < nI; i++) {
-    let g = i * WG + lane;
-    var e8 = Eight(vec4f(0.0), vec4f(0.0));
-    if (g < groups) { e8 = Eight(x[(b * p.D) / 4u + 2u * g], x[(b * p.D) / 4u + 2u * g + 1u]); }
-    ss += dot8(e8, e8);
-    mine[i] = e8;
+  var mine: Rows;
+  var scale = array<f32, RT>();
+  for (var s = 0u; s < RT; s++) {
+    if (s < slots) {
+      let b = r0 + s;
+      var ss = 0.0;
+      for (var i = 0u; i < nI; i++) {
+        let g = i * WG + lane;
+        var e8 = Eight(vec4f(0.0), vec4f(0.0));
+        if (g < groups) { e8 = Eight(x[(b * p.D) / 4u + 2u * g], x[(b * p.D) / 4u + 2u * g + 1u]); }
+        ss += dot8(e8, e8);
+        mine[s][i] = e8;
+      }
+      scale[s] = 1.0 / sqrt(subgroupAdd(ss) / f32(p.D) + p.eps);
+    }
   }
-  let s = 1.0 / sqrt(subgroupAdd(ss) / f32(p.D) + p.eps);
   for (var i = 0u; i < nI; i++) {
     let g = i * WG + lane;
     if (g < groups) {
       let n = state8(p.normAt + 8u * g);
-      mine[i] = Eight(mine[i].lo * s * n.lo, mine[i].hi * s * n.hi);
+      for (var s = 0u; s < RT; s++) {
+        mine[s][i] = Eight(mine[s][i].lo * scale[s] * n.lo, mine[s][i].hi * scale[s] * n.hi);
+      }
     }
   }
   // The adapters' rank-wide products: the lanes split the (adapter, rank) pairs.
@@ -126,39 +153,58 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane
     for (var t0 = 0u; t0 < 3u * R; t0 += WG) {
       let t = min(t0 + lane, 3u * R - 1u); // lanes past the end repeat the last pair and store nothing
       let at = loraOf(t / R);
-      let acc = normedDot(&mine, STATE_ROW, at + (t % R) * p.D, at != NONE);
-      if (t0 + lane < 3u * R) { xa[t0 + lane] = acc * p.loraScale; }
+      let acc = normedDots(&mine, slots, STATE_ROW, at + (t % R) * p.D, at != NONE);
+      if (t0 + lane < 3u * R) {
+        for (var s = 0u; s < RT; s++) { xa[s * 3u * R + t0 + lane] = acc[s] * p.loraScale; }
+      }
     }
   }
   workgroupBarrier();
-  // proj: the group's q heads, then k, then v of head kvh (projColumn), with biases and adapters.
+  // proj: each slot's q heads of the group, then k, then v of head kvh (projColumn), with biases and adapters.
   let nq = GROUP * DH;
   let nc = nq + 2u * DH;
   for (var c0 = 0u; c0 < nc; c0 += WG) {
     let col = projColumn(kvh, min(c0 + lane, nc - 1u)); // lanes past the end repeat the last column, store nothing
-    let acc = normedDot(&mine, col.x, col.y, true);
-    if (c0 + lane < nc) { proj[c0 + lane] = withBiasAndAdapter(col.x, col.y, p.D, acc); }
+    let acc = normedDots(&mine, slots, col.x, col.y, true);
+    if (c0 + lane < nc) {
+      for (var s = 0u; s < RT; s++) {
+        proj[s * PROJ_STRIDE + c0 + lane] = withBiasAndAdapter(col.x, col.y, p.D, acc[s], s * 3u * R);
+      }
+    }
   }
   workgroupBarrier();
-  normAndRotate(lane, b);
-  // k and v into the cache, then a barrier: every lane reads the new key and value back with the cached ones.
-  let slot = b * p.Hkv + kvh;
+  normAndRotate(lane, r0, RT);
+  // Each live slot's k and v into the cache, then a barrier: every lane reads the new key and value back with the
+  // cached ones.
   let len = cacheLen();
-  let newest = ((slot * p.cap + len) * DH) / 4u;
-  for (var d4 = lane; d4 < DH / 4u; d4 += WG) {
-    kCache[newest + d4] = proj4(nq + 4u * d4);
-    vCache[newest + d4] = proj4(nq + DH + 4u * d4);
+  for (var s = 0u; s < RT; s++) {
+    if (live[s]) {
+      let newest = (((r0 + s) * p.Hkv + kvh) * p.cap + len) * DH / 4u;
+      for (var d4 = lane; d4 < DH / 4u; d4 += WG) {
+        kCache[newest + d4] = proj4(s * PROJ_STRIDE + nq + 4u * d4);
+        vCache[newest + d4] = proj4(s * PROJ_STRIDE + nq + DH + 4u * d4);
+      }
+    }
   }
   storageBarrier();
-  // Attention over keys first..len, the group's heads in passes of hp whole heads (at most CHUNK sums a lane
-  // keeps). Lane t takes keys first + t, first + t + WG, ...; the pass's queries are copied into each lane's
-  // registers first.
+  for (var s = 0u; s < RT; s++) {
+    if (live[s]) { attend(r0 + s, kvh, s * PROJ_STRIDE, lane, len); }
+  }
+}
+
+/**
+ * Row b's attention for kv head kvh over keys first..len, its queries at proj[at ..], the group's heads in passes
+ * of hp whole heads (at most CHUNK sums a lane keeps). Lane t takes keys first + t, first + t + WG, ...; the pass's
+ * queries are copied into each lane's registers first.
+ */
+fn attend(b: u32, kvh: u32, at: u32, lane: u32, len: u32) {
+  let slot = b * p.Hkv + kvh;
   let first = keyStartOf(b);
   let hp = min(GROUP, CHUNK / DH);
   for (var h0 = 0u; h0 < GROUP; h0 += hp) {
     let nh = min(hp, GROUP - h0);
     var q: array<vec4f, CHUNK / 4u>;
-    for (var i = 0u; i < nh * DH / 4u; i++) { q[i] = proj4(h0 * DH + 4u * i); }
+    for (var i = 0u; i < nh * DH / 4u; i++) { q[i] = proj4(at + h0 * DH + 4u * i); }
     var m = array<f32, MAXH>();
     var l = array<f32, MAXH>();
     var acc = array<vec4f, CHUNK / 4u>();

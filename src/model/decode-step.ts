@@ -41,6 +41,8 @@ export function setDecodeKernels(kernels: DecodeKernels | null): void {
 const LANES = 8;
 /** Query heads per kv head that decode_attention_lanes takes at most (its MAXH; head dims up to its CHUNK). */
 const LANES_MAX_GROUP = 16;
+/** Rows per workgroup of decode_attention_lanes (its RT): each projection weight it reads serves this many rows. */
+const LANES_ROWS = 4;
 /** Hidden sizes decode_attention_lanes takes at most (8 LANES MAXI: a lane holds MAXI groups of the normed row). */
 const LANES_MAX_HIDDEN = 8 * LANES * 16;
 
@@ -298,7 +300,7 @@ function stepSpecs(
         loraK: at.lora.k,
         loraV: at.lora.v,
         loraScale,
-        ...(lanes ? { D } : {}),
+        ...(lanes ? { D, n } : {}),
       },
       bindings: {
         x,
@@ -310,7 +312,7 @@ function stepSpecs(
         vCache: cache.values[l]!,
         o,
       },
-      workgroups: [c.kvHeads, n],
+      workgroups: [c.kvHeads, lanes ? Math.ceil(n / LANES_ROWS) : n],
     });
     matvec(
       'residual',
