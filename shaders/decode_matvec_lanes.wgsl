@@ -2,10 +2,11 @@ enable subgroups;
 // decode_matvec's three products (residual, gated, head: the same bindings, params and numbers), shaped for a CPU
 // driver, where a workgroup runs as SIMD lanes on one core and every barrier switches between its lanes' saved
 // states. The layout of matmul_subgroup_k4.wgsl: a workgroup is one subgroup of 8 lanes (the host runs this kernel
-// only where subgroups are exactly 8 wide) computing 8 rows x 8 COLS columns; lane t holds row t's input and the
-// weights of columns c0 + t + 8j (j < COLS), read 8 at a time as vec4 words (lib/weights8.wgsl), and the rows'
-// inputs reach every lane by subgroupBroadcast, so every load is one lane's own and nothing crosses lanes through
-// memory: no barrier. Lane t RMS-norms its own row (gated, head). LoRA's rank-wide products scale (h Aᵀ) are
+// only where subgroups are exactly 8 wide) computing TR rows x 8 COLS columns; lane t < TR holds row t's input,
+// every lane the weights of columns c0 + t + 8j (j < COLS), read 8 at a time as vec4 words (lib/weights8.wgsl), and
+// the rows' inputs reach every lane by subgroupBroadcast, so every load is one lane's own and nothing crosses lanes
+// through memory: no barrier. Lane t RMS-norms its own row (gated, head). TR (8, or the call's rows rounded up to
+// a power of two) keeps a call of few rows from paying for 8: with one row, a tile of 8 took 1.2-1.7x the time. LoRA's rank-wide products scale (h Aᵀ) are
 // summed the same way (lane t holding ranks t + 8j) and broadcast for B. Rows past the call's n repeat the last one
 // and are never stored; stopped rows (lib/decode_rows.wgsl) are not stored either. K (the row length) is a
 // multiple of 8. Same numbers as the unfused ops up to the order of f32 sums. Accumulators are zeroed explicitly
@@ -16,6 +17,7 @@ enable subgroups;
 override WG: u32;          // lanes: 8, the subgroup
 override R: u32 = 1u;      // LoRA rank (1 without adapters), at most 8 RG
 override W_FORMAT: u32 = FORMAT_F32;
+override TR: u32 = 8u;     // rows per workgroup: 1, 2, 4 or 8
 const COLS = 4u;           // columns per lane
 const RG = 8u;             // groups of 8 ranks a lane may hold
 
@@ -29,7 +31,7 @@ struct Params { rows: u32, n: u32, K: u32, N: u32, eps: f32, normAt: u32, lora: 
 @group(0) @binding(6) var<storage, read_write> y: array<f32>;
 #include "lib/decode_rows.wgsl"
 
-/** acc[i][j]: row r0 + i, column c0 + 8j + lane. */
+/** acc[i][j]: row r0 + i (i < TR), column c0 + 8j + lane. */
 alias Tile = array<array<f32, COLS>, 8>;
 /** la[i][j]: row r0 + i, rank 8j + lane. */
 alias RankTile = array<array<f32, RG>, 8>;
@@ -42,7 +44,7 @@ fn live(r0: u32, r: u32) -> bool { return r0 + r < p.n && !stoppedRow(r0 + r); }
 
 /** Whether any row of the tile is live (uniform per workgroup). */
 fn anyLive(r0: u32) -> bool {
-  for (var r = 0u; r < 8u; r++) { if (live(r0, r)) { return true; } }
+  for (var r = 0u; r < TR; r++) { if (live(r0, r)) { return true; } }
   return false;
 }
 
@@ -92,13 +94,13 @@ fn rowScale(b: u32) -> f32 {
 fn fold(acc: ptr<function, Tile>, h: Eight, e: array<Eight, COLS>) {
   for (var kk = 0u; kk < 4u; kk++) {
     let a = lanes8(h.lo[kk]);
-    for (var i = 0u; i < 8u; i++) {
+    for (var i = 0u; i < TR; i++) {
       for (var j = 0u; j < COLS; j++) { (*acc)[i][j] += a[i] * e[j].lo[kk]; }
     }
   }
   for (var kk = 0u; kk < 4u; kk++) {
     let a = lanes8(h.hi[kk]);
-    for (var i = 0u; i < 8u; i++) {
+    for (var i = 0u; i < TR; i++) {
       for (var j = 0u; j < COLS; j++) { (*acc)[i][j] += a[i] * e[j].hi[kk]; }
     }
   }
@@ -115,7 +117,7 @@ fn foldRanks(la: ptr<function, RankTile>, h: Eight, at: u32, lane: u32, g: u32) 
     let v = lanes8(select(h.hi[kk % 4u], h.lo[kk % 4u], kk < 4u));
     for (var j = 0u; j < rankGroups(); j++) {
       let aj = select(a[j].hi[kk % 4u], a[j].lo[kk % 4u], kk < 4u);
-      for (var i = 0u; i < 8u; i++) { (*la)[i][j] += v[i] * aj; }
+      for (var i = 0u; i < TR; i++) { (*la)[i][j] += v[i] * aj; }
     }
   }
 }
@@ -127,13 +129,13 @@ fn rankGroups() -> u32 { return (R + 7u) / 8u; }
 fn addLowRank(acc: ptr<function, Tile>, la: RankTile, at: u32, c0: u32, lane: u32) {
   for (var jr = 0u; jr < rankGroups(); jr++) {
     var xs: array<array<f32, 8>, 8>; // xs[i][t]: row i, rank 8 jr + t
-    for (var i = 0u; i < 8u; i++) { xs[i] = lanes8(la[i][jr] * p.loraScale); }
+    for (var i = 0u; i < TR; i++) { xs[i] = lanes8(la[i][jr] * p.loraScale); }
     for (var t = 0u; t < 8u; t++) {
       let k = 8u * jr + t;
       if (k < R) {
         for (var j = 0u; j < COLS; j++) {
           let bk = stateF(at + R * p.K + min(c0 + 8u * j + lane, p.N - 1u) * R + k);
-          for (var i = 0u; i < 8u; i++) { (*acc)[i][j] += xs[i][t] * bk; }
+          for (var i = 0u; i < TR; i++) { (*acc)[i][j] += xs[i][t] * bk; }
         }
       }
     }
@@ -148,14 +150,15 @@ fn addToX(b: u32, c: u32, v: f32) {
 
 @compute @workgroup_size(WG)
 fn residual(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane: u32) {
-  let r0 = wid.y * 8u;
+  let r0 = wid.y * TR;
   if (!anyLive(r0)) { return; }
   let c0 = wid.x * 8u * COLS;
   let b = rowOf(r0, lane);
   var acc = Tile();
   var la = RankTile();
   for (var g = 0u; g < p.K / 8u; g++) {
-    let h = input8(b, g);
+    var h = Eight(vec4f(0.0), vec4f(0.0));
+    if (lane < TR) { h = input8(b, g); } // lanes past the tile's rows hold nothing
     var e: array<Eight, COLS>;
     for (var j = 0u; j < COLS; j++) { e[j] = weightsW(c0 + 8u * j + lane, g); }
     fold(&acc, h, e);
@@ -164,7 +167,7 @@ fn residual(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) 
   if (p.lora != NONE) { addLowRank(&acc, la, p.lora, c0, lane); }
   for (var j = 0u; j < COLS; j++) {
     let c = c0 + 8u * j + lane;
-    for (var i = 0u; i < 8u; i++) {
+    for (var i = 0u; i < TR; i++) {
       if (c < p.N && live(r0, i)) { addToX(r0 + i, c, acc[i][j]); }
     }
   }
@@ -172,17 +175,19 @@ fn residual(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) 
 
 @compute @workgroup_size(WG)
 fn gated(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane: u32) {
-  let r0 = wid.y * 8u;
+  let r0 = wid.y * TR;
   if (!anyLive(r0)) { return; }
   let c0 = wid.x * 8u * COLS;
   let b = rowOf(r0, lane);
-  let s = rowScale(b);
+  var s = 0.0;
+  if (lane < TR) { s = rowScale(b); }
   var accG = Tile();
   var accU = Tile();
   var laG = RankTile();
   var laU = RankTile();
   for (var g = 0u; g < p.K / 8u; g++) {
-    let h = normed8(b, s, g);
+    var h = Eight(vec4f(0.0), vec4f(0.0));
+    if (lane < TR) { h = normed8(b, s, g); }
     var eg: array<Eight, COLS>;
     var eu: array<Eight, COLS>;
     for (var j = 0u; j < COLS; j++) {
@@ -198,7 +203,7 @@ fn gated(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lan
   if (p.lora2 != NONE) { addLowRank(&accU, laU, p.lora2, c0, lane); }
   for (var j = 0u; j < COLS; j++) {
     let c = c0 + 8u * j + lane;
-    for (var i = 0u; i < 8u; i++) {
+    for (var i = 0u; i < TR; i++) {
       let gv = accG[i][j];
       if (c < p.N && live(r0, i)) { y[(r0 + i) * p.N + c] = gv * (1.0 / (1.0 + exp(-gv))) * accU[i][j]; }
     }
@@ -208,21 +213,24 @@ fn gated(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lan
 @compute @workgroup_size(WG)
 fn head(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane: u32) {
   // Every row gets logits (the sampler reads them all): zeros for a tile of stopped rows.
-  let r0 = wid.y * 8u;
+  let r0 = wid.y * TR;
   let c0 = wid.x * 8u * COLS;
   var acc = Tile();
   if (anyLive(r0)) {
     let b = rowOf(r0, lane);
-    let s = rowScale(b);
+    var s = 0.0;
+    if (lane < TR) { s = rowScale(b); }
     for (var g = 0u; g < p.K / 8u; g++) {
       var e: array<Eight, COLS>;
       for (var j = 0u; j < COLS; j++) { e[j] = weightsW(c0 + 8u * j + lane, g); }
-      fold(&acc, normed8(b, s, g), e);
+      var h = Eight(vec4f(0.0), vec4f(0.0));
+      if (lane < TR) { h = normed8(b, s, g); }
+      fold(&acc, h, e);
     }
   }
   for (var j = 0u; j < COLS; j++) {
     let c = c0 + 8u * j + lane;
-    for (var i = 0u; i < 8u; i++) {
+    for (var i = 0u; i < TR; i++) {
       if (c < p.N && r0 + i < p.n) { y[(r0 + i) * p.N + c] = acc[i][j]; }
     }
   }

@@ -246,6 +246,8 @@ function stepSpecs(
   const loraScale = lora?.scale ?? 0;
   const group = c.heads / c.kvHeads;
   const tile = Math.min(TILE_ROWS, n);
+  // decode_matvec_lanes' rows per workgroup: LANES, or the call's rows rounded up to a power of two.
+  const lanesTile = Math.min(LANES, 2 ** Math.ceil(Math.log2(n)));
   const lanes = st.kernels === 'lanes';
   const specs: DispatchSpec[] = [];
   const matvec = (entry: string, K: number, N: number, params: object, bindings: Record<string, Tensor>) => {
@@ -255,10 +257,10 @@ function stepSpecs(
       specs.push({
         shader: 'decode_matvec_lanes',
         entry,
-        constants: { WG: LANES, R, W_FORMAT: format(w) },
+        constants: { WG: LANES, R, W_FORMAT: format(w), TR: lanesTile },
         params: all,
         bindings: { ...bindings, state },
-        workgroups: [Math.ceil(N / (LANES * LANES_COLS)), Math.ceil(n / LANES)],
+        workgroups: [Math.ceil(N / (LANES * LANES_COLS)), Math.ceil(n / lanesTile)],
       });
       return;
     }

@@ -97,8 +97,6 @@ function randomModel(c: Case): CausalLM {
 
 // More rows than a tile of either kernel set (4 and 8 rows), the last tile partial.
 const LENS = [5, 1, 3, 5, 2, 4, 5, 3, 1, 4];
-const B = LENS.length;
-const L = Math.max(...LENS);
 const STEPS = 3;
 
 const KERNELS: DecodeKernels[] = ['workgroup', 'lanes'];
@@ -109,71 +107,84 @@ describe.each(KERNELS.flatMap((kernels) => CASES.map((c) => ({ ...c, kernels }))
     it('gives the logits and cache of the general ops, step after step, for left-padded rows', async (ctx) => {
       // The lanes kernels run where subgroups are 8 lanes wide (lavapipe's default; not at the widths CI also tries).
       if (c.kernels === 'lanes' && !subgroupsOf8(e)) ctx.skip();
-      setDecodeKernels(c.kernels);
-      const model = randomModel(c);
-      const misfit = fusedDecodeMisfit(model, B);
-      if (c.kernels === 'lanes' && c.cfg.headDim === 128) {
-        expect(misfit).toMatch(/head dim a multiple of 4 up to 64/);
-        model.dispose();
-        setDecodeKernels(null);
-        return;
-      }
-      expect(misfit).toBeNull();
-      const keyStart = Int32Array.from(LENS, (n) => L - n);
-      const ids = randint(B * L, V, 1);
-      const positions = Int32Array.from({ length: B * L }, (_, i) =>
-        Math.max(0, (i % L) - keyStart[Math.floor(i / L)]!),
-      );
-      const general = model.newCache(B, L + STEPS);
-      const fused = model.newCache(B, L + STEPS);
-      e.noGrad(() =>
-        e.tidy(() => {
-          for (const cache of [general, fused]) model.hidden({ ids, batch: B, time: L, positions, keyStart }, cache);
-        }),
-      );
-      const st = new DecodeState(model, B, [], decodeKernels(model));
-      for (let step = 1; step <= STEPS; step++) {
-        // The step comes from the state (decode_sample advances it; here the host sets it).
-        st.setRows(
-          keyStart,
-          Array.from(keyStart, (s) => L - s - 1),
-          LENS.map(() => false),
-          step,
-        );
-        const next = randint(B, V, 10 + step);
-        const [want, got] = e.noGrad(() =>
-          e.tidy(() => {
-            const pos = Int32Array.from(keyStart, (s) => L - s + step - 1);
-            const w = model.logits(model.hidden({ ids: next, batch: B, time: 1, positions: pos, keyStart }, general));
-            // The fused head's logits are the state's (valid until the next step): a copy is kept.
-            const g = decodeStep(st, e.tensor(next, [B], 'i32'), B, fused, step);
-            return [e.keep(w), e.keep(scale(g, 1))];
-          }),
-        );
-        const [wl, gl] = await e.readAll([want, got]);
-        expectClose(gl!, wl!, 2e-4, 2e-5, `${c.name}: logits at step ${step}`);
-        want.dispose();
-        got.dispose();
-      }
-      expect(fused.length).toBe(general.length);
-      for (let l = 0; l < model.cfg.layers; l++) {
-        const [gk, gv, fk, fv] = await e.readAll([
-          general.keys[l]!,
-          general.values[l]!,
-          fused.keys[l]!,
-          fused.values[l]!,
-        ]);
-        expectClose(fk!, gk!, 2e-4, 2e-5, `layer ${l} keys`);
-        expectClose(fv!, gv!, 2e-4, 2e-5, `layer ${l} values`);
-      }
-      st.dispose();
-      general.dispose();
-      fused.dispose();
-      model.dispose();
-      setDecodeKernels(null);
+      await expectSameAsGeneral(c, LENS);
     });
   },
 );
+
+/**
+ * Decodes STEPS steps of rows of prompt lengths `lens` with the fused step of `c.kernels` and with the general ops,
+ * and expects the same logits at each step and the same caches after.
+ */
+async function expectSameAsGeneral(c: (typeof CASES)[number] & { kernels: DecodeKernels }, lens: number[]) {
+  const B = lens.length;
+  const L = Math.max(...lens);
+  setDecodeKernels(c.kernels);
+  const model = randomModel(c);
+  const misfit = fusedDecodeMisfit(model, B);
+  if (c.kernels === 'lanes' && c.cfg.headDim === 128) {
+    expect(misfit).toMatch(/head dim a multiple of 4 up to 64/);
+    model.dispose();
+    setDecodeKernels(null);
+    return;
+  }
+  expect(misfit).toBeNull();
+  const keyStart = Int32Array.from(lens, (n) => L - n);
+  const ids = randint(B * L, V, 1);
+  const positions = Int32Array.from({ length: B * L }, (_, i) => Math.max(0, (i % L) - keyStart[Math.floor(i / L)]!));
+  const general = model.newCache(B, L + STEPS);
+  const fused = model.newCache(B, L + STEPS);
+  e.noGrad(() =>
+    e.tidy(() => {
+      for (const cache of [general, fused]) model.hidden({ ids, batch: B, time: L, positions, keyStart }, cache);
+    }),
+  );
+  const st = new DecodeState(model, B, [], decodeKernels(model));
+  for (let step = 1; step <= STEPS; step++) {
+    // The step comes from the state (decode_sample advances it; here the host sets it).
+    st.setRows(
+      keyStart,
+      Array.from(keyStart, (s) => L - s - 1),
+      lens.map(() => false),
+      step,
+    );
+    const next = randint(B, V, 10 + step);
+    const [want, got] = e.noGrad(() =>
+      e.tidy(() => {
+        const pos = Int32Array.from(keyStart, (s) => L - s + step - 1);
+        const w = model.logits(model.hidden({ ids: next, batch: B, time: 1, positions: pos, keyStart }, general));
+        // The fused head's logits are the state's (valid until the next step): a copy is kept.
+        const g = decodeStep(st, e.tensor(next, [B], 'i32'), B, fused, step);
+        return [e.keep(w), e.keep(scale(g, 1))];
+      }),
+    );
+    const [wl, gl] = await e.readAll([want, got]);
+    expectClose(gl!, wl!, 2e-4, 2e-5, `${c.name}: logits at step ${step}`);
+    want.dispose();
+    got.dispose();
+  }
+  expect(fused.length).toBe(general.length);
+  for (let l = 0; l < model.cfg.layers; l++) {
+    const [gk, gv, fk, fv] = await e.readAll([general.keys[l]!, general.values[l]!, fused.keys[l]!, fused.values[l]!]);
+    expectClose(fk!, gk!, 2e-4, 2e-5, `layer ${l} keys`);
+    expectClose(fv!, gv!, 2e-4, 2e-5, `layer ${l} values`);
+  }
+  st.dispose();
+  general.dispose();
+  fused.dispose();
+  model.dispose();
+  setDecodeKernels(null);
+}
+
+// Calls of fewer rows than a tile: the lanes matvec's tile shrinks to the call's rows rounded up to a power of two
+// (1, 2, 4), and the lanes attention's group of 4 rows has slots past the call's rows.
+describe.each([1, 2, 3])('the fused decoding step (lanes kernels) of %s rows', (rows) => {
+  const c = CASES.find((k) => k.lora && k.cfg.hidden === 96)!;
+  it(`gives the logits and cache of the general ops: ${c.name}`, async (ctx) => {
+    if (!subgroupsOf8(e)) ctx.skip();
+    await expectSameAsGeneral({ ...c, kernels: 'lanes' }, LENS.slice(0, rows));
+  });
+});
 
 describe('the fused decoding step', () => {
   it('a row whose token is a stop id is flagged and left alone: its cache slot stays unwritten', async () => {
