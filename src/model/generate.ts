@@ -38,6 +38,12 @@ export interface GenerateOptions {
   stopStrings?: string[];
   /** Turns ids into text, for stop strings. */
   decode?: (ids: number[]) => string;
+  /**
+   * Ids whose own text holds a stop string (e.g. a tokenizer's single token for `</search>`): on the fused step the
+   * GPU leaves a row alone from the one it samples, as for a stop id, instead of decoding it until the host reads
+   * the text. The host still reports a stop string. Ids whose text holds none are ignored.
+   */
+  stopStringIds?: number[];
   /** A seeded U(0,1) source: one draw per row per step. */
   random: () => number;
   /** Called after every decoding step with the number of steps done. */
@@ -220,7 +226,7 @@ export class GenerationSession {
     // The fused step where it applies (src/model/decode-step.ts): its rows' state follows the slots.
     let fused: DecodeState | null = null;
     try {
-      fused = fusedDecodeState(model, B, [...stopIds]);
+      fused = fusedDecodeState(model, B, [...stopIds, ...stopStringIds(opts)]);
       // The rows' first keys, positions and stop flags and the next step, written before the prefill, whose
       // sampler (on the fused step) flags a row whose first token is a stop id, and again at every read.
       const setRows = (next: number) =>
@@ -540,6 +546,16 @@ export function tailText(
     const text = decode(ids.slice(ids.length - w));
     if (text.length >= chars || w === all) return text;
   }
+}
+
+/** opts.stopStringIds whose own text holds one of opts.stopStrings: the host stops a row at each of them too. */
+function stopStringIds(opts: GenerateOptions): number[] {
+  const { stopStrings, decode } = opts;
+  if (!stopStrings?.length || !decode) return [];
+  return (opts.stopStringIds ?? []).filter((id) => {
+    const text = decode([id]);
+    return stopStrings.some((ss) => text.includes(ss));
+  });
 }
 
 /** One-shot generation: prompts in, sequences (prompt + continuation, with masks) out. */

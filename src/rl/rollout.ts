@@ -216,6 +216,10 @@ async function rolloutTurns(
   }));
   const stopStrings = [...(opts.role === 'student' ? STUDENT_STOP_STRINGS : EXAMINER_STOP_STRINGS)];
   const decode = (ids: number[]) => tok.decode(ids);
+  // Stop strings that are one token of their own (added tokens such as `</search>`) end a row on the GPU at once.
+  const stopStringIds = stopStrings
+    .map((ss) => tok.encode(ss, { addSpecialTokens: false }))
+    .flatMap((ids) => (ids.length === 1 ? ids : []));
   const maxPos = model.cfg.maxPositions;
   let active = prompts.map((_, i) => i);
   let turn = 0;
@@ -234,6 +238,7 @@ async function rolloutTurns(
         topP: opts.topP ?? 1,
         stopIds: [...opts.stopIds],
         stopStrings,
+        stopStringIds,
         decode,
         random: opts.random,
         kvBudgetBytes: opts.kvBudgetBytes,

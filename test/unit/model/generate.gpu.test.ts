@@ -245,6 +245,43 @@ describe.each([
     });
   });
 
+  it('a stop string that is one token of its own stops its row on the GPU, with the same outputs', async () => {
+    // Each id reads as one letter, so a one-letter stop string is the whole text of two of the 48 ids.
+    const decode = (ids: number[]) => ids.map((id) => String.fromCharCode(97 + (id % 26))).join('');
+    const full = await generate(model, PROMPTS, opts());
+    const stopStrings = [decode([full[0]!.ids[PROMPTS[0]!.length + 2]!])]; // row 0 stops by its third token
+    const letterIds = Array.from({ length: V }, (_, id) => id).filter((id) => decode([id]) === stopStrings[0]);
+    const other = letterIds[0] === 0 ? 1 : 0; // not the letter: ignored
+    type Kept = { cache: KVCache; rows: Map<number, { row: number; start: number; count: number }> };
+    const run = (stopStringIds?: number[]) =>
+      withNewCachesFilled(Number.NaN, async () => {
+        const session = new GenerationSession(model, PROMPTS, { keepCache: true });
+        try {
+          await session.run({ ...opts(), stopStrings, decode, readEvery: 8, stopStringIds });
+          // On the fused step (where a kept cache keeps its stopped rows): where row 0's stop token's key would
+          // go had the row decoded on.
+          if (path !== 'fused') return { seqs: session.sequences.map((s) => ({ ...s })), stopKey: 0 };
+          const kept = (session as unknown as { kept: Kept }).kept;
+          const at = kept.rows.get(0)!;
+          const { kvHeads, headDim } = model.cfg;
+          const [keys] = await e.readAll([kept.cache.keys[0]!]);
+          const stopKey = keys![(at.row * kvHeads * kept.cache.capacity + at.start + at.count) * headDim]!;
+          return { seqs: session.sequences.map((s) => ({ ...s })), stopKey };
+        } finally {
+          session.dispose();
+        }
+      });
+    const host = await run();
+    const gpu = await run([other, ...letterIds]);
+    expect(host.seqs[0]!.stop).toBe('stop-string');
+    expectSameRows(gpu.seqs, host.seqs);
+    // The fused step decoded row 0 past its stop until the read unless the GPU knew the stop.
+    if (path === 'fused') {
+      expect(host.stopKey).not.toBeNaN();
+      expect(gpu.stopKey).toBeNaN();
+    }
+  });
+
   it('a session that keeps its cache prefills only the new tokens and decodes as one that prefills all', async () => {
     const full = await generate(model, PROMPTS, opts());
     const stop = pickStopIds(full);
