@@ -194,6 +194,8 @@ export class GenerationSession {
     const started = rows.map((r) => this.sequences[r]!.ids.length);
     const done = new Array<boolean>(B).fill(false);
     for (const r of rows) this.sequences[r]!.stop = null;
+    // With nothing cached, a prefix the rows share goes through the model once, as a cache the call then lays out.
+    if (!this.kept) this.prefillSharedPrefix(rows, opts);
     // Tokens of each row the kept cache holds (all but the last at most: the prefill gives its logits).
     const movable = this.kept?.cache.relayout ? this.kept.rows : null;
     const reuse = rows.map((r, b) => Math.min(lens[b]! - 1, movable?.get(r)?.count ?? 0));
@@ -408,6 +410,47 @@ export class GenerationSession {
   }
 
   /**
+   * Prefills the longest prefix the sequences `rows` all share (short of each one's last token) once, in one row,
+   * and keeps it as the cache the call reuses (each row holding the prefix in cache row 0), where that spares the
+   * prefill SHARED_PREFIX_TOKENS row-tokens or more: a question's rollouts and the prompts of one role share
+   * their chat template and instructions.
+   */
+  private prefillSharedPrefix(rows: number[], opts: GenerateOptions): void {
+    const seqs = rows.map((r) => this.sequences[r]!.ids);
+    const first = seqs[0]!;
+    const shortest = Math.min(...seqs.map((q) => q.length));
+    let P = 0;
+    while (P < shortest - 1 && seqs.every((q) => q[P] === first[P])) P++;
+    const distinct = new Set(seqs.map((q) => q.join(','))).size;
+    if ((distinct - 1) * P < SHARED_PREFIX_TOKENS) return;
+    const model = this.model;
+    const e = model.engine;
+    const cache = model.newCache(1, P);
+    if (!cache.relayout) {
+      cache.dispose();
+      return;
+    }
+    try {
+      const chunk = Math.max(1, opts.prefillTokens ?? PREFILL_TOKENS);
+      e.noGrad(() =>
+        e.tidy(() => {
+          for (let t0 = 0; t0 < P; t0 += chunk) {
+            const T = Math.min(chunk, P - t0);
+            const cols = Int32Array.from({ length: T }, (_, i) => t0 + i);
+            const ids = Int32Array.from(cols, (t) => first[t]!);
+            model.hidden({ ids, batch: 1, time: T, positions: cols, keyStart: Int32Array.of(0) }, cache).dispose();
+          }
+        }),
+      );
+    } catch (err) {
+      cache.dispose();
+      throw err;
+    }
+    this.prefilled += P;
+    this.kept = { cache, rows: new Map(rows.map((r) => [r, { row: 0, start: 0, count: P }])) };
+  }
+
+  /**
    * For each batch row, the row whose prefill it takes among those with the same whole sequence (the same ids
    * give the same keys and values): the one the kept cache holds most of (`reuse`), the first by batch order of
    * those.
@@ -527,6 +570,12 @@ interface Sampled {
 }
 
 const NO_IDS = new Int32Array(0);
+
+/**
+ * Row-tokens a shared prefix must spare (its length times the distinct sequences past the first) to be prefilled
+ * apart: the extra pass and the layout it needs cost about as much on the embedded model (about 100 dispatches).
+ */
+export const SHARED_PREFIX_TOKENS = 64;
 
 /**
  * The text of the newest tokens of `ids` (those from `from` on), at least `chars` characters of it where there

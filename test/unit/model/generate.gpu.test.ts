@@ -282,6 +282,23 @@ describe.each([
     }
   });
 
+  it('rows that share a prefix prefill it once and decode as rows prefilled whole', async () => {
+    const prefix = Array.from(randint(40, V, 77));
+    const prompts = PROMPTS.map((p) => [...prefix, ...p]);
+    const run = async () => {
+      const session = new GenerationSession(model, prompts);
+      await session.run({ ...opts(), readEvery: 3 });
+      return session;
+    };
+    const once = await run();
+    const whole = await withoutRelayout(run);
+    expectSameRows(once.sequences, whole.sequences);
+    // The prefix in one row, then every row's own tokens (as wide as the longest); against every row whole.
+    const own = Math.max(...PROMPTS.map((p) => p.length));
+    expect(once.prefilled).toBe(prefix.length + prompts.length * own);
+    expect(whole.prefilled).toBe(prompts.length * (prefix.length + own));
+  });
+
   it('a session that keeps its cache prefills only the new tokens and decodes as one that prefills all', async () => {
     const full = await generate(model, PROMPTS, opts());
     const stop = pickStopIds(full);
