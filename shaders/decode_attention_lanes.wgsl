@@ -114,7 +114,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane
   var live = array<bool, RT>();
   var anyLive = false;
   for (var s = 0u; s < RT; s++) {
-    live[s] = s < slots && !stoppedRow(min(r0 + s, p.n - 1u));
+    live[s] = s < slots && !stoppedRow(r0 + s);
     anyLive = anyLive || live[s];
   }
   if (!anyLive) { return; }

@@ -2,12 +2,12 @@ enable subgroups;
 // decode_matvec's three products (residual, gated, head: the same bindings, params and numbers), shaped for a CPU
 // driver, where a workgroup runs as SIMD lanes on one core and every barrier switches between its lanes' saved
 // states. The layout of matmul_subgroup_k4.wgsl: a workgroup is one subgroup of 8 lanes (the host runs this kernel
-// only where subgroups are exactly 8 wide) computing TR rows x 8 COLS columns; lane t < TR holds row t's input,
-// every lane the weights of columns c0 + t + 8j (j < COLS), read 8 at a time as vec4 words (lib/weights8.wgsl), and
-// the rows' inputs reach every lane by subgroupBroadcast, so every load is one lane's own and nothing crosses lanes
-// through memory: no barrier. Lane t RMS-norms its own row (gated, head). TR (8, or the call's rows rounded up to
-// a power of two) keeps a call of few rows from paying for 8: with one row, a tile of 8 took 1.2-1.7x the time. LoRA's rank-wide products scale (h Aᵀ) are
-// summed the same way (lane t holding ranks t + 8j) and broadcast for B. Rows past the call's n repeat the last one
+// only where subgroups are exactly 8 wide) computing TR rows x 8 COLS columns; lane t < TR holds row t's input
+// (the lanes past TR hold zeros), every lane the weights of columns c0 + t + 8j (j < COLS), read 8 at a time as
+// vec4 words (lib/weights8.wgsl), and the rows' inputs reach every lane by subgroupBroadcast, so every load is one
+// lane's own and nothing crosses lanes through memory: no barrier. Lane t RMS-norms its own row (gated, head). TR
+// (8, or the call's rows rounded up to a power of two) keeps a call of few rows from paying for 8: with one row, a
+// tile of 8 took 1.2-1.7x the time. LoRA's rank-wide products scale (h Aᵀ) are summed the same way (lane t holding ranks t + 8j) and broadcast for B. Rows past the call's n repeat the last one
 // and are never stored; stopped rows (lib/decode_rows.wgsl) are not stored either. K (the row length) is a
 // multiple of 8. Same numbers as the unfused ops up to the order of f32 sums. Accumulators are zeroed explicitly
 // (`Tile()`): on lavapipe a bare `var acc: T;` inside a loop kept the previous iteration's values.
@@ -69,21 +69,24 @@ fn state8(i: u32) -> Eight {
 /** Elements 8g .. 8g + 7 of row k of the adapter's A at `at` (k clamped to the rank). */
 fn adapter8(at: u32, k: u32, g: u32) -> Eight { return state8(at + min(k, R - 1u) * p.K + 8u * g); }
 
-/** Elements 8g .. 8g + 7 of input row b. */
-fn input8(b: u32, g: u32) -> Eight {
+/** Elements 8g .. 8g + 7 of input row b (zeros on a lane past the tile's rows, as in normed8 and rowScale). */
+fn input8(lane: u32, b: u32, g: u32) -> Eight {
+  if (lane >= TR) { return Eight(vec4f(0.0), vec4f(0.0)); }
   let i = (b * p.K) / 4u + 2u * g;
   return Eight(inp[i], inp[i + 1u]);
 }
 
 /** Elements 8g .. 8g + 7 of RMSNorm(x)[b] (s: the row's 1 / rms). */
-fn normed8(b: u32, s: f32, g: u32) -> Eight {
+fn normed8(lane: u32, b: u32, s: f32, g: u32) -> Eight {
+  if (lane >= TR) { return Eight(vec4f(0.0), vec4f(0.0)); }
   let i = (b * p.K) / 4u + 2u * g;
   let n = state8(p.normAt + 8u * g);
   return Eight(x[i] * s * n.lo, x[i + 1u] * s * n.hi);
 }
 
 /** 1 / rms of row b of x. */
-fn rowScale(b: u32) -> f32 {
+fn rowScale(lane: u32, b: u32) -> f32 {
+  if (lane >= TR) { return 0.0; }
   let i = (b * p.K) / 4u;
   var ss = 0.0;
   for (var k = 0u; k < p.K / 4u; k++) { ss += dot(x[i + k], x[i + k]); }
@@ -157,8 +160,7 @@ fn residual(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) 
   var acc = Tile();
   var la = RankTile();
   for (var g = 0u; g < p.K / 8u; g++) {
-    var h = Eight(vec4f(0.0), vec4f(0.0));
-    if (lane < TR) { h = input8(b, g); } // lanes past the tile's rows hold nothing
+    let h = input8(lane, b, g);
     var e: array<Eight, COLS>;
     for (var j = 0u; j < COLS; j++) { e[j] = weightsW(c0 + 8u * j + lane, g); }
     fold(&acc, h, e);
@@ -179,15 +181,13 @@ fn gated(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lan
   if (!anyLive(r0)) { return; }
   let c0 = wid.x * 8u * COLS;
   let b = rowOf(r0, lane);
-  var s = 0.0;
-  if (lane < TR) { s = rowScale(b); }
+  let s = rowScale(lane, b);
   var accG = Tile();
   var accU = Tile();
   var laG = RankTile();
   var laU = RankTile();
   for (var g = 0u; g < p.K / 8u; g++) {
-    var h = Eight(vec4f(0.0), vec4f(0.0));
-    if (lane < TR) { h = normed8(b, s, g); }
+    let h = normed8(lane, b, s, g);
     var eg: array<Eight, COLS>;
     var eu: array<Eight, COLS>;
     for (var j = 0u; j < COLS; j++) {
@@ -218,14 +218,11 @@ fn head(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane
   var acc = Tile();
   if (anyLive(r0)) {
     let b = rowOf(r0, lane);
-    var s = 0.0;
-    if (lane < TR) { s = rowScale(b); }
+    let s = rowScale(lane, b);
     for (var g = 0u; g < p.K / 8u; g++) {
       var e: array<Eight, COLS>;
       for (var j = 0u; j < COLS; j++) { e[j] = weightsW(c0 + 8u * j + lane, g); }
-      var h = Eight(vec4f(0.0), vec4f(0.0));
-      if (lane < TR) { h = normed8(b, s, g); }
-      fold(&acc, h, e);
+      fold(&acc, normed8(lane, b, s, g), e);
     }
   }
   for (var j = 0u; j < COLS; j++) {

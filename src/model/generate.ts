@@ -194,8 +194,10 @@ export class GenerationSession {
     const started = rows.map((r) => this.sequences[r]!.ids.length);
     const done = new Array<boolean>(B).fill(false);
     for (const r of rows) this.sequences[r]!.stop = null;
+    // Each row's whole sequence as a key: rows with the same one are prefilled once (twins, below).
+    const keys = rows.map((r) => this.sequences[r]!.ids.join(','));
     // With nothing cached, a prefix the rows share goes through the model once, as a cache the call then lays out.
-    if (!this.kept) this.prefillSharedPrefix(rows, opts);
+    if (!this.kept) this.prefillSharedPrefix(rows, new Set(keys).size, opts);
     // Tokens of each row the kept cache holds (all but the last at most: the prefill gives its logits).
     const movable = this.kept?.cache.relayout ? this.kept.rows : null;
     const reuse = rows.map((r, b) => Math.min(lens[b]! - 1, movable?.get(r)?.count ?? 0));
@@ -210,7 +212,7 @@ export class GenerationSession {
     // the same tokens and been given the same tool replies since) are prefilled once: the first of each (its twin)
     // goes through the model, into a cache of those rows only (`prefilled`, in slot order, each with what the kept
     // cache holds of it), which is then laid out for every row (kv_move), each taking its twin's row and logits.
-    let twin = this.twins(rows, reuse);
+    let twin = twins(keys, reuse);
     let prefilled = slots.filter((b) => twin[b] === b);
     let cache = this.cacheFor(rows, prefilled, reuse, keyStart, capacity);
     if (prefilled.length < B && !cache.relayout) {
@@ -410,18 +412,17 @@ export class GenerationSession {
   }
 
   /**
-   * Prefills the longest prefix the sequences `rows` all share (short of each one's last token) once, in one row,
-   * and keeps it as the cache the call reuses (each row holding the prefix in cache row 0), where that spares the
-   * prefill SHARED_PREFIX_TOKENS row-tokens or more: a question's rollouts and the prompts of one role share
-   * their chat template and instructions.
+   * Prefills the longest prefix the sequences `rows` (`distinct` of them different) all share, short of each one's
+   * last token, once, in one row, and keeps it as the cache the call reuses (each row holding the prefix in cache
+   * row 0), where that spares the prefill SHARED_PREFIX_TOKENS row-tokens or more: a question's rollouts and the
+   * prompts of one role share their chat template and instructions.
    */
-  private prefillSharedPrefix(rows: number[], opts: GenerateOptions): void {
+  private prefillSharedPrefix(rows: number[], distinct: number, opts: GenerateOptions): void {
     const seqs = rows.map((r) => this.sequences[r]!.ids);
     const first = seqs[0]!;
     const shortest = Math.min(...seqs.map((q) => q.length));
     let P = 0;
     while (P < shortest - 1 && seqs.every((q) => q[P] === first[P])) P++;
-    const distinct = new Set(seqs.map((q) => q.join(','))).size;
     if ((distinct - 1) * P < SHARED_PREFIX_TOKENS) return;
     const model = this.model;
     const e = model.engine;
@@ -448,21 +449,6 @@ export class GenerationSession {
     }
     this.prefilled += P;
     this.kept = { cache, rows: new Map(rows.map((r) => [r, { row: 0, start: 0, count: P }])) };
-  }
-
-  /**
-   * For each batch row, the row whose prefill it takes among those with the same whole sequence (the same ids
-   * give the same keys and values): the one the kept cache holds most of (`reuse`), the first by batch order of
-   * those.
-   */
-  private twins(rows: number[], reuse: readonly number[]): number[] {
-    const keys = rows.map((r) => this.sequences[r]!.ids.join(','));
-    const best = new Map<string, number>();
-    keys.forEach((key, b) => {
-      const at = best.get(key);
-      if (at === undefined || reuse[b]! > reuse[at]!) best.set(key, b);
-    });
-    return keys.map((key) => best.get(key)!);
   }
 
   /**
@@ -570,6 +556,20 @@ interface Sampled {
 }
 
 const NO_IDS = new Int32Array(0);
+
+/**
+ * For each batch row, the row whose prefill it takes among those with the same whole sequence (`keys`: the same
+ * ids give the same keys and values): the one the kept cache holds most of (`reuse`), the first by batch order of
+ * those.
+ */
+function twins(keys: readonly string[], reuse: readonly number[]): number[] {
+  const best = new Map<string, number>();
+  keys.forEach((key, b) => {
+    const at = best.get(key);
+    if (at === undefined || reuse[b]! > reuse[at]!) best.set(key, b);
+  });
+  return keys.map((key) => best.get(key)!);
+}
 
 /**
  * Row-tokens a shared prefix must spare (its length times the distinct sequences past the first) to be prefilled
