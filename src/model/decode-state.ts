@@ -106,6 +106,14 @@ export class DecodeState {
     this.model.engine.writeWords(this.buffer, 0, words);
   }
 
+  /**
+   * Flags the rows in batch slots `ks` stopped, leaving every other row's flag as the GPU has it: for rows the host
+   * stopped (a stop string) while later steps are already queued, whose sampler may be flagging rows of its own.
+   */
+  stopRows(ks: readonly number[]): void {
+    for (const k of ks) this.model.engine.writeWords(this.buffer, 2 * this.rows + k, Uint32Array.of(1));
+  }
+
   /** The rows' embeddings [n, hidden] the steps read and update (made anew, not embedded, when n changes). */
   rowsX(n: number): Tensor {
     if (this.x?.shape[0] !== n) {

@@ -66,6 +66,12 @@ export interface GenerateOptions {
 export const READ_EVERY = 8;
 
 /**
+ * Steps of the next batch recorded and submitted before a read is awaited: work the GPU has while the host reads,
+ * checks and records the rest, and no more than a call's last read wastes.
+ */
+export const AHEAD_STEPS = 2;
+
+/**
  * Steps between reads: the option, else READ_EVERY where the fused step runs (stopped rows cost nothing there)
  * or on a GPU, else 1; always 1 where ids cannot stay on the GPU (a sharded table).
  */
@@ -328,15 +334,36 @@ export class GenerationSession {
         }
         return out;
       };
-      let pending: Sampled[] = [prefill];
-      let step = 0;
+      // Whether the batch leaves its stopped rows at the next read: at most half of it still decoding (on the fused
+      // step a kept cache keeps its stopped rows: they cost nothing there and may come back next call, a search's
+      // reply; the general ops pay for every row, so there they leave, and lose their reuse).
+      const shrinks = () => slots.filter((b) => !done[b]).length <= slots.length / 2 && !(keepCache && fused);
+      // The batch of steps the next read takes. Where the steps' ids stay on the GPU, the first AHEAD_STEPS steps of
+      // the next batch go on before a read is awaited (unless the batch shrinks at that read), so the GPU decodes
+      // while the host waits, checks stop strings and records the rest of the batch: their results are those the
+      // next batch would have had (a row that has stopped meanwhile is left alone, or read no further).
+      let batch: Sampled[] = [prefill];
+      let ahead: Sampled[] = [];
+      let step = 0; // steps read
       try {
         // The prefill's tokens feed the first steps on the GPU: the first read comes `every` steps in.
-        if (every > 1) pending.push(...decodeSteps(1, every - 1, prefill));
+        if (every > 1) batch.push(...decodeSteps(1, every - 1, prefill));
+        let recorded = batch.length; // steps recorded
+        // Rows the host stopped (stop strings) whose flags the GPU does not have yet (fused step).
+        let unflagged: number[] = [];
         for (;;) {
+          const tail = batch[batch.length - 1]!;
+          const goAhead = every > 1 && recorded < opts.maxNewTokens && !shrinks();
           // The last step's embedded rows outlive the read: the next step starts from them if no row leaves.
-          const carried = pending[pending.length - 1]!.takeEmbedded();
-          const host = await this.readBack(pending);
+          const carried = !goAhead && tail.takeEmbedded();
+          // The read's copies go in before the steps ahead, so it waits for this batch only.
+          const reading = this.readBack(batch);
+          if (goAhead) {
+            ahead = decodeSteps(recorded, Math.min(AHEAD_STEPS, every), tail);
+            recorded += ahead.length;
+            model.engine.flush();
+          }
+          const host = await reading;
           let stopped = false;
           for (const [i, next] of host.entries()) {
             slots.forEach((b, k) => {
@@ -355,6 +382,7 @@ export class GenerationSession {
                 if (opts.stopStrings.some((ss) => text.includes(ss))) {
                   done[b] = true;
                   s.stop = 'stop-string';
+                  unflagged.push(k);
                 }
               }
               if (!done[b] && s.ids.length - started[b]! >= opts.maxNewTokens) {
@@ -368,29 +396,39 @@ export class GenerationSession {
               stopped = true;
               // Steps decoded after the last row stopped were never needed: their draws go back to the stream,
               // so the next run draws what it would have drawn had every step been read.
-              for (const extra of host.slice(i + 1)) this.spare.push(...extra.draws);
+              for (const extra of [...host.slice(i + 1), ...ahead]) this.spare.push(...extra.draws);
               break;
             }
           }
           if (stopped || step >= opts.maxNewTokens) break;
+          if (ahead.length > 0) {
+            // The rest of the batch the steps ahead began, after the flags of rows the host has stopped since.
+            fused?.stopRows(unflagged);
+            unflagged = [];
+            batch = ahead;
+            ahead = [];
+            const rest = decodeSteps(recorded, every - batch.length, batch[batch.length - 1]!);
+            batch.push(...rest);
+            recorded += rest.length;
+            continue;
+          }
           // At a read the batch may shrink; the next step's ids are the last step's, from the host.
           const last = host[host.length - 1]!;
           let keep = slots.map((_, k) => k);
-          const live = keep.filter((k) => !done[slots[k]!]);
-          // On the fused step a kept cache keeps its stopped rows: they cost nothing there and may come back next
-          // call (a search's reply). The general ops pay for every row, so there they leave (and lose their reuse).
-          if (live.length <= slots.length / 2 && !(keepCache && fused)) {
-            cache.keepRows(live);
-            keep = live;
+          if (shrinks()) {
+            keep = keep.filter((k) => !done[slots[k]!]);
+            cache.keepRows(keep);
           }
           const ids = Int32Array.from(keep, (k) => last.ids[k]!);
           const whole = keep.length === slots.length;
           slots = keep.map((k) => slots[k]!);
           setRows(step);
-          pending = decodeSteps(step, every, carried && whole ? EMBEDDED : ids);
+          unflagged = [];
+          batch = decodeSteps(step, every, carried && whole ? EMBEDDED : ids);
+          recorded = step + batch.length;
         }
       } finally {
-        for (const p of pending) p.dispose();
+        for (const p of [...batch, ...ahead]) p.dispose();
       }
       if (keepCache) {
         // Every token but a row's last sampled one went through the cache (anything decoded after a row

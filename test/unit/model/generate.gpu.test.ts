@@ -7,7 +7,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../../src/gpu/engine.ts';
 import type { CausalLM, KVCache } from '../../../src/model/decoder.ts';
-import { GenerationSession, generate, type GenerateOptions, type Sequence } from '../../../src/model/generate.ts';
+import {
+  AHEAD_STEPS,
+  GenerationSession,
+  generate,
+  type GenerateOptions,
+  type Sequence,
+} from '../../../src/model/generate.ts';
+import { Profile } from '../../../src/gpu/profile.ts';
 import { type DecodePath, setDecodePath } from '../../../src/model/decode-step.ts';
 import { initModel, tinyConfig } from '../../../src/model/init.ts';
 import { testEngine } from '../../helpers/engine.ts';
@@ -280,6 +287,76 @@ describe.each([
       expect(host.stopKey).not.toBeNaN();
       expect(gpu.stopKey).toBeNaN();
     }
+  });
+
+  it('records the first steps of the next batch before a read is awaited, and none past the last stop', async () => {
+    // Steps recorded so far (the profile counts them), as each step's tokens reach the host.
+    const recordedAt = async (o: GenerateOptions) => {
+      const profile = new Profile();
+      const seen: number[] = [];
+      const recorded = () => [...profile.phases.values()].reduce((a, t) => a + t.steps, 0);
+      e.profile = profile;
+      try {
+        const seqs = await generate(model, PROMPTS, { ...o, onStep: () => seen.push(recorded()) });
+        return { seqs, seen, total: recorded() };
+      } finally {
+        e.profile = null;
+      }
+    };
+    const every = 4;
+    // When a read's tokens arrive, AHEAD_STEPS steps past it are on the GPU (step s is read with the batch that
+    // ends at step ceil(s / every) * every; the prefill is step 1).
+    const ahead = (s: number) => Math.min(NEW, Math.ceil(s / every) * every + AHEAD_STEPS);
+    const { seen } = await recordedAt({ ...opts(), readEvery: every });
+    expect(seen).toEqual(seen.map((_, i) => ahead(i + 1)));
+    // Rows that all stop within the first read (each row's second token stops it): only AHEAD_STEPS steps go on
+    // past it.
+    const full = await generate(model, PROMPTS, opts());
+    const stop = [...new Set(full.map((s, i) => s.ids[PROMPTS[i]!.length + 1]!))];
+    const one = await generate(model, PROMPTS, { ...opts(stop), readEvery: 1 });
+    const last = Math.max(...one.map((s, i) => s.ids.length - PROMPTS[i]!.length));
+    expect(last).toBeLessThanOrEqual(every);
+    const stopped = await recordedAt({ ...opts(stop), readEvery: every });
+    expectSameRows(stopped.seqs, one);
+    expect(stopped.total).toBe(ahead(last));
+  });
+
+  it('a row the host stops (a stop string) is flagged for the steps after those already ahead', async () => {
+    if (path !== 'fused') return; // the general ops have no stop flags: their stopped rows leave at a read
+    const decode = (ids: number[]) => ids.map((id) => String.fromCharCode(97 + (id % 26))).join('');
+    const full = await generate(model, PROMPTS, opts());
+    // Two letters row 0 writes early on: the host finds them in its text, the GPU cannot.
+    const cont = decode(full[0]!.ids.slice(PROMPTS[0]!.length));
+    const stopStrings = [cont.slice(1, 3)];
+    const every = 3;
+    type Kept = { cache: KVCache; rows: Map<number, { row: number; start: number; count: number }> };
+    const got = await withNewCachesFilled(Number.NaN, async () => {
+      const session = new GenerationSession(model, PROMPTS, { keepCache: true });
+      try {
+        await session.run({ ...opts(), stopStrings, decode, readEvery: every });
+        const kept = (session as unknown as { kept: Kept }).kept;
+        const at = kept.rows.get(0)!;
+        const { kvHeads, headDim } = model.cfg;
+        const [keys] = await e.readAll([kept.cache.keys[0]!]);
+        // Row 0's keys written past its stop token (each column holds the key of one token).
+        let past = 0;
+        while (!Number.isNaN(keys![(at.row * kvHeads * kept.cache.capacity + at.start + at.count + past) * headDim]!))
+          past++;
+        return { seqs: session.sequences.map((s) => ({ ...s })), past };
+      } finally {
+        session.dispose();
+      }
+    });
+    const row0 = got.seqs[0]!;
+    expect(row0.stop).toBe('stop-string');
+    const stoppedAt = row0.ids.length - PROMPTS[0]!.length; // the step row 0 stopped at
+    const readAt = Math.ceil(stoppedAt / every) * every;
+    const steps = Math.max(...got.seqs.map((s, i) => s.ids.length - PROMPTS[i]!.length));
+    // The call decoded on past the steps already ahead at the read that found the stop.
+    expect(steps).toBeGreaterThan(readAt + AHEAD_STEPS);
+    // Step s writes the key of the token step s - 1 sampled: the stop token's key and the ones after it, up to the
+    // last step ahead of the read, and no more.
+    expect(got.past).toBe(readAt + AHEAD_STEPS - stoppedAt);
   });
 
   it('rows that share a prefix prefill it once and decode as rows prefilled whole', async () => {
