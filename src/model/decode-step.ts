@@ -13,7 +13,7 @@ import type { Tensor } from '../gpu/tensor.ts';
 import { shardedEmbedding } from '../gpu/ops/embedding.ts';
 import { storageFormat } from '../gpu/ops/packed.ts';
 import { rmsnorm } from '../gpu/ops/rmsnorm.ts';
-import { checkSampleInputs, SAMPLE_WG } from '../gpu/ops/sample.ts';
+import { checkSampleInputs, sampleWorkgroup } from '../gpu/ops/sample.ts';
 import { subgroupsOf8 } from '../gpu/ops/util.ts';
 import { copy2d } from '../gpu/ops/vocab_head.ts';
 import type { CausalLM, KVCache } from './decoder.ts';
@@ -372,7 +372,7 @@ export function decodeSample(
   const x = st.rowsX(n);
   e.dispatch({
     shader: 'decode_sample',
-    constants: { WG: SAMPLE_WG, W_FORMAT: format(table[0]!) },
+    constants: { WG: sampleWorkgroup(e.info.isCpu, opts.temperature, opts.topP), W_FORMAT: format(table[0]!) },
     params: {
       B: n,
       V: c.vocabSize,

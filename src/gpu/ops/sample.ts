@@ -6,6 +6,16 @@ import { expect, rowsCols } from './util.ts';
 /** Workgroup size of shaders/sample.wgsl and decode_sample.wgsl (one workgroup per row; also the histogram bins). */
 export const SAMPLE_WG = 256;
 
+/**
+ * The workgroup size `sample` and decodeSample run with. The nucleus (topP < 1) needs SAMPLE_WG: its histograms
+ * have a bin per thread (lib/radix_select.wgsl). Without it a CPU driver takes 16: there a workgroup runs as blocks
+ * of 8 lanes and every barrier of the reductions switches through all of them (a decoding step's sampling of 4 rows
+ * of 1,024 logits on lavapipe: 253 µs at 256 threads, 113-128 at 16 or 32).
+ */
+export function sampleWorkgroup(isCpu: boolean, temperature: number, topP: number): number {
+  return isCpu && (temperature <= 0 || topP >= 1) ? 16 : SAMPLE_WG;
+}
+
 export interface SampleOptions {
   /** 0 = greedy argmax (ties: lowest id); otherwise logits are divided by it. */
   temperature: number;
@@ -70,7 +80,7 @@ export function sample(logits: Tensor, opts: SampleOptions): SampleResult {
   if (B > 0) {
     e.dispatch({
       shader: 'sample',
-      constants: { WG: SAMPLE_WG },
+      constants: { WG: sampleWorkgroup(e.info.isCpu, temperature, topP) },
       params: { B, V, temperature, topP },
       bindings: { logits, uniforms, ids, logprobs },
       workgroups: e.grid(B, 1),
