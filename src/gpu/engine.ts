@@ -294,7 +294,7 @@ export class Engine {
 
   /** Waits for a GPU promise the way the host polls best. */
   private wait<T>(p: Promise<T>): Promise<T> {
-    return this.host.waitFor ? this.host.waitFor(p) : p;
+    return this.host.waitFor ? this.host.waitFor(p, this.info.isCpu) : p;
   }
 
   // ---------------------------------------------------------------- memory scopes (scopes.ts)

@@ -20,22 +20,26 @@ let cached: GpuHost | null = null;
 
 /**
  * How long a wait for the GPU polls back to back before it polls on a timer. Dawn's Node binding polls its events
- * with setImmediate while any of its promises is pending: a busy loop that takes a whole core, which a CPU driver
- * (lavapipe, 2 cores) needs for the very work being waited on (a 400-question evaluation: 151 s busy-polling,
- * 108 s on a timer). A GPU's short waits (a decoding step's read-back) end within the spin.
+ * with setImmediate while any of its promises is pending: a busy loop that takes a whole core. A GPU's short waits
+ * (a decoding step's read-back) end within the spin. A CPU driver (lavapipe, 2 cores) needs that core for the very
+ * work being waited on (a 400-question evaluation: 151 s busy-polling, 108 s on a timer), and its waits are
+ * longer than the timer's millisecond, so there the wait polls on the timer from the start.
  */
 const SPIN_MS = 2;
 
-/** Counts the engine's waits; while one has lasted SPIN_MS, setImmediate callbacks run on a timer (>= 1 ms). */
-function timerPolling(): <T>(p: Promise<T>) => Promise<T> {
+/**
+ * Counts the engine's waits; while one has lasted its spin (SPIN_MS, or none on a CPU driver), setImmediate
+ * callbacks run on a timer (>= 1 ms).
+ */
+function timerPolling(): <T>(p: Promise<T>, cpuDriver: boolean) => Promise<T> {
   let waiting = 0;
-  let since = 0;
+  let until = 0;
   const immediate = globalThis.setImmediate;
   const patched = (fn: (...a: unknown[]) => void, ...args: unknown[]) =>
-    waiting > 0 && performance.now() - since > SPIN_MS ? setTimeout(fn, 0, ...args) : immediate(fn, ...args);
+    waiting > 0 && performance.now() >= until ? setTimeout(fn, 0, ...args) : immediate(fn, ...args);
   globalThis.setImmediate = Object.assign(patched, immediate) as unknown as typeof setImmediate;
-  return async (p) => {
-    if (waiting++ === 0) since = performance.now();
+  return async (p, cpuDriver) => {
+    if (waiting++ === 0) until = performance.now() + (cpuDriver ? 0 : SPIN_MS);
     try {
       return await p;
     } finally {

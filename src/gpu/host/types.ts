@@ -8,6 +8,9 @@ export interface GpuHost {
   name: string;
   /** What to tell the user when `gpu` is null or no adapter is found. */
   missingGpuHelp: string;
-  /** Waits for a promise of the GPU's (a map, the queue's completion); a host may change how it polls meanwhile. */
-  waitFor?<T>(p: Promise<T>): Promise<T>;
+  /**
+   * Waits for a promise of the GPU's (a map, the queue's completion); a host may change how it polls meanwhile.
+   * `cpuDriver`: the device runs on the CPU (lavapipe, SwiftShader), whose work needs every core the host has.
+   */
+  waitFor?<T>(p: Promise<T>, cpuDriver: boolean): Promise<T>;
 }
