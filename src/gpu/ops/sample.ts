@@ -3,17 +3,22 @@
 import type { Tensor } from '../tensor.ts';
 import { expect, rowsCols } from './util.ts';
 
-/** Workgroup size of shaders/sample.wgsl and decode_sample.wgsl (one workgroup per row; also the histogram bins). */
-export const SAMPLE_WG = 256;
+/**
+ * Threads per row (one workgroup a row) of shaders/sample.wgsl and decode_sample.wgsl on a GPU, and wherever the
+ * nucleus is drawn (topP < 1): its histograms have a bin per thread (lib/radix_select.wgsl).
+ */
+const SAMPLE_WG = 256;
 
 /**
- * The workgroup size `sample` and decodeSample run with. The nucleus (topP < 1) needs SAMPLE_WG: its histograms
- * have a bin per thread (lib/radix_select.wgsl). Without it a CPU driver takes 16: there a workgroup runs as blocks
- * of 8 lanes and every barrier of the reductions switches through all of them (a decoding step's sampling of 4 rows
- * of 1,024 logits on lavapipe: 253 µs at 256 threads, 113-128 at 16 or 32).
+ * Threads per row on a CPU driver where no nucleus is drawn: there a workgroup runs as blocks of 8 lanes and every
+ * barrier of the reductions switches through all of them (a decoding step's sampling of 4 rows of 1,024 logits on
+ * lavapipe: 253 µs at 256 threads, 113-128 at 16 or 32).
  */
+const SAMPLE_WG_CPU = 16;
+
+/** The workgroup size `sample` and decodeSample run with. */
 export function sampleWorkgroup(isCpu: boolean, temperature: number, topP: number): number {
-  return isCpu && (temperature <= 0 || topP >= 1) ? 16 : SAMPLE_WG;
+  return isCpu && (temperature <= 0 || topP >= 1) ? SAMPLE_WG_CPU : SAMPLE_WG;
 }
 
 export interface SampleOptions {
