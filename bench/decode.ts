@@ -121,6 +121,7 @@ async function byKernel(e: Engine, model: CausalLM, path: DecodePath): Promise<v
   profile.byKernel = true;
   e.profile = profile;
   await run(e, model, path, model.lora !== null);
+  await e.sync(); // the kernels' GPU timestamps are charged once read
   profile.flush();
   e.profile = null;
   const kernels = [...profile.phases].filter(([, t]) => t.dispatches > 0);

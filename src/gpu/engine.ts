@@ -289,6 +289,8 @@ export class Engine {
   async sync(): Promise<void> {
     this.flush();
     await this.wait(this.device.queue.onSubmittedWorkDone());
+    // A profile's kernel times (GPU timestamps) are charged once read.
+    await this.stream.timesCharged((p) => this.wait(p));
     this.health.throwIfFailed();
   }
 

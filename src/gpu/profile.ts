@@ -3,6 +3,7 @@
 // new submission whenever the phase changes and times each submission's GPU work from its submit to its
 // completion (queue.onSubmittedWorkDone, in order), so GPU time lands on the phase that recorded the work
 // even though it runs later; host time (recording, sampling, waits) lands on the phase active at the time.
+// By kernel on a device with GPU timestamps, each dispatch's own time is charged instead (src/gpu/stream.ts).
 export interface PhaseTotals {
   /** Host wall time while the phase was active (includes the waits for read-backs made in it). */
   wallSeconds: number;
@@ -31,7 +32,10 @@ export const blank = (): PhaseTotals => ({
 export class Profile {
   /** Outer label (e.g. the loop's stage), set by whoever drives the run. */
   stage = 'run';
-  /** Also split phases by kernel (one submission per kernel change: slower, for finding hot kernels). */
+  /**
+   * Also split phases by kernel: each dispatch timed by GPU timestamps in a compute pass of its own where the device
+   * has them, else one submission per kernel change (slower, and a kernel's time then holds a submission's cost).
+   */
   byKernel = false;
   private stack: string[] = [];
   private since = performance.now();
@@ -95,6 +99,11 @@ export class Profile {
     const start = Math.max(submitted, this.lastDone);
     this.totals(phase).gpuSeconds += Math.max(0, done - start) / 1000;
     this.lastDone = done;
+  }
+
+  /** A dispatch of `phase` took `seconds` on the GPU (by its timestamps). */
+  kernelTime(phase: string, seconds: number): void {
+    this.totals(phase).gpuSeconds += Math.max(0, seconds);
   }
 
   /** Closes the current interval so the totals are up to date. */

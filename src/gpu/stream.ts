@@ -75,6 +75,15 @@ export class DispatchStream {
   profile: Profile | null = null;
   /** The phase whose work the open batch holds (profiling only). */
   private batchPhase = '';
+  /**
+   * Timing by kernel with GPU timestamps (a profile by kernel, on a device that has them): each dispatch of the open
+   * batch in a compute pass of its own whose start and end `querySet` records, its phase in `timed`; and the reads
+   * of those of submitted batches, not yet charged to the profile.
+   */
+  private timed: string[] = [];
+  private querySet: GPUQuerySet | null = null;
+  private timedProfile: Profile | null = null;
+  private timeReads: Promise<void>[] = [];
 
   constructor(
     private readonly device: GPUDevice,
@@ -158,7 +167,8 @@ export class DispatchStream {
     if (this.dispatches >= this.maxDispatches) this.flush();
     const profile = this.profile;
     const phase = profile?.dispatchPhase('kernel' in d ? d.kernel : `${d.shader}.${d.entry ?? 'main'}`);
-    if (profile && this.encoder && phase !== this.batchPhase) this.flush();
+    // Without timestamps a phase's GPU time is its submissions' (from submit to done): one batch per phase.
+    if (profile && this.encoder && phase !== this.batchPhase && !this.timesKernels()) this.flush();
     if (!this.encoder) {
       this.encoder = this.device.createCommandEncoder();
       this.pass = this.encoder.beginComputePass();
@@ -174,6 +184,17 @@ export class DispatchStream {
     workgroups: readonly [number, number?, number?],
     phase: string | undefined,
   ): void {
+    if (phase !== undefined && this.timesKernels()) {
+      // A pass of its own, whose start and end the query set records.
+      this.querySet ??= this.device.createQuerySet({ type: 'timestamp', count: 2 * this.maxDispatches });
+      this.timedProfile = this.profile;
+      const at = 2 * this.timed.length;
+      this.timed.push(phase);
+      this.pass!.end();
+      this.pass = this.encoder!.beginComputePass({
+        timestampWrites: { querySet: this.querySet, beginningOfPassWriteIndex: at, endOfPassWriteIndex: at + 1 },
+      });
+    }
     const pass = this.pass!;
     pass.setPipeline(pipeline);
     pass.setBindGroup(0, bindGroup);
@@ -224,9 +245,11 @@ export class DispatchStream {
   flush(tail?: (enc: GPUCommandEncoder) => void): void {
     if (this.encoder) {
       this.pass!.end();
+      const times = this.resolveTimes(this.encoder);
       tail?.(this.encoder);
       this.device.queue.writeBuffer(this.arena!, 0, this.arenaData, 0, this.dispatches * this.uniformStride);
       this.device.queue.submit([this.encoder.finish()]);
+      times?.();
       this.pool.release(this.arena!);
       this.encoder = null;
       this.pass = null;
@@ -235,15 +258,60 @@ export class DispatchStream {
       this.counters.submits++;
       if (this.profile) {
         this.profile.count('submits', 1, this.batchPhase);
-        this.timeSubmission(this.batchPhase);
+        if (!this.timesKernels()) this.timeSubmission(this.batchPhase);
       }
     } else if (tail) {
       const enc = this.device.createCommandEncoder();
       tail(enc);
       this.device.queue.submit([enc.finish()]);
-      if (this.profile) this.timeSubmission(this.profile.phase);
+      if (this.profile && !this.timesKernels()) this.timeSubmission(this.profile.phase);
     }
     this.pool.afterSubmit();
+  }
+
+  /** Whether the profile times each kernel by GPU timestamps (else by submissions). */
+  private timesKernels(): boolean {
+    return this.profile?.byKernel === true && this.info.timestamps;
+  }
+
+  /**
+   * Copies the open batch's timestamps out (into `enc`), if it has timed dispatches; the returned function, called
+   * once the batch is submitted, reads them and charges each dispatch's time to its phase.
+   */
+  private resolveTimes(enc: GPUCommandEncoder): (() => void) | null {
+    const phases = this.timed;
+    const querySet = this.querySet;
+    const profile = this.timedProfile;
+    this.timed = [];
+    this.querySet = null;
+    this.timedProfile = null;
+    if (phases.length === 0 || !querySet || !profile) return null;
+    const bytes = 16 * phases.length;
+    const resolved = this.device.createBuffer({
+      size: bytes,
+      usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC,
+    });
+    const read = this.device.createBuffer({ size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    enc.resolveQuerySet(querySet, 0, 2 * phases.length, resolved, 0);
+    enc.copyBufferToBuffer(resolved, 0, read, 0, bytes);
+    return () => {
+      querySet.destroy();
+      resolved.destroy();
+      this.timeReads.push(
+        read.mapAsync(GPUMapMode.READ).then(() => {
+          const ns = new BigUint64Array(read.getMappedRange());
+          phases.forEach((phase, i) => profile.kernelTime(phase, Number(ns[2 * i + 1]! - ns[2 * i]!) / 1e9));
+          read.destroy();
+        }),
+      );
+    };
+  }
+
+  /** Waits for the timestamps of the batches submitted so far to be charged to the profile. */
+  async timesCharged(wait: <T>(p: Promise<T>) => Promise<T>): Promise<void> {
+    const reads = this.timeReads;
+    this.timeReads = [];
+    await wait(Promise.all(reads));
   }
 
   /** Charges the GPU time of the submission just made to `phase`. */
