@@ -3,8 +3,8 @@
 // the student decodes: rank 16 on every projection, B random so the adapters change the numbers). Rows of
 // random prompts, greedy, no stop: every row decodes every step, so tokens/s is rows x steps / wall time of the
 // decoding steps (each call's prefill is timed apart; the first call includes compiling the kernels). Alternates
-// the paths, REPEATS times each. `--by-kernel` then times each kernel of one more call of each path (one
-// submission per kernel: slower in all, but the shares show where a step's time goes).
+// the paths, REPEATS times each. `--by-kernel` then times each kernel of one more call of each path (by GPU
+// timestamps, a compute pass per dispatch, where the device has them: src/gpu/profile.ts).
 import type { Engine } from '../src/gpu/engine.ts';
 import { filesFromNodeFolder } from '../src/gpu/host/node-files.ts';
 import { Profile } from '../src/gpu/profile.ts';
