@@ -7,10 +7,11 @@ enable subgroups;
 // vec4 words (lib/weights8.wgsl), and the rows' inputs reach every lane by subgroupBroadcast, so every load is one
 // lane's own and nothing crosses lanes through memory: no barrier. Lane t RMS-norms its own row (gated, head). TR
 // (8, or the call's rows rounded up to a power of two) keeps a call of few rows from paying for 8: with one row, a
-// tile of 8 took 1.2-1.7x the time. LoRA's rank-wide products scale (h Aᵀ) are summed the same way (lane t holding ranks t + 8j) and broadcast for B. Rows past the call's n repeat the last one
-// and are never stored; stopped rows (lib/decode_rows.wgsl) are not stored either. K (the row length) is a
-// multiple of 8. Same numbers as the unfused ops up to the order of f32 sums. Accumulators are zeroed explicitly
-// (`Tile()`): on lavapipe a bare `var acc: T;` inside a loop kept the previous iteration's values.
+// tile of 8 took 1.2-1.7x the time. LoRA's rank-wide products scale (h Aᵀ) are summed the same way (lane t holding
+// ranks t + 8j) and broadcast for B. Rows past the call's n repeat the last one and are never stored; stopped rows
+// (lib/decode_rows.wgsl) are not stored either. K (the row length) is a multiple of 8. Same numbers as the unfused
+// ops up to the order of f32 sums. Accumulators are zeroed explicitly (`Tile()`): on lavapipe a bare `var acc: T;`
+// inside a loop kept the previous iteration's values.
 #include "lib/packed16.wgsl"
 #include "lib/weights8.wgsl"
 #include "lib/subgroup8.wgsl"

@@ -356,8 +356,10 @@ export class GenerationSession {
           const goAhead = every > 1 && recorded < opts.maxNewTokens && !shrinks();
           // The last step's embedded rows outlive the read: the next step starts from them if no row leaves.
           const carried = !goAhead && tail.takeEmbedded();
-          // The read's copies go in before the steps ahead, so it waits for this batch only.
+          // The read's copies go in before the steps ahead, so it waits for this batch only. (Should recording them
+          // throw, the read is never awaited: its own failure must not become an unhandled rejection.)
           const reading = this.readBack(batch);
+          reading.catch(() => {});
           if (goAhead) {
             ahead = decodeSteps(recorded, Math.min(AHEAD_STEPS, every), tail);
             recorded += ahead.length;
