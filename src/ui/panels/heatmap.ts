@@ -229,6 +229,12 @@ export class HeatmapPanel {
   /** The rollout picked in the list; undefined: follow the newest. */
   private selected: RolloutRecord | undefined;
   private pinned: { rollout: RolloutRecord; i: number } | null = null;
+  /** The rollout whose tokens hold the keyboard focus: a live run's new rollouts do not replace it. */
+  private reading: RolloutRecord | undefined;
+  /** True while draw() replaces the body (its focusout is not the person leaving the tokens). */
+  private redrawing = false;
+  /** Where the pointer was at its last mouse event (client coordinates). */
+  private pointer = { x: Number.NaN, y: Number.NaN };
   /** What the body shows now (to redraw only on a change). */
   private drawn: { rollout: RolloutRecord | undefined; questions: number } = { rollout: undefined, questions: -1 };
   privileged: PrivilegedMode = 'full';
@@ -270,8 +276,23 @@ export class HeatmapPanel {
         this.draw();
       });
     }
-    this.body.addEventListener('mouseover', (e) => this.show(e.target as HTMLElement));
-    this.body.addEventListener('focusin', (e) => this.show(e.target as HTMLElement));
+    // Hover is the pointer moving onto a token. When the page scrolls (focusing a token scrolls it into view) or
+    // redraws under a pointer at rest, Chromium sends mouse events at the same point: content moving, not the
+    // person pointing, and they must not take the detail from the token the keyboard is on.
+    document.addEventListener('mousemove', (e) => {
+      const moved = e.clientX !== this.pointer.x || e.clientY !== this.pointer.y;
+      this.pointer = { x: e.clientX, y: e.clientY };
+      if (moved && this.body.contains(e.target as Node)) this.show(e.target as HTMLElement);
+    });
+    this.body.addEventListener('focusin', (e) => {
+      const tok = (e.target as HTMLElement).closest<HTMLElement>('.tok');
+      if (!tok) return;
+      this.reading ??= this.current();
+      this.show(tok);
+    });
+    this.body.addEventListener('focusout', (e) => {
+      if (!this.redrawing && !(e.relatedTarget as HTMLElement | null)?.closest('.heat .tok')) this.reading = undefined;
+    });
     this.body.addEventListener('click', (e) => {
       const target = e.target as HTMLElement;
       const b = target.closest<HTMLElement>('button.jump');
@@ -312,7 +333,7 @@ export class HeatmapPanel {
   }
 
   private current(): RolloutRecord | undefined {
-    return this.pinned?.rollout ?? this.selected ?? this.rollouts.at(-1);
+    return this.pinned?.rollout ?? this.reading ?? this.selected ?? this.rollouts.at(-1);
   }
 
   render(rollouts: readonly RolloutRecord[], questions: readonly QuestionRecord[]): void {
@@ -320,6 +341,7 @@ export class HeatmapPanel {
     this.questions = questions;
     // A rollout that left the page's bounded list can no longer be shown.
     if (this.pinned && !rollouts.includes(this.pinned.rollout)) this.pinned = null;
+    if (this.reading && !rollouts.includes(this.reading)) this.reading = undefined;
     if (this.selected && !rollouts.includes(this.selected)) this.selected = undefined;
     const opts: string[] = [];
     for (let i = rollouts.length - 1; i >= 0; i--) {
@@ -347,8 +369,14 @@ export class HeatmapPanel {
     let q: QuestionRecord | undefined;
     for (let i = this.questions.length - 1; i >= 0 && !q; i--)
       if (this.questions[i]!.question === r.question) q = this.questions[i];
+    // A redraw of the rollout the keyboard is on (a new question, a mode switch) keeps the focus on its token.
+    const focused = document.activeElement?.closest<HTMLElement>('.heat .tok');
+    const keep = focused && this.body.contains(focused) && r === this.reading ? Number(focused.dataset.i) : undefined;
+    this.redrawing = true;
     this.body.innerHTML = renderHeatmapView(r, this.mode, q, this.privileged).text;
-    if (this.pinned) this.detail(this.pinned.i);
+    this.redrawing = false;
+    if (keep !== undefined) this.focusToken(keep);
+    else if (this.pinned) this.detail(this.pinned.i);
     this.drawAblation();
   }
 
@@ -417,7 +445,7 @@ export class HeatmapPanel {
   private show(target: HTMLElement): void {
     const tok = target.closest<HTMLElement>('.tok');
     // A pinned token keeps the detail until it is unpinned (or the keyboard moves the pin).
-    if (!tok || this.pinned) return;
+    if (!tok || this.pinned || tok.classList.contains('active')) return;
     this.detail(Number(tok.dataset.i));
   }
 
