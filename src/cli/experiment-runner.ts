@@ -9,13 +9,15 @@ import { CausalLM } from '../model/decoder.ts';
 import {
   aggregate,
   signalOf,
+  codeVersions,
+  driftClaims,
   type DriftPoint,
   type GenerationPoint,
   type SeedResult,
 } from '../lab/experiment/aggregate.ts';
 import { examinerProbeTable, probeTable, renderResults, type ResultsMeta } from '../lab/experiment/markdown.ts';
-import { comparisons, perQuestionRows } from '../lab/experiment/paired.ts';
-import { configDiff, type ExperimentJob } from '../lab/experiment/plan.ts';
+import { comparisons, perQuestionRows, type QuestionRow } from '../lab/experiment/paired.ts';
+import { configDiff, type ArmSettings, type ExperimentJob } from '../lab/experiment/plan.ts';
 import { driftSvg, emByIterationSvg } from '../lab/experiment/plots.ts';
 import type { BaseModel } from '../selfplay/base-model.ts';
 import { latestCheckpoint, NonFiniteCheckpointError } from '../selfplay/checkpoint.ts';
@@ -24,12 +26,14 @@ import { NonFiniteLossError } from '../selfplay/context.ts';
 import type { Environment } from '../selfplay/environment.ts';
 import { evaluate } from '../selfplay/evaluate.ts';
 import type { QuestionRecord, RunEvent, StepMetrics } from '../selfplay/events.ts';
+import { isPrivileged } from '../env/prompts.ts';
 import { SelfPlayRun } from '../selfplay/loop.ts';
 import { probeQuestions, probeTeacher, type ProbeResult } from '../lab/probe.ts';
 import { probeExaminer, type ExaminerProbeResult } from '../lab/examiner-probe.ts';
 import { DirStorage } from './fs-storage.ts';
 import { LOCK_NAME } from './folder-lock.ts';
-import { checkOutFolder, type OutRule } from './out-folder.ts';
+import { checkOutFolder, readJson, type OutRule } from './out-folder.ts';
+import { codeVersion, type CodeVersion } from '../node/code-version.ts';
 import { ConsoleReporter, evalLine } from './progress.ts';
 import { LOGS, RUN_NAMES, RunFolder, readLog } from './run-folder.ts';
 import { buildBase, buildEnvironment } from './setup.ts';
@@ -47,8 +51,20 @@ function settingsText(settings: Partial<SelfPlayConfig>): string[] {
   );
 }
 
+/** A run's result without its per-question outcomes (per-question.jsonl and the run's result.json hold them). */
 function withoutOutcomes(r: SeedResult): SeedResult {
-  return { ...r, evals: r.evals.map(({ outcomes: _, ...e }) => e) };
+  return {
+    ...r,
+    evals: r.evals.map(({ outcomes: _, ...e }) => e),
+    drift: r.drift.map(({ outcomes: _, ...d }) => d),
+  };
+}
+
+/** The code that started a run (its config.json's), where it differs from the code finishing it now. */
+function codeAtStart(dir: string): { codeAtStart?: CodeVersion } {
+  const started = (readJson(join(dir, 'config.json')) as { code?: CodeVersion } | null)?.code;
+  const now = codeVersion();
+  return started && (started.commit !== now.commit || started.dirty !== now.dirty) ? { codeAtStart: started } : {};
 }
 
 /** The experiment folder: its results, the base-model probes and runs/ (one folder per arm and seed). */
@@ -57,6 +73,7 @@ export function experimentOutRule(resume: boolean): OutRule {
     'results.md',
     'results.json',
     'per-question.jsonl',
+    'per-question-search.jsonl',
     'em_by_iteration.svg',
     'drift.svg',
     'probe.json',
@@ -92,6 +109,7 @@ export class Experiment {
       settings: Partial<SelfPlayConfig>;
       arms: string[];
       seeds: number[];
+      armSettings?: ArmSettings;
     },
   ) {}
 
@@ -105,7 +123,7 @@ export class Experiment {
    * them). Each is reused by --resume when its settings are unchanged.
    */
   async runProbe(): Promise<void> {
-    const modes = this.jobs.flatMap((j) => (j.train && j.config.privileged !== 'none' ? [j.config.privileged] : []));
+    const modes = this.jobs.flatMap((j) => (j.train && isPrivileged(j.config.privileged) ? [j.config.privileged] : []));
     const unique = [...new Set(modes)];
     const c = this.jobs.find((j) => j.train)?.config;
     if (!c || this.opts.probeQuestions === 0 || c.corpus !== 'world') return;
@@ -271,7 +289,7 @@ export class Experiment {
     const folder = new RunFolder(dir);
     const env = this.env(c);
     folder.resetLogs();
-    folder.writeJson('config.json', c);
+    folder.writeConfig(c);
     const { base, model } = await this.base(c);
     const r = await evaluate({ config: c, base, env, emit: (ev) => this.reporter.handle(ev) }, -1, model());
     const ev: RunEvent = { type: 'eval', metrics: r.metrics };
@@ -286,6 +304,7 @@ export class Experiment {
       drift: [],
       generation: [],
       seconds: (Date.now() - t0) / 1000,
+      code: codeVersion(),
     };
   }
 
@@ -307,7 +326,7 @@ export class Experiment {
       folder.truncateLogs(cp.state.records);
     } else {
       folder.resetLogs();
-      folder.writeJson('config.json', c);
+      folder.writeConfig(c);
     }
     const { base, model } = await this.base(c);
     const run = await SelfPlayRun.start({
@@ -363,6 +382,8 @@ export class Experiment {
       signal: trainingSignal,
       seconds: (Date.now() - t0) / 1000,
       ...(error ? { error } : {}),
+      code: codeVersion(),
+      ...codeAtStart(dir),
     };
   }
 
@@ -404,7 +425,13 @@ export class Experiment {
         questions,
         env,
       );
-      points.push({ iteration: it, n: r.metrics.n, em: r.metrics.em, emByHop: r.metrics.emByHop });
+      points.push({
+        iteration: it,
+        n: r.metrics.n,
+        em: r.metrics.em,
+        emByHop: r.metrics.emByHop,
+        outcomes: r.answers.map((a) => a.correct),
+      });
       lines.push(JSON.stringify({ ...r.metrics, answers: r.answers.map((a, i) => ({ ...a, gold: qs[i]!.answer })) }));
       console.log(
         `drift: base model on ${r.metrics.n} examiner questions of iteration ${it + 1}: EM ` +
@@ -441,6 +468,10 @@ export class Experiment {
       seeds: this.opts.seeds,
       arms: this.opts.arms,
       settings: settingsText(this.opts.settings),
+      armSettings: Object.fromEntries(
+        Object.entries(this.opts.armSettings ?? {}).map(([arm, s]) => [arm, settingsText(s)]),
+      ),
+      code: codeVersions(this.results),
       planned: this.jobs.length,
       finished: this.results.length,
       startFromBase: this.opts.arms.includes('base') && this.opts.settings.evalAtStart === undefined,
@@ -449,8 +480,27 @@ export class Experiment {
       ...(this.examinerProbe ? { examinerProbe: this.examinerProbe } : {}),
     };
     const rows = perQuestionRows(this.results);
-    writeFileSync(join(this.out, 'per-question.jsonl'), rows.map((r) => JSON.stringify(r) + '\n').join(''));
-    writeFileSync(join(this.out, 'results.md'), renderResults(meta, summaries, comparisons(rows, iterations - 1)));
+    // per-question.jsonl: whether each question was answered; per-question-search.jsonl: how it searched.
+    const lines = (f: (r: QuestionRow) => object) => rows.map((r) => JSON.stringify(f(r)) + '\n').join('');
+    writeFileSync(
+      join(this.out, 'per-question.jsonl'),
+      lines(({ searches: _, repeats: __, ...r }) => r),
+    );
+    writeFileSync(
+      join(this.out, 'per-question-search.jsonl'),
+      lines((r) => ({
+        arm: r.arm,
+        seed: r.seed,
+        iteration: r.iteration,
+        id: r.id,
+        searches: r.searches,
+        repeats: r.repeats,
+      })),
+    );
+    writeFileSync(
+      join(this.out, 'results.md'),
+      renderResults(meta, summaries, comparisons(rows, iterations - 1), driftClaims(this.results)),
+    );
     writeFileSync(
       join(this.out, 'results.json'),
       // Each question's outcome is in per-question.jsonl, not repeated here.

@@ -14,7 +14,16 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Engine } from '../gpu/engine.ts';
 import { nodeHost } from '../gpu/host/node.ts';
-import { DEFAULT_ARMS, DEFAULT_SEEDS, parseArms, parseSeeds, planExperiment } from '../lab/experiment/plan.ts';
+import {
+  ARM_NAMES,
+  DEFAULT_ARMS,
+  DEFAULT_SEEDS,
+  parseArmSettings,
+  parseArms,
+  parseSeeds,
+  planExperiment,
+  type ArmSettings,
+} from '../lab/experiment/plan.ts';
 import { ConfigError, optionHelp, PRESETS, type PresetName } from '../selfplay/config.ts';
 import { countOption, parseArgs } from './args.ts';
 import { stopOnInterrupt } from './interrupt.ts';
@@ -26,12 +35,14 @@ import { runCommand } from './command.ts';
 import { Experiment, experimentOutRule } from './experiment-runner.ts';
 
 const USAGE = [
-  'usage: npm run experiment -- [--out DIR] [--seeds 1,2,3] [--arms LIST] [--preset NAME] [--resume] ' +
-    '[--<setting> value ...]',
+  'usage: npm run experiment -- [--out DIR] [--seeds 1,2,3] [--arms LIST] [--preset NAME] [--arm-settings FILE] ' +
+    '[--resume] [--<setting> value ...]',
   '  --out DIR              the experiment folder (default runs/experiment)',
   `  --seeds LIST           seeds, one run per arm and seed (default ${DEFAULT_SEEDS.join(',')})`,
-  `  --arms LIST            of base, drzero, piplay, partial, gt, gt-hop (default ${DEFAULT_ARMS.join(',')})`,
+  `  --arms LIST            of ${ARM_NAMES.join(', ')} (default ${DEFAULT_ARMS.join(',')})`,
   `  --preset NAME          starting settings of every run: ${Object.keys(PRESETS).join(', ')} (default demo)`,
+  '  --arm-settings FILE    settings of single arms, JSON {"<arm>": {"<flag>": "value", ...}, ...}: each arm at ' +
+    'its own dev-world choice',
   '  --resume               keep the runs DIR already finished, continue unfinished ones from their checkpoint',
   '  --drift-questions N    at most N examiner questions per iteration for the drift measure (default 0: all)',
   '  --probe-questions N    questions of the teacher and examiner probes of the base model before the runs (default ' +
@@ -40,10 +51,27 @@ const USAGE = [
   ...optionHelp(),
 ].join('\n');
 
+/** The JSON file of --arm-settings, read and checked (errors name the file). */
+function readArmSettings(path: string): ArmSettings {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new ConfigError(`--arm-settings: cannot read ${path} (${(e as Error).message})`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    throw new ConfigError(`--arm-settings: ${path} is not valid JSON (${(e as Error).message})`);
+  }
+  return parseArmSettings(json, path);
+}
+
 async function main(argv: string[]): Promise<number> {
   const args = parseArgs(
     argv,
-    ['out', 'seeds', 'arms', 'preset', 'drift-questions', 'probe-questions'],
+    ['out', 'seeds', 'arms', 'preset', 'arm-settings', 'drift-questions', 'probe-questions'],
     ['resume', 'help'],
   );
   if (args.own['help']) {
@@ -57,7 +85,9 @@ async function main(argv: string[]): Promise<number> {
   const driftQuestions = countOption(args.own, 'drift-questions', 0);
   const probeQuestionCount = countOption(args.own, 'probe-questions', 40);
   const resume = args.own['resume'] === 'true';
-  const jobs = planExperiment({ preset, arms, seeds, settings: args.settings });
+  const armSettingsFile = args.own['arm-settings'];
+  const armSettings = armSettingsFile === undefined ? {} : readArmSettings(resolve(armSettingsFile));
+  const jobs = planExperiment({ preset, arms, seeds, settings: args.settings, armSettings });
   checkFolderLock(out);
   if (checkOutFolder(out, experimentOutRule(resume)) === 'own' && !resume) {
     throw new ConfigError(
@@ -77,6 +107,7 @@ async function main(argv: string[]): Promise<number> {
     settings: args.settings,
     arms,
     seeds,
+    armSettings,
   });
   await exp.check();
   const c = jobs.find((j) => j.train)?.config ?? jobs[0]!.config;

@@ -4,6 +4,8 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunState } from '../selfplay/checkpoint.ts';
+import type { SelfPlayConfig } from '../selfplay/config.ts';
+import { codeVersion } from '../node/code-version.ts';
 import type { RunEvent } from '../selfplay/events.ts';
 import { LOCK_NAME } from './folder-lock.ts';
 import { withPath } from './fs-errors.ts';
@@ -63,6 +65,11 @@ export class RunFolder {
   writeJson(name: string, value: unknown): void {
     const p = this.path(name);
     withPath('write', p, () => writeFileSync(p, JSON.stringify(value, null, 2) + '\n'));
+  }
+
+  /** config.json: the run's settings, and the code that started it (`code`: its commit, and whether dirty). */
+  writeConfig(config: SelfPlayConfig): void {
+    this.writeJson('config.json', { ...config, code: codeVersion() });
   }
 
   /** Empties every log (a new run). */

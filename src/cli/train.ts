@@ -140,7 +140,7 @@ async function main(argv: string[]): Promise<number> {
   if (cp && resume) folder.truncateLogs(cp.state.records);
   else {
     folder.resetLogs();
-    folder.writeJson('config.json', config);
+    folder.writeConfig(config);
   }
   const reporter = new ConsoleReporter();
   const run = await SelfPlayRun.start({

@@ -119,9 +119,16 @@ export function qcpFromExaminer(
   };
 }
 
-/** ALGORITHM.md section 6: full QCP (default), partial QCP, answer only, answer + hop count, none. */
-export type PrivilegedMode = 'full' | 'partial' | 'gt' | 'gt-hop' | 'none';
-export const PRIVILEGED_MODES: readonly PrivilegedMode[] = ['full', 'partial', 'gt', 'gt-hop', 'none'];
+/**
+ * ALGORITHM.md section 6: full QCP (default), partial QCP, answer only, answer + hop count, none (no teacher: Dr.
+ * Zero), and self, the control: the same EMA teacher and distillation as π-Play, whose prompt is the student's own
+ * (no privileged block), so D is only the pull towards a slow copy of the student.
+ */
+export type PrivilegedMode = 'full' | 'partial' | 'gt' | 'gt-hop' | 'none' | 'self';
+export const PRIVILEGED_MODES: readonly PrivilegedMode[] = ['full', 'partial', 'gt', 'gt-hop', 'none', 'self'];
+
+/** The modes whose teacher reads privileged information (not 'none', which has no teacher, nor 'self'). */
+export const isPrivileged = (mode: PrivilegedMode): boolean => mode !== 'none' && mode !== 'self';
 
 /**
  * How 'full' and 'partial' notes show the path's documents: whole ('passages', the papers' rendering), or
@@ -242,10 +249,11 @@ export function compactQcp(qcp: Qcp): Qcp {
   };
 }
 
-/** The privileged block (ends with "\n"; '' for 'none'). */
+/** The privileged block (ends with "\n"; '' for 'none' and 'self'). */
 export function privilegedBlock(qcp: Qcp, mode: PrivilegedMode, options: PrivilegedOptions = {}): string {
   switch (mode) {
     case 'none':
+    case 'self':
       return '';
     case 'gt':
       return `${PRIVILEGED_HEADER} the answer is ${oneLine(qcp.answer)}.\n`;

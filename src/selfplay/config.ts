@@ -413,9 +413,10 @@ export const SETTINGS = {
       gt: 'the answer only',
       'gt-hop': 'the answer and the hop count',
       none: 'no teacher: Dr. Zero',
+      self: "control: the same EMA teacher with the student's own prompt (no privileged information)",
     },
     kind: oneOf(PRIVILEGED_MODES),
-    help: "teacher's privileged context (none = Dr. Zero)",
+    help: "teacher's privileged context (none = Dr. Zero; self = the teacher without privileged information)",
     paper: 'full',
   }),
   /** How the teacher's notes show the path's documents: the papers' whole passages, or compact notes, which

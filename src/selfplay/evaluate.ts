@@ -9,7 +9,7 @@ import { encodePrompt } from './base-model.ts';
 import { chunks, rolloutOptions, type RunContext } from './context.ts';
 import type { Environment, EvalQuestion } from './environment.ts';
 import type { EvalMetrics } from './events.ts';
-import { searchStats } from './measures.ts';
+import { repeatedQueries, searchStats } from './measures.ts';
 
 export interface EvalResult {
   metrics: EvalMetrics;
@@ -84,7 +84,17 @@ export async function evaluate(
       searchesPerRollout: stats.searches,
       redundancy: stats.redundancy,
       n: answers.length,
-      outcomes: answers.map((a) => ({ id: a.id, hops: a.hops, correct: a.correct, answer: a.answer })),
+      outcomes: answers.map((a, i) => {
+        const queries = rollouts[i]!.searches.map((s) => s.query);
+        return {
+          id: a.id,
+          hops: a.hops,
+          correct: a.correct,
+          answer: a.answer,
+          searches: queries.length,
+          repeats: repeatedQueries(queries),
+        };
+      }),
     },
     answers,
   };

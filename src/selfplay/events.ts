@@ -103,6 +103,9 @@ export interface EvalOutcome {
   hops: number;
   correct: boolean;
   answer: string;
+  /** Searches of the greedy rollout, and how many of its queries repeat an earlier one (absent in older logs). */
+  searches?: number;
+  repeats?: number;
 }
 
 export type RunEvent =

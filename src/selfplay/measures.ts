@@ -5,9 +5,8 @@ function normQuery(q: string): string {
   return q.toLowerCase().replace(/\s+/g, ' ').trim();
 }
 
-/** Share of a rollout's queries that repeat an earlier query of the same rollout (0 without queries). */
-export function queryRedundancy(queries: readonly string[]): number {
-  if (queries.length === 0) return 0;
+/** How many of a rollout's queries repeat an earlier query of the same rollout. */
+export function repeatedQueries(queries: readonly string[]): number {
   const seen = new Set<string>();
   let repeats = 0;
   for (const q of queries) {
@@ -15,7 +14,12 @@ export function queryRedundancy(queries: readonly string[]): number {
     if (seen.has(k)) repeats++;
     seen.add(k);
   }
-  return repeats / queries.length;
+  return repeats;
+}
+
+/** Share of a rollout's queries that repeat an earlier query of the same rollout (0 without queries). */
+export function queryRedundancy(queries: readonly string[]): number {
+  return queries.length === 0 ? 0 : repeatedQueries(queries) / queries.length;
 }
 
 /** Mean searches per rollout, and mean redundancy over the rollouts that searched at all. */

@@ -43,6 +43,11 @@ function emLine(e: EvalMetrics | undefined): string {
 function method(c: SelfPlayConfig): string {
   if (c.privileged === 'none') return 'Dr. Zero (self-play with GRPO, no teacher)';
   const lambda = Array.isArray(c.lambda) ? c.lambda.join(', ') : String(c.lambda);
+  if (c.privileged === 'self')
+    return (
+      `the self control (GRPO with the top-${c.topK} distillation, λ ${lambda}, towards an EMA teacher that sees ` +
+      "only the student's prompt)"
+    );
   return `π-Play (GRPO with the privileged teacher's top-${c.topK} distillation, λ ${lambda}, context ${c.privileged})`;
 }
 

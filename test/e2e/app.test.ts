@@ -51,7 +51,7 @@ describe.skipIf(!hasChromium)('browser app (headless Chromium, SwiftShader)', ()
   it('runs a smoke π-Play run, shows every view, saves, reloads and resumes', async () => {
     const page = await s.newPage();
     const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
+    page.on('pageerror', (e) => errors.push(`${e.message}\n${e.stack ?? ''}`));
     await ready(page, s.url);
     await page.screenshot({ path: `${SHOTS}setup.png`, fullPage: true });
 
@@ -234,7 +234,7 @@ describe.skipIf(!hasChromium)('browser app (headless Chromium, SwiftShader)', ()
   it('pretrains a toy base model from the UI, stores it and offers it as the base model', async () => {
     const page = await s.newPage();
     const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
+    page.on('pageerror', (e) => errors.push(`${e.message}\n${e.stack ?? ''}`));
     await ready(page, s.url);
     await tab(page, 'pretrain');
     // Toy settings: one small world trains the tokenizer, three steps of one 1024-token row.

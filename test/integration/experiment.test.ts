@@ -14,7 +14,7 @@ import { parseXml, polylinePoints } from '../helpers/xml-check.ts';
 const out = mkdtempSync(join(tmpdir(), 'piplay-experiment-'));
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 
-const ARMS = ['base', 'drzero', 'piplay'];
+const ARMS = ['base', 'drzero', 'self', 'piplay'];
 const SEEDS = [1, 2];
 const ITERATIONS = 2;
 const ARGS = [
@@ -82,11 +82,17 @@ describe('npm run experiment (smoke preset, 3 arms x 2 seeds)', () => {
           expect(existsSync(join(dir, f)), `${dir}/${f}`).toBe(true);
         const config = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
         expect(config.seed).toBe(seed);
+        // Every run names the code that made it: the checkout's commit, and whether it was dirty.
+        const result = JSON.parse(readFileSync(join(dir, 'result.json'), 'utf8'));
+        for (const code of [config.code, result.code]) {
+          expect(code.commit).toMatch(/^[0-9a-f]{40}$/);
+          expect(typeof code.dirty).toBe('boolean');
+        }
         const evals = jsonl<EvalMetrics>(join(dir, 'eval.jsonl'));
         if (arm === 'base') {
           expect(evals.map((e) => e.iteration)).toEqual([-1]);
         } else {
-          expect(config.privileged).toBe(arm === 'drzero' ? 'none' : 'full');
+          expect(config.privileged).toBe({ drzero: 'none', self: 'self', piplay: 'full' }[arm]);
           // The base arm is the "before training" point: one evaluation after each iteration only.
           expect(evals.map((e) => e.iteration)).toEqual([0, 1]);
           for (const f of [
@@ -107,7 +113,12 @@ describe('npm run experiment (smoke preset, 3 arms x 2 seeds)', () => {
   it('results.md: one row per arm, mean ± std over seeds as the run folders give them', () => {
     const md = readFileSync(join(out, 'results.md'), 'utf8');
     const t = markdownTable(md, `Held-out exact match after iteration ${ITERATIONS}`);
-    expect(t.rows.map((r) => r[0])).toEqual(['base model (no training)', 'Dr. Zero (no teacher)', 'π-Play (full QCP)']);
+    expect(t.rows.map((r) => r[0])).toEqual([
+      'base model (no training)',
+      'Dr. Zero (no teacher)',
+      'self control (teacher without privileged information)',
+      'π-Play (full QCP)',
+    ]);
     const col = (name: string) => t.head.indexOf(name);
     ARMS.forEach((arm, i) => {
       const finals = SEEDS.map((seed) => {
@@ -122,7 +133,11 @@ describe('npm run experiment (smoke preset, 3 arms x 2 seeds)', () => {
     expect(md).toContain("## The examiner's difficulty drift");
     expect(markdownTable(md, 'Held-out EM after each iteration').head).toEqual(['arm', 'hops', 'it 1', 'it 2']);
     const signal = markdownTable(md, 'What the training had to learn from');
-    expect(signal.rows.map((r) => r[0])).toEqual(['Dr. Zero (no teacher)', 'π-Play (full QCP)']);
+    expect(signal.rows.map((r) => r[0])).toEqual([
+      'Dr. Zero (no teacher)',
+      'self control (teacher without privileged information)',
+      'π-Play (full QCP)',
+    ]);
     expect(signal.rows[0]![1]).toMatch(/· D 0\.000 ± 0\.000$/); // no teacher, no distillation
   });
 
@@ -144,7 +159,25 @@ describe('npm run experiment (smoke preset, 3 arms x 2 seeds)', () => {
     expect(idsOf('piplay')).toEqual(idsOf('base'));
     expect(idsOf('drzero')).toEqual(idsOf('base'));
     const t = markdownTable(readFileSync(join(out, 'results.md'), 'utf8'), 'Paired comparisons on the same questions');
-    expect(t.rows.map((r) => r[0])).toEqual(['drzero − base', 'piplay − base', 'piplay − drzero']);
+    expect(t.rows.map((r) => r[0])).toEqual([
+      'drzero − base',
+      'self − base',
+      'piplay − base',
+      'piplay − self',
+      'piplay − drzero',
+      'self − drzero',
+      'piplay it 1 − drzero it 2',
+    ]);
+    // How each held-out rollout searched, beside: the same rows.
+    const search = jsonl<{ arm: string; id: string; searches: number; repeats: number }>(
+      join(out, 'per-question-search.jsonl'),
+    );
+    expect(search).toHaveLength(rows.length);
+    for (const s of search) {
+      expect(Number.isInteger(s.searches) && s.searches >= 0).toBe(true);
+      expect(s.repeats).toBeGreaterThanOrEqual(0);
+      expect(s.repeats).toBeLessThanOrEqual(Math.max(0, s.searches - 1));
+    }
   });
 
   it("probes the base model as teacher with the arms' privileged contexts before the runs, into probe.json and results.md", () => {

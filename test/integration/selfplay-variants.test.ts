@@ -1,5 +1,5 @@
 // The loop's settings that change its structure, each on the smoke preset: LoRA adapters on one shared
-// frozen base, Dr. Zero (no teacher), partial QCP with the k3 KL to a frozen reference, several PPO
+// frozen base, Dr. Zero (no teacher), the self control (a teacher without privileged information), partial QCP with the k3 KL to a frozen reference, several PPO
 // epochs and minibatches (an EMA update after every optimizer step), and a NaN loss that stops the run
 // before the optimizer step and keeps the last checkpoint.
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -116,6 +116,38 @@ describe('loop variants on the smoke preset', () => {
     const rec = run.state.records;
     expect(rec.rollouts).toBe(config.rolloutSamples);
     run.dispose();
+  }, 120_000);
+
+  it("self (the control): the same EMA teacher reading the student's own prompt; D is 0 until they differ", async () => {
+    const common = { evalAtStart: false, examinerSteps: 0, evalPerHop: 0, lambda: 0.1, emptyUpdates: 'apply' } as const;
+    const self = await runAll(makeConfig('smoke', { ...common, privileged: 'self' }));
+    finite(self.metrics);
+    const p = self.run.ctx.policies;
+    expect(p.teacher).not.toBeNull();
+    const records = self.events.flatMap((ev) => (ev.type === 'rollout' ? [ev.record] : []));
+    expect(records.length).toBeGreaterThan(0);
+    for (const r of records) {
+      expect(r.privilegedMode).toBe('self');
+      expect(r.privilegedBlock).toBe('');
+    }
+    // Teacher and student start equal and read the same prompt: D of the first step is 0 (up to rounding).
+    const s = self.stage('student')[0]!;
+    expect(s.lambda).toBe(0.1);
+    expect(s.distill).toBe(0);
+    // After the step the teacher followed the student by EMA: teacher = (1 − τ)·base + τ·student.
+    const tau = self.run.ctx.config.tau;
+    const student = await p.student.toHost();
+    let checked = 0;
+    for (const [name, t] of await p.teacher!.toHost()) {
+      const b = base.weights.get(name)!.data;
+      const st = student.get(name)!.data;
+      for (let i = 0; i < t.data.length; i += 97) {
+        expect(t.data[i]!, name).toBeCloseTo((1 - tau) * b[i]! + tau * st[i]!, 6);
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThan(100);
+    self.run.dispose();
   }, 120_000);
 
   it('an update without evidence (every advantage 0): skipped leaves weights, moments and teacher; applied moves them', async () => {

@@ -3,6 +3,11 @@
 // redundancy, and the examiner's difficulty drift (a fixed student's EM on the questions each iteration's
 // examiner wrote).
 import type { EvalMetrics, StepMetrics } from '../../selfplay/events.ts';
+import { BOOTSTRAP_SAMPLES, unpairedBootstrap } from './bootstrap.ts';
+import { formatCodeVersion, type CodeVersion } from '../../node/code-version.ts';
+
+/** "+4.2": a difference of EM in points. */
+export const formatPoints = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(100 * x).toFixed(1)}`;
 
 /** Mean and sample standard deviation (n - 1; 0 for a single value) of n values. */
 export interface Stat {
@@ -30,6 +35,8 @@ export interface DriftPoint {
   n: number;
   em: number;
   emByHop: Record<string, number>;
+  /** Each question's outcome, in order (absent in result.json files of older versions). */
+  outcomes?: boolean[];
 }
 
 /** Where one iteration's student training set came from. */
@@ -110,6 +117,10 @@ export interface SeedResult {
   seconds: number;
   /** Set when the run stopped with an error (e.g. a non-finite loss); its evals are those made before. */
   error?: string;
+  /** The code that finished the run (absent in result.json files of older versions). */
+  code?: CodeVersion;
+  /** The code that started it, where a resumed run was started by other code (its config.json's). */
+  codeAtStart?: CodeVersion;
 }
 
 export interface EvalSummary {
@@ -247,9 +258,20 @@ export function multiHopEm(e: EvalMetrics): number | null {
   return v.length ? v.reduce((a, b) => a + b, 0) / v.length : null;
 }
 
-// ---------------------------------------------------------------------------------------------------
-// The papers' claims (ALGORITHM.md section 7), checked on the means with a plain noise rule.
+/** The code versions that made the runs ("1a2b3c4d5e6f (dirty)"), each with its runs ("piplay-seed1"), in order. */
+export function codeVersions(results: readonly SeedResult[]): { code: string; runs: string[] }[] {
+  const by = new Map<string, string[]>();
+  for (const r of results) {
+    const versions = r.codeAtStart ? [r.codeAtStart, r.code] : [r.code];
+    for (const v of versions) {
+      const key = formatCodeVersion(v);
+      by.set(key, [...(by.get(key) ?? []), `${r.arm}-seed${r.seed}`]);
+    }
+  }
+  return [...by].map(([code, runs]) => ({ code, runs }));
+}
 
+/** A claim of the report: what is claimed, the numbers compared, and the verdict of its two-level interval. */
 export interface Claim {
   claim: string;
   /** The numbers compared, as text. */
@@ -257,106 +279,37 @@ export interface Claim {
   verdict: string;
 }
 
-export type Verdict =
-  | 'holds'
-  | 'holds on the means, within seed noise'
-  | 'no difference'
-  | 'does not hold, within seed noise'
-  | 'does not hold'
-  | 'n/a';
+const ARM_NAMES: Record<string, string> = { piplay: 'π-Play', self: 'self control', drzero: 'Dr. Zero' };
 
 /**
- * Whether `a` > `b`. The difference counts as more than noise when it exceeds the larger of the two
- * standard deviations over seeds; with one seed there is no noise estimate and the verdict says so.
+ * The papers' drift claim, per arm: the examiner's questions get harder, so the base model's EM on the questions
+ * of iteration 1 is above its EM on those of the last iteration. Each iteration has its own questions, so the
+ * two-level interval draws seeds, then each iteration's questions within each drawn seed (unpairedBootstrap);
+ * runs whose result.json lacks the drift's per-question outcomes (older versions) give no claim.
  */
-export function greater(a: Stat | null, b: Stat | null): string {
-  if (!a || !b) return 'n/a';
-  const d = Math.abs(a.mean - b.mean) < 1e-12 ? 0 : a.mean - b.mean;
-  const noise = Math.max(a.std, b.std);
-  const oneSeed = a.n < 2 || b.n < 2 ? ' (one seed: no noise estimate)' : '';
-  let v: Verdict;
-  if (d === 0) v = 'no difference';
-  else if (d > 0) v = d > noise ? 'holds' : 'holds on the means, within seed noise';
-  else v = -d > noise ? 'does not hold' : 'does not hold, within seed noise';
-  return v + oneSeed;
-}
-
-/** Whether `a` ≈ `b`: the difference is within the larger standard deviation. */
-export function similar(a: Stat | null, b: Stat | null): string {
-  if (!a || !b) return 'n/a';
-  const d = Math.abs(a.mean - b.mean);
-  const oneSeed = a.n < 2 || b.n < 2 ? ' (one seed: no noise estimate)' : '';
-  return (d <= Math.max(a.std, b.std) ? 'holds' : 'does not hold') + oneSeed;
-}
-
-const pct = (s: Stat | null) => (s ? `${(100 * s.mean).toFixed(1)}%` : '—');
-const plain = (s: Stat | null) => (s ? s.mean.toFixed(2) : '—');
-
-/**
- * The claims that the arms present allow to check. `em: false` leaves out the held-out EM comparisons (the
- * report makes those from paired intervals when it has per-question outcomes, src/lab/experiment/paired.ts).
- */
-export function claims(summaries: readonly ArmSummary[], opts: { em?: boolean } = {}): Claim[] {
-  const em = opts.em ?? true;
-  const by = (arm: string) => summaries.find((s) => s.arm === arm);
+export function driftClaims(results: readonly SeedResult[], samples = BOOTSTRAP_SAMPLES): Claim[] {
   const out: Claim[] = [];
-  const pi = by('piplay');
-  const dz = by('drzero');
-  const partial = by('partial');
-  const gt = by('gt');
-  const vs = (a: string, x: Stat | null, b: string, y: Stat | null, f = pct) => `${a} ${f(x)} vs ${b} ${f(y)}`;
-  if (pi && dz && em) {
-    out.push({
-      claim: 'π-Play > Dr. Zero at equal steps (held-out EM)',
-      numbers: vs('π-Play', pi.final.em, 'Dr. Zero', dz.final.em),
-      verdict: greater(pi.final.em, dz.final.em),
+  for (const arm of Object.keys(ARM_NAMES)) {
+    const rs = results.filter((r) => r.arm === arm && r.trained);
+    const last = Math.max(0, ...rs.map((r) => r.iterations - 1));
+    if (rs.length === 0 || last === 0) continue;
+    const at = (r: SeedResult, it: number) => r.drift.find((d) => d.iteration === it)?.outcomes;
+    const seeds = rs.flatMap((r) => {
+      const a = at(r, 0);
+      const b = at(r, last);
+      return a && b ? [{ seed: r.seed, a: a.map(Number), b: b.map(Number) }] : [];
     });
-    out.push({
-      claim: 'π-Play > Dr. Zero on multi-hop questions (hops ≥ 2)',
-      numbers: vs('π-Play', pi.final.multiHop, 'Dr. Zero', dz.final.multiHop),
-      verdict: greater(pi.final.multiHop, dz.final.multiHop),
-    });
-  }
-  if (pi && partial && em)
-    out.push({
-      claim: 'full QCP > partial QCP',
-      numbers: vs('full', pi.final.em, 'partial', partial.final.em),
-      verdict: greater(pi.final.em, partial.final.em),
-    });
-  if (partial && gt && em)
-    out.push({
-      claim: 'partial QCP > GT',
-      numbers: vs('partial', partial.final.em, 'GT', gt.final.em),
-      verdict: greater(partial.final.em, gt.final.em),
-    });
-  if (gt && dz && em)
-    out.push({
-      claim: 'GT ≈ none (Dr. Zero)',
-      numbers: vs('GT', gt.final.em, 'none', dz.final.em),
-      verdict: similar(gt.final.em, dz.final.em),
-    });
-  for (const arm of [pi, dz]) {
-    if (!arm || arm.drift.length < 2) continue;
-    const first = arm.drift[0]!.em;
-    const last = arm.drift[arm.drift.length - 1]!.em;
+    if (seeds.length === 0) continue;
+    const i = unpairedBootstrap(seeds, `drift/${arm}`, samples);
     out.push({
       claim:
-        `the ${arm.arm === 'piplay' ? 'π-Play' : 'Dr. Zero'} examiner's questions get harder (the base model's ` +
-        `EM on them drops from iteration 1 to ${arm.drift.length})`,
-      numbers: vs('iteration 1', first, `iteration ${arm.drift.length}`, last),
-      verdict: greater(first, last),
-    });
-  }
-  if (pi && dz) {
-    out.push({
-      claim: 'π-Play searches less than Dr. Zero (searches per rollout)',
-      numbers: vs('π-Play', pi.final.searches, 'Dr. Zero', dz.final.searches, plain),
-      verdict: greater(dz.final.searches, pi.final.searches),
-    });
-    out.push({
-      claim: 'π-Play repeats fewer queries than Dr. Zero (redundancy)',
-      numbers: vs('π-Play', pi.final.redundancy, 'Dr. Zero', dz.final.redundancy, plain),
-      verdict: greater(dz.final.redundancy, pi.final.redundancy),
+        `the ${ARM_NAMES[arm]} examiner's questions get harder (the base model's EM on them drops from ` +
+        `iteration 1 to ${last + 1})`,
+      numbers: i
+        ? `iteration 1 − iteration ${last + 1}: ${formatPoints(i.diff)} [${formatPoints(i.lo)}, ${formatPoints(i.hi)}] ` +
+          `points (${i.perSeed.length} seeds; questions only [${formatPoints(i.qLo)}, ${formatPoints(i.qHi)}])`
+        : '—',
+      verdict: !i ? 'n/a' : i.lo > 0 ? 'holds' : i.hi < 0 ? 'does not hold' : 'not shown (the interval holds 0)',
     });
   }
   return out;

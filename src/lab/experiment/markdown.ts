@@ -2,8 +2,15 @@
 // are. EM cells are "mean ± std" over seeds in percent (sample std, n - 1); one seed shows the mean alone;
 // "—" marks no value.
 import { armLabel, runDir } from './plan.ts';
-import { claims, type ArmSummary, type Stat } from './aggregate.ts';
-import { formatInterval, formatPoints, pairedClaims, verdictOf, type Comparison } from './paired.ts';
+import type { ArmSummary, Claim, Stat } from './aggregate.ts';
+import {
+  formatInterval,
+  formatPerSeed,
+  formatQuestionOnly,
+  pairedClaims,
+  verdictOf,
+  type Comparison,
+} from './paired.ts';
 import type { ProbeResult } from '../probe.ts';
 import type { ExaminerProbeResult } from '../examiner-probe.ts';
 
@@ -44,6 +51,10 @@ export interface ResultsMeta {
   arms: string[];
   /** The command-line settings that override the preset, as `--flag value`. */
   settings: string[];
+  /** Settings of single arms (--arm-settings), as `--flag value` per arm. */
+  armSettings?: Record<string, string[]>;
+  /** The code versions that made the runs, each with its runs (absent in results of older versions). */
+  code?: { code: string; runs: string[] }[];
   /** Runs planned and runs finished (results.md is rewritten after every run). */
   planned: number;
   finished: number;
@@ -211,22 +222,33 @@ function pairedSection(out: string[], paired: readonly Comparison[]): void {
   const hops = [...new Set(paired.flatMap((c) => Object.keys(c.byHop)))].sort((a, b) => Number(a) - Number(b));
   out.push('## Paired comparisons on the same questions', '');
   out.push(
-    'Each cell: A − B in points of held-out EM after the last iteration (the base model: its one evaluation), with ' +
-      'its paired bootstrap 95% interval. Per question, the share of seeds that answered it is taken for each side; ' +
-      'the difference is the mean over questions of A minus B, and the interval resamples the questions (10,000 ' +
-      'times, the same draw for both sides). "per seed" is each seed\'s own A − B over all questions (the seed ' +
-      'spread). The rows are recomputed from per-question.jsonl (src/lab/experiment/paired.ts).',
+    'Each cell: A − B in points of held-out EM after the last iteration (the base model: its one evaluation; "it 1" ' +
+      'names an earlier one), the mean over seeds and questions, with its **two-level** bootstrap 95% interval: ' +
+      'each of 10,000 replicates draws the seeds with replacement (seed k of A beside seed k of B; the base model, ' +
+      'one model, beside every seed), then the questions with replacement (the same draw for both sides). The ' +
+      'verdicts follow it. "questions only" is the interval that keeps every seed once and resamples the questions ' +
+      'alone; "per seed" is each seed\'s own A − B over all questions. The rows are recomputed from ' +
+      'per-question.jsonl (src/lab/experiment/paired.ts, bootstrap.ts).',
     '',
   );
   out.push(
     table(
-      ['A − B', 'all', ...hops.map((h) => `${h}-hop`), 'multi-hop (≥2)', 'per seed', 'verdict (all)'],
+      [
+        'A − B',
+        'all (seeds and questions)',
+        'all, questions only',
+        ...hops.map((h) => `${h}-hop`),
+        'multi-hop (≥2)',
+        'per seed',
+        'verdict (all)',
+      ],
       paired.map((c) => [
         c.name,
         formatInterval(c.all),
+        formatQuestionOnly(c.all),
         ...hops.map((h) => formatInterval(c.byHop[h] ?? null)),
         formatInterval(c.multiHop),
-        (c.all?.perSeed ?? []).map((p) => `${p.seed}: ${formatPoints(p.diff)}`).join(', ') || '—',
+        formatPerSeed(c.all),
         verdictOf(c.all),
       ]),
     ),
@@ -236,7 +258,10 @@ function pairedSection(out: string[], paired: readonly Comparison[]): void {
 
 /** The title, what was run, and how to read the cells. */
 function headerSection(out: string[], meta: ResultsMeta, its: number): void {
-  out.push(`# π-Play, Dr. Zero and the privileged-context ablation (preset ${meta.preset}): results`, '');
+  out.push(
+    `# π-Play, Dr. Zero, the self control and the privileged-context ablation (preset ${meta.preset}): results`,
+    '',
+  );
   out.push(
     'Preset ' +
       `\`${meta.preset}\`${meta.settings.length ? ` with ${meta.settings.map((s) => `\`${s}\``).join(' ')}` : ''}; ` +
@@ -245,11 +270,32 @@ function headerSection(out: string[], meta: ResultsMeta, its: number): void {
       `seeds ${meta.seeds.join(', ')}.`,
   );
   out.push('');
+  const own = Object.entries(meta.armSettings ?? {}).filter(([, s]) => s.length > 0);
+  if (own.length)
+    out.push(
+      '',
+      `Each arm's own settings (its dev-world choice, \`--arm-settings\`): ${own
+        .map(([arm, s]) => `${armLabel(arm)}: ${s.map((x) => `\`${x}\``).join(' ')}`)
+        .join('; ')}.`,
+    );
+  if (meta.code?.length)
+    out.push(
+      '',
+      `Code: ${meta.code.map((c) => `\`${c.code}\` (${c.runs.length} run${c.runs.length === 1 ? '' : 's'})`).join(', ')}; ` +
+        "each run's result.json and config.json name theirs.",
+    );
+  out.push('');
   out.push(
     'Each cell is the mean ± standard deviation over seeds (sample std, n − 1) in percent unless said otherwise; ' +
       'a single seed shows the mean alone; "—" is no value. Written by `npm run experiment`; the settings were not ' +
       'tuned on the held-out set.',
   );
+  if (meta.notes === 'answer-first')
+    out.push(
+      '',
+      "With `--notes answer-first` the full and partial teachers' notes open with the answer, as the GT teacher's " +
+        'do: all three read the answer, and the ablation compares what they read besides it.',
+    );
   if (meta.finished < meta.planned)
     out.push('', `**Partial results: ${meta.finished} of ${meta.planned} runs finished.**`);
   out.push('');
@@ -279,6 +325,12 @@ function finalSection(out: string[], summaries: readonly ArmSummary[], hops: str
       'rollouts, not percentages.',
   );
   out.push('');
+  if (summaries.every((s) => !s.final.em || s.final.em.mean === 0))
+    out.push(
+      "**Every arm's held-out EM is 0: no arm answers a held-out question at this scale, so no comparison can " +
+        'separate the methods.**',
+      '',
+    );
 }
 
 /** Held-out EM after each iteration (and before training, where it was measured). */
@@ -369,34 +421,21 @@ function trainingSections(out: string[], summaries: readonly ArmSummary[], its: 
   }
 }
 
-/** The papers' claims, decided by the paired intervals where there are per-question outcomes. */
-function claimsSection(
-  out: string[],
-  meta: ResultsMeta,
-  summaries: readonly ArmSummary[],
-  paired: readonly Comparison[],
-): void {
-  const cs = paired.length ? [...pairedClaims(paired), ...claims(summaries, { em: false })] : claims(summaries);
+/** The claims, each decided by its two-level interval. */
+function claimsSection(out: string[], paired: readonly Comparison[], drift: readonly Claim[]): void {
+  const cs = [...pairedClaims(paired), ...drift];
   if (cs.length) {
     out.push("## The papers' claims at this scale", '');
     out.push(
-      (paired.length
-        ? 'Held-out EM claims from the paired intervals above: "holds" only where the 95% interval excludes 0 on the ' +
-          'claimed side, "not shown" where it holds 0. The other claims are compared'
-        : 'Compared') +
-        ' on the means over seeds. "holds" means the difference exceeds the larger of the two standard ' +
-        'deviations over seeds; "within seed noise" means it does not. EM after the last iteration. Fewer searches ' +
-        "are the papers' efficiency claim only at an equal or higher EM: a student that stops searching also " +
-        'searches less.',
+      'Every claim is decided by its two-level 95% interval (seeds, then questions, as above): "holds" only where ' +
+        'it excludes 0 on the claimed side, "not shown" where it holds 0; a claim of no difference reads "no ' +
+        'difference found" where the interval holds 0, which is not a proof of equality. The question-only ' +
+        'interval is given beside it. EM after the last iteration unless the claim names one. Fewer searches are ' +
+        "the papers' efficiency claim only at an equal or higher EM: a student that stops searching also searches " +
+        "less. The drift compares different questions (each iteration's own), so its replicates draw each " +
+        "iteration's questions within each drawn seed.",
     );
     out.push('');
-    if (summaries.every((s) => !s.final.em || s.final.em.mean === 0)) {
-      out.push(
-        "**Every arm's held-out EM is 0: no arm answers a held-out question at this scale, so these comparisons " +
-          'cannot separate the methods.**',
-        '',
-      );
-    }
     out.push(
       table(
         ['claim', 'numbers', 'verdict'],
@@ -404,12 +443,6 @@ function claimsSection(
       ),
     );
     out.push('');
-    if (meta.notes === 'answer-first')
-      out.push(
-        "With `--notes answer-first` the full and partial teachers' notes open with the answer, as the GT teacher's " +
-          'do: all three read the answer, and the ablation compares what they read besides it.',
-        '',
-      );
   }
 }
 
@@ -459,6 +492,7 @@ export function renderResults(
   meta: ResultsMeta,
   summaries: readonly ArmSummary[],
   paired: readonly Comparison[] = [],
+  drift: readonly Claim[] = [],
 ): string {
   const hops = [...new Set(summaries.flatMap((s) => Object.keys(s.final.byHop)))].sort((a, b) => Number(a) - Number(b));
   const its = meta.iterations;
@@ -468,7 +502,7 @@ export function renderResults(
   iterationsSection(out, meta, summaries, hops, its);
   trainingSections(out, summaries, its);
   if (paired.length) pairedSection(out, paired);
-  claimsSection(out, meta, summaries, paired);
+  claimsSection(out, paired, drift);
   probeSections(out, meta);
   runsSection(out, summaries);
   out.push('');

@@ -1,11 +1,15 @@
 // Paired comparisons of an experiment's arms on the same held-out questions (pure). Every evaluation keeps each
 // question's outcome by id (per-question.jsonl: one row per arm, seed, evaluation and question), so two arms are
-// compared question by question: per question, the share of seeds that answered it, A minus B; the mean of those
-// differences is the EM difference, and a bootstrap over questions (resampled with replacement, the same draw for
-// both arms) gives its 95% interval. The seeds are pooled in each question's share; their spread is reported
-// beside, as each seed's own difference.
-import { Rng } from '../../env/random.ts';
-import type { Claim, SeedResult } from './aggregate.ts';
+// compared question by question and seed by seed: seed k of A beside seed k of B (the base model, one model
+// whatever the seed, beside every seed), on the questions both answered. The difference is the mean over seeds and
+// questions of A minus B; its primary 95% interval is the two-level bootstrap (seeds, then questions), with the
+// question-only interval and each seed's own difference beside it (src/lab/experiment/bootstrap.ts).
+import { BOOTSTRAP_SAMPLES, pairedBootstrap, type Bootstrapped, type SeedCells } from './bootstrap.ts';
+import { formatPoints, type Claim, type SeedResult } from './aggregate.ts';
+
+export { formatPoints };
+
+export { BOOTSTRAP_SAMPLES };
 
 /** One line of per-question.jsonl. */
 export interface QuestionRow {
@@ -16,6 +20,9 @@ export interface QuestionRow {
   id: string;
   hops: number;
   correct: boolean;
+  /** Searches of the greedy rollout, and how many of its queries repeat an earlier one (absent in older logs). */
+  searches?: number;
+  repeats?: number;
 }
 
 /** Every question outcome the runs' evaluations kept, arm by arm, seed by seed. */
@@ -29,6 +36,7 @@ export function perQuestionRows(results: readonly SeedResult[]): QuestionRow[] {
         id: o.id,
         hops: o.hops,
         correct: o.correct,
+        ...(o.searches !== undefined ? { searches: o.searches, repeats: o.repeats ?? 0 } : {}),
       })),
     ),
   );
@@ -40,18 +48,20 @@ export interface Side {
   iteration: number;
 }
 
-export interface Interval {
-  /** Mean over questions of (A's share of seeds right − B's). */
-  diff: number;
-  lo: number;
-  hi: number;
-  /** Questions both sides answered. */
+/**
+ * What is compared per question: held-out EM, searches per rollout, or redundancy (the share of a rollout's queries
+ * that repeat an earlier one, averaged over the rollouts that searched).
+ */
+export type Measure = 'em' | 'searches' | 'redundancy';
+
+export interface Interval extends Bootstrapped {
+  /** Questions both sides answered (on every paired seed). */
   questions: number;
-  /** Per seed present on both sides (a side with one seed, the base, pairs with every seed): A − B on that seed. */
-  perSeed: { seed: number; diff: number }[];
+  /** Seed pairs. */
+  seeds: number;
 }
 
-/** 'holds' only where the interval excludes 0 on the claimed side. */
+/** 'holds' only where the two-level interval excludes 0 on the claimed side. */
 export type PairedVerdict = 'holds' | 'does not hold' | 'not shown (the interval holds 0)' | 'n/a';
 
 export function verdictOf(i: Interval | null): PairedVerdict {
@@ -61,77 +71,79 @@ export function verdictOf(i: Interval | null): PairedVerdict {
   return 'not shown (the interval holds 0)';
 }
 
-/** Bootstrap resamples of an interval (the percentile interval's ends move by < 0.1 point at 10,000). */
-export const BOOTSTRAP_SAMPLES = 10_000;
-
 /** Which questions a comparison counts: all, one hop count, or multi-hop (hops >= 2). */
 export type HopFilter = 'all' | 'multi' | number;
 
 const keeps = (f: HopFilter, hops: number) => f === 'all' || (f === 'multi' ? hops >= 2 : hops === f);
 
-/** Per question id, per seed, whether the side answered it. */
-function outcomesOf(rows: readonly QuestionRow[], side: Side, hops: HopFilter): Map<string, Map<number, boolean>> {
-  const out = new Map<string, Map<number, boolean>>();
+/** Per seed, per question id, the side's row. */
+function outcomesOf(rows: readonly QuestionRow[], side: Side, hops: HopFilter): Map<number, Map<string, QuestionRow>> {
+  const out = new Map<number, Map<string, QuestionRow>>();
   for (const r of rows) {
     if (r.arm !== side.arm || r.iteration !== side.iteration || !keeps(hops, r.hops)) continue;
-    let m = out.get(r.id);
-    if (!m) out.set(r.id, (m = new Map()));
-    m.set(r.seed, r.correct);
+    let m = out.get(r.seed);
+    if (!m) out.set(r.seed, (m = new Map()));
+    m.set(r.id, r);
   }
   return out;
 }
 
-const share = (m: Map<number, boolean>) => [...m.values()].filter(Boolean).length / m.size;
+/** A row's value of the measure as num/den; null where the row lacks it (an older log). */
+function cellOf(r: QuestionRow, measure: Measure): [number, number] | null {
+  if (measure === 'em') return [Number(r.correct), 1];
+  if (r.searches === undefined) return null;
+  if (measure === 'searches') return [r.searches, 1];
+  return r.searches > 0 ? [(r.repeats ?? 0) / r.searches, 1] : [0, 0];
+}
 
-/** A − B on the questions both sides answered, with a paired bootstrap 95% interval; null when they share none. */
+/**
+ * A − B on the questions both sides answered, with the two-level and question-only 95% intervals; null when they
+ * share no seed pair or no question (or the rows lack the measure).
+ */
 export function pairedInterval(
   rows: readonly QuestionRow[],
   a: Side,
   b: Side,
   hops: HopFilter = 'all',
   samples = BOOTSTRAP_SAMPLES,
+  measure: Measure = 'em',
 ): Interval | null {
   const A = outcomesOf(rows, a, hops);
   const B = outcomesOf(rows, b, hops);
-  const ids = [...A.keys()].filter((id) => B.has(id)).sort();
+  const sa = [...A.keys()].sort((x, y) => x - y);
+  const sb = [...B.keys()].sort((x, y) => x - y);
+  // The base is one model whatever the seed: its one seed pairs with each of the other side's.
+  const pairs: [number, number, number][] =
+    sa.length === 1 && sb.length > 1
+      ? sb.map((s) => [s, sa[0]!, s])
+      : sb.length === 1 && sa.length > 1
+        ? sa.map((s) => [s, s, sb[0]!])
+        : sa.filter((s) => sb.includes(s)).map((s) => [s, s, s]);
+  if (pairs.length === 0) return null;
+  const ids = [...A.get(pairs[0]![1])!.keys()]
+    .filter((id) => pairs.every(([, x, y]) => A.get(x)!.has(id) && B.get(y)!.has(id)))
+    .sort();
   if (ids.length === 0) return null;
-  const d = ids.map((id) => share(A.get(id)!) - share(B.get(id)!));
-  const mean = (xs: readonly number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
-  const rng = new Rng(`paired/${a.arm}/${a.iteration}/${b.arm}/${b.iteration}/${hops}`);
-  const means = new Float64Array(samples);
-  for (let s = 0; s < samples; s++) {
-    let sum = 0;
-    for (let j = 0; j < d.length; j++) sum += d[Math.floor(rng.next() * d.length)]!;
-    means[s] = sum / d.length;
-  }
-  means.sort();
-  const at = (q: number) => means[Math.min(samples - 1, Math.max(0, Math.floor(q * samples)))]!;
-  return { diff: mean(d), lo: at(0.025), hi: at(0.975), questions: ids.length, perSeed: perSeed(A, B, ids) };
-}
-
-function perSeed(
-  A: Map<string, Map<number, boolean>>,
-  B: Map<string, Map<number, boolean>>,
-  ids: readonly string[],
-): { seed: number; diff: number }[] {
-  const seedsOf = (M: typeof A) => [...new Set([...M.values()].flatMap((m) => [...m.keys()]))].sort((x, y) => x - y);
-  const sa = seedsOf(A);
-  const sb = seedsOf(B);
-  // The base is one model whatever the seed: one seed of it pairs with each of the other side's.
-  const seeds = sa.length === 1 ? sb : sb.length === 1 ? sa : sa.filter((s) => sb.includes(s));
-  const pick = (m: Map<number, boolean>, s: number) => (m.size === 1 ? [...m.values()][0]! : m.get(s));
-  return seeds.flatMap((s) => {
-    let n = 0;
-    let sum = 0;
-    for (const id of ids) {
-      const x = pick(A.get(id)!, s);
-      const y = pick(B.get(id)!, s);
-      if (x === undefined || y === undefined) continue;
-      n++;
-      sum += Number(x) - Number(y);
+  const cells = (m: Map<string, QuestionRow>): SeedCells | null => {
+    const num = new Float64Array(ids.length);
+    const den = new Float64Array(ids.length);
+    for (let q = 0; q < ids.length; q++) {
+      const c = cellOf(m.get(ids[q]!)!, measure);
+      if (!c) return null;
+      [num[q], den[q]] = c;
     }
-    return n ? [{ seed: s, diff: sum / n }] : [];
-  });
+    return den.every((d) => d === 1) ? { num } : { num, den };
+  };
+  const seedPairs = [];
+  for (const [seed, x, y] of pairs) {
+    const ca = cells(A.get(x)!);
+    const cb = cells(B.get(y)!);
+    if (!ca || !cb) return null;
+    seedPairs.push({ seed, a: ca, b: cb });
+  }
+  const label = `paired/${measure}/${a.arm}/${a.iteration}/${b.arm}/${b.iteration}/${hops}`;
+  const r = pairedBootstrap(seedPairs, label, samples);
+  return r && { ...r, questions: ids.length, seeds: seedPairs.length };
 }
 
 /** A named comparison of the report: overall, per hop count and on multi-hop questions. */
@@ -142,30 +154,53 @@ export interface Comparison {
   all: Interval | null;
   byHop: Record<string, Interval | null>;
   multiHop: Interval | null;
+  /** Searches per rollout and redundancy, A − B (for the comparisons whose search behaviour is claimed). */
+  searches?: Interval | null;
+  redundancy?: Interval | null;
+}
+
+/** The trained arms in the report's order, and the pairs of arms it compares after the last iteration. */
+const TRAINED = ['drzero', 'self', 'piplay', 'partial', 'gt', 'gt-hop'];
+const PAIRS = [
+  ['piplay', 'self'],
+  ['piplay', 'drzero'],
+  ['piplay', 'gt'],
+  ['piplay', 'partial'],
+  ['partial', 'gt'],
+  ['gt', 'drzero'],
+  ['self', 'drzero'],
+] as const;
+/** The pairs whose search behaviour the papers claim something about. */
+const SEARCH_PAIRS = new Set(['piplay − drzero', 'piplay − self']);
+
+/** "piplay − drzero", or "piplay it 1 − drzero it 3" when the sides are of different iterations. */
+function comparisonName(a: Side, b: Side): string {
+  if (a.iteration === b.iteration || a.arm === 'base' || b.arm === 'base') return `${a.arm} − ${b.arm}`;
+  return `${a.arm} it ${a.iteration + 1} − ${b.arm} it ${b.iteration + 1}`;
 }
 
 /**
  * The report's comparisons after the last iteration (`last`, 0-based): each trained arm against the base model,
- * π-Play against Dr. Zero, and full against partial against GT.
+ * π-Play against the self control, Dr. Zero and the other contexts; and, with more than one iteration, the papers'
+ * data efficiency: π-Play after iteration 1 against Dr. Zero after the last.
  */
 export function comparisons(rows: readonly QuestionRow[], last: number, samples = BOOTSTRAP_SAMPLES): Comparison[] {
   const arms = new Set(rows.map((r) => r.arm));
   const final = (arm: string): Side => ({ arm, iteration: arm === 'base' ? -1 : last });
-  const pairs: [string, string, string][] = [];
-  for (const arm of ['drzero', 'piplay', 'partial', 'gt', 'gt-hop'])
-    if (arms.has(arm) && arms.has('base')) pairs.push([`${arm} − base`, arm, 'base']);
-  for (const [a, b] of [
-    ['piplay', 'drzero'],
-    ['piplay', 'partial'],
-    ['partial', 'gt'],
-    ['piplay', 'gt'],
-    ['gt', 'drzero'],
-  ] as const)
-    if (arms.has(a) && arms.has(b)) pairs.push([`${a} − ${b}`, a, b]);
+  const sides: [Side, Side][] = [];
+  for (const arm of TRAINED) if (arms.has(arm) && arms.has('base')) sides.push([final(arm), final('base')]);
+  for (const [a, b] of PAIRS) if (arms.has(a) && arms.has(b)) sides.push([final(a), final(b)]);
+  if (last > 0 && arms.has('piplay') && arms.has('drzero'))
+    sides.push([{ arm: 'piplay', iteration: 0 }, final('drzero')]);
   const hops = [...new Set(rows.map((r) => r.hops))].sort((x, y) => x - y);
-  return pairs.map(([name, x, y]) => {
-    const a = final(x);
-    const b = final(y);
+  return sides.map(([a, b]) => {
+    const name = comparisonName(a, b);
+    const search = SEARCH_PAIRS.has(name)
+      ? {
+          searches: pairedInterval(rows, a, b, 'all', samples, 'searches'),
+          redundancy: pairedInterval(rows, a, b, 'all', samples, 'redundancy'),
+        }
+      : {};
     return {
       name,
       a,
@@ -173,40 +208,103 @@ export function comparisons(rows: readonly QuestionRow[], last: number, samples 
       all: pairedInterval(rows, a, b, 'all', samples),
       byHop: Object.fromEntries(hops.map((h) => [String(h), pairedInterval(rows, a, b, h, samples)])),
       multiHop: hops.some((h) => h >= 2) ? pairedInterval(rows, a, b, 'multi', samples) : null,
+      ...search,
     };
   });
 }
 
-/** "+4.2": a difference of EM in points. */
-export const formatPoints = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(100 * x).toFixed(1)}`;
-
-/** "+4.2 points [+1.0, +7.5]": a difference and its 95% interval, in points of EM. */
+/** "+4.2 [+1.0, +7.5]": a difference and its two-level 95% interval, in points of EM. */
 export function formatInterval(i: Interval | null): string {
   return i ? `${formatPoints(i.diff)} [${formatPoints(i.lo)}, ${formatPoints(i.hi)}]` : '—';
 }
 
-/** The papers' held-out EM claims (ALGORITHM.md section 7) and the issue's "better than the base", as intervals. */
+/** "[+1.5, +7.0]": the question-only 95% interval, in points of EM. */
+export function formatQuestionOnly(i: Interval | null): string {
+  return i ? `[${formatPoints(i.qLo)}, ${formatPoints(i.qHi)}]` : '—';
+}
+
+/** "−0.03 [−0.10, +0.04]": a difference of a plain measure (searches, redundancy) and its two-level interval. */
+export function formatPlain(i: Interval | null): string {
+  return i ? `${signed2(i.diff)} [${signed2(i.lo)}, ${signed2(i.hi)}]` : '—';
+}
+
+const signed2 = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(2)}`;
+
+/** "seed 1 +4.0, seed 2 +5.5": each seed's own difference. */
+export function formatPerSeed(i: Interval | null): string {
+  return (i?.perSeed ?? []).map((p) => `${p.seed}: ${formatPoints(p.diff)}`).join(', ') || '—';
+}
+
+/** The verdict on "A ≈ B": no difference found where the interval holds 0, else it does not hold. */
+function similarVerdict(i: Interval | null): string {
+  const v = verdictOf(i);
+  return v === 'n/a' ? v : v === 'not shown (the interval holds 0)' ? 'no difference found' : 'does not hold';
+}
+
+const ARM_WORDS: Record<string, string> = {
+  drzero: 'Dr. Zero',
+  self: 'the self control',
+  piplay: 'π-Play (full QCP)',
+  partial: 'partial QCP',
+  gt: 'GT',
+  'gt-hop': 'GT + hops',
+};
+
+/**
+ * The held-out claims (ALGORITHM.md section 7 and the project's own), each decided by the two-level interval of
+ * its comparison: "holds" only where it excludes 0 on the claimed side.
+ */
 export function pairedClaims(cs: readonly Comparison[]): Claim[] {
   const by = (name: string) => cs.find((c) => c.name === name);
   const out: Claim[] = [];
-  const add = (claim: string, i: Interval | null | undefined, similar = false) => {
+  /** `similar`: a claim of no difference; `less`: A is claimed below B; `plain`: not in points of EM. */
+  type Kind = { similar?: boolean; less?: boolean; plain?: boolean };
+  const add = (claim: string, i: Interval | null | undefined, kind: Kind = {}) => {
     if (i === undefined) return;
-    const v = verdictOf(i);
-    const verdict = similar
-      ? v === 'not shown (the interval holds 0)'
-        ? 'no difference found'
-        : v === 'n/a'
-          ? v
-          : 'does not hold'
-      : v;
-    out.push({ claim, numbers: `${formatInterval(i)} points (${i?.questions ?? 0} questions)`, verdict });
+    const flipped = i && kind.less ? { ...i, lo: -i.hi, hi: -i.lo } : i;
+    const questionOnly = (x: Interval) =>
+      kind.plain ? `[${signed2(x.qLo)}, ${signed2(x.qHi)}]` : formatQuestionOnly(x);
+    out.push({
+      claim,
+      numbers: i
+        ? `${kind.plain ? formatPlain(i) : `${formatInterval(i)} points`} (${i.seeds} seed${i.seeds === 1 ? '' : 's'}, ` +
+          `${i.questions} question${i.questions === 1 ? '' : 's'}; questions only ${questionOnly(i)})`
+        : '—',
+      verdict: kind.similar ? similarVerdict(i) : verdictOf(flipped),
+    });
   };
-  add('the trained π-Play (full QCP) student > the base model', by('piplay − base')?.all);
-  add('the trained Dr. Zero student > the base model', by('drzero − base')?.all);
+  add('π-Play (full QCP) > the base model', by('piplay − base')?.all);
+  add("π-Play > the self control (the privilege, beyond the teacher's pull)", by('piplay − self')?.all);
+  add("the self control > the base model (the teacher's pull alone)", by('self − base')?.all);
+  add('Dr. Zero > the base model', by('drzero − base')?.all);
   add('π-Play > Dr. Zero at equal steps (held-out EM)', by('piplay − drzero')?.all);
   add('π-Play > Dr. Zero on multi-hop questions (hops ≥ 2)', by('piplay − drzero')?.multiHop);
+  add('full QCP > GT (answer only)', by('piplay − gt')?.all);
   add('full QCP > partial QCP', by('piplay − partial')?.all);
   add('partial QCP > GT', by('partial − gt')?.all);
-  add('GT ≈ none (Dr. Zero)', by('gt − drzero')?.all, true);
+  add('GT ≈ none (Dr. Zero)', by('gt − drzero')?.all, { similar: true });
+  const eff = cs.find((c) => c.a.arm === 'piplay' && c.b.arm === 'drzero' && c.a.iteration !== c.b.iteration);
+  if (eff)
+    add(
+      `π-Play after iteration ${eff.a.iteration + 1} ≈ Dr. Zero after iteration ${eff.b.iteration + 1} (data efficiency)`,
+      eff.all,
+      { similar: true },
+    );
+  for (const arm of TRAINED) {
+    const c = by(`${arm} − base`);
+    if (c?.byHop['1'] !== undefined) add(`${ARM_WORDS[arm]} > the base model on 1-hop questions`, c.byHop['1']);
+  }
+  for (const other of ['drzero', 'self']) {
+    const c = by(`piplay − ${other}`);
+    if (!c) continue;
+    add(`π-Play searches less than ${ARM_WORDS[other]} (searches per rollout)`, c.searches, {
+      less: true,
+      plain: true,
+    });
+    add(`π-Play repeats fewer queries than ${ARM_WORDS[other]} (redundancy)`, c.redundancy, {
+      less: true,
+      plain: true,
+    });
+  }
   return out;
 }

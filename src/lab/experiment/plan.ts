@@ -1,12 +1,15 @@
 // The plan of `npm run experiment` (pure): which arms, which seeds, and the settings of each run.
-// Arms (ALGORITHM.md sections 6-7): the base model (evaluation only), Dr. Zero (no teacher, λ = 0) and
-// π-Play with each privileged context of the ablation. Every run of one experiment shares the preset and
-// the settings given on the command line; an arm sets only `privileged` (and λ = 0 for Dr. Zero), a seed
+// Arms (ALGORITHM.md sections 6-7): the base model (evaluation only), Dr. Zero (no teacher, λ = 0), the self
+// control (the same teacher without privileged information) and π-Play with each privileged context of the
+// ablation. Every run of one experiment shares the preset and the settings given on the command line; an arm sets
+// `privileged` (and λ = 0 for Dr. Zero) and the settings its own dev-world search chose (--arm-settings), a seed
 // only `seed`.
 import type { PrivilegedMode } from '../../env/prompts.ts';
 import {
   ConfigError,
+  keyOfFlag,
   makeConfig,
+  parseOptionValue,
   SETTINGS,
   PRESETS,
   type PresetName,
@@ -24,6 +27,7 @@ export interface ArmSpec {
 export const ARMS = {
   base: { label: 'base model (no training)', privileged: null },
   drzero: { label: 'Dr. Zero (no teacher)', privileged: 'none' },
+  self: { label: 'self control (teacher without privileged information)', privileged: 'self' },
   piplay: { label: 'π-Play (full QCP)', privileged: 'full' },
   partial: { label: 'π-Play, partial QCP', privileged: 'partial' },
   gt: { label: 'π-Play, GT answer only', privileged: 'gt' },
@@ -32,8 +36,42 @@ export const ARMS = {
 
 export type ArmName = keyof typeof ARMS;
 export const ARM_NAMES = Object.keys(ARMS) as ArmName[];
-export const DEFAULT_ARMS: ArmName[] = ['base', 'drzero', 'piplay', 'partial', 'gt'];
-export const DEFAULT_SEEDS = [1, 2, 3];
+export const DEFAULT_ARMS: ArmName[] = ['base', 'drzero', 'self', 'piplay', 'gt'];
+export const DEFAULT_SEEDS = [1, 2, 3, 4, 5];
+
+/** Settings of single arms (an arm's own dev-world choice), on top of the preset and the command line's. */
+export type ArmSettings = Partial<Record<ArmName, Partial<SelfPlayConfig>>>;
+
+/**
+ * `--arm-settings FILE`'s JSON: `{ "<arm>": { "<flag>": value, ... }, ... }`, each value read as the flag's
+ * command-line text (`"lr": "1e-4"`, `"lambda": "0.1,0.03,0.03"`; numbers are accepted as numbers). Errors name
+ * the file, the arm and the flag.
+ */
+export function parseArmSettings(json: unknown, source: string): ArmSettings {
+  const where = `--arm-settings ${source}`;
+  if (json === null || typeof json !== 'object' || Array.isArray(json))
+    throw new ConfigError(`${where}: expected a JSON object of arms, e.g. {"piplay": {"lr": "1e-4"}}`);
+  const out: ArmSettings = {};
+  for (const [arm, flags] of Object.entries(json)) {
+    if (!isArm(arm)) throw new ConfigError(`${where}: '${arm}' is not an arm; use some of ${ARM_NAMES.join(', ')}`);
+    if (ARMS[arm].privileged === null)
+      throw new ConfigError(`${where}: the base arm is not trained; it has no settings`);
+    if (flags === null || typeof flags !== 'object' || Array.isArray(flags))
+      throw new ConfigError(`${where}: the settings of '${arm}' must be an object of flags, e.g. {"lr": "1e-4"}`);
+    const settings: Record<string, unknown> = {};
+    for (const [flag, value] of Object.entries(flags)) {
+      const key = keyOfFlag(flag);
+      if (key === null) throw new ConfigError(`${where}: '${arm}' sets '${flag}', which is not a setting's flag`);
+      if (key === 'seed' || key === 'privileged')
+        throw new ConfigError(`${where}: '${arm}' sets --${flag}, which the experiment sets for each run`);
+      if (typeof value !== 'string' && typeof value !== 'number')
+        throw new ConfigError(`${where}: '${arm}' --${flag} must be a string or a number, as on the command line`);
+      settings[key] = parseOptionValue(key, String(value));
+    }
+    out[arm] = settings as Partial<SelfPlayConfig>;
+  }
+  return out;
+}
 
 export function isArm(name: string): name is ArmName {
   return Object.hasOwn(ARMS, name);
@@ -85,6 +123,8 @@ export interface PlanOptions {
   seeds: readonly number[];
   /** Settings from the command line; they apply to every run. */
   settings: Partial<SelfPlayConfig>;
+  /** Settings of single arms (none given twice: on the command line and for an arm). */
+  armSettings?: ArmSettings;
 }
 
 export function runDir(arm: string, seed: number): string {
@@ -109,11 +149,21 @@ export function planExperiment(o: PlanOptions): ExperimentJob[] {
   if (o.arms.length === 0) throw new ConfigError('--arms: no arm given');
   if (o.seeds.length === 0) throw new ConfigError('--seeds: no seed given');
   const skipStartEval = o.arms.includes('base') && o.settings.evalAtStart === undefined;
+  for (const [arm, own] of Object.entries(o.armSettings ?? {})) {
+    const twice = Object.keys(own).find((k) => k in o.settings);
+    if (twice)
+      throw new ConfigError(
+        `--${SETTINGS[twice as keyof SelfPlayConfig].flag} is given on the command line and in --arm-settings for ` +
+          `'${arm}'; give it in one place`,
+      );
+    if (ARMS[arm as ArmName].privileged === 'none' && own.lambda !== undefined)
+      throw new ConfigError(`--arm-settings: '${arm}' has no teacher, so it takes no --lambda (it is 0)`);
+  }
   const jobs: ExperimentJob[] = [];
   for (const seed of o.seeds) {
     for (const arm of o.arms) {
       const spec: ArmSpec = ARMS[arm];
-      const overrides: Partial<SelfPlayConfig> = { ...o.settings, seed };
+      const overrides: Partial<SelfPlayConfig> = { ...o.settings, ...o.armSettings?.[arm], seed };
       if (spec.privileged !== null) {
         overrides.privileged = spec.privileged;
         if (spec.privileged === 'none') overrides.lambda = 0;

@@ -12,7 +12,8 @@ import { visibleText, type HeatMode } from './token-text.ts';
 
 /** What the teacher is told under each mode, in a few words. */
 export const MODE_TOLD: Record<PrivilegedMode, string> = {
-  none: "nothing: the student's own prompt",
+  none: "nothing: the student's own prompt (what the self control's teacher sees)",
+  self: "nothing: the student's own prompt (the control)",
   gt: 'the answer',
   'gt-hop': 'the answer and the hop count',
   partial: 'about half of the construction path',

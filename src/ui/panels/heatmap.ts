@@ -162,6 +162,9 @@ export function renderPrivileged(
   if (mode === 'none') {
     return html`<div class="privileged none"><h4>No teacher</h4><p>Privileged context is off (Dr. Zero): the KL shown is 0 and no distillation term is used.</p></div>`;
   }
+  if (mode === 'self') {
+    return html`<div class="privileged none"><h4>The teacher saw only the student's prompt</h4><p>The control (--privileged self): the same EMA teacher and distillation as π-Play, without privileged information. The KL shown is the pull towards a slow copy of the student.</p></div>`;
+  }
   const answer = html`<p>answer: <strong>${gold}</strong>${mode === 'gt-hop' ? html` · ${hops} hops` : ''}</p>`;
   if (mode === 'gt' || mode === 'gt-hop' || !q) {
     return html`<div class="privileged"><h4>The teacher also saw</h4>${answer}${

@@ -11,6 +11,7 @@ const MODE_NAMES: Record<string, string> = {
   gt: 'the answer',
   'gt-hop': 'the answer and the hop count',
   none: 'nothing (Dr. Zero)',
+  self: "nothing beyond the student's own prompt (the self control)",
 };
 
 /** The student prompt split where the teacher's block goes: instructions (with their newline), question line. */
@@ -44,6 +45,13 @@ export function renderPromptsSeen(r: RolloutRecord): Html {
       'Teacher saw',
       html`<p class="seen-note">No teacher in this run (--privileged none, Dr. Zero): nothing is distilled.</p>`,
       'teacher none',
+    );
+  } else if (r.privilegedBlock === '') {
+    teacher = column(
+      'Teacher saw',
+      html`<pre class="seen-prompt"><span class="seen-instr">${p.head}</span><span class="seen-question">${p.question}</span></pre>
+        <p class="seen-note">The student's own prompt (--privileged ${r.privilegedMode ?? 'self'}, the control): the teacher knows nothing the student does not; it differs only by being a slow EMA copy of the student.</p>`,
+      'teacher',
     );
   } else {
     const mode = r.privilegedMode ? (MODE_NAMES[r.privilegedMode] ?? r.privilegedMode) : 'its privileged context';

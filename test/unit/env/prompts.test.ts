@@ -52,7 +52,7 @@ describe('teacher prompt', () => {
       const teacher = teacherPrompt({ question, qcp, mode, options });
       expect(teacher).toBe(`${STUDENT_INSTRUCTIONS}\n${block}Question: ${question}\n`);
       expect(teacher.replace(block, '')).toBe(student);
-      if (mode === 'none') expect(teacher).toBe(student);
+      if (mode === 'none' || mode === 'self') expect(teacher).toBe(student);
       else expect(block.endsWith('\n')).toBe(true);
     }
   });

@@ -93,7 +93,7 @@ describe('prompts through the Qwen3 chat template', () => {
       });
       expect(teacher.slice(-tail.length), mode).toEqual(student.slice(-tail.length));
       expect(teacher.slice(0, 3), mode).toEqual(student.slice(0, 3));
-      if (mode === 'none') expect(teacher).toEqual(student);
+      if (mode === 'none' || mode === 'self') expect(teacher).toEqual(student);
       else expect(tok.decode(teacher)).toContain('Private notes on how this question was made:');
       const sb = policyBatch([rollout], tok.padId ?? 0);
       const tb = policyBatch([teacherSequence(rollout, teacher)], tok.padId ?? 0);

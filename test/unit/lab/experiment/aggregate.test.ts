@@ -3,12 +3,11 @@
 import { describe, expect, it } from 'vitest';
 import {
   aggregate,
-  claims,
-  greater,
+  codeVersions,
+  driftClaims,
   hopsOf,
   multiHopEm,
   signalOf,
-  similar,
   stat,
   type SeedResult,
 } from '../../../../src/lab/experiment/aggregate.ts';
@@ -215,35 +214,40 @@ describe('experiment aggregation', () => {
     expect(multiHopEm({ ...ev(0, 1, 0), emByHop: { '1': 1 } })).toBeNull();
   });
 
-  it('verdicts: beyond the larger std, within it, opposite, equal, one seed', () => {
-    const s = (mean: number, std: number, n = 3) => ({ mean, std, n });
-    expect(greater(s(0.5, 0.1), s(0.3, 0.1))).toBe('holds');
-    expect(greater(s(0.35, 0.1), s(0.3, 0.02))).toBe('holds on the means, within seed noise');
-    expect(greater(s(0.1, 0.01), s(0.3, 0.05))).toBe('does not hold');
-    expect(greater(s(0.28, 0.05), s(0.3, 0.05))).toBe('does not hold, within seed noise');
-    expect(greater(s(0.3, 0), s(0.3, 0))).toBe('no difference');
-    expect(greater(s(0.5, 0, 1), s(0.3, 0, 1))).toBe('holds (one seed: no noise estimate)');
-    expect(greater(null, s(0.3, 0))).toBe('n/a');
-    expect(similar(s(0.3, 0.05), s(0.32, 0.01))).toBe('holds');
-    expect(similar(s(0.3, 0.01), s(0.5, 0.01))).toBe('does not hold');
+  it('drift claims: the two-level interval of iteration 1 − the last, per arm, from per-question outcomes', () => {
+    const drift = (it: number, ok: number, n = 40) => ({
+      iteration: it,
+      n,
+      em: ok / n,
+      emByHop: {},
+      outcomes: Array.from({ length: n }, (_, i) => i < ok),
+    });
+    const harder = (seed: number) => ({
+      ...run('piplay', seed, [ev(0, 0, 0), ev(1, 0, 0)]),
+      drift: [drift(0, 30), drift(1, 10)],
+    });
+    const cs = driftClaims([harder(1), harder(2), harder(3)], 500);
+    expect(cs).toHaveLength(1);
+    expect(cs[0]!.claim).toMatch(/π-Play examiner's questions get harder .* iteration 1 to 2/);
+    expect(cs[0]!.numbers).toMatch(/^iteration 1 − iteration 2: \+50\.0 \[\+\d+\.\d, \+\d+\.\d\] points \(3 seeds;/);
+    expect(cs[0]!.verdict).toBe('holds');
+    // Older result.json files have no drift outcomes: no claim rather than one on the means.
+    expect(driftClaims(results)).toEqual([]);
   });
 
-  it('claims: from the arms present', () => {
-    const cs = claims(aggregate(results, ['base', 'drzero', 'piplay'], 2));
-    const c = (start: string) => cs.find((x) => x.claim.startsWith(start))!;
-    expect(c('π-Play > Dr. Zero at equal steps')).toMatchObject({
-      numbers: 'π-Play 50.0% vs Dr. Zero 22.5%',
-      verdict: 'holds',
-    });
-    expect(c('π-Play > Dr. Zero on multi-hop').verdict).toBe('holds');
-    expect(c("the π-Play examiner's questions get harder")).toMatchObject({
-      numbers: 'iteration 1 40.0% vs iteration 2 20.0%',
-      verdict: 'holds',
-    });
-    // Searches: Dr. Zero 2, 3 (mean 2.5, std 0.71) vs π-Play 1, 2, 1 (mean 1.33): a difference of 1.17.
-    expect(c('π-Play searches less')).toMatchObject({ numbers: 'π-Play 1.33 vs Dr. Zero 2.50', verdict: 'holds' });
-    // Redundancy: Dr. Zero 0.5, 0.25 (std 0.18) vs π-Play 0, 0.1, 0.2: a difference of 0.275.
-    expect(c('π-Play repeats fewer')).toMatchObject({ numbers: 'π-Play 0.10 vs Dr. Zero 0.38', verdict: 'holds' });
-    expect(cs.some((x) => x.claim.startsWith('full QCP'))).toBe(false);
+  it('lists the code versions that made the runs, a resumed run under both', () => {
+    const v = (commit: string, dirty = false) => ({ commit, dirty });
+    const rs = [
+      { ...run('piplay', 1, []), code: v('a'.repeat(40)) },
+      { ...run('piplay', 2, []), code: v('b'.repeat(40)), codeAtStart: v('a'.repeat(40)) },
+      { ...run('base', 1, []), code: v('b'.repeat(40), true) },
+      run('drzero', 1, []),
+    ];
+    expect(codeVersions(rs)).toEqual([
+      { code: 'aaaaaaaaaaaa', runs: ['piplay-seed1', 'piplay-seed2'] },
+      { code: 'bbbbbbbbbbbb', runs: ['piplay-seed2'] },
+      { code: 'bbbbbbbbbbbb (dirty)', runs: ['base-seed1'] },
+      { code: 'unknown', runs: ['drzero-seed1'] },
+    ]);
   });
 });

@@ -221,12 +221,8 @@ describe('results.md', () => {
         'true 50.0 ± 0.0 · solvable 18.8 ± 8.8 · learnable 25.0 ± 0.0 · reward 50.0 ± 0.0 · D 0.250 ± 0.000',
       ],
     ]);
-    const claims = markdownTable(md, "The papers' claims at this scale");
-    expect(claims.rows[0]).toEqual([
-      'π-Play > Dr. Zero at equal steps (held-out EM)',
-      'π-Play 32.5% vs Dr. Zero 13.8%',
-      'holds',
-    ]);
+    // Without per-question outcomes there is no interval, so no claim is decided (no rule on the means).
+    expect(md).not.toContain("The papers' claims");
     const runs = markdownTable(md, 'Runs');
     expect(runs.rows[2]).toEqual(['π-Play (full QCP)', '1, 2', 'runs/piplay-seed1, runs/piplay-seed2', '60 ± 0']);
     expect(md).toContain('`--iterations 2`');
@@ -272,17 +268,36 @@ describe('results.md', () => {
     }));
     const md = renderResults(meta, aggregate(results, meta.arms, 2), comparisons([...base, ...rows], 1, 500));
     const t = markdownTable(md, 'Paired comparisons on the same questions');
-    expect(t.head).toEqual(['A − B', 'all', '1-hop', '2-hop', 'multi-hop (≥2)', 'per seed', 'verdict (all)']);
-    expect(t.rows.map((r) => r[0])).toEqual(['drzero − base', 'piplay − base', 'piplay − drzero']);
+    expect(t.head).toEqual([
+      'A − B',
+      'all (seeds and questions)',
+      'all, questions only',
+      '1-hop',
+      '2-hop',
+      'multi-hop (≥2)',
+      'per seed',
+      'verdict (all)',
+    ]);
+    expect(t.rows.map((r) => r[0])).toEqual([
+      'drzero − base',
+      'piplay − base',
+      'piplay − drzero',
+      'piplay it 1 − drzero it 2',
+    ]);
     expect(t.rows[1]![1]).toMatch(/^\+20\.0 \[\+\d+\.\d, \+\d+\.\d\]$/);
-    expect(t.rows[1]![5]).toBe('1: +20.0, 2: +20.0');
-    expect(t.rows[0]![6]).toBe('does not hold');
+    expect(t.rows[1]![2]).toMatch(/^\[\+\d+\.\d, \+\d+\.\d\]$/);
+    expect(t.rows[1]![6]).toBe('1: +20.0, 2: +20.0');
+    expect(t.rows[0]![7]).toBe('does not hold');
     const claims = markdownTable(md, "The papers' claims at this scale");
-    expect(claims.rows[0]![0]).toBe('the trained π-Play (full QCP) student > the base model');
+    expect(claims.rows[0]![0]).toBe('π-Play (full QCP) > the base model');
+    expect(claims.rows[0]![1]).toMatch(/^\+20\.0 \[.*\] points \(2 seeds, 100 questions; questions only \[.*\]\)$/);
     expect(claims.rows[0]![2]).toBe('holds');
     expect(claims.rows.find((r) => r[0] === 'π-Play > Dr. Zero at equal steps (held-out EM)')![2]).toBe('holds');
-    // The seed-noise rule stays for the claims that are not held-out EM.
-    expect(claims.rows.some((r) => r[0].startsWith('π-Play searches less'))).toBe(true);
+    expect(claims.rows.find((r) => r[0].includes('data efficiency'))![0]).toBe(
+      'π-Play after iteration 1 ≈ Dr. Zero after iteration 2 (data efficiency)',
+    );
+    // The rows carry no search counts (an older log): the search claims have no interval.
+    expect(claims.rows.find((r) => r[0].startsWith('π-Play searches less'))!.slice(1)).toEqual(['—', 'n/a']);
   });
 
   it('a "before" column when trained arms evaluated before training', () => {

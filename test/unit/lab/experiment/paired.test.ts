@@ -101,7 +101,14 @@ describe('paired comparisons', () => {
     expect(r).toHaveLength(4 * 5);
     expect(r[0]).toEqual({ arm: 'base', seed: 1, iteration: -1, id: 'q0', hops: 1, correct: true });
     const cs = comparisons(r, 1, 200);
-    expect(cs.map((c) => c.name)).toEqual(['drzero − base', 'piplay − base', 'piplay − drzero']);
+    expect(cs.map((c) => c.name)).toEqual([
+      'drzero − base',
+      'piplay − base',
+      'piplay − drzero',
+      'piplay it 1 − drzero it 2',
+    ]);
+    // Data efficiency: π-Play after iteration 1 (all wrong) against Dr. Zero after iteration 2 (q0, q1 right).
+    expect(cs[3]!.all!.diff).toBe(-0.5);
     expect(cs[1]!.all!.diff).toBe(0.75);
     expect(cs[2]!.byHop['1']!.diff).toBe(0);
     expect(cs[2]!.byHop['2']!.diff).toBe(1);
