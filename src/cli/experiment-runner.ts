@@ -51,6 +51,15 @@ function settingsText(settings: Partial<SelfPlayConfig>): string[] {
   );
 }
 
+/** A kept run's drift points with each question's outcome, read back from its drift.jsonl (where it has them). */
+function driftOutcomes(r: SeedResult, dir: string): DriftPoint[] {
+  const lines = readLog<{ iteration: number; answers?: { correct: boolean }[] }>(join(dir, 'drift.jsonl'));
+  return r.drift.map((d) => {
+    const answers = lines.find((l) => l.iteration === d.iteration)?.answers;
+    return answers && answers.length === d.n ? { ...d, outcomes: answers.map((a) => a.correct) } : d;
+  });
+}
+
 /** A run's result without its per-question outcomes (per-question.jsonl and the run's result.json hold them). */
 function withoutOutcomes(r: SeedResult): SeedResult {
   return {
@@ -269,6 +278,8 @@ export class Experiment {
         // result.json of an older version lacks the training signal: its metrics.jsonl has it.
         if (kept.trained && !kept.signal)
           kept.signal = signalOf(readLog<StepMetrics>(join(dir, LOGS.metrics)), kept.iterations);
+        // ... and the drift's per-question outcomes: its drift.jsonl has them.
+        if (kept.trained && kept.drift.some((d) => d.n > 0 && !d.outcomes)) kept.drift = driftOutcomes(kept, dir);
         this.results.push(kept);
         this.write();
         continue;
@@ -486,17 +497,19 @@ export class Experiment {
       join(this.out, 'per-question.jsonl'),
       lines(({ searches: _, repeats: __, ...r }) => r),
     );
-    writeFileSync(
-      join(this.out, 'per-question-search.jsonl'),
-      lines((r) => ({
-        arm: r.arm,
-        seed: r.seed,
-        iteration: r.iteration,
-        id: r.id,
-        searches: r.searches,
-        repeats: r.repeats,
-      })),
-    );
+    // Runs of older versions kept no search counts: no file of them.
+    if (rows.some((r) => r.searches !== undefined))
+      writeFileSync(
+        join(this.out, 'per-question-search.jsonl'),
+        lines((r) => ({
+          arm: r.arm,
+          seed: r.seed,
+          iteration: r.iteration,
+          id: r.id,
+          searches: r.searches,
+          repeats: r.repeats,
+        })),
+      );
     writeFileSync(
       join(this.out, 'results.md'),
       renderResults(meta, summaries, comparisons(rows, iterations - 1), driftClaims(this.results)),

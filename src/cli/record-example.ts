@@ -7,7 +7,7 @@
 // demo preset's default model (the smoke preset's sizes with that model's sampling temperature, a few more
 // student steps and token-level rollouts); settings given here override those defaults. Re-run it after the
 // default model changes: nothing here depends on which model that is.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -23,6 +23,7 @@ import { fileBytes, recordingFromExperiment, recordingFromRunFolder, writeExampl
 const TITLES: Partial<Record<ArmName, string>> = {
   piplay: 'π-Play (teacher sees the full construction path)',
   drzero: 'Dr. Zero (no teacher)',
+  self: "self control (the same teacher, reading only the student's prompt)",
 };
 
 /** What an arm adds to the shared settings: its teacher's context where it is not the preset's (none is Dr. Zero). */
@@ -73,7 +74,11 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const out = resolve(args.own['out'] ?? 'public/examples');
-  const arms = (args.own['arms'] ?? Object.keys(ARMS).join(',')).split(',').filter(Boolean);
+  // By default every arm a recording can hold; from an experiment, those it ran.
+  const from = args.own['from'];
+  const ran = (a: string) =>
+    from === undefined || existsSync(join(resolve(from), 'runs', `${a}-seed${args.own['seed'] ?? '1'}`));
+  const arms = (args.own['arms'] ?? Object.keys(ARMS).filter(ran).join(',')).split(',').filter(Boolean);
   for (const a of arms)
     if (!ARMS[a]) throw new ConfigError(`--arms: unknown arm '${a}' (${Object.keys(ARMS).join(', ')})`);
   if (args.own['from'] !== undefined) return recordExperiment(args.own['from'], args, out, arms);

@@ -262,43 +262,39 @@ function headerSection(out: string[], meta: ResultsMeta, its: number): void {
     `# π-Play, Dr. Zero, the self control and the privileged-context ablation (preset ${meta.preset}): results`,
     '',
   );
-  out.push(
+  // Paragraphs, each followed by an empty line.
+  const paragraphs = [
     'Preset ' +
       `\`${meta.preset}\`${meta.settings.length ? ` with ${meta.settings.map((s) => `\`${s}\``).join(' ')}` : ''}; ` +
       `model \`${meta.model}\`; corpus: ${meta.corpus}; held-out set: ${meta.heldOut}, greedy decoding. ${its} ` +
       `iteration${its === 1 ? '' : 's'} of ${meta.examinerSteps} examiner + ${meta.studentSteps} student steps; ` +
       `seeds ${meta.seeds.join(', ')}.`,
-  );
-  out.push('');
+  ];
   const own = Object.entries(meta.armSettings ?? {}).filter(([, s]) => s.length > 0);
   if (own.length)
-    out.push(
-      '',
+    paragraphs.push(
       `Each arm's own settings (its dev-world choice, \`--arm-settings\`): ${own
         .map(([arm, s]) => `${armLabel(arm)}: ${s.map((x) => `\`${x}\``).join(' ')}`)
         .join('; ')}.`,
     );
   if (meta.code?.length)
-    out.push(
-      '',
+    paragraphs.push(
       `Code: ${meta.code.map((c) => `\`${c.code}\` (${c.runs.length} run${c.runs.length === 1 ? '' : 's'})`).join(', ')}; ` +
-        "each run's result.json and config.json name theirs.",
+        "each run's result.json and config.json name theirs (runs of older versions did not record it: unknown).",
     );
-  out.push('');
-  out.push(
+  paragraphs.push(
     'Each cell is the mean ± standard deviation over seeds (sample std, n − 1) in percent unless said otherwise; ' +
       'a single seed shows the mean alone; "—" is no value. Written by `npm run experiment`; the settings were not ' +
       'tuned on the held-out set.',
   );
   if (meta.notes === 'answer-first')
-    out.push(
-      '',
+    paragraphs.push(
       "With `--notes answer-first` the full and partial teachers' notes open with the answer, as the GT teacher's " +
         'do: all three read the answer, and the ablation compares what they read besides it.',
     );
   if (meta.finished < meta.planned)
-    out.push('', `**Partial results: ${meta.finished} of ${meta.planned} runs finished.**`);
-  out.push('');
+    paragraphs.push(`**Partial results: ${meta.finished} of ${meta.planned} runs finished.**`);
+  for (const p of paragraphs) out.push(p, '');
 }
 
 /** Held-out EM after the last iteration, per arm and hop, with searches and redundancy. */
