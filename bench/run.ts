@@ -3,6 +3,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { Engine } from '../src/gpu/engine.ts';
 import { nodeHost } from '../src/gpu/host/node.ts';
+import { benchAttentionTree } from './attention.ts';
 import { benchDecode } from './decode.ts';
 import { benchIteration } from './iteration.ts';
 import { benchMatmul } from './matmul.ts';
@@ -14,6 +15,7 @@ const suites: Record<string, (e: Engine) => Promise<Record<string, unknown>[]>> 
 const onRequest: Record<string, (e: Engine) => Promise<Record<string, unknown>[]>> = {
   iteration: benchIteration,
   decode: (e) => benchDecode(e),
+  'attention-tree': benchAttentionTree,
 };
 
 async function optionalSuite(name: string, path: string, fn: string): Promise<void> {

@@ -84,7 +84,7 @@ fn dq(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u
     if (qr.ch == 0u) { stats[2u * qr.row + 1u] = D; }
   }
 
-  for (var kb = keys.x; kb < keys.y; kb += bk) {
+  for (var kb = keys.first; kb < keys.end; kb = nextBlock(wid, keys, kb, bk)) {
     stageKV(lid, kb, qr.kvBase, vecsPerRow, bk);
     if (qr.live) {
       for (var j = 0u; j < bk; j++) {
@@ -103,6 +103,7 @@ fn dq(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u
     if (qr.live) {
       for (var j = 0u; j < bk; j++) {
         if (kb + j >= qr.rowEnd) { break; }
+        if (!seesKey(wid.z, qr, kb + j)) { continue; }
         var s = 0.0;
         var t = 0.0;
         for (var c = 0u; c < nc; c++) {
@@ -139,6 +140,8 @@ fn dkv(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: 
   let live = j < p.cap;
   let ks = firstKey(b);
   let keyValid = j >= ks && j < p.Tk;
+  var kEnd = 0u; // the end of the positions that see this key (keyEnd)
+  if (keyValid) { kEnd = keyEnd(b, j); }
   let kBase = ((b * p.Hkv + kvh) * p.cap + j) * p.Dh;
   let vecsPerRow = nc * cv;
   let mine = rl * nc + ch;
@@ -155,19 +158,23 @@ fn dkv(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: 
     }
   }
 
-  // Queries any key of the block sees: positions >= the block's first valid key, i.e. i >= iStart.
-  // A block with no valid key runs no iterations.
+  // Queries any key of the block sees: positions from the block's first valid key to before its largest subtree
+  // end, i.e. iStart <= i < iEnd (uniform: the loop holds barriers). A block with no valid key runs no iterations.
   let j0 = max(wid.x * rowsPerWg, ks);
   let jEnd = min(wid.x * rowsPerWg + rowsPerWg, p.Tk);
   var iStart = p.Tq;
-  if (j0 < jEnd) { iStart = max(j0, p.off) - p.off; }
+  var iEnd = p.Tq;
+  if (j0 < jEnd) {
+    iStart = max(j0, p.off) - p.off;
+    iEnd = min(p.Tq, max(keysEnd(b, j0, jEnd), p.off) - p.off);
+  }
   // The first query (position off + i) that sees this key.
   let iFirst = max(j, p.off) - p.off;
 
   for (var g = 0u; g < G; g++) {
     let hq = kvh * G + g;
     let rowBase = (b * p.Hq + hq) * p.Tq;
-    for (var ib = iStart; ib < p.Tq; ib += bk) {
+    for (var ib = iStart; ib < iEnd; ib += bk) {
       // Stage bk query rows of q and dO, and their (lse, D).
       for (var idx = lid; idx < bk * vecsPerRow; idx += WG) {
         let qi = ib + idx / vecsPerRow;
@@ -204,7 +211,7 @@ fn dkv(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: 
       if (live && keyValid) {
         for (var t = 0u; t < bk; t++) {
           let qi = ib + t;
-          if (qi >= p.Tq) { break; }
+          if (qi >= p.Tq || p.off + qi >= kEnd) { break; } // past the queries, or past this key's subtree
           if (qi < iFirst) { continue; } // query qi does not see this key yet
           var s = 0.0;
           var u = 0.0;

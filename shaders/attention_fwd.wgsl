@@ -1,7 +1,8 @@
 // Fused causal attention, forward (flash-attention style), with grouped-query heads and a KV cache.
 //
 //   q [B, Hq, Tq, Dh]; k, v [B, Hkv, cap, Dh] of which the first Tk time steps are valid; o like q.
-//   Query i sits at absolute position off + i and sees keys j with keyStart[b] <= j <= off + i, j < Tk.
+//   Query i sits at absolute position off + i and sees keys j with keyStart[b] <= j <= off + i, j < Tk, and,
+//   with a prefix-tree mask, off + i < keyEnd[b, j] (lib/attention_key_mask.wgsl).
 //   Query head h reads kv head h / G (G = Hq / Hkv). Scores are scale * q.k; a row with no visible key
 //   gets o = 0.
 //   stats [B, Hq, Tq, 2]: slot 0 receives the row's log-sum-exp of its scores (0 for an empty row), which
@@ -52,7 +53,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid:
   var m = NEG;
   var l = 0.0;
 
-  for (var kb = keys.x; kb < keys.y; kb += bk) {
+  for (var kb = keys.first; kb < keys.end; kb = nextBlock(wid, keys, kb, bk)) {
     stageKV(lid, kb, qr.kvBase, vecsPerRow, bk);
 
     // Partial scores over this thread's chunk.
@@ -70,6 +71,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid:
       var mb = m;
       for (var j = 0u; j < bk; j++) {
         if (kb + j >= qr.rowEnd) { break; }
+        if (!seesKey(wid.z, qr, kb + j)) { continue; }
         var s = 0.0;
         for (var c = 0u; c < nc; c++) { s += part[(qr.rl * nc + c) * bk + j]; }
         mb = max(mb, s);
@@ -83,6 +85,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid:
       }
       for (var j = 0u; j < bk; j++) {
         if (kb + j >= qr.rowEnd) { break; }
+        if (!seesKey(wid.z, qr, kb + j)) { continue; }
         var s = 0.0;
         for (var c = 0u; c < nc; c++) { s += part[(qr.rl * nc + c) * bk + j]; }
         let pj = exp(s - m);

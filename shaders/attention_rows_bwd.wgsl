@@ -56,7 +56,8 @@ fn dq(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u
     let d1 = min(d0 + MAXD, p.Dh);
     for (var x = 0u; x < TR * MAXD; x++) { acc[x] = 0.0; }
 
-    for (var j = t.ks; j < t.end; j += 8u) {
+    // Blocks of 8 keys as in the forward, skipping the subtrees no row of the tile sees.
+    for (var j = nextKey(t.b, t.ks, t.pos0, t.end); j < t.end; j = nextKey(t.b, j + 8u, t.pos0, t.end)) {
       // Keys j..j+7 as two vec4 halves; those past t.end are clamped to a valid one and masked below.
       let ja = vec4u(j) + IOTA;
       let jb = ja + 4u;
@@ -81,9 +82,11 @@ fn dq(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u
         }
       }
       // Sa and Sb become dS = P * (dP - D).
+      let ea = blockEnds(t, ja);
+      let eb = blockEnds(t, jb);
       for (var u = 0u; u < TR; u++) {
-        let Pa = select(vec4f(0.0), exp(p.scale * Sa[u] - lse[u]), ja < vec4u(t.rowEnd[u]));
-        let Pb = select(vec4f(0.0), exp(p.scale * Sb[u] - lse[u]), jb < vec4u(t.rowEnd[u]));
+        let Pa = select(vec4f(0.0), exp(p.scale * Sa[u] - lse[u]), seen(t, u, ja, ea));
+        let Pb = select(vec4f(0.0), exp(p.scale * Sb[u] - lse[u]), seen(t, u, jb, eb));
         Sa[u] = Pa * (Ta[u] - D[u]);
         Sb[u] = Pb * (Tb[u] - D[u]);
       }
@@ -113,17 +116,26 @@ fn dkv(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: 
   let nKeys = min(KR, p.cap - j0); // rows to store; a run-time bound, so the store loop is not unrolled
   let ks = firstKey(b);
 
-  // Rows past cap repeat the last one and store nothing. A key row takes part only if valid.
+  // Rows past cap repeat the last one and store nothing. A key row takes part only if valid; kEnd[u] is the end of
+  // the positions that see it (keyEnd).
   var kBase: array<u32, KR>;
   var keyValid: array<bool, KR>;
+  var kEnd: array<u32, KR>;
   for (var u = 0u; u < KR; u++) {
     kBase[u] = ((b * p.Hkv + kvh) * p.cap + min(j0 + u, p.cap - 1u)) * p.Dh;
     keyValid[u] = j0 + u >= ks && j0 + u < p.Tk;
+    if (keyValid[u]) { kEnd[u] = keyEnd(b, j0 + u); }
   }
-  // Queries that see the first valid key of the tile (the others see fewer): i >= iStart. None if no valid key.
+  // The queries that see a valid key of the tile: from the first valid key's position (the others see fewer) to
+  // before the largest subtree end, i in [iStart, iEnd). None if no valid key.
   let jFirst = max(j0, ks);
+  let jLast = min(j0 + KR, p.Tk);
   var iStart = p.Tq;
-  if (jFirst < min(j0 + KR, p.Tk)) { iStart = max(jFirst, p.off) - p.off; }
+  var iEnd = p.Tq;
+  if (jFirst < jLast) {
+    iStart = max(jFirst, p.off) - p.off;
+    iEnd = min(p.Tq, max(keysEnd(b, jFirst, jLast), p.off) - p.off);
+  }
 
   var dk: array<f32, KR * MAXD>; // [key row][column of this pass]
   var dv: array<f32, KR * MAXD>;
@@ -136,7 +148,7 @@ fn dkv(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: 
 
     for (var g = 0u; g < G; g++) {
       let rowBase = (b * p.Hq + kvh * G + g) * p.Tq;
-      for (var i = iStart; i < p.Tq; i += 8u) {
+      for (var i = iStart; i < iEnd; i += 8u) {
         // Queries i..i+7 as two vec4 halves; those past Tq are clamped to the last one and masked below.
         let ia = vec4u(i) + IOTA;
         let ib = ia + 4u;
@@ -168,11 +180,12 @@ fn dkv(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: 
         let Db = vec4f(stats[2u * rb.x + 1u], stats[2u * rb.y + 1u], stats[2u * rb.z + 1u], stats[2u * rb.w + 1u]);
         // Sa and Sb become P, Ua and Ub dS = P * (dP - D).
         for (var u = 0u; u < KR; u++) {
-          // Query i sees key j = j0 + u when j <= off + i (and the key is valid).
+          // Query i sees key j = j0 + u when j <= off + i < kEnd[u] (and the key is valid).
           let j = vec4u(j0 + u);
+          let e = vec4u(kEnd[u]);
           let valid = vec4<bool>(keyValid[u]);
-          let seenA = valid & (ia < vec4u(p.Tq)) & (j <= vec4u(p.off) + ia);
-          let seenB = valid & (ib < vec4u(p.Tq)) & (j <= vec4u(p.off) + ib);
+          let seenA = valid & (ia < vec4u(p.Tq)) & (j <= vec4u(p.off) + ia) & (vec4u(p.off) + ia < e);
+          let seenB = valid & (ib < vec4u(p.Tq)) & (j <= vec4u(p.off) + ib) & (vec4u(p.off) + ib < e);
           Sa[u] = select(vec4f(0.0), exp(p.scale * Sa[u] - lseA), seenA);
           Sb[u] = select(vec4f(0.0), exp(p.scale * Sb[u] - lseB), seenB);
           Ua[u] = Sa[u] * (Ua[u] - Da);

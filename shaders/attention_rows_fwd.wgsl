@@ -2,7 +2,8 @@
 // with exactly its semantics, bindings and saved stats.
 //
 //   q [B, Hq, Tq, Dh]; k, v [B, Hkv, cap, Dh] of which the first Tk time steps are valid; o like q.
-//   Query i sits at absolute position off + i and sees keys j with keyStart[b] <= j <= off + i, j < Tk.
+//   Query i sits at absolute position off + i and sees keys j with keyStart[b] <= j <= off + i, j < Tk, and,
+//   with a prefix-tree mask, off + i < keyEnd[b, j] (lib/attention_key_mask.wgsl).
 //   Query head h reads kv head h / G (G = Hq / Hkv). Scores are scale * q.k; a row with no visible key
 //   gets o = 0.
 //   stats [B, Hq, Tq, 2]: slot 0 receives the row's log-sum-exp (0 for an empty row); slot 1 is left for
@@ -52,7 +53,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid:
     }
     for (var x = 0u; x < TR * MAXD; x++) { acc[x] = 0.0; }
 
-    for (var j = t.ks; j < t.end; j += 8u) {
+    // Blocks of 8 keys from the first visible one; subtrees no row of the tile sees are skipped whole.
+    for (var j = nextKey(t.b, t.ks, t.pos0, t.end); j < t.end; j = nextKey(t.b, j + 8u, t.pos0, t.end)) {
       foldKeyBlock(t, j, d0, d1, &m, &l, &acc);
     }
 

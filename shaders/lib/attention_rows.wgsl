@@ -2,7 +2,8 @@
 // attention_rows_bwd.wgsl), where each invocation owns a register tile of TR query rows:
 //   IOTA       the lane offsets 0..3 of a vec4 half of a block;
 //   queryTile  the setup of the query-row entries (forward main, backward dq): an invocation's TR query
-//              rows, the keys they see and where their data starts.
+//              rows, the keys they see and where their data starts;
+//   blockEnds, seen  the subtree ends of a block's keys and which of them a row sees (the key mask).
 // It declares what the kernels share: the workgroup size, the uniform and the inputs (attention_inputs.wgsl).
 // The including shader declares `const TR` (query rows per tile) and `const MAXD` (the columns of a pass: its
 // private accumulators hold TR * MAXD floats; wider head dims go in several passes). A taller tile loads each
@@ -15,7 +16,9 @@
 
 override WG: u32; // the workgroup size, set by the host
 
-struct Params { Hq: u32, Hkv: u32, Tq: u32, Tk: u32, cap: u32, Dh: u32, off: u32, scale: f32, hasKeyStart: u32 }
+struct Params {
+  Hq: u32, Hkv: u32, Tq: u32, Tk: u32, cap: u32, Dh: u32, off: u32, scale: f32, hasKeyStart: u32, keyEnds: u32,
+}
 
 const IOTA = vec4u(0u, 1u, 2u, 3u);
 
@@ -23,10 +26,12 @@ struct QueryTile {
   nOut: u32, // rows to store (1..TR); 0 when the invocation has no row and should return
   row: array<u32, TR>, // index into stats, [B, Hq, Tq]
   qBase: array<u32, TR>, // row * Dh: the row's start in q, o, dO and dq
-  rowEnd: array<u32, TR>, // row u sees keys [ks, rowEnd[u])
+  rowEnd: array<u32, TR>, // row u sees keys [ks, rowEnd[u]) whose subtrees hold it (seen)
   kvBase: u32, // the kv head's start in k and v, [B, Hkv, cap, Dh]
+  b: u32, // the batch row
   ks: u32, // the batch row's first visible key (firstKey)
   end: u32, // rowEnd[TR - 1]: the rows are in query order, so the last sees the most keys
+  pos0: u32, // rowEnd[0] - 1, the first row's position: no row sees a subtree that ends at or before it
 }
 
 // The tile of invocation lid of workgroup wid = (block of WG * TR rows, kv head, batch). A kv head's rows are
@@ -49,7 +54,22 @@ fn queryTile(wid: vec3u, lid: u32) -> QueryTile {
     t.rowEnd[u] = min(p.off + i + 1u, p.Tk);
   }
   t.kvBase = (b * p.Hkv + kvh) * p.cap * p.Dh;
+  t.b = b;
   t.ks = firstKey(b);
   t.end = t.rowEnd[TR - 1u];
+  t.pos0 = t.rowEnd[0] - 1u;
   return t;
+}
+
+// The subtree ends (keyEnd) of keys ja of a block; lanes past t.end read a valid key's (seen masks them anyway).
+fn blockEnds(t: QueryTile, ja: vec4u) -> vec4u {
+  if (p.keyEnds == 0u) { return vec4u(p.Tk); }
+  let c = min(ja, vec4u(t.end - 1u));
+  return vec4u(keyEnd(t.b, c.x), keyEnd(t.b, c.y), keyEnd(t.b, c.z), keyEnd(t.b, c.w));
+}
+
+// Which of keys ja (ends ea = blockEnds) row u sees: up to its position rowEnd - 1, and within their subtrees.
+fn seen(t: QueryTile, u: u32, ja: vec4u, ea: vec4u) -> vec4<bool> {
+  let re = vec4u(t.rowEnd[u]);
+  return (ja < re) & (re <= ea);
 }

@@ -1,7 +1,7 @@
 // Helpers of the tiled attention kernels (attention_fwd.wgsl, attention_bwd.wgsl):
 //   nChunks, nVec4, blockLen  the thread layout (nc, cv, bk): compile-time when FIXED, else from the uniform;
 //   ldq, ldk, ldv             four consecutive elements of a q, k or v row from column d, zero past Dh;
-//   blockKeyEnd               the end of the keys that any of a workgroup's query rows sees;
+//   queryRange                the positions of a workgroup's query rows;
 //   queryRow, workgroupKeys   the setup of the query-row entries (forward main, backward dq);
 //   stageKV                   stages a block of K and V rows in workgroup memory.
 // It declares the layout constants both kernels share, their uniform and their inputs (attention_inputs.wgsl).
@@ -17,7 +17,8 @@ const MAXV = 8u;
 
 struct Params {
   Hq: u32, Hkv: u32, Tq: u32, Tk: u32, cap: u32, Dh: u32, off: u32, scale: f32,
-  nc: u32, cv: u32, bk: u32, hasKeyStart: u32, // the layout, used when !FIXED
+  nc: u32, cv: u32, bk: u32, // the layout, used when !FIXED
+  hasKeyStart: u32, keyEnds: u32, // the key mask (lib/attention_key_mask.wgsl)
 }
 
 fn nChunks() -> u32 { if (FIXED) { return NC; } return p.nc; }
@@ -40,13 +41,13 @@ fn ldv(base: u32, d: u32) -> vec4f {
   return r;
 }
 
-// The end of the keys that any of rows [r0, r0 + rowsPerWg) of a kv head's nRows (group head, query) pairs
-// sees. The rows are consecutive, so when they cross into another head they include that head's last query.
-fn blockKeyEnd(r0: u32, rowsPerWg: u32, nRows: u32) -> u32 {
+// The first and last query positions among rows [r0, r0 + rowsPerWg) of a kv head's nRows (group head, query)
+// pairs. The rows are consecutive, so when they cross into another head they include its first and last query.
+fn queryRange(r0: u32, rowsPerWg: u32, nRows: u32) -> vec2u {
   let r1 = min(r0 + rowsPerWg, nRows) - 1u;
-  var lastI = p.Tq - 1u;
-  if (r0 / p.Tq == r1 / p.Tq) { lastI = r1 % p.Tq; }
-  return min(p.off + lastI + 1u, p.Tk);
+  var i = vec2u(0u, p.Tq - 1u);
+  if (r0 / p.Tq == r1 / p.Tq) { i = vec2u(r0 % p.Tq, r1 % p.Tq); }
+  return vec2u(p.off) + i;
 }
 
 // The query row of thread lid of workgroup wid = (block of WG / nc rows, kv head, batch) in the query-row
@@ -60,7 +61,7 @@ struct QueryRow {
   qBase: u32, // row * Dh: the row's start in q, o, dO and dq
   kvBase: u32, // the kv head's start in k and v, [B, Hkv, cap, Dh]
   mine: u32, // this thread's partial-sum slots start at mine * bk
-  rowEnd: u32, // the row sees keys [firstKey, rowEnd)
+  rowEnd: u32, // the row sees keys [firstKey, rowEnd) whose subtrees hold it (seesKey)
 }
 
 fn queryRow(wid: vec3u, lid: u32, nc: u32) -> QueryRow {
@@ -83,11 +84,31 @@ fn queryRow(wid: vec3u, lid: u32, nc: u32) -> QueryRow {
   return t;
 }
 
-// The keys [x, y) that any row of workgroup wid sees; kept out of queryRow, whose result depends on the
-// thread: the key loop holds barriers, so its bounds must be uniform across the workgroup.
-fn workgroupKeys(wid: vec3u, nc: u32) -> vec2u {
+// Whether query row qr sees key j < qr.rowEnd (the key is within the subtree ends, see keyEnd).
+fn seesKey(b: u32, qr: QueryRow, j: u32) -> bool {
+  return qr.rowEnd <= keyEnd(b, j);
+}
+
+// The keys that the rows of workgroup wid see: from first (the first key whose subtree holds the workgroup's
+// first query, nextKey) to before end. Kept out of queryRow, whose result depends on the thread: the key loop
+// holds barriers, so its bounds must be uniform across the workgroup; it steps with next.
+struct WorkgroupKeys {
+  first: u32,
+  end: u32,
+  pos0: u32, // the workgroup's first query position: subtrees ending at or before it are skipped
+}
+
+fn workgroupKeys(wid: vec3u, nc: u32) -> WorkgroupKeys {
   let rowsPerWg = WG / nc;
-  return vec2u(firstKey(wid.z), blockKeyEnd(wid.x * rowsPerWg, rowsPerWg, (p.Hq / p.Hkv) * p.Tq));
+  let pos = queryRange(wid.x * rowsPerWg, rowsPerWg, (p.Hq / p.Hkv) * p.Tq);
+  var w = WorkgroupKeys(0u, min(pos.y + 1u, p.Tk), pos.x);
+  w.first = nextKey(wid.z, firstKey(wid.z), w.pos0, w.end);
+  return w;
+}
+
+// The key block after the one at kb: kb + bk, past the subtrees that no row of the workgroup sees.
+fn nextBlock(wid: vec3u, w: WorkgroupKeys, kb: u32, bk: u32) -> u32 {
+  return nextKey(wid.z, kb + bk, w.pos0, w.end);
 }
 
 // Stages the K and V rows of keys kb .. kb + bk - 1 of the kv head at kvBase into ta and tb (vecsPerRow vec4s

@@ -8,10 +8,11 @@
 //           each load feed several multiply-adds.
 //   split - shaders/attention_split_fwd.wgsl: the rows forward with the keys split across the 8 lanes of a
 //           subgroup, for kv heads with few query rows (decoding), where 'rows' would leave lanes idle; the
-//           backward is the rows one.
+//           backward is the rows one. No prefix-tree mask (keyEnd): with one, the forward is 'rows'.
 import type { Engine } from '../engine.ts';
 import type { Tensor } from '../tensor.ts';
 import { expect, subgroupsOf8 } from './util.ts';
+import { copy2d } from './vocab_head.ts';
 
 export interface AttentionOptions {
   /** Score scale (default 1 / sqrt(Dh)). */
@@ -24,6 +25,15 @@ export interface AttentionOptions {
   queryOffset?: number;
   /** i32 [B]: each batch row's first valid key (left padding); earlier keys are masked. */
   keyStart?: Tensor | null;
+  /**
+   * i32 [B, Tk]: a prefix-tree mask for rows that pack several sequences sharing prefixes as one tree in depth-first
+   * order (training passes only: no cacheRows, queryOffset 0). keyEnd[b, j] is the end of key j's subtree, the
+   * contiguous range [j, keyEnd[b, j]) of the row; query i then sees key j only if also i < keyEnd[b, j] (j is an
+   * ancestor of i or i itself). Subtrees must nest, as depth-first packing makes them (j < j' < keyEnd[b, j]
+   * implies keyEnd[b, j'] <= keyEnd[b, j]): the kernels skip a subtree that a tile of queries does not see whole.
+   * A plain row is keyEnd = Tk (or more) everywhere: exactly the causal mask.
+   */
+  keyEnd?: Tensor | null;
   /** k and v are a KV cache whose first B rows the batch uses (it may hold more; a pass without a tape only). */
   cacheRows?: boolean;
 }
@@ -77,9 +87,9 @@ function rowTiles(g: Geometry): number {
   return Math.ceil(((g.Hq / g.Hkv) * g.Tq) / SPLIT_TILE);
 }
 
-function forwardVariant(e: Engine, g: Geometry): AttentionVariant {
+function forwardVariant(e: Engine, g: Geometry, tree: boolean): AttentionVariant {
   if (variant(e) === 'tiled') return 'tiled';
-  if (!subgroupsOf8(e) || forcedVariant === 'rows') return 'rows';
+  if (tree || !subgroupsOf8(e) || forcedVariant === 'rows') return 'rows';
   return forcedVariant === 'split' || rowTiles(g) <= SPLIT_MAX_TILES ? 'split' : 'rows';
 }
 
@@ -117,7 +127,7 @@ function layout(e: Engine, Dh: number, pass: 'fwd' | 'bwd') {
   return { nc, cv, bk, rows: WG / nc, constants };
 }
 
-/** A per-engine i32 placeholder bound when there is no keyStart (the kernels then never read it). */
+/** A per-engine i32 placeholder bound when there is no key mask (the kernels then never read it). */
 const placeholders = new WeakMap<Engine, Tensor>();
 function placeholder(e: Engine): Tensor {
   let t = placeholders.get(e);
@@ -140,14 +150,34 @@ interface Geometry {
   scale: number;
 }
 
-function params(g: Geometry, l: { nc: number; cv: number; bk: number }, hasKeyStart: boolean) {
-  return { ...rowsParams(g, hasKeyStart), nc: l.nc, cv: l.cv, bk: l.bk };
+/**
+ * The key mask as the kernels bind it, in their one i32 binding `keyStart` (the backward kernels bind the 8 storage
+ * buffers WebGPU guarantees, so the subtree ends cannot have one of their own): [B] first keys, then, with a tree,
+ * the [B, Tk] subtree ends from word `ends` (0: none). The kernels read it in shaders/lib/attention_key_mask.wgsl.
+ */
+interface KeyMask {
+  buffer: Tensor | null;
+  hasKeyStart: boolean;
+  ends: number;
+}
+
+/** keyStart and keyEnd in one tensor: the ends copied after the first keys (left unset, unread, without keyStart). */
+function keyMask(keyStart: Tensor | null, keyEnd: Tensor | null, B: number): KeyMask {
+  if (!keyEnd) return { buffer: keyStart, hasKeyStart: keyStart !== null, ends: 0 };
+  const buffer = keyEnd.engine.empty([B + keyEnd.size], 'i32');
+  if (keyStart) copy2d(keyStart, buffer, { R: 1, C: B, sStride: 0, dStride: 0 });
+  copy2d(keyEnd, buffer, { R: 1, C: keyEnd.size, sStride: 0, dOff: B, dStride: 0 });
+  return { buffer, hasKeyStart: keyStart !== null, ends: B };
+}
+
+function params(g: Geometry, l: { nc: number; cv: number; bk: number }, mask: KeyMask) {
+  return { ...rowsParams(g, mask), nc: l.nc, cv: l.cv, bk: l.bk };
 }
 
 /** Uniform of the 'rows' kernels. */
-function rowsParams(g: Geometry, hasKeyStart: boolean) {
+function rowsParams(g: Geometry, mask: KeyMask) {
   const { Hq, Hkv, Tq, Tk, cap, Dh, off, scale } = g;
-  return { Hq, Hkv, Tq, Tk, cap, Dh, off, scale, hasKeyStart: hasKeyStart ? 1 : 0 };
+  return { Hq, Hkv, Tq, Tk, cap, Dh, off, scale, hasKeyStart: mask.hasKeyStart ? 1 : 0, keyEnds: mask.ends };
 }
 
 /** The constants of the 'rows' kernels. */
@@ -165,8 +195,9 @@ function checkGrid(e: Engine, x: number, what: string): void {
  * q [B, Hq, Tq, Dh]; k, v [B, Hkv, cap, Dh] (or more rows with `cacheRows`: the first B are read) with Hq a
  * multiple of Hkv (query head h reads kv head floor(h / (Hq / Hkv))); returns o [B, Hq, Tq, Dh]. Only the first
  * `kvLength` (Tk) time steps of k/v are valid. Query i sits at absolute position `queryOffset` + i (default
- * Tk - Tq) and attends to keys j with keyStart[b] <= j <= queryOffset + i. A query that sees no key gets zeros.
- * Differentiable in q, k and v (gradients of k and v have k's shape, zero at positions no query sees).
+ * Tk - Tq) and attends to keys j with keyStart[b] <= j <= queryOffset + i (and, with keyEnd, i < keyEnd[b, j]). A
+ * query that sees no key gets zeros. Differentiable in q, k and v (gradients of k and v have k's shape, zero at
+ * positions no query sees).
  */
 export function attention(q: Tensor, k: Tensor, v: Tensor, opts: AttentionOptions = {}): Tensor {
   const e = q.engine;
@@ -203,20 +234,32 @@ export function attention(q: Tensor, k: Tensor, v: Tensor, opts: AttentionOption
   }
   const keyStart = opts.keyStart ?? null;
   if (keyStart) expect(keyStart, 'attention keyStart', { dtype: 'i32', shape: [B] });
+  const keyEnd = opts.keyEnd ?? null;
+  if (keyEnd) {
+    expect(keyEnd, 'attention keyEnd', { dtype: 'i32', shape: [B, Tk] });
+    if (opts.cacheRows || off !== 0) {
+      throw new Error(
+        `piplay: attention: keyEnd (a prefix-tree mask) is for training passes over whole rows; it cannot go with ` +
+          `${opts.cacheRows ? 'cacheRows' : `queryOffset ${off}`} (drop keyEnd, or run the queries from position 0)`,
+      );
+    }
+  }
   const scale = opts.scale ?? 1 / Math.sqrt(Dh);
   const geo: Geometry = { B, Hq, Hkv, Tq, Tk, cap, Dh, off, scale };
+  const mask = keyMask(keyStart, keyEnd, B);
+  const maskBuffer = mask.buffer ?? placeholder(e);
 
   const o = e.empty(q.shape);
   const stats = e.empty([B, Hq, Tq, 2]); // (lse, D) per query row
-  const fwd = forwardVariant(e, geo);
+  const fwd = forwardVariant(e, geo, keyEnd !== null);
   if (o.size > 0 && fwd === 'split') {
     const x = rowTiles(geo);
     checkGrid(e, x, `${Hq / Hkv} x ${Tq} query rows per kv head`);
     e.dispatch({
       shader: 'attention_split_fwd',
       constants: { WG: 8 },
-      params: rowsParams(geo, keyStart !== null),
-      bindings: { q, k, v, keyStart: keyStart ?? placeholder(e), o, stats },
+      params: rowsParams(geo, mask),
+      bindings: { q, k, v, keyStart: maskBuffer, o, stats },
       workgroups: [x, Hkv, B],
     });
   } else if (o.size > 0 && fwd === 'rows') {
@@ -225,8 +268,8 @@ export function attention(q: Tensor, k: Tensor, v: Tensor, opts: AttentionOption
     e.dispatch({
       shader: 'attention_rows_fwd',
       constants: ROWS_CONSTANTS,
-      params: rowsParams(geo, keyStart !== null),
-      bindings: { q, k, v, keyStart: keyStart ?? placeholder(e), o, stats },
+      params: rowsParams(geo, mask),
+      bindings: { q, k, v, keyStart: maskBuffer, o, stats },
       workgroups: [x, Hkv, B],
     });
   } else if (o.size > 0) {
@@ -236,18 +279,20 @@ export function attention(q: Tensor, k: Tensor, v: Tensor, opts: AttentionOption
     e.dispatch({
       shader: 'attention_fwd',
       constants: l.constants,
-      params: params(geo, l, keyStart !== null),
-      bindings: { q, k, v, keyStart: keyStart ?? placeholder(e), o, stats },
+      params: params(geo, l, mask),
+      bindings: { q, k, v, keyStart: maskBuffer, o, stats },
       workgroups: [x, Hkv, B],
     });
   }
   e.record(
     [q, k, v],
     [o],
-    ([dO]) => attentionBackward(q, k, v, o, stats, dO!, keyStart, geo),
-    keyStart ? [stats, keyStart] : [stats],
+    ([dO]) => attentionBackward(q, k, v, o, stats, dO!, mask, geo),
+    mask.buffer ? [stats, mask.buffer] : [stats],
   );
-  stats.dispose(); // the tape holds it for the backward if it recorded one; otherwise it is freed now
+  // The tape holds these for the backward if it recorded one; otherwise they are freed now.
+  stats.dispose();
+  if (keyEnd) mask.buffer!.dispose();
   return o;
 }
 
@@ -259,7 +304,7 @@ function attentionBackward(
   o: Tensor,
   stats: Tensor,
   dO: Tensor,
-  keyStart: Tensor | null,
+  mask: KeyMask,
   g: Geometry,
 ): [Tensor, Tensor, Tensor] {
   const e = q.engine;
@@ -273,15 +318,14 @@ function attentionBackward(
     }
     return [dq, dk, dv];
   }
-  const ks = keyStart ?? placeholder(e);
   const rows = variant(e) === 'rows';
   const l = rows ? null : layout(e, g.Dh, 'bwd');
   const kernel = {
     shader: rows ? 'attention_rows_bwd' : 'attention_bwd',
     constants: l ? l.constants : ROWS_CONSTANTS,
-    params: l ? params(g, l, keyStart !== null) : rowsParams(g, keyStart !== null),
+    params: l ? params(g, l, mask) : rowsParams(g, mask),
   };
-  const inputs = { q, k, v, keyStart: ks, stats, dO };
+  const inputs = { q, k, v, keyStart: mask.buffer ?? placeholder(e), stats, dO };
   // dq first: it also writes D = rowsum(dO * O) into stats, which dkv reads.
   const xq = Math.ceil(((g.Hq / g.Hkv) * g.Tq) / (l ? l.rows : ROWS_TILE.dq * ROWS_THREADS));
   checkGrid(e, xq, 'the dq pass');

@@ -15,9 +15,10 @@ import {
 } from '../../../../src/gpu/ops/attention.ts';
 import { mul, sum } from '../../../../src/gpu/ops/elementwise.ts';
 import { loadFixture, runFixture } from '../../../../src/fixtures/runner.ts';
-import { gradCheck } from '../../../helpers/gradcheck.ts';
+import { gradCheck, type GradInput } from '../../../helpers/gradcheck.ts';
 import { testEngine } from '../../../helpers/engine.ts';
 import { randn } from '../../../helpers/random.ts';
+import { packPrefixTree, randomRollouts, treeKeyEnds } from '../../../helpers/prefix-tree.ts';
 import { expectClose } from '../../../helpers/compare.ts';
 
 interface Case {
@@ -32,10 +33,15 @@ interface Case {
   Tk?: number;
   off?: number;
   keyStart?: number[];
+  /** [B, Tk] subtree ends of rows packed as prefix trees (see test/helpers/prefix-tree.ts). */
+  keyEnd?: Int32Array;
   scale?: number;
 }
 
-/** float64 reference: o, and (given dO) dq, dk, dv, straight from the definition with explicit probabilities. */
+/**
+ * float64 reference: o, and (given dO) dq, dk, dv, straight from the definition with explicit probabilities. Query i
+ * sees key j iff keyStart[b] <= j <= off + i, j < Tk, and (with a tree mask) off + i < keyEnd[b, j].
+ */
 function reference(c: Case, q: Float32Array, k: Float32Array, v: Float32Array, dO?: Float32Array) {
   const { B, Hq, Hkv, Tq, Dh } = c;
   const Tk = c.Tk ?? Tq;
@@ -55,7 +61,7 @@ function reference(c: Case, q: Float32Array, k: Float32Array, v: Float32Array, d
         const qb = ((b * Hq + h) * Tq + i) * Dh;
         const end = Math.min(off + i, Tk - 1);
         const keys: number[] = [];
-        for (let j = ks; j <= end; j++) keys.push(j);
+        for (let j = ks; j <= end; j++) if (!c.keyEnd || off + i < c.keyEnd[b * Tk + j]!) keys.push(j);
         if (keys.length === 0) continue; // a row that sees nothing: o = 0, no gradient
         const kb = (j: number) => ((b * Hkv + kvh) * cap + j) * Dh;
         const s = keys.map((j) => {
@@ -112,26 +118,27 @@ function inputs(c: Case, seed: number) {
   };
 }
 
-function options(c: Case, keyStart: Tensor | null): AttentionOptions {
+function options(c: Case, keyStart: Tensor | null, keyEnd: Tensor | null = null): AttentionOptions {
   return {
     scale: c.scale,
     kvLength: c.Tk,
     kvCapacity: c.cap,
     queryOffset: c.off,
     keyStart,
+    keyEnd,
   };
 }
 
-/** Runs forward and (with grad) backward of L = sum(o * dO) on the GPU, compares everything with float64. */
-async function check(c: Case, seed: number, grad: boolean) {
-  const x = inputs(c, seed);
+/** Runs forward and (with grad) backward of L = sum(o * dO) on the GPU: o and (with grad) dq, dk, dv. */
+async function gpu(c: Case, x: ReturnType<typeof inputs>, grad: boolean): Promise<Float32Array[]> {
   const got = e.tidy(() => {
     const q = e.tensor(x.q, [c.B, c.Hq, c.Tq, c.Dh]);
     const k = e.tensor(x.k, x.kShape);
     const v = e.tensor(x.v, x.kShape);
     for (const t of [q, k, v]) t.requiresGrad = grad;
     const ks = c.keyStart ? e.tensor(Int32Array.from(c.keyStart), [c.B], 'i32') : null;
-    const o = attention(q, k, v, options(c, ks));
+    const ke = c.keyEnd ? e.tensor(c.keyEnd, [c.B, c.Tk ?? c.Tq], 'i32') : null;
+    const o = attention(q, k, v, options(c, ks, ke));
     if (!grad) return { o: e.keep(o), grads: [] as Tensor[] };
     e.backward(sum(mul(o, e.tensor(x.dO, o.shape))));
     // Take the gradients off the leaves, which the scope disposes (and with them their .grad).
@@ -142,19 +149,52 @@ async function check(c: Case, seed: number, grad: boolean) {
     });
     return { o: e.keep(o), grads };
   });
-  const want = reference(c, x.q, x.k, x.v, grad ? x.dO : undefined);
-  expectClose(await got.o.read(), want.o, 1e-4, 1e-5, 'o');
-  if (grad) {
-    const [dq, dk, dv] = got.grads as [Tensor, Tensor, Tensor];
-    expectClose(await dq.read(), want.dq, 1e-4, 1e-4, 'dq');
-    expectClose(await dk.read(), want.dk, 1e-4, 1e-4, 'dk');
-    expectClose(await dv.read(), want.dv, 1e-4, 1e-4, 'dv');
-  }
-  got.o.dispose();
-  for (const g of got.grads) g.dispose();
+  const out = [got.o, ...got.grads];
+  const read = (await e.readAll(out)) as Float32Array[];
+  for (const t of out) t.dispose();
+  return read;
 }
 
-const name = (c: Case) => JSON.stringify(c).replace(/"/g, '');
+/** Forward and (with grad) backward on the GPU against the float64 reference. */
+async function check(c: Case, seed: number, grad: boolean) {
+  const x = inputs(c, seed);
+  const [o, dq, dk, dv] = await gpu(c, x, grad);
+  const want = reference(c, x.q, x.k, x.v, grad ? x.dO : undefined);
+  expectClose(o!, want.o, 1e-4, 1e-5, 'o');
+  if (grad) {
+    expectClose(dq!, want.dq, 1e-4, 1e-4, 'dq');
+    expectClose(dk!, want.dk, 1e-4, 1e-4, 'dk');
+    expectClose(dv!, want.dv, 1e-4, 1e-4, 'dv');
+  }
+}
+
+/** Rows packed as random prefix trees (test/helpers/prefix-tree.ts) after pad[b] padding keys. */
+interface TreeCase {
+  B: number;
+  Hq: number;
+  Hkv: number;
+  T: number;
+  Dh: number;
+  pad: number[];
+  /** Prompts per row (several: a forest of trees, one after another). */
+  questions?: number;
+}
+
+function treeCase(t: TreeCase, seed: number): Case {
+  const { B, Hq, Hkv, T, Dh, pad } = t;
+  return { B, Hq, Hkv, Tq: T, Dh, keyStart: pad, keyEnd: treeKeyEnds(seed, T, pad, t.questions) };
+}
+
+/** Prefix-tree rows against the float64 reference: several head dims, GQA, padding, forests, many key blocks. */
+const TREE_CASES: TreeCase[] = [
+  { B: 2, Hq: 4, Hkv: 2, T: 40, Dh: 24, pad: [0, 5] },
+  { B: 1, Hq: 2, Hkv: 1, T: 150, Dh: 24, pad: [0] }, // many blocks: whole subtrees skipped
+  { B: 2, Hq: 2, Hkv: 2, T: 70, Dh: 64, pad: [7, 0], questions: 2 }, // two trees in a row
+  { B: 1, Hq: 3, Hkv: 1, T: 45, Dh: 128, pad: [2] },
+  { B: 1, Hq: 2, Hkv: 1, T: 21, Dh: 136, pad: [0] }, // rows: several column passes
+];
+
+const name = (c: Case | TreeCase) => JSON.stringify(c).replace(/"/g, '');
 
 describe.each<AttentionVariant>(['rows', 'split', 'tiled'])('attention (%s)', (variant) => {
   beforeEach(() => setAttentionVariant(variant));
@@ -279,18 +319,133 @@ describe.each<AttentionVariant>(['rows', 'split', 'tiled'])('attention (%s)', (v
         ([q, k, v]) => attention(q!, k!, v!),
       );
     });
+    // Two rows of T steps, the second padded by 2; 4 query heads on 2 kv heads of dim 3.
+    const gqa = (T: number, seed: number): GradInput[] => {
+      const [B, Hq, Hkv, Dh] = [2, 4, 2, 3];
+      return [
+        { name: 'q', data: randn(B * Hq * T * Dh, seed), shape: [B, Hq, T, Dh] },
+        { name: 'k', data: randn(B * Hkv * T * Dh, seed + 1), shape: [B, Hkv, T, Dh] },
+        { name: 'v', data: randn(B * Hkv * T * Dh, seed + 2), shape: [B, Hkv, T, Dh] },
+        { name: 'keyStart', data: Int32Array.from([0, 2]), shape: [B], dtype: 'i32' },
+      ];
+    };
     it('GQA with keyStart', async () => {
-      const [B, Hq, Hkv, T, Dh] = [2, 4, 2, 6, 3];
-      await gradCheck(
-        e,
-        [
-          { name: 'q', data: randn(B * Hq * T * Dh, 50), shape: [B, Hq, T, Dh] },
-          { name: 'k', data: randn(B * Hkv * T * Dh, 51), shape: [B, Hkv, T, Dh] },
-          { name: 'v', data: randn(B * Hkv * T * Dh, 52), shape: [B, Hkv, T, Dh] },
-          { name: 'keyStart', data: Int32Array.from([0, 2]), shape: [B], dtype: 'i32' },
-        ],
-        ([q, k, v, ks]) => attention(q!, k!, v!, { keyStart: ks! }),
+      await gradCheck(e, gqa(6, 50), ([q, k, v, ks]) => attention(q!, k!, v!, { keyStart: ks! }));
+    });
+    it('GQA with keyStart and a prefix-tree mask (keyEnd)', async () => {
+      const keyEnd: GradInput = { name: 'keyEnd', data: treeKeyEnds(63, 9, [0, 2]), shape: [2, 9], dtype: 'i32' };
+      await gradCheck(e, [...gqa(9, 60), keyEnd], ([q, k, v, ks, ke]) =>
+        attention(q!, k!, v!, { keyStart: ks!, keyEnd: ke! }),
       );
+    });
+  });
+
+  describe('prefix-tree mask (keyEnd)', () => {
+    for (const t of TREE_CASES) {
+      it(`${name(t)} (forward and backward vs float64)`, () => check(treeCase(t, t.T + t.Dh), t.T * 7 + t.Dh, true));
+    }
+
+    it('keyEnd = Tk (or more) everywhere gives bit for bit the causal results', async () => {
+      const c: Case = { B: 2, Hq: 4, Hkv: 2, Tq: 70, Dh: 64, keyStart: [0, 9] };
+      const x = inputs(c, 3);
+      // 'split' has no tree mask (its forward is then 'rows'): compare with the rows forward.
+      if (variant === 'split') setAttentionVariant('rows');
+      const plain = await gpu(c, x, true);
+      setAttentionVariant(variant);
+      const ends = Int32Array.from({ length: c.B * c.Tq }, (_, j) => (j % 3 === 0 ? 2 ** 30 : c.Tq));
+      const tree = await gpu({ ...c, keyEnd: ends }, x, true);
+      ['o', 'dq', 'dk', 'dv'].forEach((what, n) => expectClose(tree[n]!, plain[n]!, 0, 0, what));
+    });
+
+    it('a packed tree gives each sequence what it gets alone (o, dq, dk, dv)', async () => {
+      // Rollouts of two prompts as one packed row (B = 1, N nodes), and as separate left-padded rows (B = n).
+      const seqs = randomRollouts(21, { nodes: 45, prompt: 5, answer: 12, questions: 2 });
+      const tree = packPrefixTree(seqs);
+      const [Hq, Hkv, Dh, N, n] = [4, 2, 24, tree.tokens.length, seqs.length];
+      const L = Math.max(...seqs.map((s) => s.length));
+      const q = randn(Hq * N * Dh, 22);
+      const k = randn(Hkv * N * Dh, 23);
+      const v = randn(Hkv * N * Dh, 24);
+      // dO of a node on one of its occurrences (its first sequence's) only: the losses then agree, each packed
+      // key's gradient is the sum over its occurrences, and each query's is its owning occurrence's.
+      const dO = randn(Hq * N * Dh, 25);
+      const owner = new Map<number, number>();
+      tree.paths.forEach((path, b) => path.forEach((node) => owner.has(node) || owner.set(node, b)));
+      // Row b holds sequence b at positions L - len .. L - 1. at(b, H, h, t): the start of its row in [n, H, L, Dh].
+      const at = (b: number, H: number, h: number, t: number) => ((b * H + h) * L + L - seqs[b]!.length + t) * Dh;
+      const unpack = (src: Float32Array, H: number, keep: (b: number, node: number) => boolean = () => true) => {
+        const out = new Float32Array(n * H * L * Dh);
+        tree.paths.forEach((path, b) =>
+          path.forEach((node, t) => {
+            for (let h = 0; h < H; h++) {
+              if (keep(b, node)) out.set(src.subarray((h * N + node) * Dh, (h * N + node + 1) * Dh), at(b, H, h, t));
+            }
+          }),
+        );
+        return out;
+      };
+      const run = (
+        qs: Float32Array,
+        ks: Float32Array,
+        vs: Float32Array,
+        g: Float32Array,
+        B: number,
+        T: number,
+        opts: AttentionOptions,
+      ) =>
+        e.tidy(() => {
+          const [qt, kt, vt] = [
+            e.tensor(qs, [B, Hq, T, Dh]),
+            e.tensor(ks, [B, Hkv, T, Dh]),
+            e.tensor(vs, [B, Hkv, T, Dh]),
+          ];
+          for (const t of [qt, kt, vt]) t.requiresGrad = true;
+          const o = attention(qt, kt, vt, opts);
+          e.backward(sum(mul(o, e.tensor(g, o.shape))));
+          // Take the gradients off the leaves, which the scope disposes (and with them their .grad).
+          const grads = [qt, kt, vt].map((t) => {
+            const g = e.keep(t.grad!);
+            t.grad = null;
+            return g;
+          });
+          return [e.keep(o), ...grads];
+        });
+      const packed = run(q, k, v, dO, 1, N, { keyEnd: e.tensor(Int32Array.from(tree.end), [1, N], 'i32') });
+      const starts = Int32Array.from(seqs, (s) => L - s.length);
+      const alone = run(
+        unpack(q, Hq),
+        unpack(k, Hkv),
+        unpack(v, Hkv),
+        unpack(dO, Hq, (b, node) => owner.get(node) === b),
+        n,
+        L,
+        {
+          keyStart: e.tensor(starts, [n], 'i32'),
+        },
+      );
+      const [P, A] = [await e.readAll(packed), await e.readAll(alone)] as Float32Array[][];
+      [...packed, ...alone].forEach((t) => t.dispose());
+      // o and dq at every occurrence, dk and dv summed over the occurrences.
+      const summed = (x: Float32Array, H: number) => {
+        const out = new Float32Array(H * N * Dh);
+        tree.paths.forEach((path, b) =>
+          path.forEach((node, t) => {
+            for (let h = 0; h < H; h++)
+              for (let d = 0; d < Dh; d++) out[(h * N + node) * Dh + d]! += x[at(b, H, h, t) + d]!;
+          }),
+        );
+        return out;
+      };
+      expectClose(A[0]!, unpack(P[0]!, Hq), 1e-5, 1e-6, 'o');
+      expectClose(
+        A[1]!,
+        unpack(P[1]!, Hq, (b, node) => owner.get(node) === b),
+        1e-5,
+        1e-6,
+        'dq',
+      );
+      expectClose(summed(A[2]!, Hkv), P[2]!, 1e-4, 1e-5, 'dk');
+      expectClose(summed(A[3]!, Hkv), P[3]!, 1e-4, 1e-5, 'dv');
     });
   });
 
@@ -327,6 +482,18 @@ describe.each<AttentionVariant>(['rows', 'split', 'tiled'])('attention (%s)', (v
         expect(() => attention(e.zeros([1, 2, 1, 4]), k, k, { kvCapacity: 5 })).toThrow(/kvCapacity/);
       });
     });
+    it('refuses keyEnd outside training passes, and a misshapen one', () => {
+      e.tidy(() => {
+        const k = e.zeros([1, 1, 4, 4]);
+        const keyEnd = e.tensor(Int32Array.from([4, 4, 4, 4]), [1, 4], 'i32');
+        expect(() => attention(e.zeros([1, 2, 2, 4]), k, k, { keyEnd })).toThrow(/keyEnd .*queryOffset 2/);
+        expect(() => e.noGrad(() => attention(e.zeros([1, 2, 4, 4]), k, k, { keyEnd, cacheRows: true }))).toThrow(
+          /keyEnd .*cacheRows/,
+        );
+        const short = e.tensor(Int32Array.from([4, 4, 4]), [1, 3], 'i32');
+        expect(() => attention(e.zeros([1, 2, 4, 4]), k, k, { keyEnd: short })).toThrow(/keyEnd needs shape/);
+      });
+    });
   });
 
   describe('shared fixtures', () => {
@@ -339,4 +506,25 @@ describe.each<AttentionVariant>(['rows', 'split', 'tiled'])('attention (%s)', (v
       });
     }
   });
+});
+
+// The GPU pipelines (compile-time layouts, what PIPLAY_FORCE_GPU_PATHS and real GPUs run) on lavapipe, for the
+// prefix-tree mask: two head dims, each pipelines of its own that take lavapipe 10-20 s to compile (the GPU-path
+// run, scripts/test-gpu-paths.sh, takes every case above through them).
+describe('prefix-tree mask on the tiled GPU pipelines (fixed layouts)', () => {
+  beforeEach(() => {
+    setAttentionVariant('tiled');
+    setAttentionFixedLayout(true);
+  });
+  afterEach(() => {
+    setAttentionVariant(null);
+    setAttentionFixedLayout(process.env['ATTENTION_FIXED'] === '1' ? true : null);
+  });
+  const cases: TreeCase[] = [
+    { B: 2, Hq: 4, Hkv: 2, T: 40, Dh: 24, pad: [0, 5] },
+    { B: 1, Hq: 2, Hkv: 1, T: 90, Dh: 64, pad: [3], questions: 2 },
+  ];
+  for (const t of cases) {
+    it(`${name(t)} (forward and backward vs float64)`, () => check(treeCase(t, t.T + t.Dh), t.T * 7 + t.Dh, true));
+  }
 });
