@@ -7,6 +7,7 @@ import { benchAttentionTree } from './attention.ts';
 import { benchDecode } from './decode.ts';
 import { benchIteration } from './iteration.ts';
 import { benchMatmul } from './matmul.ts';
+import { benchTrainingPass } from './training-pass.ts';
 
 const suites: Record<string, (e: Engine) => Promise<Record<string, unknown>[]>> = {
   matmul: benchMatmul,
@@ -16,6 +17,7 @@ const onRequest: Record<string, (e: Engine) => Promise<Record<string, unknown>[]
   iteration: benchIteration,
   decode: (e) => benchDecode(e),
   'attention-tree': benchAttentionTree,
+  'train-pass': benchTrainingPass,
 };
 
 async function optionalSuite(name: string, path: string, fn: string): Promise<void> {

@@ -35,6 +35,11 @@ export interface TokenBatch {
   positions?: Int32Array;
   /** First real (non-padding) key index per row, [batch], for left-padded rows; default 0. */
   keyStart?: Int32Array;
+  /**
+   * Rows packed as prefix trees (src/rl/tree.ts), [batch * time]: the column where each token's subtree ends;
+   * the token is seen only by the tokens before it (its descendants). Default: every later token sees it.
+   */
+  keyEnd?: Int32Array;
 }
 
 /** Per-layer key and value caches [batch, kvHeads, capacity, headDim] for incremental decoding. */
@@ -65,6 +70,7 @@ export interface KVCache {
 interface Rows {
   positions: Tensor;
   keyStart: Tensor | null;
+  keyEnd: Tensor | null;
   B: number;
   T: number;
   cache?: KVCache;
@@ -211,6 +217,8 @@ export class CausalLM {
     const posHost = input.positions ?? defaultPositions(B, T, cache?.length ?? 0);
     const positions = e.tensor(posHost, [B, T], 'i32');
     const keyStart = input.keyStart ? e.tensor(input.keyStart, [B], 'i32') : null;
+    if (input.keyEnd && cache) throw new Error('piplay: a prefix-tree batch is for training passes, not a KV cache');
+    const keyEnd = input.keyEnd ? e.tensor(input.keyEnd, [B, T], 'i32') : null;
     let x: Tensor;
     if (deviceIds) {
       const table = this.vocabShards(EMBED);
@@ -221,9 +229,9 @@ export class CausalLM {
     // the layer is done: each layer runs in its own tidy, so a pass holds one layer's at a time, not all,
     // and the residual stream of two layers.
     const tidyLayers = !e.recording;
-    const saved = keyStart ? [positions, keyStart] : [positions];
+    const saved = [positions, ...(keyStart ? [keyStart] : []), ...(keyEnd ? [keyEnd] : [])];
     for (let l = 0; l < c.layers; l++) {
-      const layer = (x: Tensor): Tensor => this.layer(l, x, { positions, keyStart, B, T, cache });
+      const layer = (x: Tensor): Tensor => this.layer(l, x, { positions, keyStart, keyEnd, B, T, cache });
       if (tidyLayers) {
         // Without a tape nothing reads a layer's input once the layer is done.
         const next = e.tidy(() => layer(x));
@@ -255,7 +263,7 @@ export class CausalLM {
   }
 
   /** Causal self-attention of layer `l` over normed rows h [B, T, hidden] (appending to `cache` when given). */
-  private attn(l: number, h: Tensor, { positions, keyStart, B, T, cache }: Rows): Tensor {
+  private attn(l: number, h: Tensor, { positions, keyStart, keyEnd, B, T, cache }: Rows): Tensor {
     const c = this.cfg;
     const Dh = c.headDim;
     const pre = `model.layers.${l}.self_attn`;
@@ -278,7 +286,10 @@ export class CausalLM {
         cacheRows: true,
       });
     } else {
-      o = attention(swapAxes12(q), swapAxes12(k), swapAxes12(v), { keyStart: keyStart ?? undefined });
+      o = attention(swapAxes12(q), swapAxes12(k), swapAxes12(v), {
+        keyStart: keyStart ?? undefined,
+        keyEnd: keyEnd ?? undefined,
+      });
     }
     o = swapAxes12(o).reshape([B, T, c.heads * Dh]);
     return this.proj(o, `${pre}.o_proj`);

@@ -1,10 +1,14 @@
 // From rollouts to the host arrays a loss needs (plain CPU data, no GPU): a left-padded token batch and
 // the flat positions whose logits predict the policy's own tokens. Prompt and tool tokens (mask 0) are
-// never listed, so they get no loss, no gradient and no KL (ALGORITHM.md section 2).
+// never listed, so they get no loss, no gradient and no KL (ALGORITHM.md section 2). policyBatch gives
+// each sequence a row; treeBatch packs sequences that share prefixes (a question's rollouts) as one prefix
+// tree per row (src/rl/tree.ts), each shared prefix once, with the same policy tokens listed.
 //
 // The teacher scores the student's rollout with its privileged prompt: its sequence is the teacher
 // prompt's ids followed by the very same response ids, with the same mask, so the policy tokens of
 // the two batches line up one for one (ALGORITHM.md section 6).
+
+import { packTree } from './tree.ts';
 
 /** A token sequence with its policy mask (1 = sampled by the policy). */
 export interface MaskedSequence {
@@ -33,6 +37,12 @@ export interface PolicyBatch {
   owner: Int32Array;
   /** Per policy token, its index t in its sequence. */
   index: Int32Array;
+  /**
+   * Rows packed as prefix trees (treeBatch): row-major [batch, time], each token's subtree end (a column): the
+   * token at column j is seen only by the tokens at columns j..keyEnd[j] - 1, its descendants. Absent: each
+   * row is one sequence (every later token sees it). `rows` may then list a position more than once.
+   */
+  keyEnd?: Int32Array;
 }
 
 /** Packs sequences and lists their policy tokens, sequence by sequence, in order. */
@@ -73,6 +83,62 @@ export function policyBatch(seqs: readonly MaskedSequence[], padId = 0): PolicyB
     targets: Int32Array.from(targets),
     owner: Int32Array.from(owner),
     index: Int32Array.from(index),
+  };
+}
+
+/**
+ * Packs each group of sequences (sequences that share prefixes, e.g. a question's rollouts) as one prefix tree
+ * per row, depth first, left-padded like policyBatch; lists the policy tokens sequence by sequence in order (the
+ * groups' sequences one after the other: `owner` counts them so), exactly as policyBatch lists those of the
+ * same sequences. A policy token's logits come from its predecessor's node, which the sequences through it share.
+ */
+export function treeBatch(groups: readonly (readonly MaskedSequence[])[], padId = 0): PolicyBatch {
+  if (groups.length === 0 || groups.some((g) => g.length === 0))
+    throw new Error('piplay: treeBatch needs at least one group, and at least one sequence in each');
+  const trees = groups.map((g) => packTree(g.map((s) => s.ids)));
+  const B = groups.length;
+  const T = Math.max(...trees.map((t) => t.ids.length));
+  const ids = new Int32Array(B * T).fill(padId);
+  const positions = new Int32Array(B * T);
+  const keyEnd = new Int32Array(B * T).fill(T);
+  const keyStart = Int32Array.from(trees, (t) => T - t.ids.length);
+  const rows: number[] = [];
+  const targets: number[] = [];
+  const owner: number[] = [];
+  const index: number[] = [];
+  let seq = 0;
+  groups.forEach((group, b) => {
+    const tree = trees[b]!;
+    const at = b * T + keyStart[b]!;
+    ids.set(tree.ids, at);
+    positions.set(tree.depth, at);
+    for (let n = 0; n < tree.ids.length; n++) keyEnd[at + n] = keyStart[b]! + tree.end[n]!;
+    group.forEach((s, k) => {
+      if (s.mask.length !== s.ids.length)
+        throw new Error(`piplay: sequence ${seq} has ${s.ids.length} ids but a mask of ${s.mask.length}`);
+      const nodes = tree.nodes[k]!;
+      for (let t = 0; t < s.ids.length; t++) {
+        if (!s.mask[t]) continue;
+        if (t === 0) throw new Error(`piplay: sequence ${seq} marks its first token as sampled; nothing predicts it`);
+        rows.push(at + nodes[t - 1]!);
+        targets.push(s.ids[t]!);
+        owner.push(seq);
+        index.push(t);
+      }
+      seq++;
+    });
+  });
+  return {
+    ids,
+    batch: B,
+    time: T,
+    keyStart,
+    positions,
+    rows: Int32Array.from(rows),
+    targets: Int32Array.from(targets),
+    owner: Int32Array.from(owner),
+    index: Int32Array.from(index),
+    keyEnd,
   };
 }
 

@@ -28,13 +28,15 @@ export function policyTemperature(sampling: number): number {
  */
 export function policyLogits(model: CausalLM, batch: PolicyBatch, temperature: number): VocabHead {
   const T = policyTemperature(temperature);
-  // Rows of one length need no padding: the plain causal pass (no key starts to read).
+  // Rows of one length need no padding: the plain causal pass (no key starts to read). Rows packed as prefix
+  // trees carry their nodes' depths as positions and the tree mask.
   const padded = batch.keyStart.some((k) => k > 0);
   const h = model.hidden({
     ids: batch.ids,
     batch: batch.batch,
     time: batch.time,
-    ...(padded ? { positions: batch.positions, keyStart: batch.keyStart } : {}),
+    ...(padded || batch.keyEnd ? { positions: batch.positions, keyStart: batch.keyStart } : {}),
+    ...(batch.keyEnd ? { keyEnd: batch.keyEnd } : {}),
   });
   return model.headAt(h, batch.rows, 1 / T);
 }

@@ -7,6 +7,7 @@
 // the gradient is the same: each micro-batch's loss is weighted by its share of the tokens (src/selfplay/update.ts).
 
 import { policyTokens, type Rollout } from '../rl/rollout.ts';
+import { Trie } from '../rl/tree.ts';
 
 /** The padding a shared pass may add, as a share of its rollouts' own size. */
 export const PAD_SLACK = 1 / 8;
@@ -80,4 +81,36 @@ export function rolloutMeasures(
     { of: length, perRollout: perRolloutBound(idx, length, longestPrompt + response), kind: 'padded' },
     { of: sampled, perRollout: perRolloutBound(idx, sampled, policy), kind: 'summed' },
   ];
+}
+
+/**
+ * The rollouts `idx` as prefix-tree units (src/rl/tree.ts): the rollouts of one question (`groupOf`) share a
+ * tree while it fits one pass, `fits(rollouts, nodes)`, where `nodes` is the tree's packed length; a rollout
+ * that does not fit starts the question's next tree (a rollout alone always makes a unit). Units keep the order
+ * of `idx` within a question, questions in the order of their first rollout.
+ */
+export function treeUnits(
+  idx: readonly number[],
+  groupOf: (i: number) => number,
+  ids: (i: number) => readonly number[],
+  fits: (rollouts: readonly number[], nodes: number) => boolean,
+): number[][] {
+  const byGroup = new Map<number, number[]>();
+  for (const i of idx) byGroup.set(groupOf(i), [...(byGroup.get(groupOf(i)) ?? []), i]);
+  const units: number[][] = [];
+  for (const members of byGroup.values()) {
+    let unit: number[] = [];
+    let trie = new Trie();
+    for (const i of members) {
+      if (unit.length > 0 && !fits([...unit, i], trie.size + trie.added(ids(i)))) {
+        units.push(unit);
+        unit = [];
+        trie = new Trie();
+      }
+      unit.push(i);
+      trie.insert(ids(i));
+    }
+    units.push(unit);
+  }
+  return units;
 }

@@ -7,7 +7,16 @@ import { privilegedBlock, studentPrompt } from '../env/prompts.ts';
 import type { Rng } from '../env/random.ts';
 import type { Tensor } from '../gpu/tensor.ts';
 import { groupAdvantages, learnableShare } from '../rl/advantages.ts';
-import { assertAligned, perPolicyToken, policyBatch, teacherSequence, type PolicyBatch } from '../rl/batch.ts';
+import {
+  assertAligned,
+  perPolicyToken,
+  policyBatch,
+  teacherSequence,
+  treeBatch,
+  type MaskedSequence,
+  type PolicyBatch,
+} from '../rl/batch.ts';
+import { packTree } from '../rl/tree.ts';
 import { constantLogits, policyLogits, policyLogprobs } from '../rl/forward.ts';
 import { studentLoss, tokenScores, type StudentLossSettings } from '../rl/losses.ts';
 import { studentReward } from '../rl/rewards.ts';
@@ -16,7 +25,7 @@ import { lambdaAt } from '../rl/schedule.ts';
 import { encodePrompt } from './base-model.ts';
 import { mean, now, rngFor, rolloutOptions, split, uniform, type RunContext } from './context.ts';
 import { rolloutBudget } from './memory-plan.ts';
-import { packMicroBatches, perRolloutBound, rolloutMeasures, type PassMeasure } from './micro-batches.ts';
+import { packMicroBatches, perRolloutBound, rolloutMeasures, treeUnits, type PassMeasure } from './micro-batches.ts';
 import { questionsOfStep } from './data.ts';
 import type { TrainQuestion } from './environment.ts';
 import type { RolloutRecord, StepMetrics, TokenRecord } from './events.ts';
@@ -128,6 +137,74 @@ function teacherBatch(ctx: RunContext, col: Collected, idx: number[]): PolicyBat
   );
 }
 
+let treePacking = true;
+
+/**
+ * Whether a question's rollouts share one prefix tree in the student's passes (default) or each has its own row,
+ * for tests and benchmarks that compare the two (both give the same loss and gradients: test/unit/rl/
+ * tree-loss.gpu.test.ts).
+ */
+export function setTreePacking(on: boolean): void {
+  treePacking = on;
+}
+
+/** A pass's batch: each tree of rollouts (sequences of `seq`) in one row, or without tree packing a row each. */
+function passBatch(trees: readonly number[][], seq: (i: number) => MaskedSequence, pad: number): PolicyBatch {
+  return treePacking
+    ? treeBatch(
+        trees.map((t) => t.map(seq)),
+        pad,
+      )
+    : policyBatch(trees.flat().map(seq), pad);
+}
+
+/** The teacher's view of the trees of rollouts: the same response trees after its privileged prompt. */
+function teacherTrees(ctx: RunContext, col: Collected, trees: readonly number[][]): PolicyBatch | null {
+  if (!ctx.policies.teacher) return null;
+  const n = ctx.config.rolloutsPerQuestion;
+  return passBatch(
+    trees,
+    (i) => teacherSequence(col.rollouts[i]!, col.teacherPrompts[Math.floor(i / n)]!),
+    ctx.base.tokenizer.padId ?? 0,
+  );
+}
+
+/**
+ * The passes of a minibatch's distinct rollouts `idx`, each a list of prefix trees (a question's rollouts, or
+ * part of them where the whole would not fit one pass): trees measured as a rollout is (studentMeasures), by
+ * their packed length, and packed into passes as rollouts are (packMicroBatches).
+ */
+function studentPasses(ctx: RunContext, col: Collected, idx: readonly number[]): number[][][] {
+  const c = ctx.config;
+  const { rollouts, teacherPrompts } = col;
+  const n = c.rolloutsPerQuestion;
+  const perRollout = studentMeasures(ctx, col, idx);
+  if (!treePacking) return packMicroBatches(idx, c.microBatch, perRollout).map((pass) => pass.map((i) => [i]));
+  const [, policy, teacher] = perRollout;
+  /** The measures of a tree of `rs` (one question's rollouts) with `nodes` packed tokens. */
+  const measuresOf = (rs: readonly number[], nodes: number) => {
+    const prompt = rollouts[rs[0]!]!.promptLength;
+    const values = [nodes, rs.reduce((a, i) => a + policy!.of(i), 0)];
+    if (teacher) values.push(nodes - prompt + teacherPrompts[Math.floor(rs[0]! / n)]!.length);
+    return values;
+  };
+  const within = (values: number[]) =>
+    c.microBatch <= 0 || values.every((v, k) => v <= c.microBatch * perRollout[k]!.perRollout);
+  const units = treeUnits(
+    idx,
+    (i) => Math.floor(i / n),
+    (i) => rollouts[i]!.ids,
+    (rs, nodes) => within(measuresOf(rs, nodes)),
+  );
+  const unitValues = units.map((u) => measuresOf(u, packTree(u.map((i) => rollouts[i]!.ids)).ids.length));
+  const measures: PassMeasure[] = perRollout.map((m, k) => ({ ...m, of: (u: number) => unitValues[u]![k]! }));
+  return packMicroBatches(
+    units.map((_, u) => u),
+    c.microBatch,
+    measures,
+  ).map((pass) => pass.map((u) => units[u]!));
+}
+
 /**
  * What bounds a student pass (src/selfplay/micro-batches.ts): the student's padded tokens, the teacher's (its
  * privileged prompt is longer) and the policy tokens whose logits the loss reads, each at most what a rollout of
@@ -220,14 +297,13 @@ async function update(
       const tokens = mb.reduce((s, i) => s + policyTokens(rollouts[i]!), 0);
       const micros = [];
       // Each distinct rollout is passed once, its tokens weighted by its copies (a question's rollouts are often
-      // the same sequence: on the demo 40 rollouts held 23).
+      // the same sequence: on the demo 40 rollouts held 23), and a question's rollouts share one prefix tree:
+      // the prompt and every common beginning once (on the demo, half the tokens).
       const { distinct, copies } = distinctRollouts(col, mb);
-      for (const idx of packMicroBatches(distinct, c.microBatch, studentMeasures(ctx, col, distinct))) {
-        const sb = policyBatch(
-          idx.map((i) => rollouts[i]!),
-          pad,
-        );
-        const tb = teacherBatch(ctx, col, idx);
+      for (const trees of studentPasses(ctx, col, distinct)) {
+        const idx = trees.flat();
+        const sb = passBatch(trees, (i) => rollouts[i]!, pad);
+        const tb = teacherTrees(ctx, col, trees);
         if (tb) assertAligned(sb, tb);
         const refLogp = reference && settings.beta > 0 ? await policyLogprobs(reference, sb, c.temperature) : null;
         const tokenCopies = perPolicyToken(sb, (b) => copies.get(idx[b]!)!);

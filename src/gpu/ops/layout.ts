@@ -1,4 +1,5 @@
 // Data movement: axis swaps for attention layouts, KV-cache appends and moves.
+import type { Engine } from '../engine.ts';
 import type { Tensor } from '../tensor.ts';
 import { expect } from './util.ts';
 
@@ -121,20 +122,23 @@ export function kvMove(
 }
 
 /**
- * Rows `idx` of x [N, D] -> [M, D]. `idx` lists distinct rows (checked), e.g. the response positions of a
- * batch whose logits a loss needs, so that the vocabulary projection runs only there. Gradients scatter back.
+ * Rows `idx` of x [N, D] -> [M, D], e.g. the positions of a batch whose logits a loss needs, so that the
+ * vocabulary projection runs only there. A row may be listed more than once (a prefix tree's node that predicts
+ * the next token of several rollouts): the gradient sums over its copies (scatter_sum), else it scatters back.
  */
 export function gatherRows(x: Tensor, idx: Int32Array): Tensor {
   const e = x.engine;
   expect(x, 'gatherRows', { rank: 2, dtype: ['f32', 'i32', 'u32'] });
   const [N, D] = x.shape as [number, number];
-  const seen = new Uint8Array(N);
+  const copies = new Int32Array(N);
   for (const r of idx) {
     if (r < 0 || r >= N) throw new Error(`piplay: gatherRows: row ${r} is outside ${x.describe()}`);
-    if (seen[r]) throw new Error(`piplay: gatherRows: row ${r} is listed twice`);
-    seen[r] = 1;
+    copies[r]!++;
   }
   const M = idx.length;
+  const repeats = copies.some((c) => c > 1);
+  if (repeats && x.dtype !== 'f32' && x.requiresGrad)
+    throw new Error('piplay: gatherRows: repeated rows of a non-f32 tensor have no summed gradient');
   const out = e.empty([M, D], x.dtype);
   const idxT = e.tensor(idx, [M], 'i32');
   // One thread per element of the M x D rows; nothing to run when there are none.
@@ -144,23 +148,60 @@ export function gatherRows(x: Tensor, idx: Int32Array): Tensor {
         shader: 'gather_rows',
         entry,
         constants: { WG },
-        params: { M, D },
+        params: { M, D, U: 0 },
         bindings: { src, idx: idxT, dst },
         workgroups: e.grid(M * D, WG),
       });
     }
   };
   run('gather', x, out);
+  const sums = repeats ? rowSums(e, idx, copies) : null;
   e.record(
     [x],
     [out],
     ([g]) => {
       const dx = e.zeros([N, D]);
-      run('scatter', g!, dx);
+      if (!sums) run('scatter', g!, dx);
+      else if (D > 0)
+        e.dispatch({
+          shader: 'gather_rows',
+          entry: 'scatter_sum',
+          constants: { WG },
+          params: { M, D, U: sums.rows },
+          bindings: { src: g!, idx: sums.table, dst: dx },
+          workgroups: e.grid(sums.rows * D, WG),
+        });
       return [dx];
     },
-    [idxT],
+    sums ? [idxT, sums.table] : [idxT],
   );
   idxT.dispose();
+  sums?.table.dispose();
   return out;
+}
+
+/** scatter_sum's table for idx (gather_rows.wgsl): the distinct rows, the offsets of their lists, the lists. */
+function rowSums(e: Engine, idx: Int32Array, copies: Int32Array): { rows: number; table: Tensor } {
+  const rows: number[] = [];
+  const first = new Int32Array(copies.length);
+  for (let r = 0; r < copies.length; r++) {
+    if (copies[r] === 0) continue;
+    first[r] = rows.length;
+    rows.push(r);
+  }
+  const U = rows.length;
+  const table = new Int32Array(2 * U + 1 + idx.length);
+  table.set(rows, 0);
+  // Offsets: row u's list starts after the lists of the rows before it.
+  let at = 0;
+  rows.forEach((r, u) => {
+    table[U + u] = at;
+    at += copies[r]!;
+  });
+  table[2 * U] = at;
+  const fill = table.slice(U, 2 * U);
+  idx.forEach((r, m) => {
+    table[2 * U + 1 + fill[first[r]!]!++] = m;
+  });
+  return { rows: U, table: e.tensor(table, [table.length], 'i32') };
 }

@@ -3,7 +3,8 @@
 // (LoRA) without; and at a real model's widths: SmolLM2-135M's config.json (hidden 576, the 49,152-token
 // vocabulary, BF16) cut to two layers, with random weights and LoRA policies. One turn of exactly
 // turnTokens tokens and 1-hop questions make the run's sequences as long as the estimate's bounds, so the two
-// can be held within 20%.
+// can be held within 20% where each rollout has a row of its own; with a question's rollouts packed as one prefix
+// tree (the default), a pass holds fewer tokens than that bound, and the estimate must still bound it.
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../../src/gpu/engine.ts';
@@ -13,6 +14,7 @@ import { makeConfig, type SelfPlayConfig } from '../../../src/selfplay/config.ts
 import { randomTinyBase, type BaseModel } from '../../../src/selfplay/base-model.ts';
 import { Environment } from '../../../src/selfplay/environment.ts';
 import { SelfPlayRun } from '../../../src/selfplay/loop.ts';
+import { setTreePacking } from '../../../src/selfplay/student.ts';
 import { measurePrompts } from '../../../src/selfplay/prompt-lengths.ts';
 import { estimateRun } from '../../../src/selfplay/memory-plan.ts';
 import { testEngine } from '../../helpers/engine.ts';
@@ -22,19 +24,33 @@ beforeAll(async () => {
   e = await testEngine();
 });
 
-/** Runs one self-play iteration from an emptied pool; the estimate's total against the pool's high-water mark. */
+/**
+ * Runs one self-play iteration from an emptied pool, a row per rollout in the student's passes (the run the
+ * estimate is held within 20% of), then again with prefix trees (which the estimate must bound); the estimate's
+ * total against each run's pool high-water mark.
+ */
 async function estimateAndPeak(config: SelfPlayConfig, base: BaseModel, env: Environment) {
   const est = estimateRun(base.cfg, config, e.info.limits, measurePrompts(config, base, env));
-  e.pool.trim();
-  e.pool.resetPeak();
-  const run = await SelfPlayRun.start({ engine: e, config, base, env });
-  await run.run();
-  await e.sync();
-  const peak = e.memory().peakAllocatedBytes;
-  run.dispose();
+  const peakOf = async (trees: boolean) => {
+    setTreePacking(trees);
+    e.pool.trim();
+    e.pool.resetPeak();
+    const run = await SelfPlayRun.start({ engine: e, config, base, env });
+    try {
+      await run.run();
+      await e.sync();
+      return e.memory().peakAllocatedBytes;
+    } finally {
+      run.dispose();
+      setTreePacking(true);
+    }
+  };
+  const rows = await peakOf(false);
+  const trees = await peakOf(true);
   const terms = est.breakdown.map((l) => `${l.label}: ${(l.bytes / 2 ** 20).toFixed(1)} MiB`).join('; ');
-  const what = `estimate ${(est.totalBytes / 2 ** 20).toFixed(1)} MiB vs measured ${(peak / 2 ** 20).toFixed(1)} MiB (${terms})`;
-  return { ratio: est.totalBytes / peak, what };
+  const mib = (b: number) => (b / 2 ** 20).toFixed(1);
+  const what = `estimate ${mib(est.totalBytes)} MiB vs measured ${mib(rows)} MiB, ${mib(trees)} MiB in trees (${terms})`;
+  return { ratio: est.totalBytes / rows, treeRatio: est.totalBytes / trees, what };
 }
 
 describe.each([
@@ -57,9 +73,10 @@ describe.each([
     });
     const env = Environment.fromWorld(config);
     const base = await randomTinyBase(config, env.passages);
-    const { ratio, what } = await estimateAndPeak(config, base, env);
+    const { ratio, treeRatio, what } = await estimateAndPeak(config, base, env);
     expect(ratio, what).toBeGreaterThan(0.8);
     expect(ratio, what).toBeLessThan(1.2);
+    expect(treeRatio, what).toBeGreaterThan(ratio * 0.999);
   }, 240_000);
 });
 
@@ -85,8 +102,9 @@ describe('estimate vs measured at real widths', () => {
     const tiny = await randomTinyBase(config, env.passages);
     const fileDtypes = new Map(expectedTensors(cfg).map((t) => [t.name, 'BF16' as const]));
     const base: BaseModel = { ...tiny, cfg, weights: initWeights(cfg, { seed: 1 }), fileDtypes };
-    const { ratio, what } = await estimateAndPeak(config, base, env);
+    const { ratio, treeRatio, what } = await estimateAndPeak(config, base, env);
     expect(ratio, what).toBeGreaterThan(0.8);
     expect(ratio, what).toBeLessThan(1.2);
+    expect(treeRatio, what).toBeGreaterThan(ratio * 0.999);
   }, 600_000);
 });

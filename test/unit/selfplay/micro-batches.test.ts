@@ -5,6 +5,7 @@ import {
   packMicroBatches,
   perRolloutBound,
   rolloutMeasures,
+  treeUnits,
   type PassMeasure,
 } from '../../../src/selfplay/micro-batches.ts';
 
@@ -64,5 +65,33 @@ describe('packMicroBatches', () => {
     expect([policy!.kind, policy!.of(0), policy!.of(1), policy!.perRollout]).toEqual(['summed', 2, 6, 6]);
     const [wide, enough] = rolloutMeasures([0], (i) => rollouts[i]!, 20, 8);
     expect([wide!.perRollout, enough!.perRollout]).toEqual([23, 8]);
+  });
+
+  it("makes a prefix tree of each question's rollouts while it fits a pass, and a new one where it would not", () => {
+    // Questions of 3 rollouts (i / 3), each of 6 tokens: a 4-token prompt the question's rollouts share, then two
+    // more, of which the second and third rollout of a question share the first.
+    const ids = (i: number) => [100 + Math.floor(i / 3), 1, 2, 3, ...(i % 3 === 0 ? [7, 7] : [8, 9 + i])];
+    const idx = [0, 4, 1, 2, 5, 3];
+    const sizes: [number[], number][] = [];
+    const units = treeUnits(
+      idx,
+      (i) => Math.floor(i / 3),
+      ids,
+      (rs, nodes) => {
+        sizes.push([[...rs], nodes]);
+        return nodes <= 8;
+      },
+    );
+    // Question 0: 0 (6 nodes), + 1 (8: the prompt shared), + 2 (9: one more shared with 1): 2 starts a tree.
+    // Question 1, in the order of idx: 4 (6), + 5 (7), + 3 (9): 3 starts a tree.
+    expect(units).toEqual([[0, 1], [2], [4, 5], [3]]);
+    expect(sizes.slice(0, 2)).toEqual([
+      [[0, 1], 8],
+      [[0, 1, 2], 9],
+    ]);
+    expect(sizes.slice(2)).toEqual([
+      [[4, 5], 7],
+      [[4, 5, 3], 9],
+    ]);
   });
 });

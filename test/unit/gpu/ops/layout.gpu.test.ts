@@ -138,13 +138,28 @@ describe('gatherRows', () => {
     expect(Array.from(got.grads[0]!)).toEqual(Array.from(dx));
   });
 
-  it('gives [0, D] for no rows and refuses a row outside or listed twice', async () => {
+  it('sums the gradient of a row listed several times (a prefix tree node predicting for several rollouts)', async () => {
+    const [N, D] = [6, 5];
+    const x = randn(N * D, 3);
+    const idx = Int32Array.from([4, 1, 4, 0, 4, 1]);
+    const g = randn(idx.length * D, 4);
+    const got = await forwardBackward(e, [{ data: x, shape: [N, D] }], ([t]) => gatherRows(t!, idx), g);
+    expect(Array.from(got.y)).toEqual(Array.from(idx).flatMap((r) => Array.from(x.subarray(r * D, (r + 1) * D))));
+    // Float64 sums on the host, in the kernel's order (each row's copies in the order listed).
+    const dx = new Float64Array(N * D);
+    idx.forEach((r, m) => {
+      for (let d = 0; d < D; d++) dx[r * D + d] += g[m * D + d]!;
+    });
+    got.grads[0]!.forEach((v, i) => expect(v).toBeCloseTo(dx[i]!, 6));
+    expect(Array.from(got.grads[0]!.subarray(2 * D, 4 * D))).toEqual(new Array(2 * D).fill(0));
+  });
+
+  it('gives [0, D] for no rows and refuses a row outside', async () => {
     const x = e.tensor(new Float32Array(6), [2, 3]);
     const none = gatherRows(x, new Int32Array(0));
     expect(none.shape).toEqual([0, 3]);
     none.dispose();
     expect(() => gatherRows(x, Int32Array.from([2]))).toThrow(/row 2 is outside/);
-    expect(() => gatherRows(x, Int32Array.from([1, 1]))).toThrow(/row 1 is listed twice/);
     x.dispose();
   });
 });
