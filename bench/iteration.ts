@@ -4,7 +4,8 @@
 // and read-backs.
 // `--steps=N` runs N examiner and N student steps instead of the preset's 8 + 8 (same batch shapes);
 // `--eval-per-hop=N` shrinks the evaluation the same way; `--by-kernel` splits the phases by kernel too;
-// `--decode=fused|general` forces a decoding path (default: fused on a GPU, general on a CPU driver).
+// `--decode=fused|general` forces a decoding path (default: fused on a GPU, general on a CPU driver); `--rows` gives
+// each rollout its own row in the student's passes instead of a prefix tree per question (src/rl/tree.ts).
 // benchSelfPlay times the same for any preset, and for a whole run as a user starts it (the GPU benchmark's
 // demo iteration and quick run).
 import type { Engine } from '../src/gpu/engine.ts';
@@ -13,6 +14,7 @@ import { buildBase, buildEnvironment } from '../src/cli/setup.ts';
 import { makeConfig, type PresetName, type SelfPlayConfig } from '../src/selfplay/config.ts';
 import { SelfPlayRun } from '../src/selfplay/loop.ts';
 import { setDecodePath } from '../src/model/decode-step.ts';
+import { setTreePacking } from '../src/selfplay/student.ts';
 import { fmt } from './timing.ts';
 
 function intFlag(name: string): number | undefined {
@@ -47,6 +49,7 @@ export function benchIteration(e: Engine): Promise<Record<string, unknown>[]> {
     throw new Error(`piplay bench: --decode must be fused or general, got '${decode}'`);
   }
   setDecodePath(decode ?? null);
+  setTreePacking(!process.argv.includes('--rows'));
   return benchSelfPlay(e, {
     preset: 'demo',
     steps: intFlag('steps'),
