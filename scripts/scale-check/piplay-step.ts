@@ -8,7 +8,8 @@
 //   - examiner: one examiner step (src/selfplay/examiner.ts), each rollout's own turns and tool replies with the
 //     format reward, k of n, the examiner reward and the HRPO advantage piplay gave it;
 //   - parity: what the Python package re-implements, computed by piplay: privileged blocks in every mode and
-//     rendering, BM25 results, normalised answers and tool replies as ids.
+//     rendering, BM25 results, normalised answers and tool replies as ids; and presets: piplay's paper and demo
+//     settings, which the package's presets must equal.
 // Nothing here computes a loss or a reward itself: every number comes from piplay's code.
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -25,7 +26,7 @@ import { Engine } from '../../src/gpu/engine.ts';
 import { nodeHost } from '../../src/gpu/host/node.ts';
 import { encodeToolReply } from '../../src/rl/tool-reply.ts';
 import { encodePrompt, type BaseModel } from '../../src/selfplay/base-model.ts';
-import { makeConfig, type SelfPlayConfig } from '../../src/selfplay/config.ts';
+import { DEMO, makeConfig, PAPER, type SelfPlayConfig } from '../../src/selfplay/config.ts';
 import { rngFor, type RunContext } from '../../src/selfplay/context.ts';
 import type { Environment, TrainQuestion } from '../../src/selfplay/environment.ts';
 import { examinerStep } from '../../src/selfplay/examiner.ts';
@@ -205,7 +206,17 @@ async function main(out: string): Promise<void> {
   ];
   writeFileSync(
     out,
-    JSON.stringify({ model: MODEL, cases, examiner, parity: parity(env, base, config, queries) }, null, 1),
+    JSON.stringify(
+      {
+        model: MODEL,
+        presets: { paper: PAPER, demo: DEMO },
+        cases,
+        examiner,
+        parity: parity(env, base, config, queries),
+      },
+      null,
+      1,
+    ),
   );
   e.destroy();
   console.log(`piplay-step: ${cases.length} student cases and an examiner step in ${out}`);
