@@ -39,7 +39,8 @@ from .rewards import (
 )
 from .rollout import encode_prompt, encode_tool_reply
 from .search import Bm25, corpus_of
-from .student import PiPlayStudentTrainer, StudentConfig
+from .run import PRESETS, SETTINGS, student_config
+from .student import PiPlayStudentTrainer
 from .text import (
     Qcp,
     final_answer,
@@ -62,13 +63,6 @@ class Mismatch(AssertionError):
 def rel_diff(a: float, b: float) -> float:
     scale = max(abs(a), abs(b))
     return 0.0 if scale == 0 else abs(a - b) / scale
-
-
-def lambda_at(schedule, iteration: int) -> float:
-    """piplay's λ of an iteration: a number, or a list whose last entry holds on."""
-    if isinstance(schedule, (int, float)):
-        return float(schedule)
-    return float(schedule[min(max(0, iteration), len(schedule) - 1)]) if schedule else 0.0
 
 
 def expect_equal(what: str, mine, theirs) -> None:
@@ -102,8 +96,6 @@ def check_parity(data: dict, tokenizer) -> int:
     for q, ids in zip(p["questions"], p["teacherIds"]):
         block = privileged_block(Qcp.from_json(q["qcp"]), "full", notes="answer-first", seed=f"{p['seed']}/{q['id']}")
         expect_equal(f"teacher prompt ids of {q['id']}", encode_prompt(tokenizer, teacher_prompt(q["question"], block)), ids)
-    from .run import PRESETS, SETTINGS
-
     for name, values in PRESETS.items():
         for key in SETTINGS:
             expect_equal(f"--preset {name} --{SETTINGS[key].flag}", values[key], data["presets"][name][key])
@@ -149,49 +141,18 @@ def _replay(case: dict, tokenizer):
 
 
 def replay(case: dict, model_dir: str, tokenizer, privileged: str | None = None) -> list[dict]:
-    """Trains the case's step with PiPlayStudentTrainer on piplay's rollouts (in another privileged mode if given);
-    the log of each optimizer step."""
+    """Trains the case's step with PiPlayStudentTrainer on piplay's rollouts (in another privileged mode if given),
+    on one CPU process in f32 as piplay; the log of each optimizer step."""
     c = case["config"]
     mode = privileged or c["privileged"]
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
+    # The case's settings as `piplay_scale.run` maps them, for its one step; bf16 autocast would move the logits by
+    # far more than the tolerance.
+    settings = {**c, "iterations": 1, "studentSteps": 1, "privileged": mode}
+    if mode == "none":
+        settings["lambda"] = 0
     with tempfile.TemporaryDirectory() as out:
-        args = StudentConfig(
-            output_dir=out,
-            use_cpu=True,
-            bf16=False,  # f32 as piplay: bf16 autocast would move the logits by far more than the tolerance
-            report_to=[],
-            save_strategy="no",
-            logging_steps=1,
-            disable_tqdm=True,
-            per_device_train_batch_size=len(case["rollouts"]) // c["miniBatches"],
-            steps_per_generation=c["miniBatches"],
-            gradient_accumulation_steps=1,
-            num_generations=c["rolloutsPerQuestion"],
-            num_iterations=c["ppoEpochs"],
-            max_steps=c["ppoEpochs"] * c["miniBatches"],
-            shuffle_dataset=False,
-            learning_rate=c["lr"],
-            weight_decay=c["weightDecay"],
-            adam_beta1=c["adamBeta1"],
-            adam_beta2=c["adamBeta2"],
-            adam_epsilon=1e-8,
-            max_grad_norm=c["gradClip"] if c["gradClip"] > 0 else 1e30,
-            temperature=c["temperature"],
-            top_p=c["topP"],
-            epsilon=c["epsLow"],
-            epsilon_high=c["epsHigh"],
-            beta=c["beta"],
-            pi_lambda=lambda_at(c["lambda"], 0) if mode != "none" else 0.0,
-            topk=c["topK"],
-            tail=c["tail"],
-            kl=c["kl"],
-            privileged=mode,
-            notes=c["notes"],
-            partial_drop=c["partialDrop"],
-            pi_seed=c["seed"],
-            teacher_update_rate=c["tau"],
-            empty_updates=c["emptyUpdates"],
-        )
+        args = student_config(settings, out, 0, 1, argparse.Namespace(bf16=False, vllm=None), cpu=True)
         trainer = PiPlayStudentTrainer(
             model=model,
             args=args,

@@ -180,6 +180,33 @@ class TorchTurns:
         return results
 
 
+class VllmTurns:
+    """One turn for a batch on TRL's vLLM generation (`GRPOTrainer.vllm_generation`), for GPUs with vLLM; not run on
+    the machines piplay is built on. The trainer's settings carry the turn's rules: `max_completion_length` is the
+    turn's token budget, `generation_kwargs` the stop strings (`stop`, `include_stop_str_in_output`); the log-probs
+    are vLLM's. In server mode every process takes part in each call, so the rollout loop runs until no process has
+    a rollout left (`run_rollouts(sync=...)`)."""
+
+    def __init__(self, trainer):
+        self.trainer = trainer
+
+    def __call__(self, rows, max_new, stop_ids, stop_strings) -> list[TurnResult]:
+        _, completions, logprobs, _ = self.trainer.vllm_generation.generate(prompts=rows, images=None, num_generations=1)
+        tok = self.trainer.processing_class
+        out = []
+        for ids, lps in zip(completions, logprobs):
+            ids = list(ids)
+            lp = [float("nan") if x[0] is None else float(x[0]) for x in lps]
+            if ids and ids[-1] in stop_ids:
+                stop = "stop-id"
+            elif any(s in tok.decode(ids[-(max(map(len, stop_strings)) + 4) :]) for s in stop_strings):
+                stop = "stop-string"
+            else:
+                stop = "length"
+            out.append(TurnResult(ids, lp, stop))
+        return out
+
+
 def _turn_action(role: str, turn_text: str, own_text: str, stop: str) -> tuple[str, str]:
     """What a finished turn asks for: ('search', query), ('done', finish) or ('continue', '')."""
     if stop == "stop-id":
@@ -231,21 +258,23 @@ def run_rollouts(
     tool_tokens: int,
     stop_ids: set[int],
     max_positions: int,
+    sync: Callable[[bool], bool] | None = None,
 ) -> list[Rollout]:
     """One rollout per prompt (token ids), as a batch; finished rollouts leave it, the rest go on with their tool
-    replies appended."""
+    replies appended. With `sync` (whether any process still has a rollout, given whether this one has), turns go on
+    while any process has one, so that a generator whose calls are collective is called as often everywhere."""
     stop_strings = STUDENT_STOP_STRINGS if role == "student" else EXAMINER_STOP_STRINGS
     rolls = [Rollout(role, list(p), [0] * len(p), [0.0] * len(p), len(p)) for p in prompts]
     finish: list[str | None] = [None] * len(prompts)
     active = list(range(len(prompts)))
-    while active:
+    while True:
         for r in active:
             if len(rolls[r].ids) + turn_tokens > max_positions:
                 finish[r] = "context"
         active = [r for r in active if finish[r] is None]
-        if not active:
+        if not (sync(bool(active)) if sync else active):
             break
-        results = turns([rolls[r].ids for r in active], turn_tokens, stop_ids, stop_strings)
+        results = turns([rolls[r].ids for r in active], turn_tokens, stop_ids, stop_strings) if active or sync else []
         nxt = []
         for r, res in zip(active, results):
             ro = rolls[r]

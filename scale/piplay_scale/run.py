@@ -56,6 +56,7 @@ SETTINGS: dict[str, Setting] = {
     "studentBatch": Setting("student-batch", "int", "questions per student step"),
     "ppoEpochs": Setting("ppo-epochs", "int", "passes over a student step's rollouts"),
     "miniBatches": Setting("mini-batches", "int", "optimizer steps per pass"),
+    "microBatch": Setting("micro-batch", "int", "rollouts per forward pass of a process (0: its whole mini-batch)"),
     "epsLow": Setting("eps-low", "float", "clip range below 1"),
     "epsHigh": Setting("eps-high", "float", "clip range above 1"),
     "beta": Setting("beta", "float", "weight of the student's k3 KL to the frozen base"),
@@ -87,7 +88,7 @@ SETTINGS: dict[str, Setting] = {
 _PAPER = {
     "seed": 0, "iterations": 3, "examinerSteps": 50, "studentSteps": 50, "examinerBatch": 256,
     "hopWeights": [4, 3, 2, 1], "rolloutsPerQuestion": 5, "trainQuestions": 0, "generationRounds": 4,
-    "examinerSamples": 1, "studentBatch": 256, "ppoEpochs": 1, "miniBatches": 1, "epsLow": 0.2, "epsHigh": 0.2,
+    "examinerSamples": 1, "studentBatch": 256, "ppoEpochs": 1, "miniBatches": 1, "microBatch": 0, "epsLow": 0.2, "epsHigh": 0.2,
     "beta": 0, "examinerBeta": 0, "lambda": [0.1, 0.03, 0.03], "topK": 50, "tail": True, "kl": "reverse",
     "tau": 0.05, "privileged": "full", "notes": "passages", "partialDrop": 0.5, "lr": 1e-6, "examinerLr": 1e-6,
     "weightDecay": 0.01, "gradClip": 0.1, "lrWarmup": 0.03, "emptyUpdates": "apply", "adamBeta1": 0.9,
@@ -99,7 +100,7 @@ PRESETS = {
     "paper": _PAPER,
     "demo": {
         **_PAPER, "iterations": 2, "examinerSteps": 8, "studentSteps": 8, "examinerBatch": 8, "examinerSamples": 4,
-        "studentBatch": 8, "notes": "answer-first", "lr": 1e-4, "examinerLr": 1e-4, "lrWarmup": 0.1,
+        "studentBatch": 8, "microBatch": 1, "notes": "answer-first", "lr": 1e-4, "examinerLr": 1e-4, "lrWarmup": 0.1,
         "emptyUpdates": "skip", "temperature": 0.6, "turnTokens": 128, "toolTokens": 320,
     },
 }
@@ -129,6 +130,8 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, dict]:
                     help="the student's questions from a JSONL of npm run dataset, instead of data generation")
     ap.add_argument("--preset", default="demo", choices=sorted(PRESETS))
     ap.add_argument("--bf16", action="store_true", help="bf16 mixed precision (GPUs; the check runs f32)")
+    ap.add_argument("--dtype", default="float32", choices=("float32", "bfloat16"),
+                    help="the weights' dtype as loaded (bfloat16 with --bf16 on GPUs for 4B-8B bases)")
     ap.add_argument("--vllm", choices=("colocate", "server"), default=None,
                     help="TRL's vLLM generation for the student's rollouts (GPUs with vLLM; not run here)")
     for key, s in SETTINGS.items():
@@ -176,20 +179,37 @@ def read_questions(path: str) -> list[dict]:
     return rows
 
 
-def load_model(name: str):
-    return AutoModelForCausalLM.from_pretrained(name, dtype=torch.float32)
+def load_model(name: str, dtype: str = "float32"):
+    return AutoModelForCausalLM.from_pretrained(name, dtype=getattr(torch, dtype))
 
 
-def student_config(c: dict, out: str, iteration: int, n_processes: int, a: argparse.Namespace) -> StudentConfig:
+def student_config(
+    c: dict, out: str, iteration: int, n_processes: int, a: argparse.Namespace, cpu: bool | None = None
+) -> StudentConfig:
+    """The student stage's TRL settings of piplay's settings `c` (camelCase, as piplay's config.json) for an
+    iteration on `n_processes` processes; on the CPU when there is no GPU (or when `cpu` says so)."""
     rollouts = c["studentBatch"] * c["rolloutsPerQuestion"]
-    per_device, rest = divmod(rollouts, n_processes * c["miniBatches"])
+    share, rest = divmod(rollouts, n_processes * c["miniBatches"])
     if rest:
         raise SystemExit(
             f"--student-batch × --n ({rollouts} rollouts) must split evenly over {n_processes} processes × "
             f"--mini-batches {c['miniBatches']}"
         )
+    # A process's share of a mini-batch passes in micro-batches whose gradients add up (gradient accumulation).
+    micro = c["microBatch"] if 0 < c["microBatch"] < share else share
+    if share % micro:
+        raise SystemExit(f"--micro-batch {micro} must divide the {share} rollouts of a process's mini-batch")
+    accumulation = share // micro
     steps = c["studentSteps"] * c["ppoEpochs"] * c["miniBatches"]
-    extra = {"use_vllm": True, "vllm_mode": a.vllm} if a.vllm else {}
+    extra = {}
+    if a.vllm:
+        # A vLLM call is one turn: its budget and stop strings (ALGORITHM.md section 2), the tool reply appended after.
+        extra = {
+            "use_vllm": True,
+            "vllm_mode": a.vllm,
+            "max_completion_length": c["turnTokens"],
+            "generation_kwargs": {"stop": ["</search>", "</answer>"], "include_stop_str_in_output": True},
+        }
     return StudentConfig(
         output_dir=out,
         report_to=[],
@@ -197,10 +217,10 @@ def student_config(c: dict, out: str, iteration: int, n_processes: int, a: argpa
         logging_steps=1,
         disable_tqdm=True,
         bf16=a.bf16,
-        use_cpu=not torch.cuda.is_available(),
-        per_device_train_batch_size=per_device,
-        steps_per_generation=c["miniBatches"],
-        gradient_accumulation_steps=1,
+        use_cpu=not torch.cuda.is_available() if cpu is None else cpu,
+        per_device_train_batch_size=micro,
+        steps_per_generation=c["miniBatches"] * accumulation,
+        gradient_accumulation_steps=accumulation,
         num_generations=c["rolloutsPerQuestion"],
         num_iterations=c["ppoEpochs"],
         max_steps=steps,
@@ -252,11 +272,12 @@ def main(argv: list[str] | None = None) -> int:
     tok = AutoTokenizer.from_pretrained(a.model)
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token
-    student = load_model(a.model).to(acc.device)
-    teacher = load_model(a.model).to(acc.device) if c["privileged"] != "none" else None
+    student = load_model(a.model, a.dtype).to(acc.device)
+    teacher = load_model(a.model, a.dtype).to(acc.device) if c["privileged"] != "none" else None
     examiner_settings = ExaminerSettings.from_piplay(c)
-    stage = ExaminerStage(load_model(a.model), tok, examiner_settings, corpus, accelerator=acc,
-                          reference=load_model(a.model).to(acc.device) if c["examinerBeta"] > 0 else None)
+    reference = load_model(a.model, a.dtype).to(acc.device) if c["examinerBeta"] > 0 else None
+    stage = ExaminerStage(load_model(a.model, a.dtype), tok, examiner_settings, corpus, accelerator=acc,
+                          reference=reference)
     records: list[dict] = []
     t0 = time.time()
 
@@ -266,6 +287,7 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(m), flush=True)
 
     student_steps = []
+    trainer = None
     for it in range(c["iterations"]):
         for step in range(c["examinerSteps"]):
             metrics, _ = stage.step(it, step, student)
@@ -291,9 +313,13 @@ def main(argv: list[str] | None = None) -> int:
                 student_steps.append(m)
                 log(m)
         student = trainer.accelerator.unwrap_model(trainer.model)
-        del trainer
-        gc.collect()
+        if it + 1 < c["iterations"]:
+            del trainer
+            gc.collect()
     acc.wait_for_everyone()
+    dest = out / "student"
+    # Every process takes part: under ZeRO-3 or FSDP the weights are gathered from the shards.
+    trainer.save_model(str(dest))
     applied = [m for m in student_steps if not m.get("skipped_updates")]
     summary = {
         "processes": acc.num_processes,
@@ -311,9 +337,7 @@ def main(argv: list[str] | None = None) -> int:
         "settings": c,
     }
     if acc.is_main_process:
-        dest = out / "student"
-        student.save_pretrained(dest)
-        tok.save_pretrained(dest)
+        (dest / "training_args.bin").unlink(missing_ok=True)
         (out / "metrics.jsonl").write_text("".join(json.dumps(m) + "\n" for m in records))
         (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
         print(

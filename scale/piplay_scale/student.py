@@ -32,7 +32,7 @@ from trl.trainer.utils import pad
 
 from .losses import clipped_ratio, entropy, k3, token_logprobs, topk_kl
 from .rewards import group_advantages, student_reward
-from .rollout import TorchTurns, encode_prompt, run_rollouts, stop_ids_of
+from .rollout import TorchTurns, VllmTurns, encode_prompt, run_rollouts, stop_ids_of
 from .search import Bm25
 from .text import Qcp, privileged_block, student_prompt, teacher_prompt
 
@@ -183,10 +183,15 @@ class PiPlayStudentTrainer(GRPOTrainer):
         tok = self.processing_class
         rows = self._rows
         ids = [encode_prompt(tok, student_prompt(r["question"])) for r in rows]
+        sync = None
+        if self.use_vllm:
+            turns = VllmTurns(self)
+            sync = self._any_rollout_left
         with unwrap_model_for_generation(
             self.model_wrapped, self.accelerator, gather_deepspeed3_params=a.ds3_gather_for_generation
         ) as model:
-            turns = TorchTurns(model, tok, temperature=a.temperature, top_p=a.top_p, generator=self.generator)
+            if not self.use_vllm:
+                turns = TorchTurns(model, tok, temperature=a.temperature, top_p=a.top_p, generator=self.generator)
             rollouts = run_rollouts(
                 turns,
                 tok,
@@ -198,6 +203,7 @@ class PiPlayStudentTrainer(GRPOTrainer):
                 tool_tokens=a.tool_tokens,
                 stop_ids=stop_ids_of(model, tok),
                 max_positions=model.config.max_position_embeddings,
+                sync=sync,
             )
         return {
             "prompt_ids": [r.ids[: r.prompt_length] for r in rollouts],
@@ -207,6 +213,9 @@ class PiPlayStudentTrainer(GRPOTrainer):
             "em": [student_reward(r.answer(), row["answer"]) for r, row in zip(rollouts, rows)],
             "searches": [len(r.searches) for r in rollouts],
         }
+
+    def _any_rollout_left(self, mine: bool) -> bool:
+        return bool(self.accelerator.reduce(torch.tensor([float(mine)], device=self.accelerator.device), "sum") > 0)
 
     def _teacher_prompt_ids(self, row: dict) -> list[int]:
         a = self.args

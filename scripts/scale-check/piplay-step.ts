@@ -69,6 +69,8 @@ const CASES: { name: string; settings: Partial<SelfPlayConfig> }[] = [
       kl: 'forward',
       temperature: 1,
       seed: 3,
+      // Passes of 2 rollouts whose gradients add up (TRL: gradient accumulation over 4 micro-batches).
+      microBatch: 2,
     },
   },
 ];
