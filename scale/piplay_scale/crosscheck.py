@@ -38,8 +38,8 @@ from .rewards import (
     student_reward,
 )
 from .rollout import encode_prompt, encode_tool_reply
-from .search import Bm25, corpus_of
 from .run import PRESETS, SETTINGS, student_config
+from .search import Bm25, corpus_of
 from .student import PiPlayStudentTrainer
 from .text import (
     Qcp,
@@ -77,7 +77,10 @@ def check_parity(data: dict, tokenizer) -> int:
     for b in p["blocks"]:
         q = questions[b["id"]]
         mine = privileged_block(
-            Qcp.from_json(q["qcp"]), b["mode"], notes=b["notes"], seed=f"{p['seed']}/{q['id']}",
+            Qcp.from_json(q["qcp"]),
+            b["mode"],
+            notes=b["notes"],
+            seed=f"{p['seed']}/{q['id']}",
             drop_fraction=p["partialDrop"],
         )
         expect_equal(f"privileged block ({b['mode']}, {b['notes']}) of {q['id']}", mine, b["block"])
@@ -93,9 +96,11 @@ def check_parity(data: dict, tokenizer) -> int:
         reply = encode_tool_reply(tokenizer, [by_id[i] for i in r["passages"]], r["budget"])
         expect_equal(f"tool reply of {r['passages']} in {r['budget']} tokens", reply.ids, r["ids"])
         expect_equal("its body", reply.body, r["body"])
-    for q, ids in zip(p["questions"], p["teacherIds"]):
+    for q, ids in zip(p["questions"], p["teacherIds"], strict=True):
         block = privileged_block(Qcp.from_json(q["qcp"]), "full", notes="answer-first", seed=f"{p['seed']}/{q['id']}")
-        expect_equal(f"teacher prompt ids of {q['id']}", encode_prompt(tokenizer, teacher_prompt(q["question"], block)), ids)
+        expect_equal(
+            f"teacher prompt ids of {q['id']}", encode_prompt(tokenizer, teacher_prompt(q["question"], block)), ids
+        )
     for name, values in PRESETS.items():
         for key in SETTINGS:
             expect_equal(f"--preset {name} --{SETTINGS[key].flag}", values[key], data["presets"][name][key])
@@ -162,7 +167,7 @@ def replay(case: dict, model_dir: str, tokenizer, privileged: str | None = None)
             rollout_func=_replay(case, tokenizer),
         )
         if trainer.teacher is not None and privileged is None:
-            for row, ids in zip(_rows(case), case["teacherPromptIds"]):
+            for row, ids in zip(_rows(case), case["teacherPromptIds"], strict=True):
                 expect_equal(f"teacher prompt ids of {row['id']}", trainer._teacher_prompt_ids(row), ids)
         trainer.train()
     return [h for h in trainer.state.log_history if "policy_loss" in h]
@@ -172,7 +177,7 @@ def student_case(case: dict, model_dir: str, tokenizer) -> dict[str, float]:
     """The case's prompts, rewards and advantages (exactly), then its step replayed on TRL: the metrics averaged over
     its optimizer steps as piplay averages them."""
     n = case["config"]["rolloutsPerQuestion"]
-    for q, ids in zip(case["questions"], case["studentPromptIds"]):
+    for q, ids in zip(case["questions"], case["studentPromptIds"], strict=True):
         expect_equal(f"student prompt ids of {q['id']}", encode_prompt(tokenizer, student_prompt(q["question"])), ids)
     rewards = [
         student_reward(final_answer("\n".join(r["policyTurns"])), case["questions"][i // n]["answer"])
@@ -183,7 +188,9 @@ def student_case(case: dict, model_dir: str, tokenizer) -> dict[str, float]:
     expect_equal(f"{case['name']}: GRPO advantages", advantages, case["advantages"])
     steps = replay(case, model_dir, tokenizer)
     if len(steps) != case["metrics"]["optimizer_steps"]:
-        raise Mismatch(f"{case['name']}: {len(steps)} optimizer steps, piplay took {case['metrics']['optimizer_steps']}")
+        raise Mismatch(
+            f"{case['name']}: {len(steps)} optimizer steps, piplay took {case['metrics']['optimizer_steps']}"
+        )
     return {k: sum(h.get(k, 0.0) for h in steps) / len(steps) for k in (*COMPARED, "ppo_kl", "entropy")}
 
 
@@ -227,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     model_dir = a.model or str(Path(__file__).resolve().parents[2] / data["model"])
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     checked = check_parity(data, tokenizer)
-    print(f"cross-check: parity: {checked} prompts, blocks, searches, answers, tool replies and preset values equal piplay's")
+    print(f"cross-check: parity: {checked} prompts, blocks, searches, answers, tool replies and presets equal piplay's")
     worst, values = 0.0, 0
     for case in data["cases"]:
         mine = student_case(case, model_dir, tokenizer)
@@ -242,7 +249,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"cross-check: student {case['name']}: " + "; ".join(parts))
     ex = examiner_case(data, model_dir, tokenizer)
     parts = []
-    for k, theirs in (("loss", data["examiner"]["metrics"]["loss"]), ("grad_norm", data["examiner"]["metrics"]["grad_norm"])):
+    for k, theirs in (
+        ("loss", data["examiner"]["metrics"]["loss"]),
+        ("grad_norm", data["examiner"]["metrics"]["grad_norm"]),
+    ):
         d = rel_diff(ex[k], theirs)
         worst, values = max(worst, d), values + 1
         parts.append(f"{k} {ex[k]:.6g} vs {theirs:.6g} ({d:.1e})")

@@ -25,9 +25,17 @@ from accelerate.utils import gather_object
 from trl.models import unwrap_model_for_generation
 
 from .losses import k3, token_logprobs
-from .rewards import difficulty_reward, examiner_format_reward, examiner_reward, group_advantages, solvable, student_reward
+from .rewards import (
+    difficulty_reward,
+    examiner_format_reward,
+    examiner_reward,
+    group_advantages,
+    solvable,
+    student_reward,
+)
 from .rng import rng_for
 from .rollout import TorchTurns, encode_prompt, run_rollouts, stop_ids_of
+from .schedule import warmup_lr, warmup_steps
 from .search import Bm25
 from .text import Qcp, examiner_prompt, parse_examiner_turns, student_prompt
 
@@ -60,7 +68,6 @@ class ExaminerSettings:
     @staticmethod
     def from_piplay(c: dict) -> ExaminerSettings:
         """The settings of a piplay configuration (its JSON, camelCase)."""
-        steps = c["iterations"] * c["examinerSteps"]
         return ExaminerSettings(
             seed=c["seed"],
             examiner_batch=c["examinerBatch"],
@@ -72,7 +79,7 @@ class ExaminerSettings:
             adam_beta2=c["adamBeta2"],
             grad_clip=c["gradClip"],
             examiner_beta=c["examinerBeta"],
-            warmup_steps=math.ceil(c["lrWarmup"] * steps),
+            warmup_steps=warmup_steps(c["lrWarmup"], c["iterations"] * c["examinerSteps"]),
             temperature=c["temperature"],
             top_p=c["topP"],
             max_turns=c["maxTurns"],
@@ -102,16 +109,12 @@ class Written:
     searches: int
 
 
-def _warmup_lr(lr: float, k: int, warmup: int) -> float:
-    """piplay's warm-up: step k (1-based) of `warmup` at lr·k/warmup, then lr."""
-    return lr * k / warmup if warmup > 0 and k < warmup else lr
-
-
 class ExaminerStage:
     """The examiner policy with its optimizer, on `accelerator`'s processes."""
 
-    def __init__(self, model, tokenizer, settings: ExaminerSettings, corpus: list[dict], accelerator=None,
-                 reference=None):
+    def __init__(
+        self, model, tokenizer, settings: ExaminerSettings, corpus: list[dict], accelerator=None, reference=None
+    ):
         self.s = settings
         self.tokenizer = tokenizer
         self.corpus = corpus
@@ -148,12 +151,19 @@ class ExaminerStage:
         with unwrap_model_for_generation(self.model, self.accelerator) as model:
             prompts = [encode_prompt(tok, examiner_prompt(src, hops)) for _, src, hops in items]
             rollouts = run_rollouts(
-                self._turns(model, label), tok, prompts, role="examiner", search=self._search,
-                max_turns=self.s.max_turns, turn_tokens=self.s.turn_tokens, tool_tokens=self.s.tool_tokens,
-                stop_ids=stop_ids_of(model, tok), max_positions=model.config.max_position_embeddings,
+                self._turns(model, label),
+                tok,
+                prompts,
+                role="examiner",
+                search=self._search,
+                max_turns=self.s.max_turns,
+                turn_tokens=self.s.turn_tokens,
+                tool_tokens=self.s.tool_tokens,
+                stop_ids=stop_ids_of(model, tok),
+                max_positions=model.config.max_position_embeddings,
             )
         out = []
-        for (i, src, hops), r in zip(items, rollouts):
+        for (i, src, hops), r in zip(items, rollouts, strict=True):
             parsed = parse_examiner_turns(r.policy_turns, [s.information for s in r.searches])
             qcp = Qcp(
                 source={"title": src["title"], "text": src["text"]},
@@ -162,9 +172,21 @@ class ExaminerStage:
                 question=parsed.question,
                 answer=parsed.answer,
             )
-            out.append(Written(i, src, hops, parsed.question, parsed.answer, qcp,
-                               examiner_format_reward(parsed, hops, src), r.ids, r.mask, r.prompt_length,
-                               len(r.searches)))
+            out.append(
+                Written(
+                    i,
+                    src,
+                    hops,
+                    parsed.question,
+                    parsed.answer,
+                    qcp,
+                    examiner_format_reward(parsed, hops, src),
+                    r.ids,
+                    r.mask,
+                    r.prompt_length,
+                    len(r.searches),
+                )
+            )
         return out
 
     def solve_counts(self, student, questions: list[Written], label: str) -> list[int]:
@@ -175,9 +197,16 @@ class ExaminerStage:
         prompts = [encode_prompt(tok, student_prompt(q.question)) for q in questions for _ in range(n)]
         with torch.no_grad():
             rollouts = run_rollouts(
-                self._turns(student, label), tok, prompts, role="student", search=self._search,
-                max_turns=self.s.max_turns, turn_tokens=self.s.turn_tokens, tool_tokens=self.s.tool_tokens,
-                stop_ids=stop_ids_of(student, tok), max_positions=student.config.max_position_embeddings,
+                self._turns(student, label),
+                tok,
+                prompts,
+                role="student",
+                search=self._search,
+                max_turns=self.s.max_turns,
+                turn_tokens=self.s.turn_tokens,
+                tool_tokens=self.s.tool_tokens,
+                stop_ids=stop_ids_of(student, tok),
+                max_positions=student.config.max_position_embeddings,
             )
         return [
             int(sum(student_reward(rollouts[i * n + j].answer(), q.answer) for j in range(n)))
@@ -203,8 +232,8 @@ class ExaminerStage:
         items = self._draw(rng.fork("sources"), self.s.examiner_batch)
         written = self.write_questions(self._mine(items), f"examiner/{iteration}/{step}/examiner-sampling")
         valid = [w for w in written if w.format > 0]
-        ks = dict(zip((w.index for w in valid),
-                      self.solve_counts(student, valid, f"examiner/{iteration}/{step}/student-sampling")))
+        counts = self.solve_counts(student, valid, f"examiner/{iteration}/{step}/student-sampling")
+        ks = {w.index: k for w, k in zip(valid, counts, strict=True)}
         n = self.s.n
         local = [
             {
@@ -224,14 +253,18 @@ class ExaminerStage:
             r["reward"] = examiner_reward(r["format"], r["difficulty"])
         records = sorted(gather_object(local), key=lambda r: r["index"])
         advantages = group_advantages([r["reward"] for r in records], [r["hops"] for r in records])
-        for r, a in zip(records, advantages):
+        for r, a in zip(records, advantages, strict=True):
             r["advantage"] = a
         by_index = {r["index"]: r["advantage"] for r in records}
         # --empty-updates skip: rewards equal within every hop group leave every advantage 0, nothing to learn.
         skip = self.s.empty_updates == "skip" and all(a == 0 for a in advantages)
-        loss, norm = (0.0, 0.0) if skip else self.update(
-            [{"ids": w.ids, "mask": w.mask, "prompt_length": w.prompt_length} for w in written],
-            [by_index[w.index] for w in written],
+        loss, norm = (
+            (0.0, 0.0)
+            if skip
+            else self.update(
+                [{"ids": w.ids, "mask": w.mask, "prompt_length": w.prompt_length} for w in written],
+                [by_index[w.index] for w in written],
+            )
         )
         valid_all = [r for r in records if r["format"] > 0]
         mean = lambda xs: sum(xs) / len(xs) if xs else 0.0  # noqa: E731
@@ -259,11 +292,18 @@ class ExaminerStage:
         device = acc.device
         pad_id = self.tokenizer.pad_token_id or 0
         width = max((len(r["ids"]) for r in rollouts), default=1)
-        ids = torch.tensor([[pad_id] * (width - len(r["ids"])) + r["ids"] for r in rollouts] or [[pad_id]], device=device)
-        attn = torch.tensor([[0] * (width - len(r["ids"])) + [1] * len(r["ids"]) for r in rollouts] or [[0]], device=device)
+        ids = torch.tensor(
+            [[pad_id] * (width - len(r["ids"])) + r["ids"] for r in rollouts] or [[pad_id]], device=device
+        )
+        attn = torch.tensor(
+            [[0] * (width - len(r["ids"])) + [1] * len(r["ids"]) for r in rollouts] or [[0]], device=device
+        )
         mask = torch.tensor(
-            [[0] * (width - len(r["ids"])) + [m if t >= r["prompt_length"] else 0 for t, m in enumerate(r["mask"])]
-             for r in rollouts] or [[0]],
+            [
+                [0] * (width - len(r["ids"])) + [m if t >= r["prompt_length"] else 0 for t, m in enumerate(r["mask"])]
+                for r in rollouts
+            ]
+            or [[0]],
             device=device,
         ).float()[:, 1:]
         adv = torch.tensor(advantages or [0.0], dtype=torch.float32, device=device)[:, None]
@@ -285,7 +325,7 @@ class ExaminerStage:
         norm = acc.clip_grad_norm_(self.model.parameters(), clip)
         self.steps_taken += 1
         for g in self.optimizer.param_groups:
-            g["lr"] = _warmup_lr(self.s.examiner_lr, self.steps_taken, self.s.warmup_steps)
+            g["lr"] = warmup_lr(self.s.examiner_lr, self.steps_taken, self.s.warmup_steps)
         self.optimizer.step()
         self.optimizer.zero_grad()
         return float(stats[0] / tokens), float(norm)
@@ -316,14 +356,16 @@ class ExaminerStage:
                 written_all.append(best)
                 if best[1] > 0 and len(out) < target:
                     _, _, question, answer, hops, qcp = best
-                    out.append({
-                        "prompt": [{"role": "user", "content": student_prompt(question)}],
-                        "question": question,
-                        "answer": answer,
-                        "hops": hops,
-                        "id": f"it{iteration}-q{len(out)}",
-                        "qcp": qcp,
-                    })
+                    out.append(
+                        {
+                            "prompt": [{"role": "user", "content": student_prompt(question)}],
+                            "question": question,
+                            "answer": answer,
+                            "hops": hops,
+                            "id": f"it{iteration}-q{len(out)}",
+                            "qcp": qcp,
+                        }
+                    )
             b += 1
         formats = [t[1] for t in written_all]
         metrics = {

@@ -50,8 +50,12 @@ def topk_kl(
     if tail:
         off = torch.ones_like(s_logp, dtype=torch.bool).scatter(-1, ids, False)
         neg = torch.finfo(s_logp.dtype).min
-        a_tail = torch.logsumexp(s_logp.masked_fill(~off, neg), -1, keepdim=True).clamp(min=torch.log(torch.tensor(TINY)))
-        b_tail = torch.logsumexp(t_logp.masked_fill(~off, neg), -1, keepdim=True).clamp(min=torch.log(torch.tensor(TINY)))
+        a_tail = torch.logsumexp(s_logp.masked_fill(~off, neg), -1, keepdim=True).clamp(
+            min=torch.log(torch.tensor(TINY))
+        )
+        b_tail = torch.logsumexp(t_logp.masked_fill(~off, neg), -1, keepdim=True).clamp(
+            min=torch.log(torch.tensor(TINY))
+        )
         a, b = torch.cat([a, a_tail], -1), torch.cat([b, b_tail], -1)
     else:
         a = a - torch.logsumexp(a, -1, keepdim=True)

@@ -191,10 +191,12 @@ class VllmTurns:
         self.trainer = trainer
 
     def __call__(self, rows, max_new, stop_ids, stop_strings) -> list[TurnResult]:
-        _, completions, logprobs, _ = self.trainer.vllm_generation.generate(prompts=rows, images=None, num_generations=1)
+        _, completions, logprobs, _ = self.trainer.vllm_generation.generate(
+            prompts=rows, images=None, num_generations=1
+        )
         tok = self.trainer.processing_class
         out = []
-        for ids, lps in zip(completions, logprobs):
+        for ids, lps in zip(completions, logprobs, strict=True):
             ids = list(ids)
             lp = [float("nan") if x[0] is None else float(x[0]) for x in lps]
             if ids and ids[-1] in stop_ids:
@@ -276,7 +278,7 @@ def run_rollouts(
             break
         results = turns([rolls[r].ids for r in active], turn_tokens, stop_ids, stop_strings) if active or sync else []
         nxt = []
-        for r, res in zip(active, results):
+        for r, res in zip(active, results, strict=True):
             ro = rolls[r]
             ro.ids += res.ids
             ro.mask += [1] * len(res.ids)

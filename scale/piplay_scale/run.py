@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import math
 import sys
 import time
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from datasets import Dataset
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from .examiner import ExaminerSettings, ExaminerStage
+from .schedule import lambda_at, warmup_steps
 from .search import CorpusError, corpus_of
 from .student import PiPlayStudentTrainer, StudentConfig
 from .text import NOTES_RENDERINGS, PRIVILEGED_MODES, student_prompt
@@ -86,22 +86,67 @@ SETTINGS: dict[str, Setting] = {
 }
 
 _PAPER = {
-    "seed": 0, "iterations": 3, "examinerSteps": 50, "studentSteps": 50, "examinerBatch": 256,
-    "hopWeights": [4, 3, 2, 1], "rolloutsPerQuestion": 5, "trainQuestions": 0, "generationRounds": 4,
-    "examinerSamples": 1, "studentBatch": 256, "ppoEpochs": 1, "miniBatches": 1, "microBatch": 0, "epsLow": 0.2, "epsHigh": 0.2,
-    "beta": 0, "examinerBeta": 0, "lambda": [0.1, 0.03, 0.03], "topK": 50, "tail": True, "kl": "reverse",
-    "tau": 0.05, "privileged": "full", "notes": "passages", "partialDrop": 0.5, "lr": 1e-6, "examinerLr": 1e-6,
-    "weightDecay": 0.01, "gradClip": 0.1, "lrWarmup": 0.03, "emptyUpdates": "apply", "adamBeta1": 0.9,
-    "adamBeta2": 0.999, "temperature": 1, "topP": 1, "maxTurns": 5, "turnTokens": 500, "toolTokens": 500,
+    "seed": 0,
+    "iterations": 3,
+    "examinerSteps": 50,
+    "studentSteps": 50,
+    "examinerBatch": 256,
+    "hopWeights": [4, 3, 2, 1],
+    "rolloutsPerQuestion": 5,
+    "trainQuestions": 0,
+    "generationRounds": 4,
+    "examinerSamples": 1,
+    "studentBatch": 256,
+    "ppoEpochs": 1,
+    "miniBatches": 1,
+    "microBatch": 0,
+    "epsLow": 0.2,
+    "epsHigh": 0.2,
+    "beta": 0,
+    "examinerBeta": 0,
+    "lambda": [0.1, 0.03, 0.03],
+    "topK": 50,
+    "tail": True,
+    "kl": "reverse",
+    "tau": 0.05,
+    "privileged": "full",
+    "notes": "passages",
+    "partialDrop": 0.5,
+    "lr": 1e-6,
+    "examinerLr": 1e-6,
+    "weightDecay": 0.01,
+    "gradClip": 0.1,
+    "lrWarmup": 0.03,
+    "emptyUpdates": "apply",
+    "adamBeta1": 0.9,
+    "adamBeta2": 0.999,
+    "temperature": 1,
+    "topP": 1,
+    "maxTurns": 5,
+    "turnTokens": 500,
+    "toolTokens": 500,
     "retrievalTopK": 3,
 }
 #: piplay's presets: the papers' values, and the demo's for a browser-sized model (the embedded one).
 PRESETS = {
     "paper": _PAPER,
     "demo": {
-        **_PAPER, "iterations": 2, "examinerSteps": 8, "studentSteps": 8, "examinerBatch": 8, "examinerSamples": 4,
-        "studentBatch": 8, "microBatch": 1, "notes": "answer-first", "lr": 1e-4, "examinerLr": 1e-4, "lrWarmup": 0.1,
-        "emptyUpdates": "skip", "temperature": 0.6, "turnTokens": 128, "toolTokens": 320,
+        **_PAPER,
+        "iterations": 2,
+        "examinerSteps": 8,
+        "studentSteps": 8,
+        "examinerBatch": 8,
+        "examinerSamples": 4,
+        "studentBatch": 8,
+        "microBatch": 1,
+        "notes": "answer-first",
+        "lr": 1e-4,
+        "examinerLr": 1e-4,
+        "lrWarmup": 0.1,
+        "emptyUpdates": "skip",
+        "temperature": 0.6,
+        "turnTokens": 128,
+        "toolTokens": 320,
     },
 }
 
@@ -123,17 +168,31 @@ def _parse(kind: str, text: str):
 def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, dict]:
     ap = argparse.ArgumentParser(prog="python -m piplay_scale.run", description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True, help="the run's folder (refused if it holds a student already)")
-    ap.add_argument("--model", default=str(Path(__file__).resolve().parents[2] / "public/models/piplay-tiny"),
-                    help="the base: an HF model folder or hub id (default: the embedded piplay-tiny)")
+    ap.add_argument(
+        "--model",
+        default=str(Path(__file__).resolve().parents[2] / "public/models/piplay-tiny"),
+        help="the base: an HF model folder or hub id (default: the embedded piplay-tiny)",
+    )
     ap.add_argument("--corpus", default="world", help="'world' (the default world) or a corpus JSONL file")
-    ap.add_argument("--questions", default=None,
-                    help="the student's questions from a JSONL of npm run dataset, instead of data generation")
+    ap.add_argument(
+        "--questions",
+        default=None,
+        help="the student's questions from a JSONL of npm run dataset, instead of data generation",
+    )
     ap.add_argument("--preset", default="demo", choices=sorted(PRESETS))
     ap.add_argument("--bf16", action="store_true", help="bf16 mixed precision (GPUs; the check runs f32)")
-    ap.add_argument("--dtype", default="float32", choices=("float32", "bfloat16"),
-                    help="the weights' dtype as loaded (bfloat16 with --bf16 on GPUs for 4B-8B bases)")
-    ap.add_argument("--vllm", choices=("colocate", "server"), default=None,
-                    help="TRL's vLLM generation for the student's rollouts (GPUs with vLLM; not run here)")
+    ap.add_argument(
+        "--dtype",
+        default="float32",
+        choices=("float32", "bfloat16"),
+        help="the weights' dtype as loaded (bfloat16 with --bf16 on GPUs for 4B-8B bases)",
+    )
+    ap.add_argument(
+        "--vllm",
+        choices=("colocate", "server"),
+        default=None,
+        help="TRL's vLLM generation for the student's rollouts (GPUs with vLLM; not run here)",
+    )
     for key, s in SETTINGS.items():
         ap.add_argument(f"--{s.flag}", dest=key, default=None, help=s.help, metavar=s.kind.upper())
     a = ap.parse_args(argv)
@@ -157,12 +216,6 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, dict]:
     return a, settings
 
 
-def lambda_at(schedule, iteration: int) -> float:
-    if isinstance(schedule, (int, float)):
-        return float(schedule)
-    return float(schedule[min(max(0, iteration), len(schedule) - 1)]) if schedule else 0.0
-
-
 def read_questions(path: str) -> list[dict]:
     """The student's training rows from `npm run dataset`'s JSONL (its prompt, answer, hops and path)."""
     rows = []
@@ -174,8 +227,16 @@ def read_questions(path: str) -> list[dict]:
             if key not in r:
                 raise SystemExit(f"--questions: {path}:{n} has no '{key}'; give a JSONL of npm run dataset")
         q = r["qcp"]["question"]
-        rows.append({"prompt": [{"role": "user", "content": student_prompt(q)}], "question": q,
-                     "answer": r["answer"], "hops": r["hops"], "id": f"dataset-{len(rows)}", "qcp": r["qcp"]})
+        rows.append(
+            {
+                "prompt": [{"role": "user", "content": student_prompt(q)}],
+                "question": q,
+                "answer": r["answer"],
+                "hops": r["hops"],
+                "id": f"dataset-{len(rows)}",
+                "qcp": r["qcp"],
+            }
+        )
     return rows
 
 
@@ -249,7 +310,7 @@ def student_config(
         turn_tokens=c["turnTokens"],
         tool_tokens=c["toolTokens"],
         retrieval_top_k=c["retrievalTopK"],
-        warmup_optimizer_steps=math.ceil(c["lrWarmup"] * steps * c["iterations"]),
+        warmup_optimizer_steps=warmup_steps(c["lrWarmup"], steps * c["iterations"]),
         empty_updates=c["emptyUpdates"],
         rollout_seed=c["seed"] * 1000 + iteration,
         seed=c["seed"],
@@ -276,8 +337,9 @@ def main(argv: list[str] | None = None) -> int:
     teacher = load_model(a.model, a.dtype).to(acc.device) if c["privileged"] != "none" else None
     examiner_settings = ExaminerSettings.from_piplay(c)
     reference = load_model(a.model, a.dtype).to(acc.device) if c["examinerBeta"] > 0 else None
-    stage = ExaminerStage(load_model(a.model, a.dtype), tok, examiner_settings, corpus, accelerator=acc,
-                          reference=reference)
+    stage = ExaminerStage(
+        load_model(a.model, a.dtype), tok, examiner_settings, corpus, accelerator=acc, reference=reference
+    )
     records: list[dict] = []
     t0 = time.time()
 

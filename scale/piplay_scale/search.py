@@ -56,9 +56,9 @@ def read_corpus(path: str | Path) -> list[dict]:
             if not isinstance(v, str) or not v.strip():
                 raise CorpusError(f'{path}:{n}: field "{key}" must be a non-empty string')
         if len(obj["text"]) > MAX_PASSAGE_CHARS:
-            raise CorpusError(f"{path}:{n}: passage \"{obj['id']}\" is longer than {MAX_PASSAGE_CHARS} characters")
+            raise CorpusError(f'{path}:{n}: passage "{obj["id"]}" is longer than {MAX_PASSAGE_CHARS} characters')
         if obj["id"] in seen:
-            raise CorpusError(f"{path}:{n}: duplicate id \"{obj['id']}\" (first on line {seen[obj['id']]})")
+            raise CorpusError(f'{path}:{n}: duplicate id "{obj["id"]}" (first on line {seen[obj["id"]]})')
         seen[obj["id"]] = n
         passages.append({"id": obj["id"], "title": obj["title"], "text": obj["text"]})
     if not passages:
@@ -113,7 +113,7 @@ class Bm25:
             if post is None:
                 continue
             idf = self.idf(term)
-            for d, tf in zip(*post):
+            for d, tf in zip(*post, strict=True):
                 norm = self.k1 * (1 - self.b + (self.b * self.lengths[d]) / self.avgdl)
                 scores[d] += (idf * tf * (self.k1 + 1)) / (tf + norm)
         return scores

@@ -19,7 +19,6 @@ piplay's (step k of W at lr·k/W), and the gradient norm is clipped at `grad_cli
 from __future__ import annotations
 
 import copy
-import math
 from dataclasses import dataclass, field
 
 import torch
@@ -33,6 +32,7 @@ from trl.trainer.utils import pad
 from .losses import clipped_ratio, entropy, k3, token_logprobs, topk_kl
 from .rewards import group_advantages, student_reward
 from .rollout import TorchTurns, VllmTurns, encode_prompt, run_rollouts, stop_ids_of
+from .schedule import warmup_lr
 from .search import Bm25
 from .text import Qcp, privileged_block, student_prompt, teacher_prompt
 
@@ -102,8 +102,17 @@ class PiPlayStudentTrainer(GRPOTrainer):
     """GRPOTrainer with piplay's rollouts, advantages and loss. `train_dataset` rows: `prompt` (the student's chat
     turn), `question`, `answer`, `hops`, `id` and `qcp` (the construction path, for the teacher's block)."""
 
-    def __init__(self, model, args: StudentConfig, train_dataset, processing_class, corpus: list[dict], teacher=None,
-                 rollout_func=None, **kwargs):
+    def __init__(
+        self,
+        model,
+        args: StudentConfig,
+        train_dataset,
+        processing_class,
+        corpus: list[dict],
+        teacher=None,
+        rollout_func=None,
+        **kwargs,
+    ):
         if args.privileged == "none" and args.pi_lambda > 0:
             raise ValueError("--lambda must be 0 with --privileged none (no teacher, no distillation: Dr. Zero)")
         if args.kl not in ("reverse", "forward"):
@@ -167,9 +176,8 @@ class PiPlayStudentTrainer(GRPOTrainer):
         if self.lr_scheduler is None:
             warmup = self.args.warmup_optimizer_steps
 
-            def factor(_: int) -> float:  # the next applied step is piplay's step applied + 1 of `warmup`
-                k = self.applied_steps + 1
-                return k / warmup if warmup > 0 and k < warmup else 1.0
+            def factor(_: int) -> float:  # the next applied step is piplay's step `applied + 1`
+                return warmup_lr(1.0, self.applied_steps + 1, warmup)
 
             self.lr_scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer or self.optimizer, factor)
             self._created_lr_scheduler = True
@@ -210,7 +218,7 @@ class PiPlayStudentTrainer(GRPOTrainer):
             "completion_ids": [r.response_ids for r in rollouts],
             "logprobs": [r.logprobs[r.prompt_length :] for r in rollouts],
             "env_mask": [r.mask[r.prompt_length :] for r in rollouts],
-            "em": [student_reward(r.answer(), row["answer"]) for r, row in zip(rollouts, rows)],
+            "em": [student_reward(r.answer(), row["answer"]) for r, row in zip(rollouts, rows, strict=True)],
             "searches": [len(r.searches) for r in rollouts],
         }
 
@@ -306,7 +314,10 @@ class PiPlayStudentTrainer(GRPOTrainer):
         if self.teacher is not None:
             with torch.no_grad():
                 t_logits = self._completion_logits(
-                    self.teacher, inputs["teacher_prompt_ids"], inputs["teacher_prompt_mask"], completion_ids,
+                    self.teacher,
+                    inputs["teacher_prompt_ids"],
+                    inputs["teacher_prompt_mask"],
+                    completion_ids,
                     completion_mask,
                 )
             d = topk_kl(logits, t_logits, a.topk, tail=a.tail, reverse=a.kl == "reverse")
@@ -320,7 +331,7 @@ class PiPlayStudentTrainer(GRPOTrainer):
         n = inputs["step_tokens"]
         keys = sorted(sums)
         reduced = self.accelerator.reduce(torch.stack([sums[k].float() for k in keys]), reduction="sum") / n
-        for k, v in zip(keys, reduced.tolist()):
+        for k, v in zip(keys, reduced.tolist(), strict=True):
             self._step_sums[k] = self._step_sums.get(k, 0.0) + v
         # Data-parallel training averages the processes' gradients: × processes makes it their sum, so the
         # gradient is that of the token-mean over the step's tokens on every process.
@@ -329,7 +340,10 @@ class PiPlayStudentTrainer(GRPOTrainer):
     def _reference_logprobs(self, inputs) -> torch.Tensor:
         with torch.no_grad():
             logits = self._completion_logits(
-                self.ref_model, inputs["prompt_ids"], inputs["prompt_mask"], inputs["completion_ids"],
+                self.ref_model,
+                inputs["prompt_ids"],
+                inputs["prompt_mask"],
+                inputs["completion_ids"],
                 inputs["completion_mask"],
             )
             return token_logprobs(logits, inputs["completion_ids"])
@@ -344,8 +358,3 @@ class PiPlayStudentTrainer(GRPOTrainer):
         self._metrics["train"]["skipped_updates"].append(1.0 if self.skip_step else 0.0)
         self._step_sums = {}
         self.skip_step = False
-
-
-def warmup_steps(lr_warmup: float, run_optimizer_steps: int) -> int:
-    """piplay's warm-up length: the --lr-warmup share of a policy's optimizer steps in the run, rounded up."""
-    return math.ceil(lr_warmup * run_optimizer_steps)

@@ -46,9 +46,33 @@ def run_dataset(tmp_path_factory) -> tuple[Path, Path]:
     d = tmp_path_factory.mktemp("run")
     run = d / "run"
     npx(
-        "src/cli/train.ts", "--out", str(run), "--preset", "demo", "--iterations", "1", "--examiner-steps", "1",
-        "--student-steps", "1", "--examiner-batch", "4", "--student-batch", "2", "--n", "2", "--eval-at-start",
-        "off", "--eval-per-hop", "0", "--examiner-samples", "1", "--generation-rounds", "1", "--rollout-samples", "0",
+        "src/cli/train.ts",
+        "--out",
+        str(run),
+        "--preset",
+        "demo",
+        "--iterations",
+        "1",
+        "--examiner-steps",
+        "1",
+        "--student-steps",
+        "1",
+        "--examiner-batch",
+        "4",
+        "--student-batch",
+        "2",
+        "--n",
+        "2",
+        "--eval-at-start",
+        "off",
+        "--eval-per-hop",
+        "0",
+        "--examiner-samples",
+        "1",
+        "--generation-rounds",
+        "1",
+        "--rollout-samples",
+        "0",
     )
     npx("src/cli/dataset.ts", "--run", str(run), "--out", str(d / "data.jsonl"))
     npx("src/cli/dataset.ts", "--run", str(run), "--out", str(d / "data.parquet"))

@@ -1,9 +1,8 @@
 """An export by piplay of a base whose chat template lives in chat_template.jinja (as transformers 5 saves it)
 keeps the template: transformers' apply_chat_template works on the exported folder as on the base."""
 
-from transformers import AutoModelForCausalLM, AutoTokenizer
-
 from conftest import npx
+from transformers import AutoModelForCausalLM, AutoTokenizer
 
 
 def test_piplay_export_keeps_a_jinja_chat_template(model_dir, tmp_path):
@@ -18,6 +17,7 @@ def test_piplay_export_keeps_a_jinja_chat_template(model_dir, tmp_path):
     assert (out / "chat_template.jinja").read_text() == (base / "chat_template.jinja").read_text()
     turn = [{"role": "user", "content": "Question: where?\n"}]
     exported = AutoTokenizer.from_pretrained(out)
-    assert exported.apply_chat_template(turn, add_generation_prompt=True, tokenize=False) == \
-        tok.apply_chat_template(turn, add_generation_prompt=True, tokenize=False)
+    assert exported.apply_chat_template(turn, add_generation_prompt=True, tokenize=False) == tok.apply_chat_template(
+        turn, add_generation_prompt=True, tokenize=False
+    )
     AutoModelForCausalLM.from_pretrained(out)

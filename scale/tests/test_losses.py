@@ -20,7 +20,7 @@ def reference_topk_kl(s_logits, t_logits, k, tail, reverse):
         a = [x / sum(a) for x in a]
         b = [x / sum(b) for x in b]
     p, q = (a, b) if reverse else (b, a)
-    return sum(x * (math.log(x) - math.log(y)) for x, y in zip(p, q))
+    return sum(x * (math.log(x) - math.log(y)) for x, y in zip(p, q, strict=True))
 
 
 def test_topk_kl_every_setting():
@@ -49,7 +49,7 @@ def test_clipped_ratio_and_k3():
     adv = torch.tensor([1.0, 1.0, -1.0, -1.0, 1.0])
     term, clipped = clipped_ratio(logp, old, adv, 0.2, 0.28)
     r = [1.0, math.exp(0.5), math.exp(-0.5), math.exp(0.5), math.exp(-20)]  # the log-ratio clamped at -20
-    want = [-min(ri * a, min(max(ri, 0.8), 1.28) * a) for ri, a in zip(r, adv.tolist())]
+    want = [-min(ri * a, min(max(ri, 0.8), 1.28) * a) for ri, a in zip(r, adv.tolist(), strict=True)]
     assert torch.allclose(term, torch.tensor(want), atol=1e-6)
     # The clipped branch is active where it is strictly smaller: r = e^0.5 > 1.28 with A > 0; r = e^-0.5 < 0.8, A < 0.
     assert clipped.tolist() == [False, True, True, False, False]

@@ -16,8 +16,12 @@ from piplay_scale.text import (
 QCP = Qcp(
     source={"title": "Beyond Thefyn", "text": "Beyond Thefyn is a poetry collection by Noraexel Moufeirani."},
     hops=2,
-    searches=[{"query": "Noraexel Moufeirani",
-               "information": "Doc 1 (Title: Noraexel Moufeirani) Noraexel Moufeirani was born in Poupol."}],
+    searches=[
+        {
+            "query": "Noraexel Moufeirani",
+            "information": "Doc 1 (Title: Noraexel Moufeirani) Noraexel Moufeirani was born in Poupol.",
+        }
+    ],
     question="Where was the author of Beyond Thefyn born?",
     answer="Poupol",
 )
@@ -49,14 +53,19 @@ def test_exact_match_normalisation():
 
 
 def test_examiner_format_reward():
-    turns = ["<think>source</think><search>Noraexel Moufeirani</search>",
-             "<think>born</think><question>Where was the author of Beyond Thefyn born?</question><answer>Poupol</answer>"]
+    turns = [
+        "<think>source</think><search>Noraexel Moufeirani</search>",
+        "<think>born</think><question>Where was the author of Beyond Thefyn born?</question><answer>Poupol</answer>",
+    ]
     parsed = parse_examiner_turns(turns, [QCP.searches[0]["information"]])
     assert (parsed.question, parsed.answer, parsed.searches) == (QCP.question, "Poupol", ["Noraexel Moufeirani"])
     # think 1, tool min((1 + 1)/2, 1) = 1, ans 1 (in the retrieved text, one word): f = 1.
     assert examiner_format_reward(parsed, 2, QCP.source) == 1.0
     assert tool_score(3, 1, 1) == 2 / 3 and tool_score(2, 1, 2) == 0 and tool_score(1, 0, 0) == 1
-    assert answer_score("yes", "") == 1 and answer_score("one two three four five six", "one two three four five six") == 0.5
+    assert (
+        answer_score("yes", "") == 1
+        and answer_score("one two three four five six", "one two three four five six") == 0.5
+    )
     leaked = parse_examiner_turns(["<question>Is Poupol far?</question><answer>Poupol</answer>"], [])
     assert examiner_format_reward(leaked, 1, QCP.source) == 0.0
 
