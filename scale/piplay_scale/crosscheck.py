@@ -26,6 +26,7 @@ from collections import Counter
 from pathlib import Path
 
 import torch
+from accelerate import Accelerator
 from datasets import Dataset
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -214,10 +215,7 @@ def examiner_case(data: dict, model_dir: str, tokenizer) -> dict[str, float]:
     expect_equal("examiner HRPO advantages", advantages, [it["advantage"] for it in items])
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
     stage = ExaminerStage(
-        model,
-        tokenizer,
-        ExaminerSettings.from_piplay(c),
-        corpus=corpus_of("world"),
+        model, tokenizer, ExaminerSettings.from_piplay(c), corpus=corpus_of("world"), accelerator=Accelerator(cpu=True)
     )
     loss, norm = stage.update(
         [{"ids": it["ids"], "mask": it["mask"], "prompt_length": it["promptLength"]} for it in items], advantages
