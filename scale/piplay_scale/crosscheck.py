@@ -146,9 +146,9 @@ def _replay(case: dict, tokenizer):
     return rollout_func
 
 
-def replay(case: dict, model_dir: str, tokenizer, privileged: str | None = None) -> list[dict]:
+def replay(case: dict, model_dir: str, tokenizer, privileged: str | None = None) -> PiPlayStudentTrainer:
     """Trains the case's step with PiPlayStudentTrainer on piplay's rollouts (in another privileged mode if given),
-    on one CPU process in f32 as piplay; the log of each optimizer step."""
+    on one CPU process in f32 as piplay; the trainer, its log holding each optimizer step's metrics."""
     c = case["config"]
     mode = privileged or c["privileged"]
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
@@ -171,6 +171,11 @@ def replay(case: dict, model_dir: str, tokenizer, privileged: str | None = None)
             for row, ids in zip(_rows(case), case["teacherPromptIds"], strict=True):
                 expect_equal(f"teacher prompt ids of {row['id']}", trainer._teacher_prompt_ids(row), ids)
         trainer.train()
+    return trainer
+
+
+def step_logs(trainer: PiPlayStudentTrainer) -> list[dict]:
+    """The metrics of each optimizer step a trainer applied."""
     return [h for h in trainer.state.log_history if "policy_loss" in h]
 
 
@@ -187,7 +192,7 @@ def student_case(case: dict, model_dir: str, tokenizer) -> dict[str, float]:
     expect_equal(f"{case['name']}: rewards", rewards, case["rewards"])
     advantages = group_advantages(rewards, [i // n for i in range(len(rewards))])
     expect_equal(f"{case['name']}: GRPO advantages", advantages, case["advantages"])
-    steps = replay(case, model_dir, tokenizer)
+    steps = step_logs(replay(case, model_dir, tokenizer))
     if len(steps) != case["metrics"]["optimizer_steps"]:
         raise Mismatch(
             f"{case['name']}: {len(steps)} optimizer steps, piplay took {case['metrics']['optimizer_steps']}"
