@@ -2,7 +2,7 @@
 // The questions a run's examiner wrote (valid ones), with the student's and the teacher's prompts, the answer
 // and the construction path (src/lab/dataset.ts): as JSONL in TRL's conversational fields, or as parquet
 // in verl's fields (src/cli/parquet.ts): the data to run the same recipe at scale on an existing engine. Never
-// overwrites a file.
+// overwrites a file, and writes none for a run without a valid question.
 import { existsSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { PRIVILEGED_MODES, type PrivilegedMode } from '../env/prompts.ts';
@@ -41,11 +41,21 @@ function main(argv: string[]): number {
   const mode = (own['privileged'] ?? config.privileged) as PrivilegedMode;
   if (!PRIVILEGED_MODES.includes(mode))
     throw new ConfigError(`--privileged: '${mode}' is not allowed; use one of ${PRIVILEGED_MODES.join(', ')}`);
-  const rows = trlRows(readLog<QuestionRecord>(join(dir, LOGS.questions)), mode, {
+  const questionsPath = join(dir, LOGS.questions);
+  const rows = trlRows(readLog<QuestionRecord>(questionsPath), mode, {
     seed: config.seed,
     partialDrop: config.partialDrop,
     notes: config.notes ?? 'passages',
   });
+  if (rows.length === 0) {
+    const what = existsSync(questionsPath)
+      ? 'holds no valid question (one with a question, an answer and a format reward above 0)'
+      : 'is missing (the run wrote no question)';
+    throw new ConfigError(
+      `--run: ${questionsPath} ${what}; nothing was written. Give a run whose examiner wrote valid questions ` +
+        '(a longer run, or a base model that follows the examiner prompt)',
+    );
+  }
   const parquet = out.toLowerCase().endsWith('.parquet');
   const bytes = parquet ? verlParquet(rows.map(verlRow)) : rows.map((r) => JSON.stringify(r) + '\n').join('');
   writeFileSync(out, bytes, { flag: 'wx' });

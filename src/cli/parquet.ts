@@ -13,6 +13,7 @@ const text = (name: string): Element => ({
   repetition_type: 'REQUIRED',
 });
 const int = (name: string): Element => ({ name, type: 'INT32', repetition_type: 'REQUIRED' });
+const bool = (name: string): Element => ({ name, type: 'BOOLEAN', repetition_type: 'REQUIRED' });
 const struct = (name: string, fields: number): Element => ({ name, repetition_type: 'REQUIRED', num_children: fields });
 
 /** A list of chat messages: the 3-level LIST of {role, content} structs. */
@@ -32,15 +33,25 @@ const SCHEMA: Element[] = [
   struct('reward_model', 2),
   text('style'),
   text('ground_truth'),
-  struct('extra_info', 8),
+  struct('extra_info', 12),
   text('split'),
   int('index'),
   int('hops'),
   ...messages('teacher_prompt'),
+  text('privileged_context'),
   int('k'),
   int('n'),
   int('iteration'),
   int('step'),
+  text('question'),
+  bool('need_tools_kwargs'),
+  // verl's search tool: tools_kwargs.search.create_kwargs, the arguments its tool instance is created with.
+  struct('tools_kwargs', 1),
+  struct('search', 1),
+  struct('create_kwargs', 3),
+  text('ground_truth'),
+  text('question'),
+  text('data_source'),
 ];
 
 const COLUMNS = ['data_source', 'prompt', 'ability', 'reward_model', 'extra_info'] as const;

@@ -3,7 +3,7 @@
 // in a browser and in Node, from dropped files, a URL or a folder, and never contacts the HF hub.
 
 import type { PreTrainedTokenizer } from '@huggingface/transformers';
-import { MissingFileError, isMissingFile, parseJsonFile, type ReadFile } from './files.ts';
+import { MissingFileError, isMissingFile, parseJsonFile, readOptional, type ReadFile } from './files.ts';
 
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant' | (string & {});
@@ -67,6 +67,28 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/** Where newer HF exports (transformers 5) keep the chat template: its own file beside tokenizer_config.json. */
+export const CHAT_TEMPLATE_FILE = 'chat_template.jinja';
+
+/** tokenizer_config.json's object with the template of chat_template.jinja when the config carries none. */
+export function withChatTemplate(tokenizerConfig: unknown, jinja: Uint8Array | null): unknown {
+  if (!jinja || !isObject(tokenizerConfig) || tokenizerConfig['chat_template'] != null) return tokenizerConfig;
+  return { ...tokenizerConfig, chat_template: new TextDecoder().decode(jinja) };
+}
+
+/**
+ * The tokenizer's files of a model folder as they are, to be written beside new weights: tokenizer.json,
+ * tokenizer_config.json, and chat_template.jinja where the folder has one (without it an export of a base that
+ * keeps its template there would have none).
+ */
+export async function tokenizerFileBytes(readFile: ReadFile): Promise<Record<string, Uint8Array>> {
+  const files: Record<string, Uint8Array> = {};
+  for (const name of ['tokenizer.json', 'tokenizer_config.json']) files[name] = await readFile(name);
+  const jinja = await readOptional(readFile, CHAT_TEMPLATE_FILE);
+  if (jinja) files[CHAT_TEMPLATE_FILE] = jinja;
+  return files;
+}
+
 /**
  * Loads a tokenizer from a model folder: tokenizer.json, tokenizer_config.json, and chat_template.jinja when
  * the config carries no chat template (newer HF exports keep it there).
@@ -93,15 +115,15 @@ export async function loadTokenizer(readFile: ReadFile, opts: TokenizerLoadOptio
   }) as [Uint8Array, Uint8Array];
   const tokenizerJson = parseJsonFile(tj, 'tokenizer.json' + where);
   const tokenizerConfig = parseJsonFile(tc, 'tokenizer_config.json' + where);
+  let jinja: Uint8Array | null = null;
   if (isObject(tokenizerConfig) && tokenizerConfig['chat_template'] == null) {
     try {
-      const jinja = await readFile('chat_template.jinja');
-      tokenizerConfig['chat_template'] = new TextDecoder().decode(jinja);
+      jinja = await readOptional(readFile, CHAT_TEMPLATE_FILE);
     } catch (e) {
-      if (!isMissingFile(e)) throw new Error(`could not read chat_template.jinja${where}: ${(e as Error).message}`);
+      throw new Error(`could not read ${CHAT_TEMPLATE_FILE}${where}: ${(e as Error).message}`);
     }
   }
-  return tokenizerFromJson(tokenizerJson, tokenizerConfig, opts);
+  return tokenizerFromJson(tokenizerJson, withChatTemplate(tokenizerConfig, jinja), opts);
 }
 
 /** Builds a tokenizer from the parsed tokenizer.json and tokenizer_config.json objects. */

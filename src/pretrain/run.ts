@@ -8,7 +8,13 @@ import type { CausalLM } from '../model/decoder.ts';
 import { initModel, tinyConfig } from '../model/init.ts';
 import type { ReadFile } from '../model/files.ts';
 import { exportModel, loadModel } from '../model/io.ts';
-import { checkTokenizerFitsModel, loadTokenizer, tokenizerFromJson, type Tokenizer } from '../model/tokenizer.ts';
+import {
+  checkTokenizerFitsModel,
+  loadTokenizer,
+  tokenizerFileBytes,
+  tokenizerFromJson,
+  type Tokenizer,
+} from '../model/tokenizer.ts';
 import { CONTROL_TOKENS, IM_END, TOOL_TAGS, tokenizerFiles, trainTokenizer } from '../model/tokenizer-train.ts';
 import { Rng } from '../env/random.ts';
 import { copyTaskBatch } from './copy-task.ts';
@@ -149,9 +155,7 @@ async function continued(engine: Engine, from: { files: ReadFile; source: string
       throw new Error(
         `${from.source}: its tokenizer has no ${IM_END} token, so it cannot be trained on piplay's chat transcripts`,
       );
-    const tokenizerFiles: Record<string, Uint8Array> = {};
-    for (const name of ['tokenizer.json', 'tokenizer_config.json']) tokenizerFiles[name] = await from.files(name);
-    return { model, tokenizer, tokenizerFiles };
+    return { model, tokenizer, tokenizerFiles: await tokenizerFileBytes(from.files) };
   } catch (err) {
     model.dispose();
     throw err;

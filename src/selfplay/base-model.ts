@@ -10,7 +10,13 @@ import { parseJsonFile, readOptional, type ReadFile } from '../model/files.ts';
 import { initWeights, tinyConfig } from '../model/init.ts';
 import { loadHostCheckpoint } from '../model/io.ts';
 import type { Dtype } from '../model/safetensors.ts';
-import { checkTokenizerFitsModel, loadTokenizer, tokenizerFromJson, type Tokenizer } from '../model/tokenizer.ts';
+import {
+  checkTokenizerFitsModel,
+  loadTokenizer,
+  tokenizerFileBytes,
+  tokenizerFromJson,
+  type Tokenizer,
+} from '../model/tokenizer.ts';
 import { TOOL_TAGS, tokenizerFiles, trainTokenizer } from '../model/tokenizer-train.ts';
 import type { SelfPlayConfig } from './config.ts';
 
@@ -26,7 +32,7 @@ export interface BaseModel {
   tokenizer: Tokenizer;
   /**
    * Files written as they are next to exported weights: tokenizer.json and tokenizer_config.json, and the
-   * folder's generation_config.json when it has one.
+   * folder's chat_template.jinja and generation_config.json when it has them.
    */
   tokenizerFiles: Record<string, Uint8Array>;
   /** The folder's config.json as read, so an export keeps the fields piplay does not use (absent for random-tiny). */
@@ -73,8 +79,7 @@ export async function folderBase(e: Engine, readFile: ReadFile, source: string):
   const { cfg, weights, fileDtypes } = await loadHostCheckpoint(e, readFile, { source });
   const tokenizer = await loadTokenizer(readFile, { where: source, eosIds: cfg.eosIds });
   checkTokenizerFitsModel(tokenizer, cfg.vocabSize, source);
-  const files: Record<string, Uint8Array> = {};
-  for (const name of ['tokenizer.json', 'tokenizer_config.json']) files[name] = await readFile(name);
+  const files = await tokenizerFileBytes(readFile);
   const generation = await readOptional(readFile, 'generation_config.json');
   if (generation) files['generation_config.json'] = generation;
   const configJson = parseJsonFile(await readFile('config.json'), 'config.json') as Record<string, unknown>;

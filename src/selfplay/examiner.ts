@@ -106,6 +106,8 @@ export function rightShareMetric(
 export interface ExaminerStepResult {
   metrics: StepMetrics;
   questions: QuestionRecord[];
+  /** The step's rollouts, parsed, in the order of `questions` (scripts/scale-check replays them). */
+  written: WrittenQuestion[];
 }
 
 export async function examinerStep(ctx: RunContext, iteration: number, step: number): Promise<ExaminerStepResult> {
@@ -227,5 +229,5 @@ export async function examinerStep(ctx: RunContext, iteration: number, step: num
     tokens_per_s: totalTokens / Math.max(seconds, 1e-9),
     step_seconds: seconds,
   };
-  return { metrics, questions };
+  return { metrics, questions, written };
 }

@@ -1,6 +1,7 @@
 // The model card (README.md) written beside every exported student, on the command line and in the page's zip:
-// the hub's YAML front matter (base_model, library_name, tags, license carried from the base where it is known),
-// what the run did, the held-out exact match before and after, and the command that runs it again.
+// the hub's YAML front matter (base_model where the base is a hub model, library_name, tags, license carried from
+// the base where it is known), what the run did, the held-out exact match before and after, and the command that
+// runs it again.
 import { flagsFor, type SelfPlayConfig } from './config.ts';
 import type { EvalMetrics } from './events.ts';
 
@@ -12,14 +13,26 @@ export interface CardInput {
   license?: string | null;
 }
 
-/** The hub id of an `hf:` model, or the folder's last name, or 'random-tiny'. */
-export function baseModelId(model: string): string {
+/**
+ * The hub id of the base the card may name as `base_model`: an `hf:` model's, or that of a folder in the Hugging
+ * Face cache (`…/models--owner--name/snapshots/<revision>`); null for 'random-tiny' and any other folder, which
+ * name no model on the hub.
+ */
+export function baseModelId(model: string): string | null {
   if (model.startsWith('hf:')) return model.slice(3).split('@')[0]!;
+  const cached = /(?:^|[\\/])models--([^\\/]+?)--([^\\/]+)[\\/]snapshots[\\/][^\\/]+[\\/]*$/.exec(model);
+  return cached ? `${cached[1]}/${cached[2]}` : null;
+}
+
+/** What the card calls the base: its hub id, else the folder's last name, or 'random-tiny'. */
+function baseName(model: string): string {
   return (
-    model
+    baseModelId(model) ??
+    (model
       .replace(/[\\/]+$/, '')
       .split(/[\\/]/)
-      .pop() || model
+      .pop() ||
+      model)
   );
 }
 
@@ -53,14 +66,15 @@ function method(c: SelfPlayConfig): string {
 
 export function modelCard(run: CardInput): string {
   const c = run.config;
-  const base = baseModelId(c.model);
+  const hubId = baseModelId(c.model);
+  const base = baseName(c.model);
   const license = run.license;
   const before = run.evals.find((e) => e.iteration === -1);
   const after = run.evals.filter((e) => e.iteration >= 0).at(-1);
   const y = (s: string) => JSON.stringify(s);
   const front = [
     '---',
-    `base_model: ${y(base)}`,
+    ...(hubId ? [`base_model: ${y(hubId)}`] : []),
     'library_name: transformers',
     'pipeline_tag: text-generation',
     ...(license ? [`license: ${y(license)}`] : []),

@@ -52,10 +52,12 @@ export function lossSettings(ctx: RunContext, iteration: number): StudentLossSet
 export interface StudentStepResult {
   metrics: StepMetrics;
   records: RolloutRecord[];
+  /** The step's rollouts as its update used them (absent for a skipped step; scripts/scale-check replays them). */
+  collected?: Collected;
 }
 
 /** One student step's rollouts and what they earned: n per question, EM rewards, GRPO advantages. */
-interface Collected {
+export interface Collected {
   qs: TrainQuestion[];
   rollouts: Rollout[];
   answers: (string | null)[];
@@ -103,7 +105,8 @@ export async function studentStep(
   const settings = lossSettings(ctx, iteration);
   const records = await rolloutRecords(ctx, col, iteration, step, settings, rng);
   const upd = await update(ctx, col, settings, rng, { stage: 'student', iteration, step }, progress);
-  return { metrics: stepMetrics(col, upd, settings, { iteration, step, seconds: (now() - t0) / 1000 }), records };
+  const metrics = stepMetrics(col, upd, settings, { iteration, step, seconds: (now() - t0) / 1000 });
+  return { metrics, records, collected: col };
 }
 
 /** n rollouts per question with the current student, their EM rewards and GRPO advantages. */

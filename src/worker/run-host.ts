@@ -7,7 +7,12 @@ import { configToJson, parseConfig } from '../model/config.ts';
 import { parseJsonFile } from '../model/files.ts';
 import { FileWeights } from '../model/host-weights.ts';
 import { parseSafetensors } from '../model/safetensors.ts';
-import { checkTokenizerFitsModel, tokenizerFromJson } from '../model/tokenizer.ts';
+import {
+  CHAT_TEMPLATE_FILE,
+  checkTokenizerFitsModel,
+  tokenizerFromJson,
+  withChatTemplate,
+} from '../model/tokenizer.ts';
 import { joinShardEntries } from '../model/vocab.ts';
 import { folderBase, randomTinyBase, type BaseModel, type HostWeights } from '../selfplay/base-model.ts';
 import { latestCheckpoint, type RunState } from '../selfplay/checkpoint.ts';
@@ -102,7 +107,7 @@ export async function storedBase(
     const cfg = parseConfig(parseJsonFile(await need('base/config.json'), 'config.json') as object);
     const files: Record<string, Uint8Array> = {};
     for (const f of await storage.list()) {
-      if (f.startsWith('base/tokenizer') || f === 'base/generation_config.json')
+      if (f.startsWith('base/tokenizer') || f === `base/${CHAT_TEMPLATE_FILE}` || f === 'base/generation_config.json')
         files[f.slice(5)] = (await storage.get(f))!;
     }
     const tj = files['tokenizer.json'];
@@ -110,7 +115,7 @@ export async function storedBase(
     if (!tj || !tc) throw new Error('the stored run lacks its tokenizer files');
     const tokenizer = await tokenizerFromJson(
       parseJsonFile(tj, 'tokenizer.json'),
-      parseJsonFile(tc, 'tokenizer_config.json'),
+      withChatTemplate(parseJsonFile(tc, 'tokenizer_config.json'), files[CHAT_TEMPLATE_FILE] ?? null),
       { eosIds: cfg.eosIds },
     );
     checkTokenizerFitsModel(tokenizer, cfg.vocabSize, `run '${storage.runName}'`);

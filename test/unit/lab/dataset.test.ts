@@ -2,7 +2,7 @@
 // the teacher's chat turns (the teacher's = the student's with the privileged block before the question),
 // the answer and the construction path; and the command that writes them, which never overwrites a file.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parquetMetadata, parquetReadObjects, parquetSchema } from 'hyparquet';
@@ -53,12 +53,16 @@ describe('the TRL dataset of a run', () => {
     expect(r!.prompt).toEqual([{ role: 'user', content: studentPrompt({ question: recs[0]!.question }) }]);
     const block = privilegedBlock(qcpOfRecord(recs[0]!), 'full');
     expect(r!.teacher_prompt[0]!.content.replace(block, '')).toBe(r!.prompt[0]!.content);
+    // TRL's SDFT/SDPO trainers read the block alone and append it to the prompt themselves.
+    expect(r!.privileged_context).toBe(block);
     expect(block).toContain(
       'Search 1: Noraexel Moufeirani\n<information>Doc 1 (Title: Noraexel Moufeirani) Noraexel Moufeirani was born in Poupol.</information>',
     );
     expect(r).toMatchObject({ answer: 'Poupol', hops: 2, k: 1, n: 5, iteration: 0, step: 0 });
     expect(rows[1]!.step).toBe(-1);
-    expect(trlRows(recs, 'none', { seed: 1, partialDrop: 0.5 })[0]!.teacher_prompt).toEqual(r!.prompt);
+    const none = trlRows(recs, 'none', { seed: 1, partialDrop: 0.5 })[0]!;
+    expect(none.teacher_prompt).toEqual(r!.prompt);
+    expect(none.privileged_context).toBe('');
   });
 
   it('is written by npm run dataset (JSONL, or parquet for verl), which refuses to overwrite a file', async () => {
@@ -78,6 +82,7 @@ describe('the TRL dataset of a run', () => {
       .map((l) => JSON.parse(l));
     expect(rows).toHaveLength(1);
     expect(rows[0].teacher_prompt[0].content).toContain('the answer is Poupol.');
+    expect(rows[0].privileged_context).toBe('Private notes on how this question was made: the answer is Poupol.\n');
     const again = cli('--run', dir, '--out', out);
     expect(again.status).toBe(1);
     expect(again.stderr).toMatch(/exists; piplay never overwrites a file/);
@@ -105,12 +110,39 @@ describe('the TRL dataset of a run', () => {
         index: 0,
         hops: 2,
         teacher_prompt: rows[0].teacher_prompt,
+        privileged_context: rows[0].privileged_context,
         k: 1,
         n: 5,
         iteration: 0,
         step: 0,
+        question: 'Where was the author of Beyond Thefyn born?',
+        need_tools_kwargs: true,
+        tools_kwargs: {
+          search: {
+            create_kwargs: {
+              ground_truth: 'Poupol',
+              question: 'Where was the author of Beyond Thefyn born?',
+              data_source: 'piplay',
+            },
+          },
+        },
       },
     });
     expect(cli('--run', dir, '--out', pq).stderr).toMatch(/exists; piplay never overwrites a file/);
+  }, 60_000);
+
+  it('refuses a run with no valid question instead of writing an empty file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'piplay-dataset-'));
+    writeFileSync(join(dir, 'config.json'), JSON.stringify(makeConfig('smoke')));
+    const cli = (...args: string[]) => spawnSync('npx', ['tsx', 'src/cli/dataset.ts', ...args], { encoding: 'utf8' });
+    const out = join(dir, 'data.jsonl');
+    const none = cli('--run', dir, '--out', out);
+    expect(none.status).toBe(1);
+    expect(none.stderr).toMatch(/questions\.jsonl is missing \(the run wrote no question\); nothing was written/);
+    writeFileSync(join(dir, 'questions.jsonl'), JSON.stringify(record({ formatReward: 0 })) + '\n');
+    const invalid = cli('--run', dir, '--out', out);
+    expect(invalid.status).toBe(1);
+    expect(invalid.stderr).toMatch(/holds no valid question .*; nothing was written/);
+    expect(existsSync(out)).toBe(false);
   }, 60_000);
 });

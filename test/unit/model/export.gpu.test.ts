@@ -1,5 +1,6 @@
 // Export of a model folder's student: the checkpoint's dtype (BF16 stays BF16), every config.json field that
-// was read (pad_token_id, head_dim, fields piplay does not know) and generation_config.json as it was.
+// was read (pad_token_id, head_dim, fields piplay does not know), generation_config.json as it was, and a chat
+// template kept in chat_template.jinja (as transformers 5 saves it).
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../../src/gpu/engine.ts';
 import { configToJson } from '../../../src/model/config.ts';
@@ -7,6 +8,7 @@ import { CausalLM } from '../../../src/model/decoder.ts';
 import { filesFromMap } from '../../../src/model/files.ts';
 import { initWeights, tinyConfig } from '../../../src/model/init.ts';
 import { exportModel } from '../../../src/model/io.ts';
+import { loadTokenizer } from '../../../src/model/tokenizer.ts';
 import { fromFloat32, parseSafetensors, writeSafetensors } from '../../../src/model/safetensors.ts';
 import { tokenizerFiles, trainTokenizer } from '../../../src/model/tokenizer-train.ts';
 import { folderBase } from '../../../src/selfplay/base-model.ts';
@@ -74,6 +76,29 @@ describe('exportModel of a model folder', () => {
       expect(t.dtype, name).toBe('BF16');
       expect(Buffer.from(t.data).equals(Buffer.from(before.tensors.get(name)!.data)), name).toBe(true);
     }
+  });
+
+  it('keeps a chat template that lives in chat_template.jinja, so the export is prompted as its base was', async () => {
+    const { files } = bf16Folder();
+    // As transformers 5 saves a tokenizer: the template in its own file, none in tokenizer_config.json.
+    const config = JSON.parse(dec.decode(files.get('tokenizer_config.json'))) as Record<string, unknown>;
+    const template = config['chat_template'] as string;
+    expect(template).toContain('<|im_start|>');
+    delete config['chat_template'];
+    files.set('tokenizer_config.json', enc.encode(JSON.stringify(config)));
+    files.set('chat_template.jinja', enc.encode(template));
+    const base = await folderBase(e, filesFromMap(files), 'jinja folder');
+    expect(base.tokenizer.hasChatTemplate).toBe(true);
+    const model = CausalLM.fromHost(e, base.cfg, (n) => base.weights.get(n));
+    const out = await exportModel(model, { extraFiles: base.tokenizerFiles, config: base.configJson });
+    model.dispose();
+    expect(dec.decode(out.get('chat_template.jinja'))).toBe(template);
+    const exported = await loadTokenizer(filesFromMap(out), { where: 'export' });
+    expect(exported.hasChatTemplate).toBe(true);
+    const turn = [{ role: 'user', content: 'hello world' }];
+    expect(exported.encodeChat(turn, { addGenerationPrompt: true })).toEqual(
+      base.tokenizer.encodeChat(turn, { addGenerationPrompt: true }),
+    );
   });
 
   it('an explicit dtype still wins (F32 for a bit-exact copy of trained weights)', async () => {

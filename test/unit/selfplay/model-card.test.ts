@@ -67,6 +67,16 @@ describe('model card', () => {
     expect(none).toContain('| before (the base) | not measured |');
   });
 
+  it('leaves base_model out for a base that is no hub model (random-tiny, a folder)', () => {
+    for (const model of ['random-tiny', 'public/models/piplay-tiny']) {
+      const card = modelCard({ config: makeConfig('demo', { model }), evals: [] });
+      expect(front(card)).not.toContain('base_model');
+      expect(front(card).split('\n')[0]).toBe('library_name: transformers');
+    }
+    const card = modelCard({ config: makeConfig('demo', { model: 'public/models/piplay-tiny' }), evals: [] });
+    expect(card).toContain('# piplay-tiny, trained by piplay');
+  });
+
   it.each(['demo', 'smoke', 'paper'] as PresetName[])('gives a command that runs the %s settings again', (preset) => {
     const config = makeConfig(preset, { model: 'my models/base', corpus: "it's.jsonl", seed: 7, lambda: [0.1, 0.05] });
     const command = /```\n(npm run train -- .*)\n```/.exec(modelCard({ config, evals: [] }))![1]!;
@@ -77,8 +87,12 @@ describe('model card', () => {
 
   it('reads a base id and a license', () => {
     expect(baseModelId('hf:HuggingFaceTB/SmolLM2-135M-Instruct@v1')).toBe('HuggingFaceTB/SmolLM2-135M-Instruct');
-    expect(baseModelId('public/models/piplay-tiny/')).toBe('piplay-tiny');
-    expect(baseModelId('random-tiny')).toBe('random-tiny');
+    // A folder of the Hugging Face cache is a hub model at a revision; any other folder and random-tiny are none.
+    expect(baseModelId('/home/me/.cache/huggingface/hub/models--Qwen--Qwen3-0.6B/snapshots/abc123/')).toBe(
+      'Qwen/Qwen3-0.6B',
+    );
+    expect(baseModelId('public/models/piplay-tiny/')).toBeNull();
+    expect(baseModelId('random-tiny')).toBeNull();
     expect(licenseOf('---\nlicense: apache-2.0\ntags:\n- a\n---\n# x')).toBe('apache-2.0');
     expect(licenseOf("---\r\nlanguage: en\r\nlicense: 'mit'\r\n---\r\n")).toBe('mit');
     expect(licenseOf('# no front matter\nlicense: mit')).toBeNull();

@@ -136,9 +136,9 @@ describe('checkpoints in IndexedDB (over an in-memory idb-keyval)', () => {
     await run.put(`checkpoints/${slot}/student.safetensors`, student);
     const files = await store.modelFiles('r1');
     expect([...files.keys()].sort()).toEqual(['README.md', 'config.json', 'model.safetensors', 'tokenizer.json']);
-    // The model card: the base the run names, and the EM of its state.
+    // The model card: no base_model for random-tiny (no hub model), and the EM of its state.
     const card = new TextDecoder().decode(files.get('README.md'));
-    expect(card).toMatch(/^---\nbase_model: "random-tiny"\n/);
+    expect(card).toMatch(/^---\nlibrary_name: transformers\n/);
     expect(card).toContain('| after (this model) | 50.0% (1-hop 50.0%, 2-hop 0.0%; 4 questions) |');
     expect(files.get('model.safetensors')).toEqual(student); // no row shards: the file as it was saved
   });
