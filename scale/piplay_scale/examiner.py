@@ -143,6 +143,21 @@ class ExaminerStage:
     def _search(self, query: str) -> list[dict]:
         return [p for p, _ in self.index.search(query, self.s.retrieval_top_k)]
 
+    def _rollouts(self, model, prompts: list[list[int]], role: str, label: str):
+        """Multi-turn search rollouts of `model` in `role`, with the run's turn budgets and tool."""
+        return run_rollouts(
+            self._turns(model, label),
+            self.tokenizer,
+            prompts,
+            role=role,
+            search=self._search,
+            max_turns=self.s.max_turns,
+            turn_tokens=self.s.turn_tokens,
+            tool_tokens=self.s.tool_tokens,
+            stop_ids=stop_ids_of(model, self.tokenizer),
+            max_positions=model.config.max_position_embeddings,
+        )
+
     def write_questions(self, items: list[tuple[int, dict, int]], label: str) -> list[Written]:
         """The examiner's rollouts for (index, source, hops) items, parsed and scored for format."""
         if not items:
@@ -150,18 +165,7 @@ class ExaminerStage:
         tok = self.tokenizer
         with unwrap_model_for_generation(self.model, self.accelerator) as model:
             prompts = [encode_prompt(tok, examiner_prompt(src, hops)) for _, src, hops in items]
-            rollouts = run_rollouts(
-                self._turns(model, label),
-                tok,
-                prompts,
-                role="examiner",
-                search=self._search,
-                max_turns=self.s.max_turns,
-                turn_tokens=self.s.turn_tokens,
-                tool_tokens=self.s.tool_tokens,
-                stop_ids=stop_ids_of(model, tok),
-                max_positions=model.config.max_position_embeddings,
-            )
+            rollouts = self._rollouts(model, prompts, "examiner", label)
         out = []
         for (i, src, hops), r in zip(items, rollouts, strict=True):
             parsed = parse_examiner_turns(r.policy_turns, [s.information for s in r.searches])
@@ -196,18 +200,7 @@ class ExaminerStage:
         tok, n = self.tokenizer, self.s.n
         prompts = [encode_prompt(tok, student_prompt(q.question)) for q in questions for _ in range(n)]
         with torch.no_grad():
-            rollouts = run_rollouts(
-                self._turns(student, label),
-                tok,
-                prompts,
-                role="student",
-                search=self._search,
-                max_turns=self.s.max_turns,
-                turn_tokens=self.s.turn_tokens,
-                tool_tokens=self.s.tool_tokens,
-                stop_ids=stop_ids_of(student, tok),
-                max_positions=student.config.max_position_embeddings,
-            )
+            rollouts = self._rollouts(student, prompts, "student", label)
         return [
             int(sum(student_reward(rollouts[i * n + j].answer(), q.answer) for j in range(n)))
             for i, q in enumerate(questions)

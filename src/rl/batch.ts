@@ -45,45 +45,15 @@ export interface PolicyBatch {
   keyEnd?: Int32Array;
 }
 
-/** Packs sequences and lists their policy tokens, sequence by sequence, in order. */
+/** Packs sequences, a row each, and lists their policy tokens, sequence by sequence, in order. */
 export function policyBatch(seqs: readonly MaskedSequence[], padId = 0): PolicyBatch {
   if (seqs.length === 0) throw new Error('piplay: policyBatch needs at least one sequence');
-  const B = seqs.length;
-  const T = Math.max(...seqs.map((s) => s.ids.length));
-  const ids = new Int32Array(B * T).fill(padId);
-  const positions = new Int32Array(B * T);
-  const keyStart = Int32Array.from(seqs, (s) => T - s.ids.length);
-  const rows: number[] = [];
-  const targets: number[] = [];
-  const owner: number[] = [];
-  const index: number[] = [];
-  seqs.forEach((s, b) => {
-    if (s.mask.length !== s.ids.length) {
-      throw new Error(`piplay: sequence ${b} has ${s.ids.length} ids but a mask of ${s.mask.length}`);
-    }
-    const at = b * T + keyStart[b]!;
-    for (let t = 0; t < s.ids.length; t++) {
-      ids[at + t] = s.ids[t]!;
-      positions[at + t] = t;
-      if (!s.mask[t]) continue;
-      if (t === 0) throw new Error(`piplay: sequence ${b} marks its first token as sampled; nothing predicts it`);
-      rows.push(at + t - 1);
-      targets.push(s.ids[t]!);
-      owner.push(b);
-      index.push(t);
-    }
-  });
-  return {
-    ids,
-    batch: B,
-    time: T,
-    keyStart,
-    positions,
-    rows: Int32Array.from(rows),
-    targets: Int32Array.from(targets),
-    owner: Int32Array.from(owner),
-    index: Int32Array.from(index),
-  };
+  // A tree of one sequence is that sequence: every later token sees each token, the plain causal pass.
+  const { keyEnd: _, ...batch } = treeBatch(
+    seqs.map((s) => [s]),
+    padId,
+  );
+  return batch;
 }
 
 /**
