@@ -18,6 +18,7 @@ import {
   nums,
   ints,
   oneOf,
+  parseNumber,
   type Setting,
   setting,
   text,
@@ -34,6 +35,9 @@ export {
 
 // ---------------------------------------------------------------------------------------------------
 // The table
+
+/** The longest question a run asks or writes, in hops (the world's chains are far shorter). */
+const MAX_HOPS = 16;
 
 export const SETTINGS = {
   seed: setting({ flag: 'seed', kind: int(0, 2 ** 32 - 1), help: 'seed of every random choice of the run', paper: 0 }),
@@ -169,7 +173,7 @@ export const SETTINGS = {
   evalHops: setting({
     flag: 'eval-hops',
     group: 'corpus',
-    kind: ints(1),
+    kind: ints(1, MAX_HOPS, MAX_HOPS),
     help: 'hop counts of the held-out set, e.g. 1,2,3,4',
     paper: [1, 2, 3, 4],
   }),
@@ -233,7 +237,7 @@ export const SETTINGS = {
     flag: 'hop-weights',
     label: 'hop ratio',
     group: 'main',
-    kind: nums(0),
+    kind: nums(0, MAX_HOPS),
     help: 'relative frequency of hops 1,2,3,4 (e.g. 4,3,2,1)',
     paper: [4, 3, 2, 1],
   }),
@@ -759,12 +763,12 @@ export function parseOptionValue<K extends keyof SelfPlayConfig>(key: K, text: s
   const spec = SETTINGS[key];
   const k = spec.kind;
   const bad = () => settingError(key, `'${text}' is not allowed; use ${describeKind(k)}`);
-  const list = () => text.split(',').map((s) => (s.trim() === '' ? NaN : Number(s.trim())));
+  const list = () => text.split(',').map((s) => parseNumber(s.trim()));
   let v: unknown;
   switch (k.t) {
     case 'int':
     case 'number':
-      v = text.trim() === '' ? NaN : Number(text);
+      v = parseNumber(text.trim());
       break;
     case 'bool':
       if (['on', 'true', 'yes', '1'].includes(text)) v = true;
