@@ -2,7 +2,8 @@
 // job of the plan (src/lab/experiment/plan.ts) in order, each a run folder as `npm run train` writes it plus its
 // result.json, and after each the report rewritten from every finished run (src/lab/experiment/). Resumable: a
 // finished run is kept, a stopped one continues from its checkpoint.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
+import { readInputJson } from '../node/input-file.ts';
 import { join } from 'node:path';
 import type { Engine } from '../gpu/engine.ts';
 import { CausalLM } from '../model/decoder.ts';
@@ -149,7 +150,7 @@ export class Experiment {
   private async cached<T>(file: string, settings: object, compute: () => Promise<T>): Promise<T> {
     const path = join(this.out, file);
     if (this.opts.resume && existsSync(path)) {
-      const stored = JSON.parse(readFileSync(path, 'utf8')) as { settings: object; result: T };
+      const stored = readInputJson(path) as { settings: object; result: T };
       if (JSON.stringify(stored.settings) === JSON.stringify(settings)) return stored.result;
     }
     const result = await compute();
@@ -216,7 +217,7 @@ export class Experiment {
         );
       }
       if (this.opts.resume && existsSync(stored)) {
-        const r = JSON.parse(readFileSync(stored, 'utf8')) as StoredResult;
+        const r = readInputJson(stored) as StoredResult;
         const differs = configDiff(r.config, job.config);
         if (differs.length)
           throw new ConfigError(
@@ -247,7 +248,7 @@ export class Experiment {
         console.log(
           `experiment: [${k}/${this.jobs.length}] ${job.arm} seed ${job.seed}: finished before, kept (${dir})`,
         );
-        const kept = JSON.parse(readFileSync(stored, 'utf8')) as StoredResult;
+        const kept = readInputJson(stored) as StoredResult;
         // result.json of an older version lacks the training signal: its metrics.jsonl has it.
         if (kept.trained && !kept.signal)
           kept.signal = signalOf(readLog<StepMetrics>(join(dir, LOGS.metrics)), kept.iterations);
@@ -304,7 +305,7 @@ export class Experiment {
           `--resume: ${dir} was started with other settings (${differs.join(', ')}); use the same settings or ` +
             'another --out',
         );
-      folder.truncateLogs(cp.state.records);
+      for (const note of folder.truncateLogs(cp.state.records)) console.error(`experiment: warning: ${note}`);
     } else {
       folder.resetLogs();
       folder.writeJson('config.json', c);

@@ -2,7 +2,8 @@
 // numeric settings' flags, defaults, help and checks are the page's (PRETRAIN_FIELDS in
 // src/pretrain/settings.ts), so both accept the same values; --out, --from, --world-out and --check are the
 // CLI's own. Pure: importing this starts no engine and reads no files.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { readInputFile } from '../node/input-file.ts';
 import { join } from 'node:path';
 import type { PretrainOptions } from '../pretrain/run.ts';
 import { countOption, MAX_QUESTIONS, scanArgs } from './args.ts';
@@ -122,7 +123,10 @@ export const PRETRAIN_OUT_RULE: OutRule = {
   names: ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json', 'TRAINING.md'],
   marker: (dir) => {
     const md = join(dir, 'TRAINING.md');
-    return existsSync(md) && readFileSync(md, 'utf8').includes('`npm run pretrain`');
+    return (
+      existsSync(md) &&
+      new TextDecoder().decode(readInputFile(md, { maxBytes: 2 ** 24 })).includes('`npm run pretrain`')
+    );
   },
 };
 export const WORLD_OUT_RULE: OutRule = {

@@ -2,7 +2,8 @@
 // writes it as an HF folder (config.json, model.safetensors, tokenizer.json, tokenizer_config.json,
 // TRAINING.md), listed in public/models/index.json, plus the default world's corpus and eval set. Then checks
 // greedy student rollouts on the default world's 1-hop eval questions.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { readInputJson } from '../node/input-file.ts';
 import { basename, dirname, join, resolve } from 'node:path';
 import {
   parsePretrainArgs,
@@ -12,7 +13,7 @@ import {
   WORLD_OUT_RULE,
 } from './pretrain-args.ts';
 import { writeStream } from './pretrain-stream.ts';
-import { checkOutFolder } from './out-folder.ts';
+import { checkOutFolder, MAX_JSON_BYTES } from './out-folder.ts';
 import { formatTime } from './progress.ts';
 import { Engine } from '../gpu/engine.ts';
 import { nodeHost } from '../gpu/host/node.ts';
@@ -40,7 +41,7 @@ function listEmbedded(out: string): void {
   if (basename(dirname(out)) !== 'models') return;
   const index = join(dirname(out), 'index.json');
   let list: unknown = [];
-  if (existsSync(index)) list = JSON.parse(readFileSync(index, 'utf8')) as unknown;
+  if (existsSync(index)) list = readInputJson(index, { maxBytes: MAX_JSON_BYTES });
   const names = Array.isArray(list) ? list : ((list as { models?: unknown[] }).models ?? []);
   const name = basename(out);
   if (names.some((x) => x === name || (x as { name?: string } | null)?.name === name)) return;

@@ -1,7 +1,8 @@
 // The run folder of `npm run train`: one JSON object per line in metrics.jsonl, questions.jsonl,
 // rollouts.jsonl and eval.jsonl, the settings in config.json, checkpoints/ (see DirStorage).
 // On resume each log is cut back to the records the checkpoint had seen, so no step is logged twice.
-import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { readInputFile } from '../node/input-file.ts';
 import { join } from 'node:path';
 import type { RunState } from '../selfplay/checkpoint.ts';
 import type { RunEvent } from '../selfplay/events.ts';
@@ -33,10 +34,16 @@ export function trainOutRule(resume: boolean): OutRule {
   return { flag: '--out', command: 'npm run train', own, names: RUN_NAMES, marker: isRunFolder, resume };
 }
 
+/** The most bytes a log of a run may have. */
+const MAX_LOG_BYTES = 512 * 2 ** 20;
+
+const readText = (path: string) =>
+  new TextDecoder().decode(readInputFile(path, { maxBytes: MAX_LOG_BYTES, what: 'a log' }));
+
 /** The records of a log file, one JSON object per line ([] when the file is missing); a bad line is named. */
 export function readLog<T>(path: string): T[] {
   if (!existsSync(path)) return [];
-  const text = withPath('read', path, () => readFileSync(path, 'utf8'));
+  const text = readText(path);
   return text
     .split('\n')
     .filter((l) => l.trim() !== '')
@@ -49,6 +56,15 @@ export function readLog<T>(path: string): T[] {
         );
       }
     });
+}
+
+function isJson(line: string): boolean {
+  try {
+    JSON.parse(line);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export class RunFolder {
@@ -70,15 +86,35 @@ export class RunFolder {
     for (const f of Object.values(LOGS)) withPath('write', this.path(f), () => writeFileSync(this.path(f), ''));
   }
 
-  /** Keeps the first `records[name]` lines of each log (a resumed run). */
-  truncateLogs(records: RunState['records']): void {
+  /**
+   * Keeps the first `records[name]` lines of each log (a resumed run: what was logged after the checkpoint goes).
+   * Returns what else was lost, in words: a log deleted or cut short of the records the checkpoint counts, or a
+   * last line cut mid-way (dropped), so that a resume never hides a gap in its logs.
+   */
+  truncateLogs(records: RunState['records']): string[] {
+    const notes: string[] = [];
     for (const [name, file] of Object.entries(LOGS) as [LogName, string][]) {
       const p = this.path(file);
-      const text = existsSync(p) ? withPath('read', p, () => readFileSync(p, 'utf8')) : '';
-      const lines = text.split('\n').filter((l) => l !== '');
-      const keep = lines.slice(0, records[name]);
+      const want = records[name];
+      const text = existsSync(p) ? readText(p) : null;
+      const lines = (text ?? '').split('\n');
+      const tail = lines.pop()!; // '' when the file ends with a line end
+      if (tail !== '' && !isJson(tail)) {
+        if (lines.filter((l) => l !== '').length < want)
+          notes.push(`the last line of ${p} was cut mid-way (${tail.length} characters); it was dropped`);
+      } else if (tail !== '') lines.push(tail);
+      const whole = lines.filter((l) => l !== '');
+      if (text === null && want > 0)
+        notes.push(`${p} is missing: the ${want} records the checkpoint counts in it are lost; it starts again here`);
+      else if (whole.length < want)
+        notes.push(
+          `${p} holds ${whole.length} of the ${want} records the checkpoint counts (it was cut or edited); the ` +
+            'missing ones are not written again',
+        );
+      const keep = whole.slice(0, want);
       withPath('write', p, () => writeFileSync(p, keep.map((l) => l + '\n').join('')));
     }
+    return notes;
   }
 
   append(name: LogName, value: unknown): void {

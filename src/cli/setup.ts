@@ -1,6 +1,6 @@
 // Node side of a run's set-up: the corpus and held-out files, and the base model, read from disk as the
 // config names them. Shared by `npm run train` and `npm run eval`.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Engine } from '../gpu/engine.ts';
 import { CausalLM } from '../model/decoder.ts';
@@ -15,17 +15,25 @@ import { checkContext, ConfigError } from '../selfplay/config.ts';
 import { Environment, type EvalQuestion } from '../selfplay/environment.ts';
 import { latestCheckpoint, restorePolicies } from '../selfplay/checkpoint.ts';
 import { Policies } from '../selfplay/policies.ts';
-import { withPath } from './fs-errors.ts';
+import { readInputFile } from '../node/input-file.ts';
 import { DirStorage } from './fs-storage.ts';
 import { measurePrompts } from '../selfplay/prompt-lengths.ts';
 import { estimateInference } from '../selfplay/memory-plan.ts';
 import { hubModelFolder, hubModelRef } from '../hub/hub-folder.ts';
 import { deviceLimits, estimateLines, refusal } from './memory.ts';
 
+/** The most bytes a corpus or held-out file may have (a JavaScript string holds about 2^29 characters). */
+const MAX_TEXT_BYTES = 512 * 2 ** 20;
+
 function readText(path: string, flag: string): string {
   const p = resolve(path);
   if (!existsSync(p)) throw new ConfigError(`--${flag}: ${p} does not exist`);
-  const bytes = withPath('read', p, () => readFileSync(p));
+  let bytes: Uint8Array;
+  try {
+    bytes = readInputFile(p, { maxBytes: MAX_TEXT_BYTES, what: `a --${flag} file` });
+  } catch (e) {
+    throw new ConfigError(`--${flag}: ${(e as Error).message.replace(/^piplay: /, '')}`);
+  }
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch {
@@ -39,13 +47,20 @@ function readText(path: string, flag: string): string {
 /** The corpus ('world' or a JSONL file; errors name the file and line) and the held-out questions. */
 export function buildEnvironment(c: SelfPlayConfig): Environment {
   let evalSet: EvalQuestion[] | null = null;
-  if (c.evalSet)
+  if (c.evalSet) {
     evalSet = parseEvalSetJsonl(readText(c.evalSet, 'eval-set'), c.evalSet).map((q, i) => ({
       id: `q${i}`,
       question: q.question,
       answers: q.answers,
       hops: q.hops,
     }));
+    // An evaluation of no question is no measurement ("EM 0.0% n 0"), not a score of 0.
+    if (evalSet.length === 0)
+      throw new ConfigError(
+        `--eval-set: ${resolve(c.evalSet)} holds no questions; give a JSONL file with one {question, answers, ` +
+          "hops} per line, or '' for the world's own held-out set",
+      );
+  }
   if (c.corpus === 'world') {
     const env = Environment.fromWorld(c);
     return evalSet ? env.withEvalSet(evalSet) : env;

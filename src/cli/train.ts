@@ -137,7 +137,7 @@ async function main(argv: string[]): Promise<number> {
   for (const f of await storage.removeLeftovers()) {
     console.error(`train: removed ${f}, left behind by a run that was killed while saving`);
   }
-  if (cp && resume) folder.truncateLogs(cp.state.records);
+  if (cp && resume) for (const note of folder.truncateLogs(cp.state.records)) console.error(`train: warning: ${note}`);
   else {
     folder.resetLogs();
     folder.writeJson('config.json', config);

@@ -11,7 +11,6 @@ import {
   linkSync,
   lstatSync,
   mkdirSync,
-  readFileSync,
   renameSync,
   rmSync,
   statfsSync,
@@ -20,6 +19,7 @@ import {
 } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
+import { readInputFile } from '../node/input-file.ts';
 
 export function hfCacheRoot(env: NodeJS.ProcessEnv = process.env): string {
   const home = env['HF_HOME'] || join(env['XDG_CACHE_HOME'] || join(homedir(), '.cache'), 'huggingface');
@@ -63,7 +63,7 @@ export class RepoCache {
   commitOf(revision: string): string | null {
     if (isCommit(revision)) return revision;
     try {
-      const c = readFileSync(this.inside('refs', revision), 'utf8').trim();
+      const c = new TextDecoder().decode(readInputFile(this.inside('refs', revision), { maxBytes: 4096 })).trim();
       return isCommit(c) ? c : null;
     } catch {
       return null;

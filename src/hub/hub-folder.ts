@@ -3,7 +3,9 @@
 // downloads is a normal cache entry. The hub is $HF_ENDPOINT, $HF_TOKEN is sent to it, and with $HF_HUB_OFFLINE
 // nothing is asked of it. Downloads resume after a dropped connection (src/hub/hub.ts); one cut off (Ctrl-C, a
 // crash, retries spent) keeps its bytes as blobs/<hash>.part (src/hub/file-partials.ts) for the next run.
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { modelFileCap } from '../model/files.ts';
+import { readInputFile } from '../node/input-file.ts';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import {
@@ -70,7 +72,7 @@ function lazyFile(path: string): Response {
   return new Response(
     new ReadableStream<Uint8Array>({
       pull(c) {
-        c.enqueue(new Uint8Array(readFileSync(path)));
+        c.enqueue(readInputFile(path));
         c.close();
       },
     }),
@@ -134,7 +136,10 @@ async function missingFrom(repo: HubRepo, pathOf: (file: string) => string): Pro
     await modelFileNames(
       repo.id,
       (f) => !fileNameProblem(f) && existsSync(pathOf(f)),
-      async () => readFileSync(pathOf('model.safetensors.index.json')),
+      async () =>
+        readInputFile(pathOf('model.safetensors.index.json'), {
+          maxBytes: modelFileCap('model.safetensors.index.json'),
+        }),
     );
     return null;
   } catch (e) {
@@ -188,7 +193,7 @@ async function takeOlder(
 ): Promise<number> {
   let taken = 0;
   for (const f of files.filter((x) => !x.cached && existsSync(join(older, x.name)))) {
-    const bytes = new Uint8Array(readFileSync(join(older, f.name)));
+    const bytes = readInputFile(join(older, f.name), { maxBytes: modelFileCap(f.name) });
     if (await contentMismatch(bytes, listing.files.get(f.name)!)) continue;
     await store.put(hubUrl(at, f.name), new Response(bytes));
     f.cached = true;

@@ -3,6 +3,19 @@
 // from files the user dropped on the page, from a URL, or from a folder on disk in Node (the Node host's
 // src/gpu/host/node-files.ts).
 
+const MiB = 2 ** 20;
+
+/**
+ * The most bytes a file of a model folder may have, by its name (undefined: the weights, whose size the memory plan
+ * judges). A config or tokenizer file past these is not one, and is refused before it is read or downloaded.
+ */
+export function modelFileCap(name: string): number | undefined {
+  if (name.endsWith('.safetensors')) return undefined;
+  if (name === 'tokenizer.json') return 512 * MiB;
+  if (name.endsWith('.json')) return 64 * MiB;
+  return 16 * MiB; // chat_template.jinja, README.md
+}
+
 /** Reads one file of a model folder by its name. Rejects with a MissingFileError when there is no such file. */
 export type ReadFile = (name: string) => Promise<Uint8Array>;
 
