@@ -18,8 +18,19 @@ export const LOGS = {
 } as const;
 export type LogName = keyof typeof LOGS;
 
+/** The run's identity, which its checkpoints carry: {format, id, createdAt}. */
+export const RUN_ID_FILE = 'run.json';
+const RUN_FORMAT = 'piplay-run';
+
 /** Everything `npm run train` writes at the top of its run folder. */
-export const RUN_NAMES = ['config.json', ...Object.values(LOGS), 'checkpoints', 'student', LOCK_NAME] as const;
+export const RUN_NAMES = [
+  'config.json',
+  RUN_ID_FILE,
+  ...Object.values(LOGS),
+  'checkpoints',
+  'student',
+  LOCK_NAME,
+] as const;
 
 /** A folder of RUN_NAMES is a run when its config.json holds a run's settings or it has a checkpoint. */
 export function isRunFolder(dir: string): boolean {
@@ -79,6 +90,23 @@ export class RunFolder {
   writeJson(name: string, value: unknown): void {
     const p = this.path(name);
     withPath('write', p, () => writeFileSync(p, JSON.stringify(value, null, 2) + '\n'));
+  }
+
+  /** The run's identity from run.json; null when the folder has none (a run of an older version). */
+  runId(): string | null {
+    const p = this.path(RUN_ID_FILE);
+    if (!existsSync(p)) return null;
+    const j = readJson(p);
+    if (j?.format !== RUN_FORMAT || typeof j.id !== 'string' || !j.id)
+      throw new Error(`piplay: ${p} is not a run identity of piplay (${JSON.stringify({ format: RUN_FORMAT })}, id)`);
+    return j.id;
+  }
+
+  /** A new run's identity, written to run.json. */
+  newRunId(): string {
+    const id = crypto.randomUUID();
+    this.writeJson(RUN_ID_FILE, { format: RUN_FORMAT, id, createdAt: new Date().toISOString() });
+    return id;
   }
 
   /** Empties every log (a new run). */

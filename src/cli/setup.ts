@@ -13,7 +13,7 @@ import { folderBase, randomTinyBase, type BaseModel } from '../selfplay/base-mod
 import type { SelfPlayConfig } from '../selfplay/config.ts';
 import { checkContext, ConfigError } from '../selfplay/config.ts';
 import { Environment, type EvalQuestion } from '../selfplay/environment.ts';
-import { latestCheckpoint, restorePolicies } from '../selfplay/checkpoint.ts';
+import { CheckpointChangedError, latestCheckpoint, otherBase, restorePolicies } from '../selfplay/checkpoint.ts';
 import { Policies } from '../selfplay/policies.ts';
 import { readInputFile } from '../node/input-file.ts';
 import { DirStorage } from './fs-storage.ts';
@@ -170,9 +170,13 @@ export interface OpenedRun {
 /** Opens `dir` (a folder of npm run train) at its latest checkpoint; `flag` names the option in errors. */
 export async function openRun(e: Engine, dir: string, flag = 'run'): Promise<OpenedRun> {
   const storage = new DirStorage(resolve(dir));
-  const cp = await latestCheckpoint(storage);
-  if (!cp) throw new ConfigError(`--${flag}: ${resolve(dir)} holds no checkpoint`);
-  if (cp.warning) console.error(`warn: ${cp.warning}`);
+  const latest = async () => {
+    const cp = await latestCheckpoint(storage);
+    if (!cp) throw new ConfigError(`--${flag}: ${resolve(dir)} holds no checkpoint`);
+    if (cp.warning) console.error(`warn: ${cp.warning}`);
+    return cp;
+  };
+  let cp = await latest();
   const config = cp.state.config;
   const env = buildEnvironment(config);
   // The run's policies: trained f32 copies (examiner, student and teacher when there is one), or under LoRA
@@ -181,8 +185,29 @@ export async function openRun(e: Engine, dir: string, flag = 'run'): Promise<Ope
   const copies = lora ? 1 : config.privileged === 'none' ? 2 : 3;
   await checkInference(e, config, env, { copies, trained: !lora });
   const base = await buildBase(e, config, env);
+  const changed = otherBase(cp.state, base);
+  if (changed)
+    throw new ConfigError(`--${flag}: ${changed.replace(/^piplay: /, '').replace('to resume', 'to use it')}`);
   const policies = Policies.create(e, base, config);
-  await restorePolicies(storage, cp.slot, policies);
+  // A run may be saving into the checkpoint while it is read: what is loaded is what was verified, or it is read
+  // again from the latest checkpoint (the run's settings, so its policies, stay the same).
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await restorePolicies(storage, cp.slot, policies, cp.state.files);
+      break;
+    } catch (err) {
+      if (!(err instanceof CheckpointChangedError)) throw err;
+      if (attempt === 3) {
+        policies.dispose();
+        throw new Error(
+          `piplay: could not read one consistent checkpoint of ${resolve(dir)}: it changed while being read, ` +
+            `${attempt} times (a run is saving into it); try again, or wait for the run's next checkpoint`,
+        );
+      }
+      console.error(`warn: ${err.message.replace(/^piplay: /, '')}; reading the latest checkpoint again`);
+      cp = await latest();
+    }
+  }
   const { iteration, stage, step } = cp.state.cursor;
   return { config, env, base, policies, iteration, at: `iteration ${iteration + 1}, ${stage} step ${step}` };
 }

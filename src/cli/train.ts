@@ -6,7 +6,13 @@ import { readdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Engine } from '../gpu/engine.ts';
 import { nodeHost } from '../gpu/host/node.ts';
-import { latestCheckpoint, type LatestCheckpoint, NonFiniteCheckpointError } from '../selfplay/checkpoint.ts';
+import {
+  latestCheckpoint,
+  type LatestCheckpoint,
+  NonFiniteCheckpointError,
+  otherBase,
+  otherRun,
+} from '../selfplay/checkpoint.ts';
 import {
   ConfigError,
   makeConfig,
@@ -134,13 +140,21 @@ async function main(argv: string[]): Promise<number> {
   const memory = await checkMemory(engine, config, env);
   const base = await buildBase(engine, config, env);
   const folder = new RunFolder(out);
+  let runId = cp && resume ? folder.runId() : null;
+  if (cp && resume) {
+    // A checkpoint of another run, or of a base whose files changed, is refused before anything in the folder is.
+    const refused = otherRun(cp.state, runId ?? undefined) ?? otherBase(cp.state, base);
+    if (refused) throw new ConfigError(`--resume: ${out}: ${refused.replace(/^piplay: /, '')}`);
+  }
   for (const f of await storage.removeLeftovers()) {
     console.error(`train: removed ${f}, left behind by a run that was killed while saving`);
   }
-  if (cp && resume) for (const note of folder.truncateLogs(cp.state.records)) console.error(`train: warning: ${note}`);
-  else {
+  if (cp && resume) {
+    for (const note of folder.truncateLogs(cp.state.records)) console.error(`train: warning: ${note}`);
+  } else {
     folder.resetLogs();
     folder.writeJson('config.json', config);
+    runId = folder.newRunId();
   }
   const reporter = new ConsoleReporter();
   const run = await SelfPlayRun.start({
@@ -150,6 +164,8 @@ async function main(argv: string[]): Promise<number> {
     env,
     storage,
     resume,
+    checkpoint: cp,
+    ...(runId ? { runId } : {}),
     listener: (ev) => {
       folder.log(ev);
       reporter.handle(ev);

@@ -9,7 +9,11 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DirStorage } from '../../src/cli/fs-storage.ts';
 import { parseSafetensors, toFloat32 } from '../../src/model/safetensors.ts';
-import { latestCheckpoint } from '../../src/selfplay/checkpoint.ts';
+import { latestCheckpoint, saveCheckpoint, type RunState } from '../../src/selfplay/checkpoint.ts';
+import { makeConfig } from '../../src/selfplay/config.ts';
+import type { Policies } from '../../src/selfplay/policies.ts';
+import { sha256Hex } from '../../src/selfplay/storage.ts';
+import { writeSafetensors } from '../../src/model/safetensors.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'piplay-safety-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -247,4 +251,69 @@ describe('a diverging run (--lr 1e30)', () => {
       `using the other checkpoint, checkpoints/${slot === 'a' ? 'b' : 'a'}`,
     );
   }, 180_000);
+});
+
+describe('npm run train --resume refuses a checkpoint that is not of this run and base', () => {
+  /** Just what saveCheckpoint reads of the policies (the resume is refused before any is loaded). */
+  const policies = {
+    saveWeights: async () => writeSafetensors([{ name: 'w', dtype: 'F32', shape: [1], data: new Uint8Array(4) }]),
+    optimizerState: async () => ({ step: 0, params: [] }),
+  } as unknown as Policies;
+
+  /** A run folder of a LoRA run on `model` with run identity `id` and one checkpoint. */
+  async function runFolder(dir: string, id: string, model: string, weights: Uint8Array): Promise<void> {
+    const config = makeConfig('smoke', { model, policies: 'lora' });
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'config.json'), JSON.stringify(config));
+    writeFileSync(join(dir, 'run.json'), JSON.stringify({ format: 'piplay-run', id }));
+    for (const log of ['metrics', 'questions', 'rollouts', 'eval']) writeFileSync(join(dir, `${log}.jsonl`), '');
+    const state: RunState = {
+      version: 1,
+      config,
+      cursor: { iteration: 0, stage: 'examiner', step: 0 },
+      rng: { seed: 0, scheme: 'labels-v1' },
+      dataset: [],
+      metrics: [],
+      evals: [],
+      records: { metrics: 0, questions: 0, rollouts: 0, eval: 0 },
+      base: model,
+      baseFiles: { 'model.safetensors': await sha256Hex(weights) },
+      runId: id,
+    };
+    await saveCheckpoint(new DirStorage(dir), policies, state);
+  }
+
+  it("a base whose weights were replaced (same shapes), and another run's checkpoints copied in", async () => {
+    const model = join(root, 'lora-base');
+    cpSync('public/models/piplay-tiny', model, { recursive: true });
+    const weights = readFileSync(join(model, 'model.safetensors'));
+    const a = join(root, 'run-a');
+    await runFolder(a, 'run-a', model, weights);
+    // The same shapes, other values: the last byte of the last tensor.
+    const other = Buffer.from(weights);
+    other[other.length - 1]! ^= 1;
+    writeFileSync(join(model, 'model.safetensors'), other);
+    const before = snapshot(a);
+    const changed = await train(['--out', a, '--resume']);
+    expect(changed.code).toBe(1);
+    expect(changed.stderr).toContain(
+      `--resume: ${a}: the base model ${model} is not the one this run was trained from: its model.safetensors has ` +
+        'another SHA-256; put the original files back to resume, or start a new run on this model',
+    );
+    expect(snapshot(a)).toEqual(before);
+    const ev = await train(['--run', a], 'eval');
+    expect(ev.code).toBe(1);
+    expect(ev.stderr).toContain('--run: the base model');
+    writeFileSync(join(model, 'model.safetensors'), weights);
+    // Run b's folder, with run a's checkpoints copied over its own.
+    const b = join(root, 'run-b');
+    await runFolder(b, 'run-b', model, weights);
+    rmSync(join(b, 'checkpoints'), { recursive: true });
+    cpSync(join(a, 'checkpoints'), join(b, 'checkpoints'), { recursive: true });
+    const copied = await train(['--out', b, '--resume']);
+    expect(copied.code).toBe(1);
+    expect(copied.stderr).toContain(
+      `--resume: ${b}: the checkpoints belong to run run-a, not to this folder's run run-b (its run.json)`,
+    );
+  }, 120_000);
 });
