@@ -2,7 +2,8 @@
 // job of the plan (src/lab/experiment/plan.ts) in order, each a run folder as `npm run train` writes it plus its
 // result.json, and after each the report rewritten from every finished run (src/lab/experiment/). Resumable: a
 // finished run is kept, a stopped one continues from its checkpoint.
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { writeFileAtomically } from './atomic-folder.ts';
 import { readInputJson } from '../node/input-file.ts';
 import { join } from 'node:path';
 import type { Engine } from '../gpu/engine.ts';
@@ -154,7 +155,7 @@ export class Experiment {
       if (JSON.stringify(stored.settings) === JSON.stringify(settings)) return stored.result;
     }
     const result = await compute();
-    writeFileSync(path, JSON.stringify({ settings, result }, null, 2) + '\n');
+    writeFileAtomically(path, JSON.stringify({ settings, result }, null, 2) + '\n', { replace: true });
     return result;
   }
 
@@ -259,7 +260,9 @@ export class Experiment {
       console.log(`experiment: [${k}/${this.jobs.length}] ${job.arm} seed ${job.seed} -> ${dir}`);
       const r = job.train ? await this.trainRun(job, dir, signal) : await this.baseRun(job, dir);
       if (!r) return false;
-      writeFileSync(stored, JSON.stringify({ ...r, config: job.config } satisfies StoredResult, null, 2) + '\n');
+      writeFileAtomically(stored, JSON.stringify({ ...r, config: job.config } satisfies StoredResult, null, 2) + '\n', {
+        replace: true,
+      });
       this.results.push(r);
       this.write();
     }
@@ -412,7 +415,7 @@ export class Experiment {
           `${(100 * r.metrics.em).toFixed(1)}%`,
       );
     }
-    writeFileSync(join(dir, 'drift.jsonl'), lines.map((l) => l + '\n').join(''));
+    writeFileAtomically(join(dir, 'drift.jsonl'), lines.map((l) => l + '\n').join(''), { replace: true });
     return points;
   }
 
@@ -450,15 +453,24 @@ export class Experiment {
       ...(this.examinerProbe ? { examinerProbe: this.examinerProbe } : {}),
     };
     const rows = perQuestionRows(this.results);
-    writeFileSync(join(this.out, 'per-question.jsonl'), rows.map((r) => JSON.stringify(r) + '\n').join(''));
-    writeFileSync(join(this.out, 'results.md'), renderResults(meta, summaries, comparisons(rows, iterations - 1)));
-    writeFileSync(
+    writeFileAtomically(join(this.out, 'per-question.jsonl'), rows.map((r) => JSON.stringify(r) + '\n').join(''), {
+      replace: true,
+    });
+    writeFileAtomically(
+      join(this.out, 'results.md'),
+      renderResults(meta, summaries, comparisons(rows, iterations - 1)),
+      { replace: true },
+    );
+    writeFileAtomically(
       join(this.out, 'results.json'),
       // Each question's outcome is in per-question.jsonl, not repeated here.
       JSON.stringify({ meta, summaries, runs: this.results.map(withoutOutcomes) }, null, 2) + '\n',
+      { replace: true },
     );
-    writeFileSync(join(this.out, 'em_by_iteration.svg'), emByIterationSvg(summaries, iterations));
-    writeFileSync(join(this.out, 'drift.svg'), driftSvg(summaries, iterations));
+    writeFileAtomically(join(this.out, 'em_by_iteration.svg'), emByIterationSvg(summaries, iterations), {
+      replace: true,
+    });
+    writeFileAtomically(join(this.out, 'drift.svg'), driftSvg(summaries, iterations), { replace: true });
   }
 
   dispose(): void {

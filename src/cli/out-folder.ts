@@ -4,6 +4,7 @@
 // written, since writing there would replace files the command did not write.
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { readInputFile } from '../node/input-file.ts';
+import { leftoverOf } from './atomic-folder.ts';
 import { join } from 'node:path';
 import { ConfigError } from '../selfplay/config.ts';
 
@@ -42,7 +43,9 @@ export function checkOutFolder(dir: string, rule: OutRule): OutKind {
     if (rule.resume) throw new ConfigError(`--resume: ${dir} is empty, so there is nothing to resume; ${resumeHint}`);
     return 'empty';
   }
-  const foreign = entries.filter((n) => !rule.names.includes(n));
+  // What a killed writer of the command left beside its outputs is its own too (cleaned by the next run).
+  const own = (n: string) => rule.names.includes(n) || rule.names.includes(leftoverOf(n)?.name ?? '');
+  const foreign = entries.filter((n) => !own(n));
   if (foreign.length === 0 && (!rule.marker || rule.marker(dir))) return 'own';
   const shown = (foreign.length ? foreign : entries).slice(0, 5).join(', ') + (entries.length > 5 ? ', ...' : '');
   const model = isModelFolder(dir) ? ' It is a model folder: give it as --model, and a new folder as --out.' : '';

@@ -2,7 +2,8 @@
 // writes it as an HF folder (config.json, model.safetensors, tokenizer.json, tokenizer_config.json,
 // TRAINING.md), listed in public/models/index.json, plus the default world's corpus and eval set. Then checks
 // greedy student rollouts on the default world's 1-hop eval questions.
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
+import { writeFileAtomically } from './atomic-folder.ts';
 import { readInputJson } from '../node/input-file.ts';
 import { basename, dirname, join, resolve } from 'node:path';
 import {
@@ -14,6 +15,7 @@ import {
 } from './pretrain-args.ts';
 import { writeStream } from './pretrain-stream.ts';
 import { checkOutFolder, MAX_JSON_BYTES } from './out-folder.ts';
+import { checkNotInRun } from './run-folder.ts';
 import { formatTime } from './progress.ts';
 import { Engine } from '../gpu/engine.ts';
 import { nodeHost } from '../gpu/host/node.ts';
@@ -46,9 +48,10 @@ function listEmbedded(out: string): void {
   const name = basename(out);
   if (names.some((x) => x === name || (x as { name?: string } | null)?.name === name)) return;
   names.push(name);
-  writeFileSync(
+  writeFileAtomically(
     index,
     JSON.stringify(Array.isArray(list) ? names : { ...(list as object), models: names }, null, 2) + '\n',
+    { replace: true },
   );
 }
 
@@ -61,6 +64,7 @@ function commandLine(): string {
 /** --write-stream: the start model and every batch written to `dir` for an external trainer, no training. */
 async function writeStreamOnly(opts: PretrainOptions, dir: string, command: string): Promise<number> {
   checkOutFolder(dir, STREAM_OUT_RULE);
+  checkNotInRun(join(dir, 'spec.json'), '--write-stream');
   const e = await Engine.create(nodeHost());
   const t = Date.now();
   const every = Math.max(1, Math.floor(opts.steps / 20));
@@ -181,7 +185,11 @@ async function main(): Promise<number> {
   const out = resolve(args.out);
   // Both folders are checked before hours of training, and before a byte is written.
   checkOutFolder(out, PRETRAIN_OUT_RULE);
-  if (worldOut) checkOutFolder(resolve(worldOut), WORLD_OUT_RULE);
+  checkNotInRun(join(out, 'config.json'), '--out');
+  if (worldOut) {
+    checkOutFolder(resolve(worldOut), WORLD_OUT_RULE);
+    checkNotInRun(join(resolve(worldOut), 'corpus.jsonl'), '--world-out');
+  }
 
   const e = await Engine.create(nodeHost());
   console.log(`pretrain: ${e.info.description} (${e.info.host}); ${JSON.stringify(opts)}`);
@@ -195,11 +203,12 @@ async function main(): Promise<number> {
   const wall = (Date.now() - started) / 1000;
 
   mkdirSync(out, { recursive: true });
-  for (const [name, bytes] of result.files) writeFileSync(join(out, name), bytes);
+  for (const [name, bytes] of result.files) writeFileAtomically(join(out, name), bytes, { replace: true });
   listEmbedded(out);
   if (worldOut) {
     mkdirSync(resolve(worldOut), { recursive: true });
-    for (const [name, bytes] of defaultWorldFiles()) writeFileSync(join(resolve(worldOut), name), bytes);
+    for (const [name, bytes] of defaultWorldFiles())
+      writeFileAtomically(join(resolve(worldOut), name), bytes, { replace: true });
   }
   const last = result.logs[result.logs.length - 1]!;
   const tail = result.logs.slice(-5);
@@ -226,7 +235,7 @@ async function main(): Promise<number> {
     tail,
     tailLoss,
   });
-  writeFileSync(join(out, 'TRAINING.md'), md);
+  writeFileAtomically(join(out, 'TRAINING.md'), md, { replace: true });
   result.model.dispose();
   e.destroy();
   return 0;

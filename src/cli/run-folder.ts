@@ -2,13 +2,15 @@
 // rollouts.jsonl and eval.jsonl, the settings in config.json, checkpoints/ (see DirStorage).
 // On resume each log is cut back to the records the checkpoint had seen, so no step is logged twice.
 import { appendFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { readInputFile } from '../node/input-file.ts';
-import { join } from 'node:path';
+import { readInputFile, readInputJson } from '../node/input-file.ts';
+import { ConfigError, type SelfPlayConfig, upgradeConfig, validateConfig } from '../selfplay/config.ts';
+import { dirname, join, resolve } from 'node:path';
 import type { RunState } from '../selfplay/checkpoint.ts';
 import type { RunEvent } from '../selfplay/events.ts';
+import { writeFileAtomically } from './atomic-folder.ts';
 import { LOCK_NAME } from './folder-lock.ts';
 import { withPath } from './fs-errors.ts';
-import { readJson, type OutRule } from './out-folder.ts';
+import { MAX_JSON_BYTES, readJson, type OutRule } from './out-folder.ts';
 
 export const LOGS = {
   metrics: 'metrics.jsonl',
@@ -37,6 +39,44 @@ export function isRunFolder(dir: string): boolean {
   const c = readJson(join(dir, 'config.json'));
   const settings = c !== null && 'examinerSteps' in c && 'studentSteps' in c;
   return settings || existsSync(join(dir, 'checkpoints', 'latest.json'));
+}
+
+/**
+ * Refuses an output path inside a run folder (`flag` names the option): a run folder holds only what train writes,
+ * so that it can be resumed (checkOutFolder refuses a folder holding anything else).
+ */
+export function checkNotInRun(path: string, flag: string): void {
+  const p = resolve(path);
+  for (let d = dirname(p); ; d = dirname(d)) {
+    if (isRunFolder(d))
+      throw new ConfigError(
+        `${flag}: ${p} is inside the run folder ${d}, which holds only what npm run train writes (another file ` +
+          'there stops the run from resuming); write it elsewhere',
+      );
+    if (dirname(d) === d) return;
+  }
+}
+
+/**
+ * The settings in a run folder's config.json, checked as flags are (a file missing a setting, or holding a value
+ * no flag takes, is refused by name); `flag` names the option that gave the folder.
+ */
+export function readRunConfig(dir: string, flag: string): SelfPlayConfig {
+  const path = join(dir, 'config.json');
+  let json: unknown;
+  try {
+    json = readInputJson(path, { maxBytes: MAX_JSON_BYTES });
+  } catch (e) {
+    throw new ConfigError(`${flag}: ${(e as Error).message.replace(/^piplay: /, '')}`);
+  }
+  if (!json || typeof json !== 'object' || Array.isArray(json))
+    throw new ConfigError(`${flag}: ${path} holds no run's settings; give a run folder of npm run train`);
+  try {
+    return validateConfig(upgradeConfig({ ...(json as SelfPlayConfig) }));
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    throw new ConfigError(`${flag}: ${path} holds settings piplay refuses: ${e.message}`);
+  }
 }
 
 /** The --out rule of `npm run train` (see checkOutFolder). */
@@ -88,8 +128,7 @@ export class RunFolder {
   }
 
   writeJson(name: string, value: unknown): void {
-    const p = this.path(name);
-    withPath('write', p, () => writeFileSync(p, JSON.stringify(value, null, 2) + '\n'));
+    writeFileAtomically(this.path(name), JSON.stringify(value, null, 2) + '\n', { replace: true });
   }
 
   /** The run's identity from run.json; null when the folder has none (a run of an older version). */

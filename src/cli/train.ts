@@ -35,10 +35,11 @@ import { plural } from '../env/prompts.ts';
 import { deviceLimits, estimateLines, peakLine, refusal } from './memory.ts';
 import { checkFolderLock, lockFolder } from './folder-lock.ts';
 import { checkOutFolder } from './out-folder.ts';
-import { RunFolder, trainOutRule } from './run-folder.ts';
+import { checkNotInRun, RUN_NAMES, RunFolder, trainOutRule } from './run-folder.ts';
 import { buildBase, buildEnvironment, previewBase } from './setup.ts';
 import { runCommand } from './command.ts';
 import { exportStudent } from './export-student.ts';
+import { cleanLeftovers } from './atomic-folder.ts';
 import type { BaseModel } from '../selfplay/base-model.ts';
 
 const USAGE = [
@@ -128,6 +129,7 @@ async function main(argv: string[]): Promise<number> {
   // Nothing is written (not even the folder) until the folder is known to be new, empty or a run of ours.
   checkFolderLock(out);
   const kind = checkOutFolder(out, trainOutRule(resume));
+  if (kind !== 'own') checkNotInRun(out, '--out');
   // One process per run folder: a second train on it stops here, before reading or writing anything of it.
   lockFolder(out, resume ? 'npm run train --resume' : 'npm run train');
   const storage = new DirStorage(out);
@@ -149,6 +151,7 @@ async function main(argv: string[]): Promise<number> {
   for (const f of await storage.removeLeftovers()) {
     console.error(`train: removed ${f}, left behind by a run that was killed while saving`);
   }
+  for (const done of cleanLeftovers(out, RUN_NAMES)) console.error(`train: ${done}`);
   if (cp && resume) {
     for (const note of folder.truncateLogs(cp.state.records)) console.error(`train: warning: ${note}`);
   } else {
