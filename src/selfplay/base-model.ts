@@ -105,10 +105,13 @@ export async function folderBase(e: Engine, fromFolder: ReadFile, source: string
   };
 }
 
-/** A prompt as ids: the chat template's user turn + assistant header when there is one, else plain text. */
+/**
+ * A prompt as ids: the chat template's user turn + assistant header when there is one, else plain text. The prompt's
+ * text (instructions, documents, a question) is text: a special token's text in it is never that token.
+ */
 export function encodePrompt(tok: Tokenizer, text: string): number[] {
   if (tok.hasChatTemplate) return tok.encodeChat([{ role: 'user', content: text }], { addGenerationPrompt: true });
-  return tok.encode(text);
+  return tok.encode(text, { asText: true });
 }
 
 /** Ids that end a rollout: the tokenizer's EOS ids and the config's. */
