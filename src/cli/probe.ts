@@ -73,7 +73,7 @@ async function main(argv: string[]): Promise<number> {
   if (runDir) {
     if (Object.keys(args.settings).length)
       throw new ConfigError("--run probes with the run's own settings; drop the other settings");
-    const run = await openRun(engine, runDir);
+    const run = await openRun(engine, runDir, 'run', ['student', 'teacher', 'examiner']);
     ({ config, env, base } = run);
     const policies = run.policies;
     if (!policies.teacher && count > 0)
@@ -89,7 +89,7 @@ async function main(argv: string[]): Promise<number> {
     console.log(`probe: the student, teacher and examiner of ${resolve(runDir)} at ${run.at}`);
   } else {
     config = makeConfig((args.own['preset'] ?? 'demo') as PresetName, { ...args.settings, model: modelDir! });
-    const opened = await openModel(engine, config);
+    const opened = await openModel(engine, config, ['student', 'teacher', 'examiner']);
     ({ env, base } = opened);
     student = teacher = examiner = opened.model;
     dispose = () => student.dispose();

@@ -11,7 +11,7 @@ import { parseCorpusJsonl, parseEvalSetJsonl } from '../env/index.ts';
 import { filesFromNodeFolder } from '../gpu/host/node-files.ts';
 import { folderBase, randomTinyBase, type BaseModel } from '../selfplay/base-model.ts';
 import type { SelfPlayConfig } from '../selfplay/config.ts';
-import { checkContext, ConfigError } from '../selfplay/config.ts';
+import { checkContext, checkPromptsFit, ConfigError, contextSource, type PromptRole } from '../selfplay/config.ts';
 import { Environment, type EvalQuestion } from '../selfplay/environment.ts';
 import { CheckpointChangedError, latestCheckpoint, otherBase, restorePolicies } from '../selfplay/checkpoint.ts';
 import { Policies } from '../selfplay/policies.ts';
@@ -75,6 +75,24 @@ export function buildEnvironment(c: SelfPlayConfig): Environment {
   return new Environment(passages, evalSet ?? [], c.retrievalTopK);
 }
 
+/**
+ * Makes the run's search tool ready: with --retriever dense, the embedding model is loaded and the corpus embedded
+ * now, so a model that cannot be had (offline, a wrong id) is refused before a run folder is touched, not at the
+ * first search of a run that then can neither start nor resume.
+ */
+export async function readyRetriever(c: SelfPlayConfig, env: Environment): Promise<void> {
+  if (c.retriever !== 'dense') return;
+  try {
+    await env.denseIndex(c.denseModel);
+  } catch (e) {
+    throw new ConfigError(
+      `--retriever dense: the embedding model '${c.denseModel}' (--dense-model) could not be loaded ` +
+        `(${(e as Error).message}); it comes from the Hugging Face hub, so it needs the network once (or its files ` +
+        'in the cache); or search with --retriever bm25, which needs no download',
+    );
+  }
+}
+
 /** The base model: 'random-tiny', an HF model folder on disk, or hf:owner/name from the hub (cached on disk). */
 export async function buildBase(e: Engine, c: SelfPlayConfig, env: Environment): Promise<BaseModel> {
   if (c.model === 'random-tiny') return randomTinyBase(c, env.passages);
@@ -130,9 +148,11 @@ export async function previewBase(c: SelfPlayConfig, env: Environment): Promise<
 export async function openModel(
   e: Engine,
   config: SelfPlayConfig,
+  roles: readonly PromptRole[] = ['student'],
 ): Promise<{ env: Environment; base: BaseModel; model: CausalLM }> {
   const env = buildEnvironment(config);
-  await checkInference(e, config, env, { copies: 1, trained: false });
+  await readyRetriever(config, env);
+  await checkInference(e, config, env, { copies: 1, trained: false }, roles);
   const base = await buildBase(e, config, env);
   const frozen = base.fileDtypes ? frozenDtypes(base.fileDtypes) : undefined;
   return { env, base, model: CausalLM.fromHost(e, base.cfg, (name) => base.weights.get(name), frozen) };
@@ -140,16 +160,19 @@ export async function openModel(
 
 /**
  * The memory estimate of evaluating or probing (estimateInference), printed before any weight is on the GPU; a
- * model that cannot fit the device is refused with what to change.
+ * model that cannot fit the device, or whose context cannot hold the prompts of `roles`, is refused with what to
+ * change.
  */
 async function checkInference(
   e: Engine,
   config: SelfPlayConfig,
   env: Environment,
   opts: { copies: number; trained: boolean },
+  roles: readonly PromptRole[],
 ): Promise<void> {
   const preview = await previewBase(config, env);
   const prompts = measurePrompts(config, preview, env);
+  checkPromptsFit(config, prompts, roles, preview.cfg.maxPositions, contextSource(config));
   const memory = estimateInference(preview.cfg, config, deviceLimits(e), { ...opts, prompts });
   for (const line of estimateLines(memory)) console.log(line);
   const refused = refusal(memory);
@@ -167,8 +190,16 @@ export interface OpenedRun {
   iteration: number;
 }
 
-/** Opens `dir` (a folder of npm run train) at its latest checkpoint; `flag` names the option in errors. */
-export async function openRun(e: Engine, dir: string, flag = 'run'): Promise<OpenedRun> {
+/**
+ * Opens `dir` (a folder of npm run train) at its latest checkpoint; `flag` names the option in errors, `roles` the
+ * prompts the command will run.
+ */
+export async function openRun(
+  e: Engine,
+  dir: string,
+  flag = 'run',
+  roles: readonly PromptRole[] = ['student'],
+): Promise<OpenedRun> {
   const storage = new DirStorage(resolve(dir));
   const latest = async () => {
     const cp = await latestCheckpoint(storage);
@@ -179,11 +210,12 @@ export async function openRun(e: Engine, dir: string, flag = 'run'): Promise<Ope
   let cp = await latest();
   const config = cp.state.config;
   const env = buildEnvironment(config);
+  await readyRetriever(config, env);
   // The run's policies: trained f32 copies (examiner, student and teacher when there is one), or under LoRA
   // the one frozen base with small adapters.
   const lora = config.policies === 'lora';
   const copies = lora ? 1 : config.privileged === 'none' ? 2 : 3;
-  await checkInference(e, config, env, { copies, trained: !lora });
+  await checkInference(e, config, env, { copies, trained: !lora }, roles);
   const base = await buildBase(e, config, env);
   const changed = otherBase(cp.state, base);
   if (changed)

@@ -14,12 +14,15 @@ import {
   otherRun,
 } from '../selfplay/checkpoint.ts';
 import {
+  checkPromptsFit,
   ConfigError,
+  contextSource,
   makeConfig,
   optionHelp,
   PRESETS,
   PRESET_HELP,
   type PresetName,
+  type PromptRole,
   type SelfPlayConfig,
 } from '../selfplay/config.ts';
 import { NonFiniteLossError } from '../selfplay/context.ts';
@@ -36,7 +39,7 @@ import { deviceLimits, estimateLines, peakLine, refusal } from './memory.ts';
 import { checkFolderLock, lockFolder } from './folder-lock.ts';
 import { checkOutFolder } from './out-folder.ts';
 import { checkNotInRun, RUN_NAMES, RunFolder, trainOutRule } from './run-folder.ts';
-import { buildBase, buildEnvironment, previewBase } from './setup.ts';
+import { buildBase, buildEnvironment, previewBase, readyRetriever } from './setup.ts';
 import { runCommand } from './command.ts';
 import { exportStudent } from './export-student.ts';
 import { cleanLeftovers } from './atomic-folder.ts';
@@ -96,7 +99,11 @@ function runConfig(
 /** The memory estimate, from config.json, the tokenizer and the run's prompts, before any weight is on the GPU. */
 async function checkMemory(engine: Engine, config: SelfPlayConfig, env: Environment): Promise<MemoryReport> {
   const preview = await previewBase(config, env);
-  const memory = estimateRun(preview.cfg, config, deviceLimits(engine), measurePrompts(config, preview, env));
+  const prompts = measurePrompts(config, preview, env);
+  const roles: PromptRole[] =
+    config.privileged === 'none' ? ['student', 'examiner'] : ['student', 'teacher', 'examiner'];
+  checkPromptsFit(config, prompts, roles, preview.cfg.maxPositions, contextSource(config));
+  const memory = estimateRun(preview.cfg, config, deviceLimits(engine), prompts);
   for (const line of estimateLines(memory)) console.log(line);
   const refused = refusal(memory);
   if (refused) throw new ConfigError(refused);
@@ -138,6 +145,7 @@ async function main(argv: string[]): Promise<number> {
   const config = runConfig(args, out, kind, cp, resume);
   // The corpus, the held-out files and the base model are read (and checked) before the folder is touched.
   const env = buildEnvironment(config);
+  await readyRetriever(config, env);
   const engine = await Engine.create(nodeHost());
   const memory = await checkMemory(engine, config, env);
   const base = await buildBase(engine, config, env);

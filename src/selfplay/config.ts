@@ -739,6 +739,41 @@ export function checkContext(c: Pick<SelfPlayConfig, 'turnTokens'>, maxPositions
   );
 }
 
+/** The roles whose prompts a command runs: evaluation the student's, training and probes every role's. */
+export type PromptRole = 'student' | 'teacher' | 'examiner';
+
+/**
+ * Refuses prompts the model's context cannot hold with a turn after them (`prompts`: the longest of each role, in
+ * tokens; `source` names where the context length comes from): every rollout would stop at once for context, so an
+ * evaluation would report 0% and training would learn from nothing.
+ */
+export function checkPromptsFit(
+  c: Pick<SelfPlayConfig, 'turnTokens'>,
+  prompts: Record<PromptRole, number>,
+  roles: readonly PromptRole[],
+  maxPositions: number,
+  source: string,
+): void {
+  for (const role of roles) {
+    const p = prompts[role];
+    if (p + c.turnTokens <= maxPositions) continue;
+    const context = `the model's context of ${maxPositions} tokens (${source})`;
+    throw new ConfigError(
+      p >= maxPositions
+        ? `the ${role}'s prompt takes up to ${p} tokens, more than ${context}: no answer could be written; use a model ` +
+            'with a longer context (or shorter passages)'
+        : `the ${role}'s prompt (up to ${p} tokens) and a turn of --turn-tokens ${c.turnTokens} do not fit in ` +
+            `${context}; lower --turn-tokens to at most ${maxPositions - p}, or use a model with a longer context`,
+      'turnTokens',
+    );
+  }
+}
+
+/** Where a run's model's context length comes from, for messages. */
+export function contextSource(c: Pick<SelfPlayConfig, 'model'>): string {
+  return c.model === 'random-tiny' ? '--tiny-max-positions' : `max_position_embeddings in ${c.model}'s config.json`;
+}
+
 /** A preset, with overrides applied and checked. */
 export function makeConfig(preset: PresetName = 'demo', overrides: Partial<SelfPlayConfig> = {}): SelfPlayConfig {
   if (!(preset in PRESETS))

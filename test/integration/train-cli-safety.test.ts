@@ -317,3 +317,40 @@ describe('npm run train --resume refuses a checkpoint that is not of this run an
     );
   }, 120_000);
 });
+
+describe('a model, a retriever or a folder that cannot work is refused before the run folder is touched', () => {
+  it('max_position_embeddings below the prompts: eval and train refuse it (eval reported 0%)', async () => {
+    const model = join(root, 'short-context');
+    cpSync('public/models/piplay-tiny', model, { recursive: true });
+    const config = JSON.parse(readFileSync(join(model, 'config.json'), 'utf8')) as Record<string, unknown>;
+    writeFileSync(join(model, 'config.json'), JSON.stringify({ ...config, max_position_embeddings: 100 }));
+    const ev = await train(['--model', model, '--preset', 'smoke', '--turn-tokens', '8'], 'eval');
+    expect(ev.code).toBe(1);
+    expect(ev.stderr).toMatch(
+      /the student's prompt takes up to \d+ tokens, more than the model's context of 100 tokens \(max_position_embeddings in .*short-context's config.json\)/,
+    );
+    const out = join(root, 'short-run');
+    const tr = await train(['--out', out, '--model', model, '--preset', 'smoke', '--turn-tokens', '8']);
+    expect(tr.code).toBe(1);
+    expect(tr.stderr).toMatch(/prompt takes up to \d+ tokens, more than the model's context of 100 tokens/);
+    expect(existsSync(out)).toBe(false);
+  }, 120_000);
+
+  it('--retriever dense without its model (offline) is refused before the folder exists', async () => {
+    const out = join(root, 'dense');
+    const r = await train(['--out', out, '--preset', 'smoke', '--retriever', 'dense']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      "--retriever dense: the embedding model 'Xenova/e5-base-v2' (--dense-model) could not be",
+    );
+    expect(existsSync(out)).toBe(false);
+  }, 120_000);
+
+  it('an --out that cannot be made is named with the cause (it was a raw error)', async () => {
+    writeFileSync(join(root, 'a-file'), 'x');
+    const out = join(root, 'a-file', 'run');
+    const r = await train(['--out', out, '--preset', 'smoke']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`piplay: could not create ${out}: a part of the path is a file, not a folder (ENOTDIR)`);
+  }, 60_000);
+});

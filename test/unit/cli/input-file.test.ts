@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { buildEnvironment } from '../../../src/cli/setup.ts';
 import { RunFolder } from '../../../src/cli/run-folder.ts';
 import { filesFromNodeFolder } from '../../../src/gpu/host/node-files.ts';
-import { readInputFile } from '../../../src/node/input-file.ts';
+import { readInputFile, readInputJson } from '../../../src/node/input-file.ts';
 import { makeConfig } from '../../../src/selfplay/config.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'piplay-input-'));
@@ -56,6 +56,14 @@ describe('inputs are regular files of a known size', () => {
     mkdirSync(join(folder, 'model.safetensors'), { recursive: true });
     await expect(filesFromNodeFolder(folder)('model.safetensors')).rejects.toThrow(
       `could not read ${join(folder, 'model.safetensors')}: it is a folder, not a file`,
+    );
+  });
+
+  it('a JSON file cut short (a result.json of experiment --resume) is named as such', () => {
+    const cut = join(root, 'result.json');
+    writeFileSync(cut, '{"arm": "piplay", "em": [0.1');
+    expect(() => readInputJson(cut)).toThrow(
+      new RegExp(`^piplay: ${cut} is not valid JSON \\(.*\\): it may have been cut short by a full disk or a kill$`),
     );
   });
 
