@@ -26,6 +26,12 @@ import { DEFAULT_WORLD_SEED } from '../pretrain/data.ts';
 import { defaultWorldFiles, pretrain, type PretrainOptions, type PretrainResult } from '../pretrain/run.ts';
 import type { StepLog } from '../pretrain/train.ts';
 import { runCommand } from './command.ts';
+import { deviceLimits, estimateLines, refusal } from './memory.ts';
+import { readConfig } from '../model/io.ts';
+import { tinyConfig } from '../model/init.ts';
+import { PRETRAIN_DEFAULTS } from '../pretrain/settings.ts';
+import { estimatePretrain } from '../selfplay/memory-plan.ts';
+import { ConfigError } from '../selfplay/config.ts';
 
 function bar(log: StepLog): string {
   const width = 24;
@@ -77,6 +83,25 @@ async function writeStreamOnly(opts: PretrainOptions, dir: string, command: stri
   );
   e.destroy();
   return 0;
+}
+
+/**
+ * The memory plan of one training step, printed, and a step no device holds refused, before any text is generated
+ * (`--batch 1000000 --seq 512` was minutes of silence).
+ */
+async function checkMemory(e: Engine, o: PretrainOptions): Promise<void> {
+  const cfg = o.from
+    ? await readConfig(o.from.files, o.from.source)
+    : tinyConfig({
+        vocabSize: o.vocab ?? PRETRAIN_DEFAULTS.vocab,
+        hidden: o.hidden,
+        layers: o.layers,
+        maxPositions: Math.max(2048, o.seq),
+      });
+  const m = estimatePretrain(cfg, o.batch, o.seq, deviceLimits(e));
+  for (const line of estimateLines(m, false)) console.log(line);
+  const refused = refusal(m);
+  if (refused) throw new ConfigError(refused.replace('this run cannot fit', 'this pretraining cannot fit'));
 }
 
 /** The format and copying checks on greedy rollouts of `n` 1-hop questions of the default world. */
@@ -193,6 +218,7 @@ async function main(): Promise<number> {
 
   const e = await Engine.create(nodeHost());
   console.log(`pretrain: ${e.info.description} (${e.info.host}); ${JSON.stringify(opts)}`);
+  await checkMemory(e, opts);
   const started = Date.now();
   const tty = process.stdout.isTTY;
   const result = await pretrain(e, opts, (log) => {

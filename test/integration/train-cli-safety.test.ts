@@ -354,3 +354,19 @@ describe('a model, a retriever or a folder that cannot work is refused before th
     expect(r.stderr).toContain(`piplay: could not create ${out}: a part of the path is a file, not a folder (ENOTDIR)`);
   }, 60_000);
 });
+
+describe("npm run pretrain's memory plan", () => {
+  it('refuses a step no device holds before generating its text (it was minutes of silence)', async () => {
+    const out = join(root, 'pretrain-huge');
+    const t0 = Date.now();
+    const r = await train(['--out', out, '--world-out', '', '--batch', '65536', '--seq', '512'], 'pretrain');
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/^memory estimate: about \d+\.\d+ GiB of GPU memory/m);
+    expect(r.stderr).toMatch(
+      /this pretraining cannot fit this GPU: A layer's activation of 65536 × 512 tokens takes \d+ MiB, more than this GPU's largest buffer/,
+    );
+    expect(r.stderr).toContain('lower it with rows or tokens per step (--batch, --seq)');
+    expect(Date.now() - t0).toBeLessThan(30_000);
+    expect(existsSync(out)).toBe(false);
+  }, 60_000);
+});
