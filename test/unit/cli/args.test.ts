@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { countOption, MAX_QUESTIONS, parseArgs, runOrModel, scanArgs } from '../../../src/cli/args.ts';
 import { parsePretrainArgs } from '../../../src/cli/pretrain-args.ts';
+import { parseSeeds } from '../../../src/lab/experiment/plan.ts';
 import { makeConfig, parseOptionValue } from '../../../src/selfplay/config.ts';
 
 describe("a command's own options", () => {
@@ -47,6 +48,12 @@ describe('numbers are read strictly and each flag once', () => {
     );
     expect(() => parseArgs(['--out', 'a', '--out=b'], ['out'])).toThrow('--out is given twice; give it once');
     expect(() => scanArgs(['--help', '--help'], [], ['help'], () => false)).toThrow('--help is given twice');
+  });
+
+  it("experiment's --seeds: decimal, bounded", () => {
+    expect(parseSeeds('1,2,3')).toEqual([1, 2, 3]);
+    for (const bad of ['0x10', '1,1e12', '-1', '1,,2'])
+      expect(() => parseSeeds(bad)).toThrow(`--seeds: '${bad}' is not allowed`);
   });
 
   it('bounds lists: hop counts and their length', () => {
