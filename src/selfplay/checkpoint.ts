@@ -208,10 +208,14 @@ export function otherRun(state: RunState, runId: string | undefined): string | n
   );
 }
 
-/** Why the base model differs from the files the checkpoint's run started from (named by file), or null. */
+/**
+ * Why the base model differs from the files the checkpoint's run started from (named by file), or null. A base
+ * without files of its own (random-tiny, or the page's copy of a run's config and tokenizer beside its checkpoint's
+ * weights) has nothing to compare.
+ */
 export function otherBase(state: RunState, base: Pick<BaseModel, 'name' | 'files'>): string | null {
-  if (!state.baseFiles) return null;
-  const now = base.files ?? {};
+  if (!state.baseFiles || !base.files) return null;
+  const now = base.files;
   const changed = Object.keys(state.baseFiles).filter((f) => now[f] !== state.baseFiles![f]);
   if (!changed.length) return null;
   const f = changed[0]!;

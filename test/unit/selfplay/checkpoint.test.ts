@@ -215,5 +215,7 @@ describe('a checkpoint read while a run saves, or edited by hand', () => {
         'another SHA-256; put the original files back to resume, or start a new run on this model',
     );
     expect(otherBase(state(1), base({}))).toBeNull();
+    expect(otherBase(st, { name: 'a stored run' })).toBeNull();
+    expect(otherBase(st, base({ 'config.json': 'c1' }))).toMatch(/its model.safetensors is missing;/);
   });
 });
