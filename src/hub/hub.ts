@@ -6,10 +6,9 @@
 // command line keeps them in the Hugging Face cache folder instead (src/hub/hub-folder.ts). Nothing the hub says
 // is taken on trust: every name is checked before it is asked for, a body is cut at the listed size, and a file is
 // kept only when its size and its hash (sha256 for LFS files, the git blob id for the others) match the listing.
-import { MissingFileError, modelFileCap, type ReadFile } from '../model/files.ts';
+import { BodyTooLargeError, MissingFileError, modelFileCap, type ReadFile } from '../model/files.ts';
 import { cachePartials, memoryPartials, type PartialStore } from './partials.ts';
 import {
-  BodyTooLargeError,
   DownloadInterruptedError,
   fetchResumable,
   fetchSmall,

@@ -10,6 +10,8 @@
 // or whose body stalls (less than MIN_WINDOW_BYTES in a window of the stall timeout: a byte every few seconds is a
 // stall), fails the attempt, so a download ends in bounded time whatever the server does.
 
+import { BodyTooLargeError, readBody } from '../model/files.ts';
+
 /** Bytes a body must bring in each window of the stall timeout (or the rest of the file, when less). */
 export const MIN_WINDOW_BYTES = 1024;
 
@@ -99,11 +101,6 @@ export interface SmallAnswer {
   text: string;
 }
 
-/** A body past the cap of its kind: it is not read further. */
-export class BodyTooLargeError extends Error {
-  override name = 'BodyTooLargeError';
-}
-
 /** Fetches a small answer whole, within `deadlineMs` for headers and body together, cutting it at `cap` bytes. */
 export async function fetchSmall(
   fetchFn: typeof fetch,
@@ -115,27 +112,8 @@ export async function fetchSmall(
   const timer = setTimeout(() => ac.abort(why), opts.deadlineMs);
   try {
     const res = await fetchFn(url, { signal: ac.signal });
-    const chunks: Uint8Array[] = [];
-    let n = 0;
-    if (res.body) {
-      const reader = res.body.getReader();
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        n += value.length;
-        if (n > opts.cap) {
-          await reader.cancel().catch(() => {});
-          throw new BodyTooLargeError(`the answer ran past ${opts.cap} bytes without ending`);
-        }
-        chunks.push(value);
-      }
-    }
-    return {
-      status: res.status,
-      statusText: res.statusText,
-      ok: res.ok,
-      text: new TextDecoder().decode(concat(chunks, n)),
-    };
+    const text = new TextDecoder().decode(await readBody(res, opts.cap));
+    return { status: res.status, statusText: res.statusText, ok: res.ok, text };
   } catch (e) {
     throw ac.signal.aborted ? why : e;
   } finally {

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { filesFromMap } from '../../../src/model/files.ts';
+import { filesFromMap, filesFromUrl } from '../../../src/model/files.ts';
 import { filesFromNodeFolder } from '../../../src/gpu/host/node-files.ts';
 import { loadTokenizer, tokenizerFromJson, type Tokenizer } from '../../../src/model/tokenizer.ts';
 import { encodeToolReply } from '../../../src/rl/tool-reply.ts';
@@ -121,5 +121,22 @@ describe('text from documents is never encoded as special tokens', () => {
     // Without documents' special text, the encoding is the one it always was.
     const text = qwen.applyChatTemplate([{ role: 'user', content: 'hi' }], { addGenerationPrompt: true });
     expect(encodePrompt(qwen, 'hi')).toEqual(qwen.encode(text, { addSpecialTokens: false }));
+  });
+});
+
+describe('a model file from a URL', () => {
+  it('is read with a cap: a body that runs on is cut and named', async () => {
+    const endless = (async () =>
+      new Response(
+        new ReadableStream({
+          pull(c) {
+            c.enqueue(new Uint8Array(1 << 20));
+          },
+        }),
+      )) as unknown as typeof fetch;
+    await expect(filesFromUrl('https://example.invalid/m/', endless)('config.json')).rejects.toThrow(
+      'could not fetch https://example.invalid/m/config.json: the answer ran past 67108864 bytes without ending: ' +
+        'is it the right file?',
+    );
   });
 });
