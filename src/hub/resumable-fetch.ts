@@ -32,20 +32,19 @@ export class TimeoutError extends Error {
 
 const seconds = (ms: number) => `${Number((ms / 1000).toFixed(3))} s`;
 
-/** `fetchFn(url, init)` aborted when no answer comes within `t.answerMs`; returns the answer and its abort. */
+/** `fetchFn(url, init)`, aborted when no answer (its headers) comes within `t.answerMs`. */
 export async function fetchWithin(
   fetchFn: typeof fetch,
   url: string,
   init: RequestInit,
   t: Timeouts | undefined,
-): Promise<{ res: Response; abort: (why: Error) => void }> {
+): Promise<Response> {
+  if (!t) return fetchFn(url, init);
   const ac = new AbortController();
-  const abort = (why: Error) => ac.abort(why);
-  if (!t) return { res: await fetchFn(url, { ...init, signal: ac.signal }), abort };
   const why = new TimeoutError(`no answer within ${seconds(t.answerMs)} (${t.setting})`);
   const timer = setTimeout(() => ac.abort(why), t.answerMs);
   try {
-    return { res: await fetchFn(url, { ...init, signal: ac.signal }), abort };
+    return await fetchFn(url, { ...init, signal: ac.signal });
   } catch (e) {
     throw ac.signal.aborted ? why : e;
   } finally {
@@ -247,7 +246,7 @@ export async function fetchResumable(url: string, opts: ResumableOptions = {}): 
     let reason: string;
     let stalled = false;
     try {
-      const { res } = await fetchWithin(
+      const res = await fetchWithin(
         fetchFn,
         url,
         loaded > 0 ? { headers: { Range: `bytes=${loaded}-` } } : {},

@@ -63,7 +63,7 @@ export class ChatTemplate {
     const env = Environment.prototype;
     const set: SetVariable = env.set;
     env.set = function (this: Environment, name: string, value: unknown) {
-      return set.call(this, name, name === 'range' ? boundedRange : value);
+      return set.call(this, name, name === 'range' && typeof value === 'function' ? boundedRange : value);
     };
     let steps = 0;
     proto.evaluate = function (this: Interpreter, ...args: Parameters<Evaluate>) {
