@@ -3,17 +3,17 @@
 // and the construction path (src/lab/dataset.ts): as JSONL in TRL's conversational fields, or as parquet
 // in verl's fields (src/cli/parquet.ts): the data to run the same recipe at scale on an existing engine. Never
 // overwrites a file, and writes none for a run without a valid question.
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { writeFileAtomically } from './atomic-folder.ts';
 import { join, resolve } from 'node:path';
 import { PRIVILEGED_MODES, type PrivilegedMode } from '../env/prompts.ts';
-import { ConfigError, type SelfPlayConfig } from '../selfplay/config.ts';
+import { ConfigError } from '../selfplay/config.ts';
 import type { QuestionRecord } from '../selfplay/events.ts';
 import { trlRows, verlRow } from '../lab/dataset.ts';
 import { scanArgs } from './args.ts';
 import { verlParquet } from './parquet.ts';
 import { runCommand } from './command.ts';
-import { readJson } from './out-folder.ts';
-import { isRunFolder, LOGS, readLog } from './run-folder.ts';
+import { checkNotInRun, isRunFolder, LOGS, readLog, readRunConfig } from './run-folder.ts';
 
 const USAGE = [
   'usage: npm run dataset -- --run DIR --out FILE.jsonl|FILE.parquet [--privileged MODE]',
@@ -32,12 +32,13 @@ function main(argv: string[]): number {
   const dir = resolve(own['run']);
   const out = resolve(own['out']);
   if (existsSync(out)) throw new ConfigError(`--out: ${out} exists; piplay never overwrites a file: give a new path`);
+  checkNotInRun(out, '--out');
   const configPath = join(dir, 'config.json');
   if (!existsSync(configPath))
     throw new ConfigError(`--run: ${configPath} is missing; give a run folder of npm run train`);
   if (!isRunFolder(dir))
     throw new ConfigError(`--run: ${configPath} holds no run's settings; give a run folder of npm run train`);
-  const config = readJson(configPath) as unknown as SelfPlayConfig;
+  const config = readRunConfig(dir, '--run');
   const mode = (own['privileged'] ?? config.privileged) as PrivilegedMode;
   if (!PRIVILEGED_MODES.includes(mode))
     throw new ConfigError(`--privileged: '${mode}' is not allowed; use one of ${PRIVILEGED_MODES.join(', ')}`);
@@ -58,7 +59,8 @@ function main(argv: string[]): number {
   }
   const parquet = out.toLowerCase().endsWith('.parquet');
   const bytes = parquet ? verlParquet(rows.map(verlRow)) : rows.map((r) => JSON.stringify(r) + '\n').join('');
-  writeFileSync(out, bytes, { flag: 'wx' });
+  // Whole or not at all (a full disk leaves no truncated file under the name), and never over a file.
+  writeFileAtomically(out, bytes, { replace: false });
   console.log(
     `dataset: ${rows.length} questions (privileged ${mode}) in ${out}, ${parquet ? "verl's" : "TRL's"} fields`,
   );

@@ -9,7 +9,7 @@ import type { CausalLM } from '../model/decoder.ts';
 import { ConfigError, makeConfig, optionHelp, type PresetName, type SelfPlayConfig } from '../selfplay/config.ts';
 import { evaluate } from '../selfplay/evaluate.ts';
 import type { PolicyName } from '../selfplay/policies.ts';
-import { countOption, parseArgs, runOrModel } from './args.ts';
+import { countOption, MAX_QUESTIONS, parseArgs, runOrModel } from './args.ts';
 import { ConsoleReporter, evalLine } from './progress.ts';
 import { openModel, openRun } from './setup.ts';
 import { hubModelRef } from '../hub/hub-folder.ts';
@@ -34,7 +34,7 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const { runDir, modelDir } = runOrModel(args.own);
-  const show = countOption(args.own, 'show', 0);
+  const show = countOption(args.own, 'show', 0, MAX_QUESTIONS);
   const engine = await Engine.create(nodeHost());
   const reporter = new ConsoleReporter();
   const emit = (ev: Parameters<ConsoleReporter['handle']>[0]) => reporter.handle(ev);

@@ -2,7 +2,9 @@
 // job of the plan (src/lab/experiment/plan.ts) in order, each a run folder as `npm run train` writes it plus its
 // result.json, and after each the report rewritten from every finished run (src/lab/experiment/). Resumable: a
 // finished run is kept, a stopped one continues from its checkpoint.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { writeFileAtomically } from './atomic-folder.ts';
+import { readInputJson } from '../node/input-file.ts';
 import { join } from 'node:path';
 import type { Engine } from '../gpu/engine.ts';
 import { CausalLM } from '../model/decoder.ts';
@@ -176,11 +178,11 @@ export class Experiment {
   private async cached<T>(file: string, settings: object, compute: () => Promise<T>): Promise<T> {
     const path = join(this.out, file);
     if (this.opts.resume && existsSync(path)) {
-      const stored = JSON.parse(readFileSync(path, 'utf8')) as { settings: object; result: T };
+      const stored = readInputJson(path) as { settings: object; result: T };
       if (JSON.stringify(stored.settings) === JSON.stringify(settings)) return stored.result;
     }
     const result = await compute();
-    writeFileSync(path, JSON.stringify({ settings, result }, null, 2) + '\n');
+    writeFileAtomically(path, JSON.stringify({ settings, result }, null, 2) + '\n', { replace: true });
     return result;
   }
 
@@ -243,7 +245,7 @@ export class Experiment {
         );
       }
       if (this.opts.resume && existsSync(stored)) {
-        const r = JSON.parse(readFileSync(stored, 'utf8')) as StoredResult;
+        const r = readInputJson(stored) as StoredResult;
         const differs = configDiff(r.config, job.config);
         if (differs.length)
           throw new ConfigError(
@@ -274,7 +276,7 @@ export class Experiment {
         console.log(
           `experiment: [${k}/${this.jobs.length}] ${job.arm} seed ${job.seed}: finished before, kept (${dir})`,
         );
-        const kept = JSON.parse(readFileSync(stored, 'utf8')) as StoredResult;
+        const kept = readInputJson(stored) as StoredResult;
         // result.json of an older version lacks the training signal: its metrics.jsonl has it.
         if (kept.trained && !kept.signal)
           kept.signal = signalOf(readLog<StepMetrics>(join(dir, LOGS.metrics)), kept.iterations);
@@ -287,7 +289,9 @@ export class Experiment {
       console.log(`experiment: [${k}/${this.jobs.length}] ${job.arm} seed ${job.seed} -> ${dir}`);
       const r = job.train ? await this.trainRun(job, dir, signal) : await this.baseRun(job, dir);
       if (!r) return false;
-      writeFileSync(stored, JSON.stringify({ ...r, config: job.config } satisfies StoredResult, null, 2) + '\n');
+      writeFileAtomically(stored, JSON.stringify({ ...r, config: job.config } satisfies StoredResult, null, 2) + '\n', {
+        replace: true,
+      });
       this.results.push(r);
       this.write();
     }
@@ -334,7 +338,7 @@ export class Experiment {
           `--resume: ${dir} was started with other settings (${differs.join(', ')}); use the same settings or ` +
             'another --out',
         );
-      folder.truncateLogs(cp.state.records);
+      for (const note of folder.truncateLogs(cp.state.records)) console.error(`experiment: warning: ${note}`);
     } else {
       folder.resetLogs();
       folder.writeConfig(c);
@@ -449,7 +453,7 @@ export class Experiment {
           `${(100 * r.metrics.em).toFixed(1)}%`,
       );
     }
-    writeFileSync(join(dir, 'drift.jsonl'), lines.map((l) => l + '\n').join(''));
+    writeFileAtomically(join(dir, 'drift.jsonl'), lines.map((l) => l + '\n').join(''), { replace: true });
     return points;
   }
 
@@ -493,13 +497,14 @@ export class Experiment {
     const rows = perQuestionRows(this.results);
     // per-question.jsonl: whether each question was answered; per-question-search.jsonl: how it searched.
     const lines = (f: (r: QuestionRow) => object) => rows.map((r) => JSON.stringify(f(r)) + '\n').join('');
-    writeFileSync(
+    writeFileAtomically(
       join(this.out, 'per-question.jsonl'),
       lines(({ searches: _, repeats: __, ...r }) => r),
+      { replace: true },
     );
     // Runs of older versions kept no search counts: no file of them.
     if (rows.some((r) => r.searches !== undefined))
-      writeFileSync(
+      writeFileAtomically(
         join(this.out, 'per-question-search.jsonl'),
         lines((r) => ({
           arm: r.arm,
@@ -509,18 +514,23 @@ export class Experiment {
           searches: r.searches,
           repeats: r.repeats,
         })),
+        { replace: true },
       );
-    writeFileSync(
+    writeFileAtomically(
       join(this.out, 'results.md'),
       renderResults(meta, summaries, comparisons(rows, iterations - 1), driftClaims(this.results)),
+      { replace: true },
     );
-    writeFileSync(
+    writeFileAtomically(
       join(this.out, 'results.json'),
       // Each question's outcome is in per-question.jsonl, not repeated here.
       JSON.stringify({ meta, summaries, runs: this.results.map(withoutOutcomes) }, null, 2) + '\n',
+      { replace: true },
     );
-    writeFileSync(join(this.out, 'em_by_iteration.svg'), emByIterationSvg(summaries, iterations));
-    writeFileSync(join(this.out, 'drift.svg'), driftSvg(summaries, iterations));
+    writeFileAtomically(join(this.out, 'em_by_iteration.svg'), emByIterationSvg(summaries, iterations), {
+      replace: true,
+    });
+    writeFileAtomically(join(this.out, 'drift.svg'), driftSvg(summaries, iterations), { replace: true });
   }
 
   dispose(): void {

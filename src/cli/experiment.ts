@@ -25,7 +25,7 @@ import {
   type ArmSettings,
 } from '../lab/experiment/plan.ts';
 import { ConfigError, optionHelp, PRESETS, type PresetName } from '../selfplay/config.ts';
-import { countOption, parseArgs } from './args.ts';
+import { countOption, MAX_QUESTIONS, parseArgs } from './args.ts';
 import { stopOnInterrupt } from './interrupt.ts';
 import { checkFolderLock, lockFolder } from './folder-lock.ts';
 import { checkOutFolder } from './out-folder.ts';
@@ -82,8 +82,8 @@ async function main(argv: string[]): Promise<number> {
   const preset = (args.own['preset'] ?? 'demo') as PresetName;
   const arms = args.own['arms'] !== undefined ? parseArms(args.own['arms']) : DEFAULT_ARMS;
   const seeds = args.own['seeds'] !== undefined ? parseSeeds(args.own['seeds']) : DEFAULT_SEEDS;
-  const driftQuestions = countOption(args.own, 'drift-questions', 0);
-  const probeQuestionCount = countOption(args.own, 'probe-questions', 40);
+  const driftQuestions = countOption(args.own, 'drift-questions', 0, MAX_QUESTIONS);
+  const probeQuestionCount = countOption(args.own, 'probe-questions', 40, MAX_QUESTIONS);
   const resume = args.own['resume'] === 'true';
   const armSettingsFile = args.own['arm-settings'];
   const armSettings = armSettingsFile === undefined ? {} : readArmSettings(resolve(armSettingsFile));

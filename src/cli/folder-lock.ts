@@ -6,6 +6,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { processAlive, readRecord } from '../node/process.ts';
 import { ConfigError } from '../selfplay/config.ts';
+import { fsError, withPath } from './fs-errors.ts';
 
 /** The lock's file name in the folder (a name the folder's owner command writes, see RUN_NAMES). */
 export const LOCK_NAME = 'piplay.lock';
@@ -49,7 +50,8 @@ export function checkFolderLock(dir: string): void {
  */
 export function lockFolder(dir: string, command: string): () => void {
   const created = !existsSync(dir);
-  mkdirSync(dir, { recursive: true });
+  // A folder that cannot be made (a read-only disk, a path through a file) is named with the cause.
+  withPath('create', dir, () => mkdirSync(dir, { recursive: true }));
   const path = join(dir, LOCK_NAME);
   const me: Owner = { pid: process.pid, host: hostname(), startedAt: new Date().toISOString(), command };
   for (let attempt = 0; attempt < 3; attempt++) {
@@ -57,7 +59,7 @@ export function lockFolder(dir: string, command: string): () => void {
     try {
       fd = openSync(path, 'wx');
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw fsError('create', path, e);
       const owner = readOwner(path);
       if (isHeld(owner)) throw inUse(dir, path, owner);
       // The owner is dead: move its lock aside; of several processes doing this, one succeeds.

@@ -10,6 +10,7 @@ const CAUSES: Record<string, string> = {
   EACCES: 'permission denied',
   EPERM: 'the operation is not permitted',
   EMFILE: 'too many open files',
+  EFBIG: 'the file would be larger than this process or file system may write (ulimit -f); make room and run it again',
 };
 
 export type Action = 'read' | 'write' | 'list' | 'create' | 'rename';

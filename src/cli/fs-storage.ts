@@ -3,7 +3,8 @@
 // a reader never sees half a file, and since saveCheckpoint writes the pointer last, a power loss cannot
 // leave a pointer to a slot whose files are not on the disk. Errors name the file and the cause.
 import { existsSync } from 'node:fs';
-import { type FileHandle, mkdir, open, readFile, readdir, rename, rm } from 'node:fs/promises';
+import { type FileHandle, mkdir, open, readdir, rename, rm } from 'node:fs/promises';
+import { readInputFileAsync } from '../node/input-file.ts';
 import { dirname, join, relative, sep } from 'node:path';
 import type { RunStorage } from '../selfplay/storage.ts';
 import { withPathAsync } from './fs-errors.ts';
@@ -44,8 +45,7 @@ export class DirStorage implements RunStorage {
   async get(name: string): Promise<Uint8Array | null> {
     const p = this.path(name);
     if (!existsSync(p)) return null;
-    const b = await withPathAsync('read', p, () => readFile(p));
-    return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+    return readInputFileAsync(p);
   }
 
   async list(): Promise<string[]> {

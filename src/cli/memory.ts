@@ -11,13 +11,16 @@ export function deviceLimits(e: Engine): AdapterLimits {
 
 const size = (b: number) => (b >= 2 ** 30 ? `${(b / 2 ** 30).toFixed(2)} GiB` : `${(b / 2 ** 20).toFixed(1)} MiB`);
 
-/** The estimate as lines: the total, each term, the prompt lengths it assumed, and any warnings. */
-export function estimateLines(m: MemoryReport): string[] {
+/** The estimate as lines: the total, each term, the prompt lengths it assumed (`prompts`), and any warnings. */
+export function estimateLines(m: MemoryReport, prompts = true): string[] {
   const p = m.prompts;
   const out = [
     `memory estimate: about ${size(m.totalBytes)} of GPU memory (largest buffer ${size(m.largestTensorBytes)} of ` +
-      `${size(m.maxBinding)} allowed); prompts up to ${p.student} tokens (student), ${p.teacher} (teacher), ` +
-      `${p.examiner} (examiner)${p.guessed ? ', guessed' : ''}`,
+      `${size(m.maxBinding)} allowed)` +
+      (prompts
+        ? `; prompts up to ${p.student} tokens (student), ${p.teacher} (teacher), ` +
+          `${p.examiner} (examiner)${p.guessed ? ', guessed' : ''}`
+        : ''),
   ];
   for (const l of m.breakdown) out.push(`  ${size(l.bytes).padStart(10)}  ${l.label}`);
   for (const w of m.warnings) out.push(`  warning: ${w}`);

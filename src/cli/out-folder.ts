@@ -2,7 +2,9 @@
 // is new, empty, or holds nothing but its own earlier output (a run to resume, a model it made); any
 // other folder, such as a model folder or a folder of the user's own files, is refused before a byte is
 // written, since writing there would replace files the command did not write.
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { readInputFile } from '../node/input-file.ts';
+import { leftoverOf } from './atomic-folder.ts';
 import { join } from 'node:path';
 import { ConfigError } from '../selfplay/config.ts';
 
@@ -41,7 +43,9 @@ export function checkOutFolder(dir: string, rule: OutRule): OutKind {
     if (rule.resume) throw new ConfigError(`--resume: ${dir} is empty, so there is nothing to resume; ${resumeHint}`);
     return 'empty';
   }
-  const foreign = entries.filter((n) => !rule.names.includes(n));
+  // What a killed writer of the command left beside its outputs is its own too (cleaned by the next run).
+  const own = (n: string) => rule.names.includes(n) || rule.names.includes(leftoverOf(n)?.name ?? '');
+  const foreign = entries.filter((n) => !own(n));
   if (foreign.length === 0 && (!rule.marker || rule.marker(dir))) return 'own';
   const shown = (foreign.length ? foreign : entries).slice(0, 5).join(', ') + (entries.length > 5 ? ', ...' : '');
   const model = isModelFolder(dir) ? ' It is a model folder: give it as --model, and a new folder as --out.' : '';
@@ -57,10 +61,14 @@ export function isModelFolder(dir: string): boolean {
   return cfg !== null && ('model_type' in cfg || 'architectures' in cfg);
 }
 
-/** A file's JSON object, or null when it is missing or not a JSON object. */
+/** The most bytes a settings or result file of a command may have. */
+export const MAX_JSON_BYTES = 64 * 2 ** 20;
+
+/** A file's JSON object, or null when it is missing, not a regular file of at most MAX_JSON_BYTES, or not a JSON
+ *  object. */
 export function readJson(path: string): Record<string, unknown> | null {
   try {
-    const v = JSON.parse(readFileSync(path, 'utf8')) as unknown;
+    const v = JSON.parse(new TextDecoder().decode(readInputFile(path, { maxBytes: MAX_JSON_BYTES }))) as unknown;
     return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
   } catch {
     return null;

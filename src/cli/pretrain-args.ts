@@ -2,10 +2,12 @@
 // numeric settings' flags, defaults, help and checks are the page's (PRETRAIN_FIELDS in
 // src/pretrain/settings.ts), so both accept the same values; --out, --from, --world-out and --check are the
 // CLI's own. Pure: importing this starts no engine and reads no files.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { readInputFile } from '../node/input-file.ts';
 import { join } from 'node:path';
 import type { PretrainOptions } from '../pretrain/run.ts';
-import { scanArgs } from './args.ts';
+import { countOption, MAX_QUESTIONS, scanArgs } from './args.ts';
+import { parseNumber } from '../settings/schema.ts';
 import type { OutRule } from './out-folder.ts';
 import {
   PRETRAIN_DEFAULTS,
@@ -74,9 +76,6 @@ export interface PretrainArgs {
   writeStream?: string;
 }
 
-/** A value as the page's form reads it: blank is not a number. */
-const number = (v: string) => (v.trim() === '' ? NaN : Number(v));
-
 /** Parses the arguments (without node and the script), or 'help'; throws naming the flag, then the usage. */
 export function parsePretrainArgs(argv: string[]): PretrainArgs | 'help' {
   const flags = new Set(KEYS.flatMap((k) => PRETRAIN_FIELDS[k].flag ?? []));
@@ -91,12 +90,12 @@ export function parsePretrainArgs(argv: string[]): PretrainArgs | 'help' {
   for (const k of KEYS) {
     const flag = PRETRAIN_FIELDS[k].flag;
     const v = flag && flag !== 'size' ? value(flag) : undefined;
-    if (v !== undefined) s[k] = number(v);
+    if (v !== undefined) s[k] = parseNumber(v.trim());
   }
   const size = value('size')?.split('x');
   if (size) {
     if (size.length !== 2) throw new Error(`--size must look like 96x3 (hidden x layers)\n${PRETRAIN_USAGE}`);
-    [s.hidden, s.layers] = size.map(number) as [number, number];
+    [s.hidden, s.layers] = size.map((v) => parseNumber(v.trim())) as [number, number];
   }
   const problems = pretrainProblems(s);
   if (problems.size)
@@ -105,7 +104,6 @@ export function parsePretrainArgs(argv: string[]): PretrainArgs | 'help' {
     );
 
   const from = value('from');
-  const check = value('check');
   const writeStream = value('write-stream');
   return {
     ...(writeStream ? { writeStream } : {}),
@@ -113,7 +111,7 @@ export function parsePretrainArgs(argv: string[]): PretrainArgs | 'help' {
     ...(from ? { from } : {}),
     out: value('out') ?? 'public/models/piplay-tiny',
     worldOut: value('world-out') ?? 'public/worlds/default',
-    check: check === undefined ? 25 : Number(check),
+    check: countOption(scanned.own, 'check', 25, MAX_QUESTIONS),
   };
 }
 
@@ -125,7 +123,10 @@ export const PRETRAIN_OUT_RULE: OutRule = {
   names: ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json', 'TRAINING.md'],
   marker: (dir) => {
     const md = join(dir, 'TRAINING.md');
-    return existsSync(md) && readFileSync(md, 'utf8').includes('`npm run pretrain`');
+    return (
+      existsSync(md) &&
+      new TextDecoder().decode(readInputFile(md, { maxBytes: 2 ** 24 })).includes('`npm run pretrain`')
+    );
   },
 };
 export const WORLD_OUT_RULE: OutRule = {

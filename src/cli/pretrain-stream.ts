@@ -10,7 +10,8 @@
 // DIR/targets.bin   int32, the same layout: the id after each position
 // DIR/mask.bin      uint8, the same layout: 1 where the position is a loss target
 // DIR/stats.json    what the batches hold (PretrainStats), written last: the stream is complete
-import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { writeFileAtomically } from './atomic-folder.ts';
 import { join } from 'node:path';
 import type { Engine } from '../gpu/engine.ts';
 import { exportModel } from '../model/io.ts';
@@ -28,7 +29,7 @@ export async function writeStream(
   try {
     mkdirSync(join(dir, 'model'), { recursive: true });
     const files = await exportModel(start.model, { extraFiles: start.tokenizerFiles });
-    for (const [name, bytes] of files) writeFileSync(join(dir, 'model', name), bytes);
+    for (const [name, bytes] of files) writeFileAtomically(join(dir, 'model', name), bytes, { replace: true });
   } finally {
     start.model.dispose();
   }
@@ -36,7 +37,7 @@ export async function writeStream(
   // The schedule the engine would use, so the external trainer can be checked against it.
   const lrCheck = [0, train.warmup, o.steps - 1].map((step) => ({ step, lr: learningRate(step, train) }));
   const spec = { command, seed: o.seed, train, lrCheck };
-  writeFileSync(join(dir, 'spec.json'), JSON.stringify(spec, null, 1) + '\n');
+  writeFileAtomically(join(dir, 'spec.json'), JSON.stringify(spec, null, 1) + '\n', { replace: true });
   const source = batchSource(start.tokenizer, o);
   const out = Object.fromEntries(
     ['steps.bin', 'ids.bin', 'targets.bin', 'mask.bin'].map((f) => [f, openSync(join(dir, f), 'w')]),
@@ -59,6 +60,6 @@ export async function writeStream(
     for (const fd of Object.values(out)) closeSync(fd);
   }
   const stats = source.stats();
-  writeFileSync(join(dir, 'stats.json'), JSON.stringify(stats, null, 1) + '\n');
+  writeFileAtomically(join(dir, 'stats.json'), JSON.stringify(stats, null, 1) + '\n', { replace: true });
   return { tokens: stats.tokens, targets: stats.targets };
 }

@@ -2,7 +2,9 @@
 // writes it as an HF folder (config.json, model.safetensors, tokenizer.json, tokenizer_config.json,
 // TRAINING.md), listed in public/models/index.json, plus the default world's corpus and eval set. Then checks
 // greedy student rollouts on the default world's 1-hop eval questions.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
+import { writeFileAtomically } from './atomic-folder.ts';
+import { readInputJson } from '../node/input-file.ts';
 import { basename, dirname, join, resolve } from 'node:path';
 import {
   parsePretrainArgs,
@@ -12,7 +14,8 @@ import {
   WORLD_OUT_RULE,
 } from './pretrain-args.ts';
 import { writeStream } from './pretrain-stream.ts';
-import { checkOutFolder } from './out-folder.ts';
+import { checkOutFolder, MAX_JSON_BYTES } from './out-folder.ts';
+import { checkNotInRun } from './run-folder.ts';
 import { formatTime } from './progress.ts';
 import { Engine } from '../gpu/engine.ts';
 import { nodeHost } from '../gpu/host/node.ts';
@@ -23,6 +26,12 @@ import { DEFAULT_WORLD_SEED } from '../pretrain/data.ts';
 import { defaultWorldFiles, pretrain, type PretrainOptions, type PretrainResult } from '../pretrain/run.ts';
 import type { StepLog } from '../pretrain/train.ts';
 import { runCommand } from './command.ts';
+import { deviceLimits, estimateLines, refusal } from './memory.ts';
+import { readConfig } from '../model/io.ts';
+import { tinyConfig } from '../model/init.ts';
+import { PRETRAIN_DEFAULTS } from '../pretrain/settings.ts';
+import { estimatePretrain } from '../selfplay/memory-plan.ts';
+import { ConfigError } from '../selfplay/config.ts';
 
 function bar(log: StepLog): string {
   const width = 24;
@@ -40,14 +49,15 @@ function listEmbedded(out: string): void {
   if (basename(dirname(out)) !== 'models') return;
   const index = join(dirname(out), 'index.json');
   let list: unknown = [];
-  if (existsSync(index)) list = JSON.parse(readFileSync(index, 'utf8')) as unknown;
+  if (existsSync(index)) list = readInputJson(index, { maxBytes: MAX_JSON_BYTES });
   const names = Array.isArray(list) ? list : ((list as { models?: unknown[] }).models ?? []);
   const name = basename(out);
   if (names.some((x) => x === name || (x as { name?: string } | null)?.name === name)) return;
   names.push(name);
-  writeFileSync(
+  writeFileAtomically(
     index,
     JSON.stringify(Array.isArray(list) ? names : { ...(list as object), models: names }, null, 2) + '\n',
+    { replace: true },
   );
 }
 
@@ -60,6 +70,7 @@ function commandLine(): string {
 /** --write-stream: the start model and every batch written to `dir` for an external trainer, no training. */
 async function writeStreamOnly(opts: PretrainOptions, dir: string, command: string): Promise<number> {
   checkOutFolder(dir, STREAM_OUT_RULE);
+  checkNotInRun(join(dir, 'spec.json'), '--write-stream');
   const e = await Engine.create(nodeHost());
   const t = Date.now();
   const every = Math.max(1, Math.floor(opts.steps / 20));
@@ -72,6 +83,25 @@ async function writeStreamOnly(opts: PretrainOptions, dir: string, command: stri
   );
   e.destroy();
   return 0;
+}
+
+/**
+ * The memory plan of one training step, printed, and a step no device holds refused, before any text is generated
+ * (`--batch 1000000 --seq 512` was minutes of silence).
+ */
+async function checkMemory(e: Engine, o: PretrainOptions): Promise<void> {
+  const cfg = o.from
+    ? await readConfig(o.from.files, o.from.source)
+    : tinyConfig({
+        vocabSize: o.vocab ?? PRETRAIN_DEFAULTS.vocab,
+        hidden: o.hidden,
+        layers: o.layers,
+        maxPositions: Math.max(2048, o.seq),
+      });
+  const m = estimatePretrain(cfg, o.batch, o.seq, deviceLimits(e));
+  for (const line of estimateLines(m, false)) console.log(line);
+  const refused = refusal(m);
+  if (refused) throw new ConfigError(refused.replace('this run cannot fit', 'this pretraining cannot fit'));
 }
 
 /** The format and copying checks on greedy rollouts of `n` 1-hop questions of the default world. */
@@ -180,10 +210,15 @@ async function main(): Promise<number> {
   const out = resolve(args.out);
   // Both folders are checked before hours of training, and before a byte is written.
   checkOutFolder(out, PRETRAIN_OUT_RULE);
-  if (worldOut) checkOutFolder(resolve(worldOut), WORLD_OUT_RULE);
+  checkNotInRun(join(out, 'config.json'), '--out');
+  if (worldOut) {
+    checkOutFolder(resolve(worldOut), WORLD_OUT_RULE);
+    checkNotInRun(join(resolve(worldOut), 'corpus.jsonl'), '--world-out');
+  }
 
   const e = await Engine.create(nodeHost());
   console.log(`pretrain: ${e.info.description} (${e.info.host}); ${JSON.stringify(opts)}`);
+  await checkMemory(e, opts);
   const started = Date.now();
   const tty = process.stdout.isTTY;
   const result = await pretrain(e, opts, (log) => {
@@ -194,11 +229,12 @@ async function main(): Promise<number> {
   const wall = (Date.now() - started) / 1000;
 
   mkdirSync(out, { recursive: true });
-  for (const [name, bytes] of result.files) writeFileSync(join(out, name), bytes);
+  for (const [name, bytes] of result.files) writeFileAtomically(join(out, name), bytes, { replace: true });
   listEmbedded(out);
   if (worldOut) {
     mkdirSync(resolve(worldOut), { recursive: true });
-    for (const [name, bytes] of defaultWorldFiles()) writeFileSync(join(resolve(worldOut), name), bytes);
+    for (const [name, bytes] of defaultWorldFiles())
+      writeFileAtomically(join(resolve(worldOut), name), bytes, { replace: true });
   }
   const last = result.logs[result.logs.length - 1]!;
   const tail = result.logs.slice(-5);
@@ -225,7 +261,7 @@ async function main(): Promise<number> {
     tail,
     tailLoss,
   });
-  writeFileSync(join(out, 'TRAINING.md'), md);
+  writeFileAtomically(join(out, 'TRAINING.md'), md, { replace: true });
   result.model.dispose();
   e.destroy();
   return 0;

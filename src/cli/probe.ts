@@ -18,7 +18,7 @@ import type { BaseModel } from '../selfplay/base-model.ts';
 import type { Environment } from '../selfplay/environment.ts';
 import { probeQuestions, probeTeacher } from '../lab/probe.ts';
 import { probeExaminer } from '../lab/examiner-probe.ts';
-import { countOption, parseArgs, runOrModel } from './args.ts';
+import { countOption, MAX_QUESTIONS, MAX_SEED, parseArgs, runOrModel } from './args.ts';
 import { openModel, openRun } from './setup.ts';
 import { hubModelRef } from '../hub/hub-folder.ts';
 import { runCommand } from './command.ts';
@@ -51,9 +51,9 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const { runDir, modelDir } = runOrModel(args.own);
-  const count = countOption(args.own, 'questions', 40);
-  const examinerCount = countOption(args.own, 'examiner-questions', 40);
-  const seed = countOption(args.own, 'probe-seed', 7);
+  const count = countOption(args.own, 'questions', 40, MAX_QUESTIONS);
+  const examinerCount = countOption(args.own, 'examiner-questions', 40, MAX_QUESTIONS);
+  const seed = countOption(args.own, 'probe-seed', 7, MAX_SEED);
   const modes = (args.own['modes'] ?? 'full,partial,gt').split(',').map((m) => m.trim()) as PrivilegedMode[];
   for (const m of modes) {
     if (!PRIVILEGED_MODES.includes(m) || m === 'none')
@@ -73,7 +73,7 @@ async function main(argv: string[]): Promise<number> {
   if (runDir) {
     if (Object.keys(args.settings).length)
       throw new ConfigError("--run probes with the run's own settings; drop the other settings");
-    const run = await openRun(engine, runDir);
+    const run = await openRun(engine, runDir, 'run', ['student', 'teacher', 'examiner']);
     ({ config, env, base } = run);
     const policies = run.policies;
     if (!policies.teacher && count > 0)
@@ -89,7 +89,7 @@ async function main(argv: string[]): Promise<number> {
     console.log(`probe: the student, teacher and examiner of ${resolve(runDir)} at ${run.at}`);
   } else {
     config = makeConfig((args.own['preset'] ?? 'demo') as PresetName, { ...args.settings, model: modelDir! });
-    const opened = await openModel(engine, config);
+    const opened = await openModel(engine, config, ['student', 'teacher', 'examiner']);
     ({ env, base } = opened);
     student = teacher = examiner = opened.model;
     dispose = () => student.dispose();

@@ -14,7 +14,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { ARMS as EXPERIMENT_ARMS, type ArmName } from '../lab/experiment/plan.ts';
 import { ConfigError, DEMO, keyOfFlag } from '../selfplay/config.ts';
-import { scanArgs } from './args.ts';
+import { countOption, MAX_SEED, scanArgs } from './args.ts';
 import { readJson } from './out-folder.ts';
 import { runCommand } from './command.ts';
 import { fileBytes, recordingFromExperiment, recordingFromRunFolder, writeExamples } from './run-recording.ts';
@@ -122,9 +122,7 @@ function recordExperiment(from: string, args: ReturnType<typeof scanArgs>, out: 
     throw new ConfigError(
       `--from records runs that have finished: settings (${args.given.map(([f]) => `--${f}`).join(' ') || '--keep'}) apply to new runs only`,
     );
-  const seedText = args.own['seed'] ?? '1';
-  const seed = Number(seedText);
-  if (!Number.isInteger(seed) || seed < 0) throw new ConfigError(`--seed: '${seedText}' is not a seed (0, 1, 2, ...)`);
+  const seed = countOption(args.own, 'seed', 1, MAX_SEED);
   const dir = resolve(from);
   const recordings = arms.map((arm) =>
     recordingFromExperiment(dir, arm, seed, {

@@ -1,14 +1,14 @@
 // From a run folder of `npm run train` to a recorded run (src/worker/recording.ts) the page opens with no
 // training, and the examples' index the page lists (public/examples/index.json). A file is written only where
 // nothing is, or where an earlier recording or index of ours is, so no user file is ever replaced.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, type SelfPlayConfig } from '../selfplay/config.ts';
 import type { EvalMetrics, QuestionRecord, RolloutRecord, RunEvent, StepMetrics } from '../selfplay/events.ts';
 import { makeRecording, RECORDING_FORMAT, type RunRecording } from '../worker/recording.ts';
-import { withPath } from './fs-errors.ts';
+import { writeFileAtomically } from './atomic-folder.ts';
 import { readJson } from './out-folder.ts';
-import { LOGS, readLog } from './run-folder.ts';
+import { checkNotInRun, LOGS, readLog } from './run-folder.ts';
 import { runDir } from '../lab/experiment/plan.ts';
 
 export const EXAMPLES_FORMAT = 'piplay-examples';
@@ -88,15 +88,16 @@ export function writeExamples(out: string, recordings: readonly RunRecording[]):
   const files = recordings.map((r) => join(out, `${r.name}.json`));
   files.forEach((f) => checkReplaceable(f, isRecordingJson, 'a piplay run recording'));
   const indexPath = join(out, 'index.json');
+  checkNotInRun(indexPath, '--out');
   checkReplaceable(indexPath, isExamplesIndex, 'an examples index of piplay');
   const index: ExamplesIndex = {
     format: EXAMPLES_FORMAT,
     examples: recordings.map((r) => ({ file: `${r.name}.json`, name: r.name, title: r.title })),
   };
-  recordings.forEach((r, i) => withPath('write', files[i]!, () => writeFileSync(files[i]!, JSON.stringify(r) + '\n')));
-  withPath('write', indexPath, () => writeFileSync(indexPath, JSON.stringify(index, null, 2) + '\n'));
+  recordings.forEach((r, i) => writeFileAtomically(files[i]!, JSON.stringify(r) + '\n', { replace: true }));
+  writeFileAtomically(indexPath, JSON.stringify(index, null, 2) + '\n', { replace: true });
   return [...files, indexPath];
 }
 
 /** The bytes of a file, for the size report. */
-export const fileBytes = (path: string): number => readFileSync(path).byteLength;
+export const fileBytes = (path: string): number => statSync(path).size;

@@ -6,14 +6,23 @@ import { readdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Engine } from '../gpu/engine.ts';
 import { nodeHost } from '../gpu/host/node.ts';
-import { latestCheckpoint, type LatestCheckpoint, NonFiniteCheckpointError } from '../selfplay/checkpoint.ts';
 import {
+  latestCheckpoint,
+  type LatestCheckpoint,
+  NonFiniteCheckpointError,
+  otherBase,
+  otherRun,
+} from '../selfplay/checkpoint.ts';
+import {
+  checkPromptsFit,
   ConfigError,
+  contextSource,
   makeConfig,
   optionHelp,
   PRESETS,
   PRESET_HELP,
   type PresetName,
+  type PromptRole,
   type SelfPlayConfig,
 } from '../selfplay/config.ts';
 import { NonFiniteLossError } from '../selfplay/context.ts';
@@ -29,10 +38,11 @@ import { plural } from '../env/prompts.ts';
 import { deviceLimits, estimateLines, peakLine, refusal } from './memory.ts';
 import { checkFolderLock, lockFolder } from './folder-lock.ts';
 import { checkOutFolder } from './out-folder.ts';
-import { RunFolder, trainOutRule } from './run-folder.ts';
-import { buildBase, buildEnvironment, previewBase } from './setup.ts';
+import { checkNotInRun, RUN_NAMES, RunFolder, trainOutRule } from './run-folder.ts';
+import { buildBase, buildEnvironment, previewBase, readyRetriever } from './setup.ts';
 import { runCommand } from './command.ts';
 import { exportStudent } from './export-student.ts';
+import { cleanLeftovers } from './atomic-folder.ts';
 import type { BaseModel } from '../selfplay/base-model.ts';
 
 const USAGE = [
@@ -89,7 +99,11 @@ function runConfig(
 /** The memory estimate, from config.json, the tokenizer and the run's prompts, before any weight is on the GPU. */
 async function checkMemory(engine: Engine, config: SelfPlayConfig, env: Environment): Promise<MemoryReport> {
   const preview = await previewBase(config, env);
-  const memory = estimateRun(preview.cfg, config, deviceLimits(engine), measurePrompts(config, preview, env));
+  const prompts = measurePrompts(config, preview, env);
+  const roles: PromptRole[] =
+    config.privileged === 'none' ? ['student', 'examiner'] : ['student', 'teacher', 'examiner'];
+  checkPromptsFit(config, prompts, roles, preview.cfg.maxPositions, contextSource(config));
+  const memory = estimateRun(preview.cfg, config, deviceLimits(engine), prompts);
   for (const line of estimateLines(memory)) console.log(line);
   const refused = refusal(memory);
   if (refused) throw new ConfigError(refused);
@@ -122,6 +136,7 @@ async function main(argv: string[]): Promise<number> {
   // Nothing is written (not even the folder) until the folder is known to be new, empty or a run of ours.
   checkFolderLock(out);
   const kind = checkOutFolder(out, trainOutRule(resume));
+  if (kind !== 'own') checkNotInRun(out, '--out');
   // One process per run folder: a second train on it stops here, before reading or writing anything of it.
   lockFolder(out, resume ? 'npm run train --resume' : 'npm run train');
   const storage = new DirStorage(out);
@@ -130,17 +145,27 @@ async function main(argv: string[]): Promise<number> {
   const config = runConfig(args, out, kind, cp, resume);
   // The corpus, the held-out files and the base model are read (and checked) before the folder is touched.
   const env = buildEnvironment(config);
+  await readyRetriever(config, env);
   const engine = await Engine.create(nodeHost());
   const memory = await checkMemory(engine, config, env);
   const base = await buildBase(engine, config, env);
   const folder = new RunFolder(out);
+  let runId = cp && resume ? folder.runId() : null;
+  if (cp && resume) {
+    // A checkpoint of another run, or of a base whose files changed, is refused before anything in the folder is.
+    const refused = otherRun(cp.state, runId ?? undefined) ?? otherBase(cp.state, base);
+    if (refused) throw new ConfigError(`--resume: ${out}: ${refused.replace(/^piplay: /, '')}`);
+  }
   for (const f of await storage.removeLeftovers()) {
     console.error(`train: removed ${f}, left behind by a run that was killed while saving`);
   }
-  if (cp && resume) folder.truncateLogs(cp.state.records);
-  else {
+  for (const done of cleanLeftovers(out, RUN_NAMES)) console.error(`train: ${done}`);
+  if (cp && resume) {
+    for (const note of folder.truncateLogs(cp.state.records)) console.error(`train: warning: ${note}`);
+  } else {
     folder.resetLogs();
     folder.writeConfig(config);
+    runId = folder.newRunId();
   }
   const reporter = new ConsoleReporter();
   const run = await SelfPlayRun.start({
@@ -150,6 +175,8 @@ async function main(argv: string[]): Promise<number> {
     env,
     storage,
     resume,
+    checkpoint: cp,
+    ...(runId ? { runId } : {}),
     listener: (ev) => {
       folder.log(ev);
       reporter.handle(ev);

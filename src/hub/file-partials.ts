@@ -19,7 +19,6 @@ import {
   mkdirSync,
   openSync,
   readdirSync,
-  readFileSync,
   readSync,
   renameSync,
   rmSync,
@@ -27,6 +26,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { readInputFile } from '../node/input-file.ts';
 import { processAlive, readRecord } from '../node/process.ts';
 import type { PartialStore } from './partials.ts';
 import type { FileVersion } from './resumable-fetch.ts';
@@ -93,7 +93,10 @@ class DiskParts implements PartialStore {
     }
     let pid: unknown;
     try {
-      const held = JSON.parse(readFileSync(path, 'utf8')) as { piplay?: unknown; pid?: unknown };
+      const held = JSON.parse(new TextDecoder().decode(readInputFile(path, { maxBytes: 2 ** 20 }))) as {
+        piplay?: unknown;
+        pid?: unknown;
+      };
       pid = held.piplay === MARK ? held.pid : undefined;
     } catch {
       pid = undefined;
@@ -265,7 +268,10 @@ export function partsIn(dir: string): { part: string; url: string }[] {
 /** Removes a part this store wrote, unless a live process is writing it (then false). */
 export function removePart(part: string): boolean {
   try {
-    const held = JSON.parse(readFileSync(`${part}.lock`, 'utf8')) as { piplay?: unknown; pid?: unknown };
+    const held = JSON.parse(new TextDecoder().decode(readInputFile(`${part}.lock`, { maxBytes: 2 ** 20 }))) as {
+      piplay?: unknown;
+      pid?: unknown;
+    };
     if (typeof held.pid === 'number' && held.pid !== process.pid && processAlive(held.pid)) return false;
   } catch {
     // no lock, or not one of ours: the part is not being written by piplay

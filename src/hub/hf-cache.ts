@@ -11,7 +11,6 @@ import {
   linkSync,
   lstatSync,
   mkdirSync,
-  readFileSync,
   renameSync,
   rmSync,
   statfsSync,
@@ -20,10 +19,55 @@ import {
 } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
+import { readInputFile } from '../node/input-file.ts';
+
+/** $HF_HOME, else $XDG_CACHE_HOME/huggingface, else ~/.cache/huggingface. */
+function hfHome(env: NodeJS.ProcessEnv): string {
+  return env['HF_HOME'] || join(env['XDG_CACHE_HOME'] || join(homedir(), '.cache'), 'huggingface');
+}
 
 export function hfCacheRoot(env: NodeJS.ProcessEnv = process.env): string {
-  const home = env['HF_HOME'] || join(env['XDG_CACHE_HOME'] || join(homedir(), '.cache'), 'huggingface');
-  return resolve(env['HF_HUB_CACHE'] || env['HUGGINGFACE_HUB_CACHE'] || join(home, 'hub'));
+  return resolve(env['HF_HUB_CACHE'] || env['HUGGINGFACE_HUB_CACHE'] || join(hfHome(env), 'hub'));
+}
+
+/**
+ * The hub token as huggingface_hub finds it: $HF_TOKEN (or the older $HUGGING_FACE_HUB_TOKEN), else the file `hf auth
+ * login` saves ($HF_TOKEN_PATH, else $HF_HOME/token). Undefined when there is none. A token holding a space, a line
+ * break or another character a token has not is refused, naming where it came from and never showing it (it would
+ * otherwise go into a request header, and the network layer's error would print it).
+ */
+export function hfToken(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  let token: string | undefined;
+  let from: string;
+  if (env['HF_TOKEN'] || env['HUGGING_FACE_HUB_TOKEN']) {
+    from = env['HF_TOKEN'] ? '$HF_TOKEN' : '$HUGGING_FACE_HUB_TOKEN';
+    token = env['HF_TOKEN'] || env['HUGGING_FACE_HUB_TOKEN'];
+  } else {
+    const path = env['HF_TOKEN_PATH'] || join(hfHome(env), 'token');
+    if (!existsSync(path)) return undefined;
+    from = path;
+    // The file holds the token and perhaps a line end, as `hf auth login` writes it.
+    token = new TextDecoder().decode(readInputFile(path, { maxBytes: 4096, what: 'a token file' })).trim();
+    if (!token) return undefined;
+  }
+  if (!/^[\x21-\x7e]+$/.test(token!))
+    throw new Error(
+      `piplay: the Hugging Face token in ${from} holds a space, a line break or another character a token has ` +
+        `not (the token is not shown here); set it again without them${from.startsWith('$') ? '' : ' (hf auth login)'}`,
+    );
+  return token;
+}
+
+/** A timeout setting in seconds ($HF_HUB_DOWNLOAD_TIMEOUT, $HF_HUB_ETAG_TIMEOUT) in ms, or `fallbackMs`. */
+export function hfTimeoutMs(env: NodeJS.ProcessEnv, name: string, fallbackMs: number): number {
+  const text = env[name]?.trim();
+  if (!text) return fallbackMs;
+  const s = /^\d+(\.\d+)?$/.test(text) ? Number(text) : NaN;
+  if (!(s > 0 && s <= 86_400))
+    throw new Error(
+      `piplay: $${name} is '${text}'; give a number of seconds above 0 (huggingface_hub's default is 10)`,
+    );
+  return s * 1000;
 }
 
 /** $HF_HUB_OFFLINE as huggingface_hub reads it: 1, ON, YES or TRUE in any case. */
@@ -63,7 +107,7 @@ export class RepoCache {
   commitOf(revision: string): string | null {
     if (isCommit(revision)) return revision;
     try {
-      const c = readFileSync(this.inside('refs', revision), 'utf8').trim();
+      const c = new TextDecoder().decode(readInputFile(this.inside('refs', revision), { maxBytes: 4096 })).trim();
       return isCommit(c) ? c : null;
     } catch {
       return null;

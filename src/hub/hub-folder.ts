@@ -3,13 +3,16 @@
 // downloads is a normal cache entry. The hub is $HF_ENDPOINT, $HF_TOKEN is sent to it, and with $HF_HUB_OFFLINE
 // nothing is asked of it. Downloads resume after a dropped connection (src/hub/hub.ts); one cut off (Ctrl-C, a
 // crash, retries spent) keeps its bytes as blobs/<hash>.part (src/hub/file-partials.ts) for the next run.
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { modelFileCap } from '../model/files.ts';
+import { readInputFile } from '../node/input-file.ts';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import {
   blobName,
   checkSpace,
   contentMismatch,
+  DEFAULT_HUB_TIMEOUTS,
   fileNameProblem,
   filesFromHub,
   hubDownloadPlan,
@@ -25,7 +28,8 @@ import {
 } from './hub.ts';
 import { ConfigError } from '../selfplay/config.ts';
 import { fileParts, partsIn, removePart } from './file-partials.ts';
-import { freeBytes, hfCacheRoot, hfOffline, RepoCache } from './hf-cache.ts';
+import { freeBytes, hfCacheRoot, hfOffline, hfTimeoutMs, hfToken, RepoCache } from './hf-cache.ts';
+import { fsError } from '../cli/fs-errors.ts';
 
 const mib = (b: number) => (b < 2 ** 20 ? `${(b / 1024).toFixed(1)} KiB` : `${(b / 2 ** 20).toFixed(1)} MiB`);
 
@@ -52,9 +56,9 @@ export function olderFolder(repo: HubRepo, env: NodeJS.ProcessEnv = process.env)
   return join(root, repo.id.replace('/', '--'), repo.revision ?? 'main');
 }
 
-/** `fetch` with $HF_TOKEN (or the older $HUGGING_FACE_HUB_TOKEN) sent to the hub, and to nothing else. */
+/** `fetch` with the hub token (hfToken: $HF_TOKEN, else `hf auth login`'s file) sent to the hub, and to nothing else. */
 function withToken(fetchFn: typeof fetch, repo: HubRepo, env: NodeJS.ProcessEnv): typeof fetch {
-  const token = env['HF_TOKEN'] || env['HUGGING_FACE_HUB_TOKEN'];
+  const token = hfToken(env);
   if (!token) return fetchFn;
   const origin = new URL(hubEndpoint(repo.endpoint)).origin;
   return ((url: string, init?: RequestInit) => {
@@ -70,7 +74,7 @@ function lazyFile(path: string): Response {
   return new Response(
     new ReadableStream<Uint8Array>({
       pull(c) {
-        c.enqueue(new Uint8Array(readFileSync(path)));
+        c.enqueue(readInputFile(path));
         c.close();
       },
     }),
@@ -104,7 +108,7 @@ function commitStore(cache: RepoCache, at: HubRepo & { revision: string }, listi
     return blob && !fileNameProblem(file) ? { file, blob } : null;
   };
   const urlOf = (req: RequestInfo | URL) => String(req instanceof Request ? req.url : req);
-  const store: HubCache & { pathOf(url: string): string | null } = {
+  const store: HubCache & { pathOf(url: string): string | null; writeError?: { path: string; error: unknown } } = {
     pathOf: (url) => {
       const f = fileOf(url);
       return f ? cache.blob(f.blob) : null;
@@ -121,8 +125,14 @@ function commitStore(cache: RepoCache, at: HubRepo & { revision: string }, listi
     async put(req, res) {
       const f = fileOf(urlOf(req));
       if (!f) return;
-      writeWhole(cache.blob(f.blob), new Uint8Array(await res.arrayBuffer()));
-      cache.link(at.revision, f.file, f.blob);
+      try {
+        writeWhole(cache.blob(f.blob), new Uint8Array(await res.arrayBuffer()));
+        cache.link(at.revision, f.file, f.blob);
+      } catch (error) {
+        // Kept for the message (the hub code swallows a failed cache write, as a browser's full quota).
+        store.writeError = { path: cache.blob(f.blob), error };
+        throw error;
+      }
     },
   };
   return store;
@@ -134,7 +144,10 @@ async function missingFrom(repo: HubRepo, pathOf: (file: string) => string): Pro
     await modelFileNames(
       repo.id,
       (f) => !fileNameProblem(f) && existsSync(pathOf(f)),
-      async () => readFileSync(pathOf('model.safetensors.index.json')),
+      async () =>
+        readInputFile(pathOf('model.safetensors.index.json'), {
+          maxBytes: modelFileCap('model.safetensors.index.json'),
+        }),
     );
     return null;
   } catch (e) {
@@ -171,7 +184,7 @@ async function offline(cache: RepoCache, repo: HubRepo, env: NodeJS.ProcessEnv, 
   throw new ConfigError(
     `hub: the Hugging Face cache ${cache.root} holds no complete copy of '${repo.id}' at ${repo.revision ?? 'main'} ` +
       `(${found.why}), and HF_HUB_OFFLINE is set: run once without HF_HUB_OFFLINE, or download it with ` +
-      `\`huggingface-cli download ${repo.id}\` (HF_HUB_CACHE chooses the cache folder)`,
+      `\`hf download ${repo.id}\` (HF_HUB_CACHE chooses the cache folder)`,
   );
 }
 
@@ -188,7 +201,7 @@ async function takeOlder(
 ): Promise<number> {
   let taken = 0;
   for (const f of files.filter((x) => !x.cached && existsSync(join(older, x.name)))) {
-    const bytes = new Uint8Array(readFileSync(join(older, f.name)));
+    const bytes = readInputFile(join(older, f.name), { maxBytes: modelFileCap(f.name) });
     if (await contentMismatch(bytes, listing.files.get(f.name)!)) continue;
     await store.put(hubUrl(at, f.name), new Response(bytes));
     f.cached = true;
@@ -212,6 +225,8 @@ export async function hubModelFolder(
     retryDelayMs?: number;
     /** Bytes between two syncs of a partial download to disk (tests). */
     syncBytes?: number;
+    /** A progress line of a file being downloaded at most this often (ms). */
+    progressEveryMs?: number;
   } = {},
 ): Promise<string> {
   const env = opts.env ?? process.env;
@@ -219,9 +234,13 @@ export async function hubModelFolder(
   const cache = new RepoCache(hfCacheRoot(env), repo.id);
   if (hfOffline(env)) return offline(cache, repo, env, log);
   const fetchFn = withToken(opts.fetchFn ?? globalThis.fetch.bind(globalThis), repo, env);
+  const timeouts = {
+    metadataMs: hfTimeoutMs(env, 'HF_HUB_ETAG_TIMEOUT', DEFAULT_HUB_TIMEOUTS.metadataMs),
+    downloadMs: hfTimeoutMs(env, 'HF_HUB_DOWNLOAD_TIMEOUT', DEFAULT_HUB_TIMEOUTS.downloadMs),
+  };
   let listing: HubListing;
   try {
-    listing = await listHubFiles(repo, { fetchFn, cache: null, retryDelayMs: opts.retryDelayMs });
+    listing = await listHubFiles(repo, { fetchFn, cache: null, retryDelayMs: opts.retryDelayMs, timeouts });
   } catch (e) {
     if (!(e instanceof HubError && e.kind === 'network')) throw e;
     const found = await cachedSnapshot(cache, repo);
@@ -237,7 +256,7 @@ export async function hubModelFolder(
   }
   const at = { ...repo, revision: listing.commit };
   const store = commitStore(cache, at, listing);
-  const plan = await hubDownloadPlan(at, { fetchFn, cache: store, listing });
+  const plan = await hubDownloadPlan(at, { fetchFn, cache: store, listing, timeouts });
   const unhashed = plan.files.find((f) => !blobName(listing.files.get(f.name)));
   if (unhashed) {
     throw new ConfigError(
@@ -262,19 +281,32 @@ export async function hubModelFolder(
   }
   dropOtherVersions(cache, at, missing, listing, log);
   const partials = fileParts(store.pathOf, { syncBytes: opts.syncBytes, warn: (l) => log(`hub: ${l}`) });
-  const started = new Set<string>();
+  const started = new Map<string, { t0: number; from: number; shown: number }>();
+  const every = opts.progressEveryMs ?? 5000;
   const read = filesFromHub(at, {
     fetchFn,
     cache: store,
     listing,
     partials,
+    timeouts,
     retryDelayMs: opts.retryDelayMs,
     onRestart: (file, why) =>
       log(`hub: ${file} changed on the hub since its partial download (${why}): starting again`),
     onProgress: ({ file, loaded, total, cached }) => {
-      if (cached || started.has(file)) return;
-      started.add(file);
-      if (loaded > 0) log(`hub: resuming ${file} at ${mib(loaded)}${total ? ` of ${mib(total)}` : ''}`);
+      if (cached) return;
+      const now = Date.now();
+      const s = started.get(file);
+      if (!s) {
+        started.set(file, { t0: now, from: loaded, shown: now });
+        if (loaded > 0) log(`hub: resuming ${file} at ${mib(loaded)}${total ? ` of ${mib(total)}` : ''}`);
+        return;
+      }
+      // A long download says how far it is, so a slow hub is seen as slow rather than as a hang.
+      if (now - s.shown < every || (total && loaded >= total)) return;
+      s.shown = now;
+      const rate = (loaded - s.from) / Math.max((now - s.t0) / 1000, 1e-3);
+      const pct = total ? ` (${Math.floor((100 * loaded) / total)}%)` : '';
+      log(`hub: ${file} ${mib(loaded)}${total ? ` of ${mib(total)}` : ''}${pct}, ${mib(rate)}/s`);
     },
   });
   const release = syncOnExit(partials.syncAll);
@@ -285,11 +317,7 @@ export async function hubModelFolder(
       if (!cache.has(at.revision, f.name)) {
         // The cache swallows a failed write (the browser's quota); here the folder is what the model loads from.
         partials.syncAll();
-        const blob = blobName(listing.files.get(f.name))!;
-        throw new ConfigError(
-          `hub: ${f.name} of '${repo.id}' was downloaded but could not be written into ${cache.dir} (is the disk ` +
-            `full?); its bytes are kept as blobs/${blob}.part there: free some space and run again to finish it`,
-        );
+        throw new ConfigError(notWritten(repo, f.name, cache, store.writeError, blobName(listing.files.get(f.name))!));
       }
       log(`hub: ${f.name} ${mib(bytes.length)} in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
     }
@@ -298,6 +326,25 @@ export async function hubModelFolder(
   }
   cache.setRef(repo.revision ?? 'main', listing.commit);
   return cache.snapshot(listing.commit);
+}
+
+/** Why a downloaded file is not in the cache, with what to do for that cause (a full disk, a read-only folder, ...). */
+export function notWritten(
+  repo: HubRepo,
+  file: string,
+  cache: RepoCache,
+  failed: { path: string; error: unknown } | undefined,
+  blob: string,
+): string {
+  const code = (failed?.error as { code?: string } | undefined)?.code ?? '';
+  const cause = failed ? fsError('write', failed.path, failed.error).message.replace(/^piplay: /, '') : '';
+  const what = `hub: ${file} of '${repo.id}' was downloaded but ${cause || `could not be written into ${cache.dir}`}`;
+  if (['EROFS', 'EACCES', 'EPERM'].includes(code))
+    return `${what}: the Hugging Face cache ${cache.root} cannot be written; set HF_HUB_CACHE to a folder you can write`;
+  return (
+    `${what}${cause ? '' : ' (is the disk full?)'}; its bytes are kept as blobs/${blob}.part in ${cache.dir} where ` +
+    'that could be written: make room (or set HF_HUB_CACHE to another folder) and run again to finish it'
+  );
 }
 
 /**

@@ -6,9 +6,16 @@
 // command line keeps them in the Hugging Face cache folder instead (src/hub/hub-folder.ts). Nothing the hub says
 // is taken on trust: every name is checked before it is asked for, a body is cut at the listed size, and a file is
 // kept only when its size and its hash (sha256 for LFS files, the git blob id for the others) match the listing.
-import { MissingFileError, type ReadFile } from '../model/files.ts';
+import { BodyTooLargeError, MissingFileError, modelFileCap, type ReadFile } from '../model/files.ts';
 import { cachePartials, memoryPartials, type PartialStore } from './partials.ts';
-import { DownloadInterruptedError, fetchResumable, HttpStatusError } from './resumable-fetch.ts';
+import {
+  DownloadInterruptedError,
+  fetchResumable,
+  fetchSmall,
+  HttpStatusError,
+  type SmallAnswer,
+  TimeoutError,
+} from './resumable-fetch.ts';
 
 export const DEFAULT_HUB = 'https://huggingface.co';
 /** Cache Storage name shared with transformers.js (its `env.cacheKey`), keyed by the same URLs. */
@@ -49,7 +56,25 @@ export interface HubOptions {
   onRestart?: (file: string, reason: string) => void;
   /** The repository's listing, when it was fetched already. */
   listing?: HubListing;
+  /** How long the hub may take (DEFAULT_HUB_TIMEOUTS when absent). */
+  timeouts?: HubTimeouts;
 }
+
+/**
+ * How long the hub may take, in ms, with the names huggingface_hub gives them: a listing (metadata) must arrive whole
+ * within `metadataMs` ($HF_HUB_ETAG_TIMEOUT); a download must answer within `downloadMs` ($HF_HUB_DOWNLOAD_TIMEOUT)
+ * and bring at least MIN_WINDOW_BYTES per window of that length.
+ */
+export interface HubTimeouts {
+  metadataMs: number;
+  downloadMs: number;
+}
+
+/** huggingface_hub's defaults: 10 s each. */
+export const DEFAULT_HUB_TIMEOUTS: HubTimeouts = { metadataMs: 10_000, downloadMs: 10_000 };
+
+/** The most bytes a listing may have (a repository of a hundred thousand files lists in a few MB). */
+export const MAX_LISTING_BYTES = 64 * 2 ** 20;
 
 /** bad-id: no such model or not public; missing: a file the model needs is not there; network: anything else. */
 export type HubErrorKind = 'bad-id' | 'missing' | 'network';
@@ -119,6 +144,26 @@ const unreachable = (repo: HubRepo, why: string) =>
   `could not reach ${hubEndpoint(repo.endpoint)} for '${repo.id}' (${why}): check the network connection ` +
   '(or the hub address setting) and try again';
 
+/** A failed request in words: what the network layer says, with a redirect loop and a timeout named as such. */
+export function networkProblem(repo: HubRepo, e: unknown): string {
+  const where = `${hubEndpoint(repo.endpoint)} for '${repo.id}'`;
+  const cause = (e as { cause?: { message?: string; code?: string } } | null)?.cause;
+  const text = `${(e as Error)?.message ?? String(e)} ${cause?.message ?? ''}`;
+  if (/redirect count exceeded/i.test(text))
+    return (
+      `${where} redirects in a loop (more than 20 redirects, never an answer): the hub address ($HF_ENDPOINT, or ` +
+      'the hub address setting) is not a Hugging Face hub or is misconfigured; fix it, or leave it empty'
+    );
+  if (e instanceof TimeoutError)
+    return (
+      `${where}: ${e.message}: the hub is down or overloaded, or the connection too slow; try again later, or raise ` +
+      'the timeout'
+    );
+  if (e instanceof BodyTooLargeError)
+    return `${where}: ${e.message}, so it was not read further: is the hub address a Hugging Face hub?`;
+  return unreachable(repo, cause?.message ? `${cause.code ? `${cause.code}: ` : ''}${cause.message}` : text.trim());
+}
+
 /** What the listing says of one file: its size and hash, where it gives them. */
 export interface HubFileInfo {
   size?: number;
@@ -140,20 +185,24 @@ export interface HubListing {
  */
 export async function listHubFiles(
   repo: HubRepo,
-  opts: Pick<HubOptions, 'fetchFn' | 'cache' | 'retryDelayMs'> = {},
+  opts: Pick<HubOptions, 'fetchFn' | 'cache' | 'retryDelayMs' | 'timeouts'> = {},
 ): Promise<HubListing> {
   checkId(repo.id);
   checkRevision(repo);
   const url = hubApiUrl(repo);
   const fetchFn = opts.fetchFn ?? globalThis.fetch.bind(globalThis);
   const cache = opts.cache !== undefined ? opts.cache : await openCache();
-  let res: Response;
+  const deadlineMs = (opts.timeouts ?? DEFAULT_HUB_TIMEOUTS).metadataMs;
+  let res: SmallAnswer;
   try {
-    res = await askAgain(() => fetchFn(url), opts.retryDelayMs ?? 500);
+    res = await askAgain(
+      () => fetchSmall(fetchFn, url, { deadlineMs, setting: 'HF_HUB_ETAG_TIMEOUT', cap: MAX_LISTING_BYTES }),
+      opts.retryDelayMs ?? 500,
+    );
   } catch (e) {
     const kept = await cache?.match(url);
     if (kept) return parseListing(repo, await kept.text());
-    throw new HubError(unreachable(repo, (e as Error).message), 'network');
+    throw new HubError(networkProblem(repo, e), 'network');
   }
   if (res.status === 404) {
     throw new HubError(
@@ -165,7 +214,7 @@ export async function listHubFiles(
   }
   if (res.status === 401 || res.status === 403) throw new HubError(notServed(repo, res.status), 'bad-id');
   if (!res.ok) throw new HubError(unreachable(repo, `HTTP ${res.status} ${res.statusText}`.trim()), 'network');
-  const text = await res.text();
+  const text = res.text;
   const listing = parseListing(repo, text);
   try {
     await cache?.put(url, new Response(text, { headers: { 'content-type': 'application/json' } }));
@@ -178,15 +227,17 @@ export async function listHubFiles(
 /** Requests of a small answer (the listing) before giving up on a dropped connection or a 5xx. */
 const ASKS = 4;
 
-/** `ask()` again after a thrown error or a 5xx/429 answer, waiting `delayMs`, doubled each time. */
-async function askAgain(ask: () => Promise<Response>, delayMs: number): Promise<Response> {
+/**
+ * `ask()` again after a thrown error or a 5xx/429 answer, waiting `delayMs`, doubled each time. An answer past its cap
+ * is not asked again (it would be the same).
+ */
+async function askAgain<T extends { status: number }>(ask: () => Promise<T>, delayMs: number): Promise<T> {
   for (let i = 1; ; i++, delayMs *= 2) {
     try {
       const res = await ask();
       if (i >= ASKS || !(res.status >= 500 || res.status === 429)) return res;
-      await res.body?.cancel().catch(() => {});
     } catch (e) {
-      if (i >= ASKS) throw e;
+      if (i >= ASKS || e instanceof BodyTooLargeError) throw e;
     }
     await new Promise((r) => setTimeout(r, delayMs));
   }
@@ -263,6 +314,21 @@ export function fileNameProblem(name: string): string | null {
   return null;
 }
 
+/**
+ * Refuses a file the listing says is larger than a file of its kind can be (a config.json of 1.5 GB), before a byte
+ * of it is downloaded.
+ */
+export function checkListedSize(repo: HubRepo, file: string, info: HubFileInfo | undefined): void {
+  const cap = modelFileCap(file);
+  if (cap === undefined || info?.size === undefined || info.size <= cap) return;
+  const mib = (b: number) => `${(b / 2 ** 20).toFixed(1)} MiB`;
+  throw new HubError(
+    `${hubEndpoint(repo.endpoint)} lists ${file} of '${repo.id}' at ${mib(info.size)}, but a ${file} has at most ` +
+      `${mib(cap)}: nothing was downloaded; the listing is wrong, or the hub address is not a Hugging Face hub`,
+    'missing',
+  );
+}
+
 function checkFileName(repo: HubRepo, name: string, from: string): void {
   const why = fileNameProblem(name);
   if (why) {
@@ -308,7 +374,9 @@ export function filesFromHub(repo: HubRepo, opts: HubOptions = {}): ReadFile {
   const cachePromise = stores.then((s) => s.cache);
   let listing: Promise<HubListing> | null = opts.listing ? Promise.resolve(opts.listing) : null;
   const list = async () => {
-    listing ??= cachePromise.then((cache) => listHubFiles(repo, { fetchFn, cache, retryDelayMs: opts.retryDelayMs }));
+    listing ??= cachePromise.then((cache) =>
+      listHubFiles(repo, { fetchFn, cache, retryDelayMs: opts.retryDelayMs, timeouts: opts.timeouts }),
+    );
     return listing.catch((e: unknown) => {
       listing = null; // a failed listing is asked for again next time
       throw e;
@@ -327,6 +395,7 @@ export function filesFromHub(repo: HubRepo, opts: HubOptions = {}): ReadFile {
     const info = listed.files.get(file);
     if (!info) throw new MissingFileError(file, where);
     checkFileName(repo, file, 'the listing');
+    checkListedSize(repo, file, info);
     if (info.size === undefined && !blobName(info)) {
       throw new HubError(
         `${hubEndpoint(repo.endpoint)} lists ${file} of '${repo.id}' without a size or a hash, so a download of ` +
@@ -356,6 +425,12 @@ export function filesFromHub(repo: HubRepo, opts: HubOptions = {}): ReadFile {
         onVersion: (v) => partials.begin?.(url, v),
         onRestart: (reason) => opts.onRestart?.(file, reason),
         onBytes: (chunk, offset) => partials.append(url, offset, chunk),
+        timeouts: {
+          answerMs: (opts.timeouts ?? DEFAULT_HUB_TIMEOUTS).downloadMs,
+          stallMs: (opts.timeouts ?? DEFAULT_HUB_TIMEOUTS).downloadMs,
+          setting: 'HF_HUB_DOWNLOAD_TIMEOUT',
+        },
+        ...(modelFileCap(file) !== undefined ? { maxBytes: modelFileCap(file) } : {}),
         onProgress: (loaded, total) => opts.onProgress?.({ file, loaded, total: total || size, cached: false }),
       });
     } catch (e) {
@@ -396,6 +471,7 @@ function downloadError(repo: HubRepo, file: string, e: unknown): Error {
     if (e.status === 401 || e.status === 403) return new HubError(notServed(repo, e.status), 'bad-id');
     return new HubError(`downloading ${file} of '${repo.id}' failed: ${e.message}; try again later`, 'network');
   }
+  if (e instanceof BodyTooLargeError) return new HubError(`${file}: ${networkProblem(repo, e)}`, 'network');
   if (e instanceof DownloadInterruptedError) {
     const got = `${e.partial.length}${e.total ? ` of ${e.total}` : ''} bytes`;
     return new HubError(
@@ -475,17 +551,18 @@ export async function modelFileNames(
  */
 export async function hubDownloadPlan(
   repo: HubRepo,
-  opts: Pick<HubOptions, 'fetchFn' | 'cache'> & { listing?: HubListing } = {},
+  opts: Pick<HubOptions, 'fetchFn' | 'cache' | 'timeouts'> & { listing?: HubListing } = {},
 ): Promise<HubPlan> {
   const cache = opts.cache !== undefined ? opts.cache : await openCache();
-  const listing = opts.listing ?? (await listHubFiles(repo, { fetchFn: opts.fetchFn, cache }));
+  const listing = opts.listing ?? (await listHubFiles(repo, { fetchFn: opts.fetchFn, cache, timeouts: opts.timeouts }));
   for (const name of listing.files.keys()) if (fileNameProblem(name)) listing.files.delete(name);
-  const read = filesFromHub(repo, { fetchFn: opts.fetchFn, cache, listing });
+  const read = filesFromHub(repo, { fetchFn: opts.fetchFn, cache, listing, timeouts: opts.timeouts });
   const names = await modelFileNames(
     repo.id,
     (f) => listing.files.has(f),
     () => read('model.safetensors.index.json'),
   );
+  for (const name of names) checkListedSize(repo, name, listing.files.get(name));
   const files = await Promise.all(
     names.map(async (name) => ({
       name,

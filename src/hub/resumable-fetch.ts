@@ -6,7 +6,119 @@
 // read again from the start, so bytes of two versions are never joined. Nothing the server says is trusted past
 // what the caller knows: with the file's length from elsewhere (the hub's listing), an answer announcing another
 // length is a failed attempt and a body is never read past that length; 5xx and 429 answers are retried with
-// back-off like a dropped connection, and the attempts of one download are bounded.
+// back-off like a dropped connection, and the attempts of one download are bounded. A server that does not answer,
+// or whose body stalls (less than MIN_WINDOW_BYTES in a window of the stall timeout: a byte every few seconds is a
+// stall), fails the attempt, so a download ends in bounded time whatever the server does.
+
+import { BodyTooLargeError, readBody } from '../model/files.ts';
+
+/** Bytes a body must bring in each window of the stall timeout (or the rest of the file, when less). */
+export const MIN_WINDOW_BYTES = 1024;
+
+/** How long a server may take: to answer (headers), and per window of a body (see MIN_WINDOW_BYTES). */
+export interface Timeouts {
+  /** ms until the answer's headers. */
+  answerMs: number;
+  /** ms per window of the body. */
+  stallMs: number;
+  /** The setting that sets them, for messages (e.g. HF_HUB_DOWNLOAD_TIMEOUT). */
+  setting: string;
+}
+
+/** A server that did not answer, or whose body stalled, within the timeouts. */
+export class TimeoutError extends Error {
+  override name = 'TimeoutError';
+}
+
+const seconds = (ms: number) => `${Number((ms / 1000).toFixed(3))} s`;
+
+/** `fetchFn(url, init)`, aborted when no answer (its headers) comes within `t.answerMs`. */
+export async function fetchWithin(
+  fetchFn: typeof fetch,
+  url: string,
+  init: RequestInit,
+  t: Timeouts | undefined,
+): Promise<Response> {
+  if (!t) return fetchFn(url, init);
+  const ac = new AbortController();
+  const why = new TimeoutError(`no answer within ${seconds(t.answerMs)} (${t.setting})`);
+  const timer = setTimeout(() => ac.abort(why), t.answerMs);
+  try {
+    return await fetchFn(url, { ...init, signal: ac.signal });
+  } catch (e) {
+    throw ac.signal.aborted ? why : e;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * The next chunk of a body, or done; fails with a TimeoutError when a window of `t.stallMs` ends having brought fewer
+ * than `need()` bytes. `pending` carries a read across windows.
+ */
+export function stallGuard(reader: ReadableStreamDefaultReader<Uint8Array>, t: Timeouts | undefined) {
+  let pending: Promise<ReadableStreamReadResult<Uint8Array>> | null = null;
+  let windowEnd = Date.now() + (t?.stallMs ?? 0);
+  let windowBytes = 0;
+  return async (need: number): Promise<ReadableStreamReadResult<Uint8Array>> => {
+    for (;;) {
+      pending ??= reader.read();
+      if (!t) {
+        const r = await pending;
+        pending = null;
+        return r;
+      }
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<'late'>((ok) => {
+        timer = setTimeout(() => ok('late'), Math.max(0, windowEnd - Date.now()));
+      });
+      const r = await Promise.race([pending, late]);
+      clearTimeout(timer);
+      if (r !== 'late') {
+        pending = null;
+        if (!r.done) windowBytes += r.value.length;
+        return r;
+      }
+      if (windowBytes < Math.min(need, MIN_WINDOW_BYTES)) {
+        await reader.cancel().catch(() => {});
+        throw new TimeoutError(
+          `the body stalled: ${windowBytes} bytes in ${seconds(t.stallMs)} (${t.setting}; at least ` +
+            `${MIN_WINDOW_BYTES} are needed)`,
+        );
+      }
+      windowEnd = Date.now() + t.stallMs;
+      windowBytes = 0;
+    }
+  };
+}
+
+/** A whole small answer (a listing): its status and text, read within `deadlineMs` and at most `cap` bytes. */
+export interface SmallAnswer {
+  status: number;
+  statusText: string;
+  ok: boolean;
+  text: string;
+}
+
+/** Fetches a small answer whole, within `deadlineMs` for headers and body together, cutting it at `cap` bytes. */
+export async function fetchSmall(
+  fetchFn: typeof fetch,
+  url: string,
+  opts: { deadlineMs: number; setting: string; cap: number },
+): Promise<SmallAnswer> {
+  const ac = new AbortController();
+  const why = new TimeoutError(`no whole answer within ${seconds(opts.deadlineMs)} (${opts.setting})`);
+  const timer = setTimeout(() => ac.abort(why), opts.deadlineMs);
+  try {
+    const res = await fetchFn(url, { signal: ac.signal });
+    const text = new TextDecoder().decode(await readBody(res, opts.cap));
+    return { status: res.status, statusText: res.statusText, ok: res.ok, text };
+  } catch (e) {
+    throw ac.signal.aborted ? why : e;
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /** What a download's bytes belong to: the file's length and the server's ETag for it (when it sends one). */
 export interface FileVersion {
@@ -37,6 +149,10 @@ export interface ResumableOptions {
   onVersion?: (v: FileVersion) => void;
   /** The bytes held were dropped, the server's file not being the one they came from (why); the download restarts. */
   onRestart?: (reason: string) => void;
+  /** How long the server may take to answer and per window of the body (none: it may take forever). */
+  timeouts?: Timeouts;
+  /** The most bytes the file may have when no length is known from elsewhere. */
+  maxBytes?: number;
 }
 
 /** Requests of one download before it gives up, however many of them brought bytes. */
@@ -128,8 +244,14 @@ export async function fetchResumable(url: string, opts: ResumableOptions = {}): 
   for (let attempt = 1; ; attempt++) {
     const before = loaded;
     let reason: string;
+    let stalled = false;
     try {
-      const res = await fetchFn(url, loaded > 0 ? { headers: { Range: `bytes=${loaded}-` } } : undefined);
+      const res = await fetchWithin(
+        fetchFn,
+        url,
+        loaded > 0 ? { headers: { Range: `bytes=${loaded}-` } } : {},
+        opts.timeouts,
+      );
       if (loaded > 0 && res.status === 416) {
         // Nothing left past what we hold: complete when the server's length agrees.
         const range = parseContentRange(res.headers.get('content-range'));
@@ -188,9 +310,14 @@ export async function fetchResumable(url: string, opts: ResumableOptions = {}): 
         loaded += b.length;
       } else {
         const reader = res.body.getReader();
+        const next = stallGuard(reader, opts.timeouts);
         for (;;) {
-          const { done, value } = await reader.read();
+          const { done, value } = await next(total ? total - loaded : MIN_WINDOW_BYTES);
           if (done) break;
+          if (!total && opts.maxBytes !== undefined && loaded + value.length > opts.maxBytes) {
+            await reader.cancel().catch(() => {});
+            throw new BodyTooLargeError(`the file ran past ${opts.maxBytes} bytes, the most such a file may have`);
+          }
           if (total && loaded + value.length > total) {
             // Past the length: nothing more is read (a body that never ends costs one chunk, not the disk).
             await reader.cancel().catch(() => {});
@@ -214,10 +341,12 @@ export async function fetchResumable(url: string, opts: ResumableOptions = {}): 
       }
       reason = `the body ended at ${loaded} of ${total} bytes`;
     } catch (e) {
-      if (e instanceof HttpStatusError) throw e;
+      if (e instanceof HttpStatusError || e instanceof BodyTooLargeError) throw e;
+      stalled = e instanceof TimeoutError;
       reason = (e as Error).message;
     }
-    failures = loaded > before ? 0 : failures + 1;
+    // A stalled attempt counts as a failure whatever it brought (a trickle must not keep a download alive).
+    failures = loaded > before && !stalled ? 0 : failures + 1;
     if (failures > retries || attempt >= maxAttempts) {
       const why = failures > retries ? reason : `${reason}; ${attempt} requests in all`;
       throw new DownloadInterruptedError(url, concat(chunks, loaded), total, why);

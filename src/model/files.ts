@@ -3,6 +3,19 @@
 // from files the user dropped on the page, from a URL, or from a folder on disk in Node (the Node host's
 // src/gpu/host/node-files.ts).
 
+const MiB = 2 ** 20;
+
+/**
+ * The most bytes a file of a model folder may have, by its name (undefined: the weights, whose size the memory plan
+ * judges). A config or tokenizer file past these is not one, and is refused before it is read or downloaded.
+ */
+export function modelFileCap(name: string): number | undefined {
+  if (name.endsWith('.safetensors')) return undefined;
+  if (name === 'tokenizer.json') return 512 * MiB;
+  if (name.endsWith('.json')) return 64 * MiB;
+  return 16 * MiB; // chat_template.jinja, README.md
+}
+
 /** Reads one file of a model folder by its name. Rejects with a MissingFileError when there is no such file. */
 export type ReadFile = (name: string) => Promise<Uint8Array>;
 
@@ -61,8 +74,44 @@ export function filesFromUrl(baseUrl: string, fetchFn: typeof fetch = globalThis
     }
     if (res.status === 404) throw new MissingFileError(name, base);
     if (!res.ok) throw new Error(`could not fetch ${url}: HTTP ${res.status} ${res.statusText}`);
-    return new Uint8Array(await res.arrayBuffer());
+    try {
+      return await readBody(res, modelFileCap(name));
+    } catch (e) {
+      if (e instanceof BodyTooLargeError)
+        throw new Error(`could not fetch ${url}: ${e.message}: is it the right file?`);
+      throw e;
+    }
   };
+}
+
+/** A body past the cap of its kind: it is not read further. */
+export class BodyTooLargeError extends Error {
+  override name = 'BodyTooLargeError';
+}
+
+/** A response's body, read to its end but never past `cap` bytes (BodyTooLargeError: one that runs on). */
+export async function readBody(res: Response, cap: number | undefined): Promise<Uint8Array> {
+  if (cap === undefined || !res.body) return new Uint8Array(await res.arrayBuffer());
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let n = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    n += value.length;
+    if (n > cap) {
+      await reader.cancel().catch(() => {});
+      throw new BodyTooLargeError(`the answer ran past ${cap} bytes without ending`);
+    }
+    chunks.push(value);
+  }
+  const out = new Uint8Array(n);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.length;
+  }
+  return out;
 }
 
 /** Reads a file, or returns null when it does not exist (other errors propagate). */

@@ -363,17 +363,18 @@ export function parseShardIndex(json: string | object, name = 'model.safetensors
     throw new Error(`${name} has no "weight_map" object (tensor name -> shard file)`);
   }
   const weightMap = new Map<string, string>();
-  const files: string[] = [];
+  // The shards in order of first mention, kept in a set: an index of a few hundred thousand names reads in linear time.
+  const files = new Set<string>();
   for (const [tensor, file] of Object.entries(wm as Record<string, unknown>)) {
     if (typeof file !== 'string' || file === '' || file.startsWith('/') || file.split(/[\\/]/).includes('..')) {
       throw new Error(`${name}: weight_map["${tensor}"] = ${JSON.stringify(file)} is not a shard file name`);
     }
     weightMap.set(tensor, file);
-    if (!files.includes(file)) files.push(file);
+    files.add(file);
   }
   const md = (raw as Record<string, unknown>)['metadata'];
   const metadata = typeof md === 'object' && md !== null && !Array.isArray(md) ? (md as Record<string, unknown>) : {};
-  return { metadata, weightMap, files };
+  return { metadata, weightMap, files: [...files] };
 }
 
 export interface LoadedCheckpoint extends Safetensors {

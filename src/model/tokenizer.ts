@@ -1,9 +1,16 @@
 // The model's tokenizer: HF `tokenizer.json` + `tokenizer_config.json`, run by @huggingface/transformers.
 // The tokenizer is built from the parsed JSON files directly (never `from_pretrained`), so it works the same
 // in a browser and in Node, from dropped files, a URL or a folder, and never contacts the HF hub.
+//
+// The files come from a model repository, so nothing in them is trusted: the patterns it runs on every text are
+// checked for catastrophic backtracking (tokenizer-patterns.ts), its chat template runs with a bound on its work
+// (chat-template.ts), it must encode a sample text to real ids before it is used, and text from documents (message
+// contents, tool replies) is never encoded as the special tokens whose text it may contain.
 
 import type { PreTrainedTokenizer } from '@huggingface/transformers';
+import { ChatTemplate } from './chat-template.ts';
 import { MissingFileError, isMissingFile, parseJsonFile, readOptional, type ReadFile } from './files.ts';
+import { checkTokenizerPatterns } from './tokenizer-patterns.ts';
 
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant' | (string & {});
@@ -30,7 +37,11 @@ export interface Tokenizer {
   /** Ids of special tokens (control tokens such as <|im_start|>). */
   readonly specialIds: ReadonlySet<number>;
   readonly hasChatTemplate: boolean;
-  encode(text: string, opts?: { addSpecialTokens?: boolean }): number[];
+  /**
+   * The text's ids. With `asText` the text of a special token in it (`<|im_end|>` in a document) is encoded as the
+   * plain text it is, never as that token: text from documents cannot inject a turn of the conversation.
+   */
+  encode(text: string, opts?: { addSpecialTokens?: boolean; asText?: boolean }): number[];
   decode(ids: readonly number[], opts?: { skipSpecialTokens?: boolean }): string;
   tokenToId(token: string): number | undefined;
   idToToken(id: number): string | undefined;
@@ -41,7 +52,11 @@ export interface Tokenizer {
   decodeEach(ids: readonly number[]): string[];
   /** The chat template rendered as text. */
   applyChatTemplate(messages: readonly ChatMessage[], opts?: ChatTemplateOptions): string;
-  /** The chat template rendered and encoded (no extra special tokens added, as HF does). */
+  /**
+   * The chat template rendered and encoded (no extra special tokens added, as HF does). The messages' contents are
+   * text: a special token's text inside one is encoded as plain text (see encode's `asText`); only the template's
+   * own markup becomes special tokens.
+   */
   encodeChat(messages: readonly ChatMessage[], opts?: ChatTemplateOptions): number[];
 }
 
@@ -50,6 +65,8 @@ export interface TokenizerLoadOptions {
   where?: string;
   /** More end-of-sequence ids (from config.json's or generation_config.json's eos_token_id). */
   eosIds?: readonly number[];
+  /** The file the chat template came from, for messages (default tokenizer_config.json). */
+  templateFile?: string;
 }
 
 type TransformersModule = typeof import('@huggingface/transformers');
@@ -123,7 +140,9 @@ export async function loadTokenizer(readFile: ReadFile, opts: TokenizerLoadOptio
       throw new Error(`could not read ${CHAT_TEMPLATE_FILE}${where}: ${(e as Error).message}`);
     }
   }
-  return tokenizerFromJson(tokenizerJson, withChatTemplate(tokenizerConfig, jinja), opts);
+  // A template error names the file the template came from.
+  const templateFile = jinja ? CHAT_TEMPLATE_FILE : 'tokenizer_config.json';
+  return tokenizerFromJson(tokenizerJson, withChatTemplate(tokenizerConfig, jinja), { ...opts, templateFile });
 }
 
 /** Builds a tokenizer from the parsed tokenizer.json and tokenizer_config.json objects. */
@@ -142,6 +161,7 @@ export async function tokenizerFromJson(
   if (!isObject(tokenizerConfig)) {
     throw new Error(`tokenizer_config.json${where} must hold a JSON object; ${FILES_HELP}`);
   }
+  checkTokenizerPatterns(tokenizerJson, where);
   const lib = await library();
   // The class tokenizer_config.json names (as AutoTokenizer picks it), else the base class.
   const clsName =
@@ -155,14 +175,19 @@ export async function tokenizerFromJson(
       ? (candidate as typeof lib.PreTrainedTokenizer)
       : lib.PreTrainedTokenizer;
   let tok: PreTrainedTokenizer;
+  const build = (json: Record<string, unknown>) => new Cls(json, tokenizerConfig);
   try {
-    tok = new Cls(tokenizerJson, tokenizerConfig);
+    tok = build(tokenizerJson);
   } catch (e) {
     throw new Error(
-      `could not build the tokenizer from tokenizer.json/tokenizer_config.json${where}: ${(e as Error).message}`,
+      `could not build the tokenizer from tokenizer.json/tokenizer_config.json${where}: ${(e as Error).message} ` +
+        `(is its "model" complete: a BPE's vocab and merges, a Unigram's vocab?); ${FILES_HELP}`,
     );
   }
-  return new HfTokenizer(tok, opts.eosIds ?? []);
+  const templateWhere = `${opts.templateFile ?? 'tokenizer_config.json'}${where}`;
+  const t = new HfTokenizer(tok, opts.eosIds ?? [], tokenizerJson, build, templateWhere);
+  t.check(where);
+  return t;
 }
 
 /**
@@ -185,6 +210,12 @@ const REPLACEMENT = '\uFFFD';
 /** At most this many tokens of context in decodeEach (a run of invalid bytes could otherwise grow it). */
 const MAX_PENDING = 16;
 
+/** A text every tokenizer must encode to real ids (letters, digits, punctuation, spaces, accents, CJK). */
+const SAMPLE = 'Hello, world! The 2 answers: Zoë and 東京.\n  done';
+
+/** The template variables of the special tokens, as transformers.js sets them (SPECIAL_TOKEN_ATTRIBUTES). */
+const SPECIAL_VARS = ['bos_token', 'eos_token', 'unk_token', 'sep_token', 'pad_token', 'cls_token', 'mask_token'];
+
 class HfTokenizer implements Tokenizer {
   readonly vocabSize: number;
   readonly eosIds: number[];
@@ -192,10 +223,18 @@ class HfTokenizer implements Tokenizer {
   readonly padId: number | null;
   readonly specialIds: ReadonlySet<number>;
   readonly hasChatTemplate: boolean;
+  private readonly template: ChatTemplate | null;
+  /** The texts of the special tokens. */
+  private readonly specialTexts: string[];
+  /** The same tokenizer without special tokens (built when first needed): it encodes their texts as text. */
+  private plain: PreTrainedTokenizer | null = null;
 
   constructor(
     private readonly tok: PreTrainedTokenizer,
     extraEos: readonly number[],
+    private readonly json: Record<string, unknown>,
+    private readonly build: (json: Record<string, unknown>) => PreTrainedTokenizer,
+    templateWhere: string,
   ) {
     let max = -1;
     for (const id of tok.get_vocab().values()) if (id > max) max = id;
@@ -208,10 +247,67 @@ class HfTokenizer implements Tokenizer {
     this.padId = idOrNull(tok.pad_token_id);
     this.specialIds = new Set(tok.all_special_ids);
     this.hasChatTemplate = tok.chat_template != null;
+    const added = Array.isArray(json['added_tokens'])
+      ? (json['added_tokens'] as { content?: unknown; special?: unknown }[])
+      : [];
+    this.specialTexts = added.flatMap((a) =>
+      a?.special === true && typeof a.content === 'string' && a.content ? [a.content] : [],
+    );
+    let template: ChatTemplate | null = null;
+    if (this.hasChatTemplate) {
+      let source: unknown;
+      try {
+        source = tok.get_chat_template();
+      } catch (e) {
+        throw new Error(`the chat template in ${templateWhere} cannot be used: ${(e as Error).message}`);
+      }
+      if (typeof source !== 'string') throw new Error(`the chat template in ${templateWhere} is not a text`);
+      template = new ChatTemplate(source, templateWhere);
+    }
+    this.template = template;
   }
 
-  encode(text: string, opts: { addSpecialTokens?: boolean } = {}): number[] {
-    return this.tok.encode(text, { add_special_tokens: opts.addSpecialTokens ?? true });
+  /**
+   * Refuses, at load, a tokenizer that cannot be used: an empty vocabulary, a sample text that does not encode to
+   * real ids, a chat template that fails on a user message. Every message names the files.
+   */
+  check(where: string): void {
+    if (this.vocabSize === 0)
+      throw new Error(`tokenizer.json${where} has an empty vocabulary: it is no tokenizer; ${FILES_HELP}`);
+    let ids: number[];
+    try {
+      ids = this.encode(SAMPLE, { addSpecialTokens: false });
+    } catch (e) {
+      throw new Error(`tokenizer.json${where} cannot encode text (${(e as Error).message}); ${FILES_HELP}`);
+    }
+    if (ids.length === 0) throw new Error(`tokenizer.json${where} encodes text to no tokens; ${FILES_HELP}`);
+    if (this.hasChatTemplate)
+      this.applyChatTemplate([{ role: 'user', content: 'Hello' }], { addGenerationPrompt: true });
+  }
+
+  encode(text: string, opts: { addSpecialTokens?: boolean; asText?: boolean } = {}): number[] {
+    const inject = opts.asText && this.holdsSpecial(text);
+    const tok = inject ? this.plainTokenizer() : this.tok;
+    const ids = tok.encode(text, { add_special_tokens: opts.addSpecialTokens ?? true });
+    // A tokenizer without an unknown token gives no id for a piece its vocabulary lacks.
+    const bad = ids.findIndex((id) => !Number.isInteger(id));
+    if (bad >= 0)
+      throw new Error(
+        `the tokenizer has no id for a piece of the text (token ${bad} of ${ids.length}, near ` +
+          `${JSON.stringify(text.slice(0, 40))}) and no unknown token: its vocabulary does not cover this text`,
+      );
+    return ids;
+  }
+
+  /** Whether `text` holds the text of a special token. */
+  private holdsSpecial(text: string): boolean {
+    return this.specialTexts.some((s) => text.includes(s));
+  }
+
+  private plainTokenizer(): PreTrainedTokenizer {
+    const added = (this.json['added_tokens'] as { special?: unknown }[] | undefined) ?? [];
+    this.plain ??= this.build({ ...this.json, added_tokens: added.filter((a) => a?.special !== true) });
+    return this.plain;
   }
 
   decode(ids: readonly number[], opts: { skipSpecialTokens?: boolean } = {}): string {
@@ -261,24 +357,51 @@ class HfTokenizer implements Tokenizer {
   }
 
   applyChatTemplate(messages: readonly ChatMessage[], opts: ChatTemplateOptions = {}): string {
-    if (!this.hasChatTemplate) {
+    if (!this.template) {
       throw new Error(
         'this tokenizer has no chat template: tokenizer_config.json has no "chat_template" and there is no ' +
           "chat_template.jinja; use an instruct model's tokenizer files, or format the prompt without a template",
       );
     }
-    return this.tok.apply_chat_template(
-      messages.map((m) => ({ role: m.role, content: m.content })),
-      {
-        ...opts.templateVars,
-        tokenize: false,
-        add_generation_prompt: opts.addGenerationPrompt ?? false,
-      },
-    );
+    const config = this.tok.config as Record<string, unknown>;
+    const special: Record<string, string> = {};
+    for (const key of SPECIAL_VARS) {
+      const v = config[key];
+      const text = typeof v === 'string' ? v : (v as { content?: unknown } | null)?.content;
+      if (typeof text === 'string' && text) special[key] = text;
+    }
+    return this.template.render({
+      messages: messages.map((m) => ({ role: m.role, content: m.content })),
+      add_generation_prompt: opts.addGenerationPrompt ?? false,
+      tools: null,
+      documents: null,
+      ...special,
+      ...opts.templateVars,
+    });
   }
 
   encodeChat(messages: readonly ChatMessage[], opts: ChatTemplateOptions = {}): number[] {
-    return this.encode(this.applyChatTemplate(messages, opts), { addSpecialTokens: false });
+    const text = this.applyChatTemplate(messages, opts);
+    if (!messages.some((m) => this.holdsSpecial(m.content))) return this.encode(text, { addSpecialTokens: false });
+    // A content holds a special token's text: the template's markup is encoded as it is, each content as text. The
+    // contents are found in the rendered text in order (a template inserts them as they are).
+    const ids: number[] = [];
+    let at = 0;
+    for (const m of messages) {
+      const i = m.content ? text.indexOf(m.content, at) : -1;
+      if (i < 0) {
+        if (!this.holdsSpecial(m.content)) continue;
+        throw new Error(
+          `a ${m.role} message holds the text of a special token, and the chat template changed the message, so ` +
+            'its text could not be kept apart from the markup: remove the special token text from it',
+        );
+      }
+      if (i > at) ids.push(...this.encode(text.slice(at, i), { addSpecialTokens: false }));
+      ids.push(...this.encode(m.content, { addSpecialTokens: false, asText: true }));
+      at = i + m.content.length;
+    }
+    if (at < text.length) ids.push(...this.encode(text.slice(at), { addSpecialTokens: false }));
+    return ids;
   }
 }
 

@@ -11,6 +11,9 @@ import type { DataSettings, PretrainOptions } from './options.ts';
 /** The smallest tokenizer: the 256 bytes plus the control tokens and tool tags. */
 export const MIN_VOCAB = 256 + CONTROL_TOKENS.length + TOOL_TAGS.length;
 
+/** The most drills or transcripts of one kind per world (a world of the default size has 80 entities). */
+const MAX_PER_WORLD = 100_000;
+
 /** The keys of T whose values are numbers. */
 type NumberKeys<T> = { [K in keyof T]-?: NonNullable<T[K]> extends number ? K : never }[keyof T];
 
@@ -49,7 +52,7 @@ const table = <K extends string>(fields: Record<K, FieldSpec>): Record<K, FieldS
 export const PRETRAIN_FIELDS = table({
   steps: {
     into: 'steps',
-    kind: int(1),
+    kind: int(1, 10_000_000),
     label: 'steps',
     group: 'main',
     paper: 1500,
@@ -58,7 +61,7 @@ export const PRETRAIN_FIELDS = table({
   },
   batch: {
     into: 'batch',
-    kind: int(1),
+    kind: int(1, 65_536),
     label: 'batch',
     group: 'main',
     paper: 4,
@@ -67,7 +70,7 @@ export const PRETRAIN_FIELDS = table({
   },
   seq: {
     into: 'seq',
-    kind: int(16),
+    kind: int(16, 1 << 20),
     label: 'seq',
     group: 'main',
     paper: 512,
@@ -85,7 +88,7 @@ export const PRETRAIN_FIELDS = table({
   },
   hidden: {
     into: 'hidden',
-    kind: int(8),
+    kind: int(8, 65_536),
     label: 'hidden',
     group: 'main',
     paper: 96,
@@ -96,7 +99,7 @@ export const PRETRAIN_FIELDS = table({
   },
   layers: {
     into: 'layers',
-    kind: int(1),
+    kind: int(1, 256),
     label: 'layers',
     group: 'main',
     paper: 3,
@@ -106,7 +109,7 @@ export const PRETRAIN_FIELDS = table({
   },
   vocab: {
     into: 'vocab',
-    kind: int(MIN_VOCAB),
+    kind: int(MIN_VOCAB, 1 << 20),
     label: 'vocab',
     group: 'main',
     paper: 1024,
@@ -135,7 +138,7 @@ export const PRETRAIN_FIELDS = table({
   },
   drills: {
     into: 'data.drillsPerWorld',
-    kind: int(0),
+    kind: int(0, MAX_PER_WORLD),
     label: 'drills',
     group: 'main',
     paper: 0,
@@ -144,7 +147,7 @@ export const PRETRAIN_FIELDS = table({
   },
   student: {
     into: 'data.studentPerWorld',
-    kind: int(0),
+    kind: int(0, MAX_PER_WORLD),
     label: 'student transcripts',
     paper: 40,
     help: 'per world: a scripted student answering a question with the search tool',
@@ -162,7 +165,7 @@ export const PRETRAIN_FIELDS = table({
   },
   teacher: {
     into: 'data.teacherPerWorld',
-    kind: int(0),
+    kind: int(0, MAX_PER_WORLD),
     label: 'teacher transcripts',
     group: 'main',
     paper: 0,
@@ -255,7 +258,7 @@ export const PRETRAIN_FIELDS = table({
   },
   examiner: {
     into: 'data.examinerPerWorld',
-    kind: int(0),
+    kind: int(0, MAX_PER_WORLD),
     label: 'examiner transcripts',
     group: 'main',
     paper: 20,
@@ -290,14 +293,14 @@ export const PRETRAIN_FIELDS = table({
   },
   worldSize: {
     into: 'data.worldSize',
-    kind: int(20),
+    kind: int(20, 100_000),
     label: 'world size',
     paper: 80,
     help: 'entities per generated world',
   },
   tokenizerWorlds: {
     into: 'tokenizerWorlds',
-    kind: int(1),
+    kind: int(1, 10_000),
     label: 'tokenizer worlds',
     paper: 10,
     help: 'worlds whose text trains the tokenizer',

@@ -18,8 +18,10 @@ export interface ToolReply {
 const BEFORE = '\n';
 const AFTER = '\n';
 
+/** The block's ids; the passages' text is text (a special token's text in a document never becomes that token). */
 function encodeBlock(tok: Tokenizer, body: string): number[] {
-  return tok.encode(`${BEFORE}${INFORMATION_OPEN}${body}${INFORMATION_CLOSE}${AFTER}`, { addSpecialTokens: false });
+  const block = `${BEFORE}${INFORMATION_OPEN}${body}${INFORMATION_CLOSE}${AFTER}`;
+  return tok.encode(block, { addSpecialTokens: false, asText: true });
 }
 
 /**

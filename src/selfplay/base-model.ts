@@ -19,6 +19,7 @@ import {
 } from '../model/tokenizer.ts';
 import { TOOL_TAGS, tokenizerFiles, trainTokenizer } from '../model/tokenizer-train.ts';
 import type { SelfPlayConfig } from './config.ts';
+import { sha256Hex } from './storage.ts';
 
 export type { HostWeights } from '../model/host-weights.ts';
 
@@ -39,6 +40,9 @@ export interface BaseModel {
   configJson?: Record<string, unknown>;
   /** The license its model card (README.md) names, carried into the card of an exported student. */
   license?: string;
+  /** The SHA-256 of every file of the folder the model was read from, by name (absent for random-tiny): a checkpoint
+   *  records them, and a resume on other files is refused. */
+  files?: Record<string, string>;
 }
 
 /** Texts the random-tiny tokenizer learns its merges from: the corpus and the fixed prompt wording. */
@@ -75,7 +79,15 @@ export async function randomTinyBase(c: SelfPlayConfig, passages: readonly Passa
  * A model folder: weights (read once, kept on the host for the copies) and its tokenizer. Nothing goes to
  * the GPU here (`e` gives its limits), so no f32 copy of the weights sets the memory's high-water mark.
  */
-export async function folderBase(e: Engine, readFile: ReadFile, source: string): Promise<BaseModel> {
+export async function folderBase(e: Engine, fromFolder: ReadFile, source: string): Promise<BaseModel> {
+  // Every file the weights, the tokenizer and the settings come from is hashed as it is read (the model card is
+  // not: its text changes nothing the run computes): the base's identity, which a checkpoint records.
+  const hashes: Record<string, string> = {};
+  const readFile: ReadFile = async (file) => {
+    const bytes = await fromFolder(file);
+    if (file !== 'README.md') hashes[file] ??= await sha256Hex(bytes);
+    return bytes;
+  };
   const { cfg, weights, fileDtypes } = await loadHostCheckpoint(e, readFile, { source });
   const tokenizer = await loadTokenizer(readFile, { where: source, eosIds: cfg.eosIds });
   checkTokenizerFitsModel(tokenizer, cfg.vocabSize, source);
@@ -94,13 +106,17 @@ export async function folderBase(e: Engine, readFile: ReadFile, source: string):
     tokenizerFiles: files,
     configJson,
     ...(license ? { license } : {}),
+    files: hashes,
   };
 }
 
-/** A prompt as ids: the chat template's user turn + assistant header when there is one, else plain text. */
+/**
+ * A prompt as ids: the chat template's user turn + assistant header when there is one, else plain text. The prompt's
+ * text (instructions, documents, a question) is text: a special token's text in it is never that token.
+ */
 export function encodePrompt(tok: Tokenizer, text: string): number[] {
   if (tok.hasChatTemplate) return tok.encodeChat([{ role: 'user', content: text }], { addGenerationPrompt: true });
-  return tok.encode(text);
+  return tok.encode(text, { asText: true });
 }
 
 /** Ids that end a rollout: the tokenizer's EOS ids and the config's. */

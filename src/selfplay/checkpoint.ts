@@ -3,17 +3,24 @@
 // names the complete one, written last: a crash while saving leaves the previous checkpoint intact.
 //
 //   checkpoints/latest.json                 {slot, cursor, savedAt}
-//   checkpoints/<slot>/state.json           RunState, with the size and SHA-256 of each file below
+//   checkpoints/<slot>/state.json           RunState, with the size and SHA-256 of each file below and of itself
 //   checkpoints/<slot>/{examiner,student,teacher}.safetensors      trained tensors (f32, bit-exact)
 //   checkpoints/<slot>/{examiner,student}.optim.safetensors        AdamW moments and step counters
 //
 // A vocabulary matrix kept on the GPU as row shards is saved whole under its HF name, weights and moments alike,
 // and cut into the loading adapter's shards (policies.ts): a run resumes under any binding limit.
-import type { SelfPlayConfig } from './config.ts';
+//
+// A reader trusts nothing it did not check: state.json's own hash and its settings (validated as flags are), every
+// file's size and hash, and on loading the very bytes it loads (a run may be saving while eval reads): what is
+// loaded is what was verified, or the load fails with CheckpointChangedError. A checkpoint names the run it belongs
+// to and the base model files it was trained from, so one copied into another run's folder, or a base replaced
+// under a run, is refused instead of resumed (loop.ts).
+import { ConfigError, upgradeConfig, validateConfig, type SelfPlayConfig } from './config.ts';
+import type { BaseModel } from './base-model.ts';
 import type { TrainQuestion } from './environment.ts';
 import type { EvalMetrics, StepMetrics } from './events.ts';
 import { optimizerStateFromBytes, optimizerStateToBytes, type Policies } from './policies.ts';
-import { bytesText, textBytes, type RunStorage } from './storage.ts';
+import { bytesText, sha256Hex, textBytes, type RunStorage } from './storage.ts';
 import { parseSafetensors, toFloat32 } from '../model/safetensors.ts';
 
 export type CursorStage = 'eval-start' | 'examiner' | 'generate' | 'student' | 'eval' | 'done';
@@ -41,15 +48,21 @@ export interface RunState {
   records: { metrics: number; questions: number; rollouts: number; eval: number };
   /** Which base model the policies started from. */
   base: string;
+  /** The SHA-256 of each file of the base model folder the run started from (absent for random-tiny, which its
+   *  settings make, and in checkpoints of older versions): a resume on other files is refused. */
+  baseFiles?: Record<string, string>;
+  /** The run this checkpoint belongs to (the run folder's run.json; absent in older checkpoints). */
+  runId?: string;
   /** Each file of the slot as it was written (absent in checkpoints of older versions): a slot is whole only when
    *  every file has this size and hash. */
   files?: Record<string, { bytes: number; sha256: string }>;
+  /** The SHA-256 of state.json's text without this field (absent in older checkpoints). */
+  sha256?: string;
 }
 
-/** The SHA-256 of some bytes, in hex (Web Crypto: the browser and Node alike). */
-export async function sha256Hex(bytes: Uint8Array): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>));
-  return Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('');
+/** A file of a checkpoint that changed between its check and its load (a run saved into the slot meanwhile). */
+export class CheckpointChangedError extends Error {
+  override name = 'CheckpointChangedError';
 }
 
 const DIR = 'checkpoints';
@@ -110,7 +123,7 @@ export async function saveCheckpoint(
     });
     await put(`${name}.optim.safetensors`, optimizerStateToBytes(opt));
   }
-  await storage.put(at('state.json'), textBytes(JSON.stringify({ ...state, files })));
+  await storage.put(at('state.json'), await stateBytes(state, files));
   const pointer: Pointer = { slot, cursor: state.cursor, savedAt: new Date().toISOString() };
   await storage.put(POINTER, textBytes(JSON.stringify(pointer)));
   return slot;
@@ -135,10 +148,82 @@ export class NonFiniteCheckpointError extends Error {
   }
 }
 
+/** state.json's bytes: the state with its files' sizes and hashes, then the hash of that text. */
+async function stateBytes(state: RunState, files: NonNullable<RunState['files']>): Promise<Uint8Array> {
+  const { files: _files, sha256: _sha, ...rest } = state;
+  const text = JSON.stringify({ ...rest, files });
+  const sha256 = await sha256Hex(textBytes(text));
+  return textBytes(`${text.slice(0, -1)},"sha256":"${sha256}"}`);
+}
+
+/** Why a parsed state.json is not the text its hash was made of, or null (no hash: an older checkpoint). */
+async function stateHashProblem(state: RunState, file: string): Promise<string | null> {
+  if (state.sha256 === undefined) return null;
+  const { sha256, ...rest } = state;
+  if ((await sha256Hex(textBytes(JSON.stringify(rest)))) === sha256) return null;
+  return `${file} is not the file the checkpoint wrote (its SHA-256 differs: it was edited or damaged)`;
+}
+
+const STAGES: readonly string[] = ['eval-start', 'examiner', 'generate', 'student', 'eval', 'done'];
+const isCount = (v: unknown) => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+
+/**
+ * Why a stored state cannot be resumed, or null: its settings are checked exactly as flags are (validateConfig), its
+ * cursor against them, and the shape of what it holds, so a state.json edited or written by something else is
+ * refused by name instead of failing deep in a run (an `iterations` of 1e9 used to end in V8's "invalid size").
+ */
+function stateProblem(state: RunState, file: string): string | null {
+  try {
+    state.config = validateConfig(upgradeConfig({ ...state.config }));
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    return `${file} holds settings piplay refuses (${e.message})`;
+  }
+  const c = state.cursor;
+  if (!isCount(c.iteration) || c.iteration >= state.config.iterations || !STAGES.includes(c.stage) || !isCount(c.step))
+    return `${file} holds a cursor outside its run (${JSON.stringify(c)})`;
+  const r = state.records as Partial<RunState['records']> | undefined;
+  if (!r || ![r.metrics, r.questions, r.rollouts, r.eval].every(isCount))
+    return `${file} holds no record counts of its logs`;
+  for (const key of ['dataset', 'metrics', 'evals'] as const)
+    if (!Array.isArray(state[key])) return `${file} holds no list "${key}"`;
+  if (state.runId !== undefined && typeof state.runId !== 'string') return `${file} holds a run id that is no string`;
+  return null;
+}
+
 function checkFiniteArray(a: Float32Array, cursor: Cursor, policy: string, what: string): void {
   let bad = 0;
   for (let i = 0; i < a.length; i++) if (!Number.isFinite(a[i]!)) bad++;
   if (bad) throw new NonFiniteCheckpointError(cursor, policy, what, bad, a.length);
+}
+
+/** Why a checkpoint is not of the run resuming it (`runId`: the run's identity, when the host keeps one), or null. */
+export function otherRun(state: RunState, runId: string | undefined): string | null {
+  if (state.runId === runId) return null;
+  const theirs = state.runId ? `run ${state.runId}` : 'a run of an older version, without an identity';
+  const ours = runId ? `run ${runId} (its run.json)` : 'a run without an identity (no run.json)';
+  return (
+    `piplay: the checkpoints belong to ${theirs}, not to this folder's ${ours}: they were copied from another run ` +
+    "folder, whose logs and settings are not this folder's; resume that run in its own folder, or start a new run"
+  );
+}
+
+/**
+ * Why the base model differs from the files the checkpoint's run started from (named by file), or null. A base
+ * without files of its own (random-tiny, or the page's copy of a run's config and tokenizer beside its checkpoint's
+ * weights) has nothing to compare.
+ */
+export function otherBase(state: RunState, base: Pick<BaseModel, 'name' | 'files'>): string | null {
+  if (!state.baseFiles || !base.files) return null;
+  const now = base.files;
+  const changed = Object.keys(state.baseFiles).filter((f) => now[f] !== state.baseFiles![f]);
+  if (!changed.length) return null;
+  const f = changed[0]!;
+  return (
+    `piplay: the base model ${base.name} is not the one this run was trained from: its ${f} ` +
+    `${now[f] ? 'has another SHA-256' : 'is missing'}${changed.length > 1 ? ` (and ${changed.length - 1} more file(s))` : ''}; ` +
+    'put the original files back to resume, or start a new run on this model'
+  );
 }
 
 /** A slot's state, or why it cannot be read. */
@@ -155,16 +240,25 @@ async function readState(storage: RunStorage, slot: string): Promise<RunState | 
   }
   if (!state || typeof state !== 'object' || !state.cursor || !state.config) return `${file} is not a checkpoint state`;
   if (state.version !== 1) return `${file} has checkpoint version ${String(state.version)}, which is not supported`;
+  const problem = (await stateHashProblem(state, file)) ?? stateProblem(state, file);
+  if (problem) return problem;
   for (const [name, want] of Object.entries(state.files ?? {})) {
     const path = `${DIR}/${slot}/${name}`;
     const got = await storage.get(path);
     if (!got) return `${path} is missing`;
-    if (got.length !== want.bytes)
-      return `${path} has ${got.length} bytes where the checkpoint wrote ${want.bytes} (truncated or replaced)`;
-    if ((await sha256Hex(got)) !== want.sha256)
-      return `${path} is not the file the checkpoint wrote (its SHA-256 differs)`;
+    const wrong = await fileProblem(path, got, want);
+    if (wrong) return wrong;
   }
   return state;
+}
+
+/** Why `got` is not the file the checkpoint wrote (`want`: its size and hash), or null. */
+async function fileProblem(path: string, got: Uint8Array, want: { bytes: number; sha256: string }) {
+  if (got.length !== want.bytes)
+    return `${path} has ${got.length} bytes where the checkpoint wrote ${want.bytes} (truncated or replaced)`;
+  if ((await sha256Hex(got)) !== want.sha256)
+    return `${path} is not the file the checkpoint wrote (its SHA-256 differs)`;
+  return null;
 }
 
 /** How far a state got: every record it has emitted (grows with every unit of work). */
@@ -220,11 +314,25 @@ export async function latestCheckpoint(storage: RunStorage): Promise<LatestCheck
   };
 }
 
-/** Loads a slot's weights and optimizer state into policies built from the same config. */
-export async function restorePolicies(storage: RunStorage, slot: string, policies: Policies): Promise<void> {
+/**
+ * Loads a slot's weights and optimizer state into policies built from the same config. With the slot's `files` (its
+ * state's sizes and hashes, as latestCheckpoint verified them) each file is checked again as it is loaded, so the
+ * bytes loaded are the bytes verified: a file a run saved over since is a CheckpointChangedError, never a mix of two
+ * checkpoints.
+ */
+export async function restorePolicies(
+  storage: RunStorage,
+  slot: string,
+  policies: Policies,
+  files?: RunState['files'],
+): Promise<void> {
   const need = async (name: string) => {
-    const b = await storage.get(`${DIR}/${slot}/${name}`);
+    const path = `${DIR}/${slot}/${name}`;
+    const b = await storage.get(path);
     if (!b) throw new Error(`piplay: checkpoint slot '${slot}' lacks ${name}`);
+    const want = files?.[name];
+    const wrong = want ? await fileProblem(path, b, want) : null;
+    if (wrong) throw new CheckpointChangedError(`piplay: ${wrong} since it was checked: a run saved into it meanwhile`);
     return b;
   };
   for (const name of ['examiner', 'student', 'teacher'] as const) {

@@ -18,6 +18,7 @@ import {
   nums,
   ints,
   oneOf,
+  parseNumber,
   type Setting,
   setting,
   text,
@@ -34,6 +35,9 @@ export {
 
 // ---------------------------------------------------------------------------------------------------
 // The table
+
+/** The longest question a run asks or writes, in hops (the world's chains are far shorter). */
+const MAX_HOPS = 16;
 
 export const SETTINGS = {
   seed: setting({ flag: 'seed', kind: int(0, 2 ** 32 - 1), help: 'seed of every random choice of the run', paper: 0 }),
@@ -169,7 +173,7 @@ export const SETTINGS = {
   evalHops: setting({
     flag: 'eval-hops',
     group: 'corpus',
-    kind: ints(1),
+    kind: ints(1, MAX_HOPS, MAX_HOPS),
     help: 'hop counts of the held-out set, e.g. 1,2,3,4',
     paper: [1, 2, 3, 4],
   }),
@@ -233,7 +237,7 @@ export const SETTINGS = {
     flag: 'hop-weights',
     label: 'hop ratio',
     group: 'main',
-    kind: nums(0),
+    kind: nums(0, MAX_HOPS),
     help: 'relative frequency of hops 1,2,3,4 (e.g. 4,3,2,1)',
     paper: [4, 3, 2, 1],
   }),
@@ -736,6 +740,41 @@ export function checkContext(c: Pick<SelfPlayConfig, 'turnTokens'>, maxPositions
   );
 }
 
+/** The roles whose prompts a command runs: evaluation the student's, training and probes every role's. */
+export type PromptRole = 'student' | 'teacher' | 'examiner';
+
+/**
+ * Refuses prompts the model's context cannot hold with a turn after them (`prompts`: the longest of each role, in
+ * tokens; `source` names where the context length comes from): every rollout would stop at once for context, so an
+ * evaluation would report 0% and training would learn from nothing.
+ */
+export function checkPromptsFit(
+  c: Pick<SelfPlayConfig, 'turnTokens'>,
+  prompts: Record<PromptRole, number>,
+  roles: readonly PromptRole[],
+  maxPositions: number,
+  source: string,
+): void {
+  for (const role of roles) {
+    const p = prompts[role];
+    if (p + c.turnTokens <= maxPositions) continue;
+    const context = `the model's context of ${maxPositions} tokens (${source})`;
+    throw new ConfigError(
+      p >= maxPositions
+        ? `the ${role}'s prompt takes up to ${p} tokens, more than ${context}: no answer could be written; use a model ` +
+            'with a longer context (or shorter passages)'
+        : `the ${role}'s prompt (up to ${p} tokens) and a turn of --turn-tokens ${c.turnTokens} do not fit in ` +
+            `${context}; lower --turn-tokens to at most ${maxPositions - p}, or use a model with a longer context`,
+      'turnTokens',
+    );
+  }
+}
+
+/** Where a run's model's context length comes from, for messages. */
+export function contextSource(c: Pick<SelfPlayConfig, 'model'>): string {
+  return c.model === 'random-tiny' ? '--tiny-max-positions' : `max_position_embeddings in ${c.model}'s config.json`;
+}
+
 /** A preset, with overrides applied and checked. */
 export function makeConfig(preset: PresetName = 'demo', overrides: Partial<SelfPlayConfig> = {}): SelfPlayConfig {
   if (!(preset in PRESETS))
@@ -760,12 +799,12 @@ export function parseOptionValue<K extends keyof SelfPlayConfig>(key: K, text: s
   const spec = SETTINGS[key];
   const k = spec.kind;
   const bad = () => settingError(key, `'${text}' is not allowed; use ${describeKind(k)}`);
-  const list = () => text.split(',').map((s) => (s.trim() === '' ? NaN : Number(s.trim())));
+  const list = () => text.split(',').map((s) => parseNumber(s.trim()));
   let v: unknown;
   switch (k.t) {
     case 'int':
     case 'number':
-      v = text.trim() === '' ? NaN : Number(text);
+      v = parseNumber(text.trim());
       break;
     case 'bool':
       if (['on', 'true', 'yes', '1'].includes(text)) v = true;

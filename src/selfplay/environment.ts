@@ -98,15 +98,20 @@ export class Environment {
    * search (once per model); a model that cannot be loaded fails that search with a message.
    */
   denseSearch(model: string, embedder: Embedder = transformersEmbedder(model)): (query: string) => Promise<Passage[]> {
-    return async (query) => {
-      let index = this.dense.get(model);
-      if (!index) {
-        index = DenseIndex.build(this.passages, embedder);
-        this.dense.set(model, index);
-        index.catch(() => this.dense.delete(model));
-      }
-      return (await (await index).search(query, this.topK)).map((h) => h.passage);
-    };
+    return async (query) =>
+      (await (await this.denseIndex(model, embedder)).search(query, this.topK)).map((h) => h.passage);
+  }
+
+  /** The dense index on `model` (built once per model): a host builds it before a run, so a model that cannot be
+   *  loaded fails before anything is written rather than at the first search. */
+  denseIndex(model: string, embedder: Embedder = transformersEmbedder(model)): Promise<DenseIndex> {
+    let index = this.dense.get(model);
+    if (!index) {
+      index = DenseIndex.build(this.passages, embedder);
+      this.dense.set(model, index);
+      index.catch(() => this.dense.delete(model));
+    }
+    return index;
   }
 
   /** A source document, uniformly. */

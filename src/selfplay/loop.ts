@@ -5,7 +5,16 @@
 // uninterrupted run computed. Everything it reports goes out as events (events.ts).
 import type { Engine } from '../gpu/engine.ts';
 import type { BaseModel } from './base-model.ts';
-import { latestCheckpoint, restorePolicies, saveCheckpoint, type Cursor, type RunState } from './checkpoint.ts';
+import {
+  latestCheckpoint,
+  type LatestCheckpoint,
+  otherBase,
+  otherRun,
+  restorePolicies,
+  saveCheckpoint,
+  type Cursor,
+  type RunState,
+} from './checkpoint.ts';
 import { SETTINGS, type SelfPlayConfig } from './config.ts';
 import { now, type RunContext } from './context.ts';
 import { generateTrainingSet } from './data.ts';
@@ -29,6 +38,10 @@ export interface RunSetup {
   listener?: RunListener;
   /** Continue from the storage's latest checkpoint when there is one (its config must equal `config`). */
   resume?: boolean;
+  /** The storage's latest checkpoint, when the host read it already (it is not read again). */
+  checkpoint?: LatestCheckpoint | null;
+  /** The identity of the run (its folder's run.json): a checkpoint of another run is not resumed. */
+  runId?: string;
 }
 
 export interface RunControl {
@@ -63,6 +76,8 @@ export class SelfPlayRun {
       evals: [],
       records: { metrics: 0, questions: 0, rollouts: 0, eval: 0 },
       base: setup.base.name,
+      ...(setup.base.files ? { baseFiles: setup.base.files } : {}),
+      ...(setup.runId ? { runId: setup.runId } : {}),
     };
     const run = new SelfPlayRun(
       {
@@ -77,21 +92,22 @@ export class SelfPlayRun {
       setup.storage ?? null,
     );
     if (setup.resume && setup.storage) {
-      const cp = await latestCheckpoint(setup.storage);
+      const cp = setup.checkpoint !== undefined ? setup.checkpoint : await latestCheckpoint(setup.storage);
       if (cp) {
         const differs = (Object.keys(SETTINGS) as (keyof SelfPlayConfig)[]).filter(
           (k) => JSON.stringify(cp.state.config[k]) !== JSON.stringify(setup.config[k]),
         );
-        if (differs.length) {
+        const refused = differs.length
+          ? 'piplay: the checkpoint was made with other settings ' +
+            `(${differs.map((k) => `--${SETTINGS[k].flag}`).join(', ')}); ` +
+            'resume with the configuration stored in it'
+          : (otherRun(cp.state, setup.runId) ?? otherBase(cp.state, setup.base));
+        if (refused) {
           policies.dispose();
-          throw new Error(
-            'piplay: the checkpoint was made with other settings ' +
-              `(${differs.map((k) => `--${SETTINGS[k].flag}`).join(', ')}); ` +
-              'resume with the configuration stored in it',
-          );
+          throw new Error(refused);
         }
         if (cp.warning) run.emit({ type: 'log', level: 'warn', message: cp.warning }, listeners);
-        await restorePolicies(setup.storage, cp.slot, policies);
+        await restorePolicies(setup.storage, cp.slot, policies, cp.state.files);
         run.slot = cp.slot;
         state = cp.state;
         Object.assign(run.state, state);

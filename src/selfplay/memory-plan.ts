@@ -572,6 +572,39 @@ export function estimateInference(
   return report(cfg, lines, prompts, maxBinding, problems, []);
 }
 
+/**
+ * The memory of a pretraining step (src/pretrain/train.ts): the f32 weights, their gradients and AdamW's two moments,
+ * and one forward and backward over `rows` × `seq` tokens (every layer's activations kept; the logits are read chunk
+ * by chunk). A batch no device holds is refused here, before any text is generated for it.
+ */
+export function estimatePretrain(cfg: ModelConfig, rows: number, seq: number, limits: AdapterLimits): MemoryReport {
+  const tokens = rows * seq;
+  const { paramBytes } = memoryEstimate(cfg);
+  const forward = tokens * layerFloatsPerToken(cfg, null) * cfg.layers * 4;
+  const setting = 'rows or tokens per step (--batch, --seq)';
+  const lines: MemoryLine[] = [
+    { label: 'weights in f32', bytes: paramBytes, setting: 'a smaller model (--size)' },
+    { label: 'gradients and AdamW moments', bytes: 3 * paramBytes, setting: 'a smaller model (--size)' },
+    { label: `forward: ${rows} rows × ${seq} tokens, every layer's activations`, bytes: forward, setting },
+    { label: 'backward', bytes: BACKWARD_PER_FORWARD.full * forward, setting },
+  ];
+  const sum = lines.reduce((t, l) => t + l.bytes, 0);
+  lines.push({ label: 'buffer pool rounding to size classes', bytes: (POOL_ROUNDING - 1) * sum });
+  const maxBinding = Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize);
+  const problems: string[] = [];
+  // The widest activation of a layer is the MLP's, [tokens, intermediate], in one buffer.
+  const widest = tokens * Math.max(cfg.intermediate, cfg.hidden) * 4;
+  if (widest > maxBinding)
+    problems.push(
+      `A layer's activation of ${rows} × ${seq} tokens takes ${mib(widest)}, more than this GPU's largest buffer ` +
+        `(${mib(maxBinding)}).`,
+    );
+  const device = deviceProblem(sum * POOL_ROUNDING, limits);
+  if (device) problems.push(device);
+  const none = { student: 0, teacher: 0, examiner: 0 };
+  return report(cfg, lines, none, maxBinding, problems, []);
+}
+
 /** The report of a plan: the model's shape and sizes beside the terms, their total and what it found. */
 function report(
   cfg: ModelConfig,

@@ -36,3 +36,9 @@ export class MemoryStorage implements RunStorage {
 
 export const textBytes = (s: string): Uint8Array => new TextEncoder().encode(s);
 export const bytesText = (b: Uint8Array): string => new TextDecoder().decode(b);
+
+/** The SHA-256 of some bytes, in hex (Web Crypto: the browser and Node alike). */
+export async function sha256Hex(bytes: Uint8Array): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>));
+  return Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('');
+}

@@ -10,8 +10,8 @@ export type Kind =
   | { t: 'bool' }
   | { t: 'enum'; values: readonly string[] }
   | { t: 'string'; empty?: boolean }
-  | { t: 'ints'; min: number }
-  | { t: 'numbers'; min: number }
+  | { t: 'ints'; min: number; max: number; length: number }
+  | { t: 'numbers'; min: number; length: number }
   | { t: 'lambda' };
 
 /** A kind that carries the TypeScript type of its values (for the derived config type only). */
@@ -30,8 +30,15 @@ export const num = (min: number, max?: number, above = false, below?: number): K
 export const bool = (): KindOf<boolean> => ({ t: 'bool' });
 export const oneOf = <const V extends string>(values: readonly V[]): KindOf<V> => ({ t: 'enum', values });
 export const text = (empty = false): KindOf<string> => ({ t: 'string', ...(empty ? { empty } : {}) });
-export const ints = (min: number): KindOf<number[]> => ({ t: 'ints', min });
-export const nums = (min: number): KindOf<number[]> => ({ t: 'numbers', min });
+/** The most entries a list setting takes unless it names its own bound (a λ per iteration of the longest run). */
+export const LIST_MAX = 10_000;
+export const ints = (min: number, max = INT_MAX, length = LIST_MAX): KindOf<number[]> => ({
+  t: 'ints',
+  min,
+  max,
+  length,
+});
+export const nums = (min: number, length = LIST_MAX): KindOf<number[]> => ({ t: 'numbers', min, length });
 export const lambdas = (): KindOf<LambdaSchedule> => ({ t: 'lambda' });
 
 /**
@@ -87,13 +94,15 @@ export function describeKind(k: Kind): string {
     case 'string':
       return k.empty ? 'a string' : 'a non-empty string';
     case 'ints':
-      return `a comma-separated list of integers >= ${k.min}`;
+      return `a comma-separated list of at most ${k.length} integers ${k.max === INT_MAX ? `>= ${k.min}` : `from ${k.min} to ${k.max}`}`;
     case 'numbers':
-      return `a comma-separated list of numbers >= ${k.min}`;
+      return `a comma-separated list of at most ${k.length} numbers >= ${k.min}`;
     case 'lambda':
-      return 'a number >= 0 or a comma-separated list of them (one per iteration)';
+      return `a number >= 0 or a comma-separated list of at most ${LIST_MAX} of them (one per iteration)`;
   }
 }
+
+const isList = (v: unknown, length: number): v is unknown[] => Array.isArray(v) && v.length > 0 && v.length <= length;
 
 /** Whether `v` is a value of kind `k` (its type and bounds). */
 export function kindAccepts(k: Kind, v: unknown): boolean {
@@ -115,12 +124,22 @@ export function kindAccepts(k: Kind, v: unknown): boolean {
     case 'string':
       return typeof v === 'string' && (k.empty || v.trim() !== '');
     case 'ints':
-      return Array.isArray(v) && v.length > 0 && v.every((x) => isNum(x) && Number.isInteger(x) && x >= k.min);
+      return isList(v, k.length) && v.every((x) => isNum(x) && Number.isInteger(x) && x >= k.min && x <= k.max);
     case 'numbers':
-      return Array.isArray(v) && v.length > 0 && v.every((x) => isNum(x) && x >= k.min);
+      return isList(v, k.length) && v.every((x) => isNum(x) && x >= k.min);
     case 'lambda':
-      return isNum(v) ? v >= 0 : Array.isArray(v) && v.length > 0 && v.every((x) => isNum(x) && x >= 0);
+      return isNum(v) ? v >= 0 : isList(v, LIST_MAX) && v.every((x) => isNum(x) && x >= 0);
   }
+}
+
+/** A decimal number as people write one (`12`, `-0.5`, `.5`, `3e-4`); `Number()` would also take `0x10`, `0b1`,
+ *  `Infinity` and whitespace around it. */
+const DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+
+/** The number a setting's text writes, or NaN when it is not a plain decimal number. Every command line, form and
+ *  address reads numbers through this one function. */
+export function parseNumber(text: string): number {
+  return DECIMAL.test(text) ? Number(text) : NaN;
 }
 
 /** A setting's value as text, as a form field or the page's address holds it: lists comma-joined, switches on/off. */

@@ -67,9 +67,12 @@ async function boot(): Promise<void> {
   const software = softwareAdapter(info);
   if (software) document.getElementById('gpu-warning')!.innerHTML = renderSoftwareWarning(software).text;
   await new App(engine, info.description || info.vendor).mount();
-  // Development-only test hook: the e2e test simulates a lost GPU device with it.
+  // Development-only test hooks: the e2e tests simulate a lost GPU device, and watch the worker's buffer pool.
   if (import.meta.env.DEV)
-    (window as unknown as { __piplay: unknown }).__piplay = { loseDevice: () => engine.loseDevice() };
+    (window as unknown as { __piplay: unknown }).__piplay = {
+      loseDevice: () => engine.loseDevice(),
+      poolStats: () => engine.poolStats(),
+    };
   const test = await engine.selfTest(64);
   status.title = `self-test matmul 64³: max error ${test.maxError.toExponential(1)}, ${test.ms.toFixed(1)} ms`;
   status.dataset.selftest = test.maxError < 1e-3 ? 'pass' : 'fail';

@@ -7,6 +7,7 @@
 //   checkpoint-service.ts  the checkpoints in IndexedDB (list, history, delete, export, import).
 // Everything a job reports goes to the page as batched messages; rollouts' token arrays cross as transferables
 // (wire.ts).
+import type { PoolStats } from '../gpu/buffer-pool.ts';
 import type { GpuHost } from '../gpu/host/types.ts';
 import type { AblationResult, AblationRollout } from '../lab/ablation.ts';
 import type { BeforeAfterRow } from '../lab/before-after.ts';
@@ -50,6 +51,11 @@ export class WorkerApi {
   /** Test hook: destroys the GPU device as a driver reset would (the page then offers to resume). */
   loseDevice(): void {
     this.session.engine?.device.destroy();
+  }
+
+  /** The GPU buffer pool's counts (allocated, live, free bytes): what a long run's memory does, for the tests. */
+  poolStats(): PoolStats | null {
+    return this.session.engine?.memory() ?? null;
   }
 
   subscribe(fn: Subscriber): void {

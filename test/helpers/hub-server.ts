@@ -5,7 +5,8 @@
 // must resume it). Files carry an ETag (a hash of their bytes); a test can cut every download of a file at a byte
 // and change a file meanwhile. The listing is the hub's: the commit (`sha`), each file's size and git blob id, and
 // for *.safetensors the LFS sha256. `lie()` makes it a hub that lies (wrong lengths, sizes, hashes, bodies that
-// run past the file, 500s). Every request is recorded.
+// run past the file, 500s), or a hostile one (that never answers, trickles a byte at a time, sends a listing that
+// never ends, or redirects in a loop). Every request is recorded.
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -41,6 +42,15 @@ export interface HubLies {
   extraBytes?: number;
   /** How many of the next requests for a file are answered 500. */
   fail500?: Record<string, number>;
+  /** Every request is accepted and never answered. */
+  silent?: boolean;
+  /** The listing, or the body of these files, sent one byte every this many ms. */
+  trickleMs?: number;
+  trickle?: 'listing' | string[];
+  /** The listing's body never ends (valid JSON opening, then padding forever). */
+  endlessListing?: boolean;
+  /** Every request is redirected to itself. */
+  redirectLoop?: boolean;
 }
 
 export interface HubServer {
@@ -100,6 +110,19 @@ export async function startHubServer(opts: HubServerOptions): Promise<HubServer>
       res.writeHead(204, CORS).end();
       return;
     }
+    if (lies.silent) return; // the connection stays open, unanswered
+    if (lies.redirectLoop) {
+      res.writeHead(302, { ...CORS, location: req.url ?? '/' }).end();
+      return;
+    }
+    /** Sends `body` a byte every `ms`, until it ends or the client goes. */
+    const trickle = async (body: Buffer, ms: number) => {
+      for (let i = 0; i < body.length && !res.destroyed; i++) {
+        res.write(body.subarray(i, i + 1));
+        await sleep(ms);
+      }
+      res.end();
+    };
     const api = /^\/api\/models\/([^/]+\/[^/]+)(?:\/revision\/[^/]+)?$/.exec(url.pathname);
     if (api) {
       const repo = files.get(decodeURIComponent(api[1]!));
@@ -116,7 +139,17 @@ export async function startHubServer(opts: HubServerOptions): Promise<HubServer>
         return { rfilename, blobId: gitOid(b), size, ...lfs };
       });
       res.writeHead(200, { ...CORS, 'content-type': 'application/json' });
-      res.end(JSON.stringify({ id: api[1], sha: commitOf(repo), siblings }));
+      const listing = Buffer.from(JSON.stringify({ id: api[1], sha: commitOf(repo), siblings }));
+      if (lies.endlessListing) {
+        res.write('{"siblings": [');
+        const pad = Buffer.alloc(1 << 16, 32);
+        const more = () => {
+          while (!res.destroyed && res.write(pad));
+          if (!res.destroyed) res.once('drain', more);
+        };
+        more();
+      } else if (lies.trickle === 'listing') void trickle(listing, lies.trickleMs ?? 1000);
+      else res.end(listing);
       return;
     }
     const m = /^\/([^/]+\/[^/]+)\/resolve\/([^/]+)\/(.+)$/.exec(url.pathname);
@@ -145,6 +178,10 @@ export async function startHubServer(opts: HubServerOptions): Promise<HubServer>
     res.writeHead(r ? 206 : 200, headers);
     if (req.method === 'HEAD') {
       res.end();
+      return;
+    }
+    if (Array.isArray(lies.trickle) && lies.trickle.includes(name)) {
+      void trickle(rest, lies.trickleMs ?? 1000);
       return;
     }
     const cutAt = !r && !cut.has(name) ? opts.cutFirst?.[name] : undefined;

@@ -9,7 +9,11 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DirStorage } from '../../src/cli/fs-storage.ts';
 import { parseSafetensors, toFloat32 } from '../../src/model/safetensors.ts';
-import { latestCheckpoint } from '../../src/selfplay/checkpoint.ts';
+import { latestCheckpoint, saveCheckpoint, type RunState } from '../../src/selfplay/checkpoint.ts';
+import { makeConfig } from '../../src/selfplay/config.ts';
+import type { Policies } from '../../src/selfplay/policies.ts';
+import { sha256Hex } from '../../src/selfplay/storage.ts';
+import { writeSafetensors } from '../../src/model/safetensors.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'piplay-safety-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -247,4 +251,122 @@ describe('a diverging run (--lr 1e30)', () => {
       `using the other checkpoint, checkpoints/${slot === 'a' ? 'b' : 'a'}`,
     );
   }, 180_000);
+});
+
+describe('npm run train --resume refuses a checkpoint that is not of this run and base', () => {
+  /** Just what saveCheckpoint reads of the policies (the resume is refused before any is loaded). */
+  const policies = {
+    saveWeights: async () => writeSafetensors([{ name: 'w', dtype: 'F32', shape: [1], data: new Uint8Array(4) }]),
+    optimizerState: async () => ({ step: 0, params: [] }),
+  } as unknown as Policies;
+
+  /** A run folder of a LoRA run on `model` with run identity `id` and one checkpoint. */
+  async function runFolder(dir: string, id: string, model: string, weights: Uint8Array): Promise<void> {
+    const config = makeConfig('smoke', { model, policies: 'lora' });
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'config.json'), JSON.stringify(config));
+    writeFileSync(join(dir, 'run.json'), JSON.stringify({ format: 'piplay-run', id }));
+    for (const log of ['metrics', 'questions', 'rollouts', 'eval']) writeFileSync(join(dir, `${log}.jsonl`), '');
+    const state: RunState = {
+      version: 1,
+      config,
+      cursor: { iteration: 0, stage: 'examiner', step: 0 },
+      rng: { seed: 0, scheme: 'labels-v1' },
+      dataset: [],
+      metrics: [],
+      evals: [],
+      records: { metrics: 0, questions: 0, rollouts: 0, eval: 0 },
+      base: model,
+      baseFiles: { 'model.safetensors': await sha256Hex(weights) },
+      runId: id,
+    };
+    await saveCheckpoint(new DirStorage(dir), policies, state);
+  }
+
+  it("a base whose weights were replaced (same shapes), and another run's checkpoints copied in", async () => {
+    const model = join(root, 'lora-base');
+    cpSync('public/models/piplay-tiny', model, { recursive: true });
+    const weights = readFileSync(join(model, 'model.safetensors'));
+    const a = join(root, 'run-a');
+    await runFolder(a, 'run-a', model, weights);
+    // The same shapes, other values: the last byte of the last tensor.
+    const other = Buffer.from(weights);
+    other[other.length - 1]! ^= 1;
+    writeFileSync(join(model, 'model.safetensors'), other);
+    const before = snapshot(a);
+    const changed = await train(['--out', a, '--resume']);
+    expect(changed.code).toBe(1);
+    expect(changed.stderr).toContain(
+      `--resume: ${a}: the base model ${model} is not the one this run was trained from: its model.safetensors has ` +
+        'another SHA-256; put the original files back to resume, or start a new run on this model',
+    );
+    expect(snapshot(a)).toEqual(before);
+    const ev = await train(['--run', a], 'eval');
+    expect(ev.code).toBe(1);
+    expect(ev.stderr).toContain('--run: the base model');
+    writeFileSync(join(model, 'model.safetensors'), weights);
+    // Run b's folder, with run a's checkpoints copied over its own.
+    const b = join(root, 'run-b');
+    await runFolder(b, 'run-b', model, weights);
+    rmSync(join(b, 'checkpoints'), { recursive: true });
+    cpSync(join(a, 'checkpoints'), join(b, 'checkpoints'), { recursive: true });
+    const copied = await train(['--out', b, '--resume']);
+    expect(copied.code).toBe(1);
+    expect(copied.stderr).toContain(
+      `--resume: ${b}: the checkpoints belong to run run-a, not to this folder's run run-b (its run.json)`,
+    );
+  }, 120_000);
+});
+
+describe('a model, a retriever or a folder that cannot work is refused before the run folder is touched', () => {
+  it('max_position_embeddings below the prompts: eval and train refuse it (eval reported 0%)', async () => {
+    const model = join(root, 'short-context');
+    cpSync('public/models/piplay-tiny', model, { recursive: true });
+    const config = JSON.parse(readFileSync(join(model, 'config.json'), 'utf8')) as Record<string, unknown>;
+    writeFileSync(join(model, 'config.json'), JSON.stringify({ ...config, max_position_embeddings: 100 }));
+    const ev = await train(['--model', model, '--preset', 'smoke', '--turn-tokens', '8'], 'eval');
+    expect(ev.code).toBe(1);
+    expect(ev.stderr).toMatch(
+      /the student's prompt takes up to \d+ tokens, more than the model's context of 100 tokens \(max_position_embeddings in .*short-context's config.json\)/,
+    );
+    const out = join(root, 'short-run');
+    const tr = await train(['--out', out, '--model', model, '--preset', 'smoke', '--turn-tokens', '8']);
+    expect(tr.code).toBe(1);
+    expect(tr.stderr).toMatch(/prompt takes up to \d+ tokens, more than the model's context of 100 tokens/);
+    expect(existsSync(out)).toBe(false);
+  }, 120_000);
+
+  it('--retriever dense without its model (offline) is refused before the folder exists', async () => {
+    const out = join(root, 'dense');
+    const r = await train(['--out', out, '--preset', 'smoke', '--retriever', 'dense']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      "--retriever dense: the embedding model 'Xenova/e5-base-v2' (--dense-model) could not be",
+    );
+    expect(existsSync(out)).toBe(false);
+  }, 120_000);
+
+  it('an --out that cannot be made is named with the cause (it was a raw error)', async () => {
+    writeFileSync(join(root, 'a-file'), 'x');
+    const out = join(root, 'a-file', 'run');
+    const r = await train(['--out', out, '--preset', 'smoke']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`piplay: could not create ${out}: a part of the path is a file, not a folder (ENOTDIR)`);
+  }, 60_000);
+});
+
+describe("npm run pretrain's memory plan", () => {
+  it('refuses a step no device holds before generating its text (it was minutes of silence)', async () => {
+    const out = join(root, 'pretrain-huge');
+    const t0 = Date.now();
+    const r = await train(['--out', out, '--world-out', '', '--batch', '65536', '--seq', '512'], 'pretrain');
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/^memory estimate: about \d+\.\d+ GiB of GPU memory/m);
+    expect(r.stderr).toMatch(
+      /this pretraining cannot fit this GPU: A layer's activation of 65536 × 512 tokens takes \d+ MiB, more than this GPU's largest buffer/,
+    );
+    expect(r.stderr).toContain('lower it with rows or tokens per step (--batch, --seq)');
+    expect(Date.now() - t0).toBeLessThan(30_000);
+    expect(existsSync(out)).toBe(false);
+  }, 60_000);
 });

@@ -51,7 +51,12 @@ describe('npm run train --policies lora (smoke preset)', () => {
     expect(card).toContain('npm run train -- --out runs/again --preset paper');
 
     const e = await testEngine();
-    const config = JSON.parse(readFileSync(join(out, 'config.json'), 'utf8')) as SelfPlayConfig;
+    // config.json: the run's settings, and the code that started the run (its commit, and whether dirty).
+    const { code, ...config } = JSON.parse(readFileSync(join(out, 'config.json'), 'utf8')) as SelfPlayConfig & {
+      code: { commit: string; dirty: boolean };
+    };
+    expect(code.commit).toMatch(/^[0-9a-f]{40}$/);
+    expect(typeof code.dirty).toBe('boolean');
     const { policies, config: stored } = await openRun(e, out);
     expect(stored).toEqual(config);
     const exported = await loadModel(e, filesFromNodeFolder(dir), { source: dir });

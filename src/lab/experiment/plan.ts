@@ -5,6 +5,7 @@
 // `privileged` (and λ = 0 for Dr. Zero) and the settings its own dev-world search chose (--arm-settings), a seed
 // only `seed`.
 import type { PrivilegedMode } from '../../env/prompts.ts';
+import { parseNumber } from '../../settings/schema.ts';
 import {
   ConfigError,
   keyOfFlag,
@@ -95,12 +96,15 @@ export function parseArms(text: string): ArmName[] {
   return names as ArmName[];
 }
 
-/** `--seeds 1,2,3`: distinct integers >= 0, at least one. */
+/** `--seeds 1,2,3`: distinct seeds (decimal integers from 0 to 2^32 - 1), at least one and at most 1000. */
 export function parseSeeds(text: string): number[] {
   const parts = text.split(',').map((s) => s.trim());
-  const seeds = parts.map((s) => (s === '' ? NaN : Number(s)));
-  if (seeds.length === 0 || seeds.some((s) => !Number.isInteger(s) || s < 0)) {
-    throw new ConfigError(`--seeds: '${text}' is not allowed; use a comma-separated list of integers >= 0, e.g. 1,2,3`);
+  const seeds = parts.map((s) => parseNumber(s));
+  if (seeds.length > 1000 || seeds.some((s) => !Number.isInteger(s) || s < 0 || s > 2 ** 32 - 1)) {
+    throw new ConfigError(
+      `--seeds: '${text}' is not allowed; use a comma-separated list of at most 1000 integers from 0 to ` +
+        `${2 ** 32 - 1}, e.g. 1,2,3`,
+    );
   }
   const dup = seeds.find((s, i) => seeds.indexOf(s) !== i);
   if (dup !== undefined) throw new ConfigError(`--seeds: ${dup} is given twice`);

@@ -55,6 +55,19 @@ export interface ChartSpec {
 /** Whether a chart draws its series smoothed (bold) over their raw values (faint). */
 const smoothed = (spec: Pick<ChartSpec, 'stepped' | 'measured'> | undefined) => !spec?.stepped && !spec?.measured;
 
+/** The x range of an iteration axis over the iterations `xs` (none yet: before training alone), padded by 0.4. */
+export function iterationRange(xs: ArrayLike<number | null | undefined>): [number, number] {
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (let i = 0; i < xs.length; i++) {
+    const x = xs[i];
+    if (typeof x !== 'number') continue;
+    lo = Math.min(lo, x);
+    hi = Math.max(hi, x);
+  }
+  return lo <= hi ? [lo - 0.4, hi + 0.4] : [-0.4, 0.4];
+}
+
 /** An evaluation's x: the iteration it followed, 0 for the one before training. */
 export function iterationLabel(x: number): string {
   return x <= 0 ? 'before training' : `iteration ${x}`;
@@ -300,13 +313,12 @@ export function chartOptions(
   return {
     ...size,
     series: s,
-    // An iteration axis is padded so its end labels ("before training", "iteration N") are not cut off.
+    // An iteration axis spans the iterations evaluated so far (uPlot widens a one-point scale to 0..100, which
+    // labelled a new run's axis "iteration 20 ... iteration 100"), padded so its end labels are not cut off.
     scales: {
       x: {
         time: false,
-        ...(spec.iterationAxis
-          ? { range: (_u: uPlot, lo: number, hi: number): uPlot.Range.MinMax => [lo - 0.4, hi + 0.4] }
-          : {}),
+        ...(spec.iterationAxis ? { range: (u: uPlot): uPlot.Range.MinMax => iterationRange(u.data[0]) } : {}),
       },
       y: spec.range01 ? { range: [0, 1] as uPlot.Range.MinMax } : { range: yRange },
     },

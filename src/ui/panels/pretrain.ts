@@ -15,6 +15,7 @@ import { fmtCount, fmtDuration, fmtNum } from '../format.ts';
 import { html, type Html } from '../html.ts';
 import { clearFieldErrors, showFieldErrors } from '../field-errors.ts';
 import type { Series } from '../state.ts';
+import { parseNumber } from '../../settings/schema.ts';
 import { chartData, chartOptions, type ChartSpec } from './charts.ts';
 
 const KEYS = Object.keys(PRETRAIN_FIELDS) as PretrainKey[];
@@ -76,8 +77,7 @@ export function readPretrainForm(value: (key: PretrainKey | 'from' | 'name') => 
 } {
   const s = {} as Record<PretrainKey, number>;
   for (const k of KEYS) {
-    const raw = value(k).trim();
-    s[k] = raw === '' ? NaN : Number(raw);
+    s[k] = parseNumber(value(k).trim());
   }
   const errors = pretrainProblems(s);
   if (errors.size) return { errors };

@@ -63,3 +63,24 @@ describe('lockFolder', () => {
     expect(existsSync(join(root, 'made'))).toBe(true);
   });
 });
+
+describe('a folder that cannot be made', () => {
+  it('is named with its cause: a read-only parent (immutable, where chattr can make one) or a file in the path', () => {
+    writeFileSync(join(root, 'plain-file'), 'x');
+    const through = join(root, 'plain-file', 'run');
+    expect(() => lockFolder(through, 'npm run train')).toThrow(
+      `piplay: could not create ${through}: a part of the path is a file, not a folder (ENOTDIR)`,
+    );
+    const ro = join(root, 'read-only');
+    mkdirSync(ro);
+    // An immutable folder refuses new entries even to root, as a read-only disk does.
+    if (spawnSync('chattr', ['+i', ro]).status !== 0) return;
+    try {
+      expect(() => lockFolder(join(ro, 'run'), 'npm run train')).toThrow(
+        new RegExp(`^piplay: could not create ${join(ro, 'run')}: the operation is not permitted \\(EPERM\\)$`),
+      );
+    } finally {
+      execFileSync('chattr', ['-i', ro]);
+    }
+  });
+});

@@ -260,7 +260,7 @@ describe('hf: downloads cut off in one run and resumed in the next', () => {
     // A folder where the whole file is written before its rename: the write fails as on a full disk.
     mkdirSync(`${blob}.download`, { recursive: true });
     await expect(hubModelFolder(repo, { env, retryDelayMs: 1, log: () => {} })).rejects.toThrow(
-      `model.safetensors of '${id}' was downloaded but could not be written into ${repoDir(env, id)}`,
+      `model.safetensors of '${id}' was downloaded but could not write ${blob}: it is a folder, not a file (EISDIR)`,
     );
     expect(existsSync(blob)).toBe(false);
     expect(new Uint8Array(readFileSync(`${blob}.part`))).toEqual(WEIGHTS);

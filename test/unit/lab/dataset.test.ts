@@ -2,7 +2,7 @@
 // the teacher's chat turns (the teacher's = the student's with the privileged block before the question),
 // the answer and the construction path; and the command that writes them, which never overwrites a file.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parquetMetadata, parquetReadObjects, parquetSchema } from 'hyparquet';
@@ -73,7 +73,8 @@ describe('the TRL dataset of a run', () => {
       [record({}), record({ formatReward: 0 })].map((q) => JSON.stringify(q) + '\n').join(''),
     );
     const cli = (...args: string[]) => spawnSync('npx', ['tsx', 'src/cli/dataset.ts', ...args], { encoding: 'utf8' });
-    const out = join(dir, 'data.jsonl');
+    const outDir = mkdtempSync(join(tmpdir(), 'piplay-dataset-out-'));
+    const out = join(outDir, 'data.jsonl');
     const ok = cli('--run', dir, '--out', out, '--privileged', 'gt');
     expect(ok.status, ok.stderr).toBe(0);
     const rows = readFileSync(out, 'utf8')
@@ -87,11 +88,11 @@ describe('the TRL dataset of a run', () => {
     expect(again.status).toBe(1);
     expect(again.stderr).toMatch(/exists; piplay never overwrites a file/);
     expect(readFileSync(out, 'utf8').trim().split('\n')).toHaveLength(1);
-    const missing = cli('--run', join(dir, 'nope'), '--out', join(dir, 'x.jsonl'));
+    const missing = cli('--run', join(dir, 'nope'), '--out', join(outDir, 'x.jsonl'));
     expect(missing.stderr).toMatch(/nope.*config\.json is missing/);
 
     // FILE.parquet: the same rows in verl's fields, read back by a parquet reader.
-    const pq = join(dir, 'data.parquet');
+    const pq = join(outDir, 'data.parquet');
     const wrote = cli('--run', dir, '--out', pq, '--privileged', 'gt');
     expect(wrote.status, wrote.stderr).toBe(0);
     expect(wrote.stdout).toContain("verl's fields");
@@ -135,7 +136,8 @@ describe('the TRL dataset of a run', () => {
     const dir = mkdtempSync(join(tmpdir(), 'piplay-dataset-'));
     writeFileSync(join(dir, 'config.json'), JSON.stringify(makeConfig('smoke')));
     const cli = (...args: string[]) => spawnSync('npx', ['tsx', 'src/cli/dataset.ts', ...args], { encoding: 'utf8' });
-    const out = join(dir, 'data.jsonl');
+    // Outside the run folder (outputs into one are refused).
+    const out = join(mkdtempSync(join(tmpdir(), 'piplay-dataset-out-')), 'data.jsonl');
     const none = cli('--run', dir, '--out', out);
     expect(none.status).toBe(1);
     expect(none.stderr).toMatch(/questions\.jsonl is missing \(the run wrote no question\); nothing was written/);
@@ -144,5 +146,52 @@ describe('the TRL dataset of a run', () => {
     expect(invalid.status).toBe(1);
     expect(invalid.stderr).toMatch(/holds no valid question .*; nothing was written/);
     expect(existsSync(out)).toBe(false);
+  }, 60_000);
+});
+
+describe('npm run dataset writes whole files, outside run folders, from checked settings', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'piplay-dataset-safe-'));
+  const outDir = mkdtempSync(join(tmpdir(), 'piplay-dataset-safe-out-'));
+  // As npm run train writes it: the settings, and the code that started the run (not a setting).
+  writeFileSync(
+    join(dir, 'config.json'),
+    JSON.stringify({ ...makeConfig('smoke'), code: { commit: 'a'.repeat(40), dirty: false } }),
+  );
+  writeFileSync(
+    join(dir, 'questions.jsonl'),
+    Array.from({ length: 8 }, () => JSON.stringify(record({})) + '\n').join(''),
+  );
+  /** The command, with at most `limitKiB` KiB per file it writes (a full disk, as `ulimit -f` makes one). */
+  const cli = (args: string[], limitKiB?: number) =>
+    spawnSync(
+      'bash',
+      ['-c', `${limitKiB ? `ulimit -f ${limitKiB}; ` : ''}exec npx tsx src/cli/dataset.ts "$@"`, 'dataset', ...args],
+      { encoding: 'utf8' },
+    );
+
+  it('a full disk leaves no truncated file under the name, names it, and a retry then works', () => {
+    const out = join(outDir, 'full.jsonl');
+    const full = cli(['--run', dir, '--out', out], 4);
+    expect(full.status).toBe(1);
+    expect(full.stderr).toContain(`piplay: could not write ${out}: the file would be larger than`);
+    expect(readdirSync(outDir)).toEqual([]);
+    const again = cli(['--run', dir, '--out', out]);
+    expect(again.status, again.stderr).toBe(0);
+    expect(readFileSync(out, 'utf8').trim().split('\n')).toHaveLength(8);
+  }, 60_000);
+
+  it('refuses --out inside a run folder, and a config.json that lacks a setting, by name', () => {
+    const inside = cli(['--run', dir, '--out', join(dir, 'data.jsonl')]);
+    expect(inside.status).toBe(1);
+    expect(inside.stderr).toContain(`--out: ${join(dir, 'data.jsonl')} is inside the run folder ${dir}`);
+    expect(readdirSync(dir).sort()).toEqual(['config.json', 'questions.jsonl']);
+    const { privileged: _, ...partial } = makeConfig('smoke');
+    const bare = mkdtempSync(join(tmpdir(), 'piplay-dataset-bare-'));
+    writeFileSync(join(bare, 'config.json'), JSON.stringify(partial));
+    const r = cli(['--run', bare, '--out', join(outDir, 'bare.jsonl')]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain(
+      `--run: ${join(bare, 'config.json')} holds settings piplay refuses: --privileged is missing from the configuration`,
+    );
   }, 60_000);
 });

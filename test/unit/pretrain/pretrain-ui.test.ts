@@ -72,22 +72,22 @@ describe('pretraining settings', () => {
       seq: NaN,
     });
     expect(Object.fromEntries(p)).toEqual({
-      steps: 'steps must be an integer >= 1',
+      steps: 'steps must be an integer from 1 to 10000000',
       lr: 'lr must be a number > 0',
       hidden: 'hidden must be a multiple of 8 (4 heads of an even width)',
-      vocab: `vocab must be an integer >= ${MIN_VOCAB}`,
+      vocab: `vocab must be an integer from ${MIN_VOCAB} to 1048576`,
       passageShare: 'passage share must be a number >= 0 and < 1',
-      batch: 'batch must be an integer >= 1',
-      seq: 'seq must be an integer >= 16',
+      batch: 'batch must be an integer from 1 to 65536',
+      seq: 'seq must be an integer from 16 to 1048576',
     });
   });
 
   it('blames the steps, not the copy warm-up, for a negative step count', () => {
     expect(Object.fromEntries(pretrainProblems({ ...PRETRAIN_DEFAULTS, steps: -5 }))).toEqual({
-      steps: 'steps must be an integer >= 1',
+      steps: 'steps must be an integer from 1 to 10000000',
     });
     expect(Object.fromEntries(pretrainProblems({ ...PRETRAIN_DEFAULTS, steps: 2.5 }))).toEqual({
-      steps: 'steps must be an integer >= 1',
+      steps: 'steps must be an integer from 1 to 10000000',
     });
     // With usable steps the warm-up is still checked against them.
     expect(Object.fromEntries(pretrainProblems({ ...PRETRAIN_DEFAULTS, steps: 10, copyWarmup: 20 }))).toEqual({
@@ -247,18 +247,18 @@ describe('npm run pretrain', () => {
     expect(error('--lr', '0')).toBe(`--lr: lr must be a number > 0\n${PRETRAIN_USAGE}`);
     expect(error('--size', '20x0').split('\n').slice(0, 2)).toEqual([
       '--size: hidden must be a multiple of 8 (4 heads of an even width)',
-      '--size: layers must be an integer >= 1',
+      '--size: layers must be an integer from 1 to 256',
     ]);
     expect(error('--size', '96')).toMatch(/^--size must look like 96x3/);
     expect(error('--steps', '10', '--copy-warmup', '20')).toMatch(
       /^--copy-warmup: copy warm-up must be at most the steps \(10\)\n/,
     );
     expect(error('--vocab', String(MIN_VOCAB - 1))).toMatch(
-      new RegExp(`^--vocab: vocab must be an integer >= ${MIN_VOCAB}\n`),
+      new RegExp(`^--vocab: vocab must be an integer from ${MIN_VOCAB} to 1048576\n`),
     );
     expect(error('--passage-share', '1')).toMatch(/^--passage-share: passage share must be a number >= 0 and < 1\n/);
-    expect(error('--batch', '1.5')).toMatch(/^--batch: batch must be an integer >= 1\n/);
-    expect(error('--seq', '')).toMatch(/^--seq: seq must be an integer >= 16\n/);
+    expect(error('--batch', '1.5')).toMatch(/^--batch: batch must be an integer from 1 to 65536\n/);
+    expect(error('--seq', '')).toMatch(/^--seq: seq must be an integer from 16 to 1048576\n/);
     expect(error('--unknown', '1')).toMatch(/unknown/i);
   });
 });

@@ -1,12 +1,19 @@
 // Checkpoint slots: weights or optimizer moments with a NaN or an infinity are never saved (the previous
 // checkpoint stays the latest), a half-written slot is never taken for a complete one, and a corrupt
 // state.json in the latest slot falls back to the other, intact slot with a warning that names the file.
+// A reader loads exactly the bytes it verified, state.json is covered by its own hash and its settings are
+// checked as flags are, and a checkpoint names its run and its base's files.
 import { describe, expect, it } from 'vitest';
 import type { AdamWState } from '../../../src/gpu/optim/adamw.ts';
 import { writeSafetensors } from '../../../src/model/safetensors.ts';
+import { parseSafetensors, toFloat32 } from '../../../src/model/safetensors.ts';
 import {
+  CheckpointChangedError,
   latestCheckpoint,
   NonFiniteCheckpointError,
+  otherBase,
+  otherRun,
+  restorePolicies,
   saveCheckpoint,
   type RunState,
 } from '../../../src/selfplay/checkpoint.ts';
@@ -124,5 +131,91 @@ describe('checkpoints', () => {
     expect(cp?.slot).toBe('b');
     expect(cp?.state.cursor.step).toBe(2);
     expect(cp?.warning).toMatch(/^checkpoints\/latest.json is missing; using the other checkpoint, checkpoints\/b/);
+  });
+});
+
+/** What restorePolicies gives the policies: the first weight of each loaded policy. */
+function loadingPolicies(): { loaded: Map<string, number>; policies: Policies } {
+  const loaded = new Map<string, number>();
+  const policies = {
+    policy: (name: string) => (name === 'teacher' ? null : {}),
+    loadWeights: (name: string, bytes: Uint8Array) =>
+      loaded.set(name, toFloat32(parseSafetensors(bytes, name).tensors.get('w')!)[0]!),
+    loadOptimizerState: () => {},
+  } as unknown as Policies;
+  return { loaded, policies };
+}
+
+describe('a checkpoint read while a run saves, or edited by hand', () => {
+  it('loads the bytes it verified, or says the file changed (eval during train mixed two checkpoints)', async () => {
+    const s = new MemoryStorage();
+    await saveCheckpoint(s, fakePolicies(0.5), state(1)); // a
+    const cp = (await latestCheckpoint(s))!;
+    // A run saves into slot a again between the check and the load.
+    const other = new MemoryStorage();
+    await saveCheckpoint(other, fakePolicies(0.25), state(2));
+    s.files.set('checkpoints/a/student.safetensors', other.files.get('checkpoints/a/student.safetensors')!);
+    const { loaded, policies } = loadingPolicies();
+    await expect(restorePolicies(s, cp.slot, policies, cp.state.files)).rejects.toThrow(CheckpointChangedError);
+    await expect(restorePolicies(s, cp.slot, policies, cp.state.files)).rejects.toThrow(
+      'checkpoints/a/student.safetensors is not the file the checkpoint wrote (its SHA-256 differs) since it was ' +
+        'checked: a run saved into it meanwhile',
+    );
+    expect(loaded.get('student')).toBeUndefined();
+  });
+
+  it('covers state.json by its own hash: an edited one falls back to the other slot', async () => {
+    const s = new MemoryStorage();
+    await saveCheckpoint(s, fakePolicies(0.5), state(1)); // a
+    await saveCheckpoint(s, fakePolicies(0.5), state(2)); // b
+    const file = 'checkpoints/b/state.json';
+    const text = new TextDecoder().decode(s.files.get(file)!);
+    s.files.set(file, textBytes(text.replace('"iterations":1,', '"iterations":1000000000,')));
+    const cp = await latestCheckpoint(s);
+    expect(cp?.slot).toBe('a');
+    expect(cp?.warning).toMatch(
+      /^checkpoints\/b\/state.json is not the file the checkpoint wrote \(its SHA-256 differs: it was edited or damaged\); using the other checkpoint, checkpoints\/a/,
+    );
+  });
+
+  it('validates stored settings as flags are (iterations 1e9, lr -1, a negative batch, an unknown mode)', async () => {
+    const bad: [Record<string, unknown>, string][] = [
+      [{ iterations: 1e9 }, '--iterations: 1000000000 is not allowed; use an integer from 1 to 10000'],
+      [{ lr: -1 }, '--lr: -1 is not allowed'],
+      [{ studentBatch: -2 }, '--student-batch: -2 is not allowed'],
+      [{ privileged: 'oracle' }, '--privileged: "oracle" is not allowed'],
+      [{ privileged: undefined }, '--privileged is missing from the configuration'],
+    ];
+    for (const [change, why] of bad) {
+      const s = new MemoryStorage();
+      await saveCheckpoint(s, fakePolicies(0.5), state(1));
+      // An older checkpoint (no hash of its own) edited by hand: only the check of its settings stands.
+      const file = 'checkpoints/a/state.json';
+      const stored = JSON.parse(new TextDecoder().decode(s.files.get(file)!)) as RunState;
+      delete stored.sha256;
+      stored.config = { ...stored.config, ...change };
+      s.files.set(file, textBytes(JSON.stringify(stored)));
+      await expect(latestCheckpoint(s)).rejects.toThrow(
+        `no intact checkpoint: checkpoints/a/state.json holds settings piplay refuses (${why}`,
+      );
+    }
+  });
+
+  it('names the run it belongs to and the files of its base', () => {
+    const st = { ...state(1), runId: 'run-1', baseFiles: { 'config.json': 'c1', 'model.safetensors': 'w1' } };
+    expect(otherRun(st, 'run-1')).toBeNull();
+    expect(otherRun(st, 'run-2')).toMatch(/the checkpoints belong to run run-1, not to this folder's run run-2/);
+    expect(otherRun(st, undefined)).toMatch(/not to this folder's a run without an identity \(no run.json\)/);
+    expect(otherRun(state(1), 'run-2')).toMatch(/belong to a run of an older version, without an identity/);
+    expect(otherRun(state(1), undefined)).toBeNull();
+    const base = (files: Record<string, string>) => ({ name: 'models/m', files });
+    expect(otherBase(st, base({ 'config.json': 'c1', 'model.safetensors': 'w1', 'x.json': 'x' }))).toBeNull();
+    expect(otherBase(st, base({ 'config.json': 'c1', 'model.safetensors': 'w2' }))).toBe(
+      'piplay: the base model models/m is not the one this run was trained from: its model.safetensors has ' +
+        'another SHA-256; put the original files back to resume, or start a new run on this model',
+    );
+    expect(otherBase(state(1), base({}))).toBeNull();
+    expect(otherBase(st, { name: 'a stored run' })).toBeNull();
+    expect(otherBase(st, base({ 'config.json': 'c1' }))).toMatch(/its model.safetensors is missing;/);
   });
 });

@@ -376,6 +376,19 @@ describe('charts', () => {
     ]);
   });
 
+  it("spans a new run's axis over its evaluations, not uPlot's 0..100 (it read iteration 20 ... 100)", () => {
+    const em = CURATED.find((c) => c.id === 'em')!;
+    const range = chartOptions(em, ['all'], { width: 300, height: 100 }).scales!['x']!.range as (
+      u: unknown,
+      lo: number,
+      hi: number,
+    ) => [number, number];
+    // uPlot hands a one-point scale to the range as 0..100.
+    expect(range({ data: [[0]] }, 0, 100)).toEqual([-0.4, 0.4]);
+    expect(range({ data: [[]] }, 0, 100)).toEqual([-0.4, 0.4]);
+    expect(range({ data: [[0, 1, 2]] }, 0, 2)).toEqual([-0.4, 2.4]);
+  });
+
   it('draws λ as steps, never smoothed', () => {
     const lambda = CURATED.find((c) => c.id === 'lambda')!;
     const data = chartData([1, 2, 3, 4], [[0.1, 0.1, 0.03, 0.03]], 0.6, lambda);

@@ -9,11 +9,13 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AdamWState } from '../../../src/gpu/optim/adamw.ts';
 import { parseSafetensors, toFloat32, writeSafetensors } from '../../../src/model/safetensors.ts';
 import { latestCheckpoint, restorePolicies, saveCheckpoint, type RunState } from '../../../src/selfplay/checkpoint.ts';
+import { makeConfig } from '../../../src/selfplay/config.ts';
 import type { Policies } from '../../../src/selfplay/policies.ts';
 import { BrowserCheckpoints, CheckpointSaveError, POINTER_FILE } from '../../../src/worker/checkpoint-store.ts';
 import { idbBackend } from '../../../src/worker/checkpoint-store.ts';
 
-const config = { policies: 'separate', iterations: 2 } as never;
+// A whole configuration: a reader checks a stored one as it checks flags.
+const config = makeConfig('smoke', { iterations: 2 });
 
 /**
  * What saveCheckpoint and restorePolicies use of Policies, with weights and optimizer moments that say
