@@ -14,7 +14,7 @@ import type { Tensor } from '../gpu/tensor.ts';
 import { add, scale, sub } from '../gpu/ops/elementwise.ts';
 import { clippedRatio, policyGradient } from '../gpu/ops/clipped_ratio.ts';
 import { maskedMean } from '../gpu/ops/masked_mean.ts';
-import { type Logits, logitRows, rowEntropy, rowLogprobs, rowTopkKl } from '../gpu/ops/vocab_head.ts';
+import { type Logits, logitRows, rowLogprobs, rowTopkKl, studentRowTerms } from '../gpu/ops/vocab_head.ts';
 
 function rowsOf(logits: Logits, what: string): number {
   if (!('shards' in logits) && logits.rank !== 2)
@@ -182,7 +182,16 @@ export function studentLoss(inp: StudentLossInputs, s: StudentLossSettings): Stu
   if (s.beta > 0 && !inp.refLogp) throw new Error('piplay: studentLoss: beta > 0 needs the reference log-probs');
   if (s.lambda > 0 && !inp.teacherLogits) throw new Error('piplay: studentLoss: lambda > 0 needs teacher logits');
   const { targetsT, maskT } = hostTensors(e, M, inp.targets, inp.mask);
-  const logp = rowLogprobs(inp.logits, targetsT);
+  // With λ = 0 the top-K term is only a metric: no tape, no gradient.
+  const terms = studentRowTerms(
+    inp.logits,
+    inp.teacherLogits,
+    targetsT,
+    maskT,
+    { k: s.topK, tail: s.tail, direction: s.direction },
+    s.lambda > 0,
+  );
+  const logp = terms.logp;
   const oldT = e.tensor(inp.oldLogp, [M]);
   const cr = clippedRatio(
     logp,
@@ -193,27 +202,16 @@ export function studentLoss(inp: StudentLossInputs, s: StudentLossSettings): Stu
     { epsLow: s.epsLow, epsHigh: s.epsHigh, beta: s.beta },
   );
   let total = cr.loss;
-  let distill: Tensor | null = null;
-  let distillPerToken: Tensor | null = null;
-  if (inp.teacherLogits) {
-    const opts = { k: s.topK, tail: s.tail, direction: s.direction } as const;
-    // With λ = 0 the term is only a metric: no tape, no gradient.
-    const d =
-      s.lambda > 0
-        ? rowTopkKl(inp.logits, inp.teacherLogits, maskT, opts)
-        : e.noGrad(() => rowTopkKl(inp.logits, inp.teacherLogits!, maskT, opts));
-    distill = d.loss;
-    distillPerToken = d.perToken;
-    if (s.lambda > 0) total = add(total, scale(d.loss, s.lambda));
-  }
+  const distill = terms.topk?.loss ?? null;
+  if (distill && s.lambda > 0) total = add(total, scale(distill, s.lambda));
   const w = inp.weight ?? 1;
-  const ent = e.noGrad(() => maskedMean(rowEntropy(inp.logits), maskT));
+  const ent = e.noGrad(() => maskedMean(terms.entropy, maskT));
   const ppoKl = e.noGrad(() => maskedMean(sub(oldT, logp), maskT));
   return {
     loss: w === 1 ? total : scale(total, w),
     policyLoss: cr.loss,
     distill,
-    distillPerToken,
+    distillPerToken: terms.topk?.perToken ?? null,
     clipFraction: cr.clipFraction,
     klRef: cr.klMean,
     entropy: ent,

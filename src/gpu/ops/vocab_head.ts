@@ -6,7 +6,7 @@
 // vocabularies) the head materialises its logits once and the plain ops run on them, as before.
 import type { Engine } from '../engine.ts';
 import type { Tensor } from '../tensor.ts';
-import { scale as scaleOp } from './elementwise.ts';
+import { add, scale as scaleOp } from './elementwise.ts';
 import {
   checkTargets,
   entropy,
@@ -384,4 +384,108 @@ export function rowTopkKl(student: Logits, teacher: Logits, mask: Tensor, opts: 
   coef.dispose();
   const loss = maskedMean(perToken, mask);
   return { loss, perToken, ids, studentLogp: out.studentLogp, teacherLogp: out.teacherLogp };
+}
+
+/** What the student's loss reads of its logits: log π(target) per row, the entropy, and the top-K KL with a teacher. */
+export interface StudentRowTerms {
+  /** log_softmax(logits)[r, targets[r]], [R], differentiable. */
+  logp: Tensor;
+  /** Entropy per row, [R] (a metric: no gradient). */
+  entropy: Tensor;
+  /** The top-K KL against the teacher (null without one); differentiable when `klGrad`. */
+  topk: TopkKlResult | null;
+}
+
+/**
+ * The student's row terms (rowLogprobs, rowEntropy, rowTopkKl) in one pass. Plain logits: the separate ops. A chunked
+ * head computes each chunk's logits once for all three, and its backward recomputes each chunk once, folding the
+ * sum of both terms' d logits into d h and d W with one pair of products: 3 logits computations and 2 of the
+ * backward's recompute-and-fold become one each (the head is most of a real vocabulary's training pass).
+ */
+export function studentRowTerms(
+  student: Logits,
+  teacher: Logits | null,
+  targets: Tensor,
+  mask: Tensor,
+  opts: TopkKlOptions,
+  klGrad: boolean,
+): StudentRowTerms {
+  const e = targets.engine;
+  const kl = () => rowTopkKl(student, teacher!, mask, opts);
+  if (plain(student) && (!teacher || plain(teacher)))
+    return {
+      logp: rowLogprobs(student, targets),
+      entropy: e.noGrad(() => rowEntropy(student)),
+      topk: teacher ? (klGrad ? kl() : e.noGrad(kl)) : null,
+    };
+  const head = student as VocabHead;
+  const R = head.h.shape[0]!;
+  const V = vocabOf(head.shards);
+  checkTargets('tokenLogprobs', head.h, targets, R);
+  const args = teacher ? topkKlArgs([R, V], [logitRows(teacher), logitVocab(teacher)], mask, opts) : null;
+  const step = Math.min(head.chunk, teacher && isHead(teacher) ? teacher.chunk : R) || 1;
+  const logp = e.empty([R]);
+  const lse = e.empty([R]);
+  const ent = e.empty([R]);
+  const out = args ? topkKlOutputs(e, [R], args.K) : null;
+  e.noGrad(() => {
+    for (let r0 = 0; r0 < R; r0 += step) {
+      const m = Math.min(step, R - r0);
+      e.tidy(() => {
+        const z = chunkLogits(head, r0, m);
+        const [lpc, lsec, hc] = [e.empty([m]), e.empty([m]), e.empty([m])];
+        tokenLogprobsKernel(z, rowsOf(targets, r0, m), lpc, lsec, m, V);
+        entropyKernel(z, hc, m, V);
+        putRows(lpc, logp, r0);
+        putRows(lsec, lse, r0);
+        putRows(hc, ent, r0);
+        if (!out || !args) return;
+        const part = topkKlOutputs(e, [m], args.K);
+        topkKlKernel(z, logitRowsAt(teacher!, r0, m), part, { V, ...args });
+        for (const key of ['perToken', 'ids', 'studentLogp', 'teacherLogp', 'stats', 'coef'] as const)
+          putRows(part[key], out[key], r0);
+      });
+    }
+  });
+  const outputs = out && klGrad ? [logp, out.perToken] : [logp];
+  e.record(
+    [head.h, ...head.shards, targets],
+    outputs,
+    ([gLp, gKl]) => [
+      ...backward({ ...head, chunk: step, logits: null }, (z, r0, m) => {
+        // d logits of both terms of the chunk, summed before the one fold into d h and d W.
+        const parts: Tensor[] = [];
+        if (gLp) {
+          const d = e.empty([m, V]);
+          tokenLogprobsGradKernel(z, rowsOf(targets, r0, m), rowsOf(lse, r0, m), rowsOf(gLp, r0, m), d);
+          parts.push(d);
+        }
+        if (gKl && out) {
+          const d = e.empty([m, V]);
+          const saved = { ids: rowsOf(out.ids, r0, m), stats: rowsOf(out.stats, r0, m), coef: rowsOf(out.coef, r0, m) };
+          topkKlGradKernel(z, saved, rowsOf(gKl, r0, m), d, args!.K);
+          parts.push(d);
+        }
+        return parts.length === 2 ? add(parts[0]!, parts[1]!) : (parts[0] ?? e.zeros([m, V]));
+      }),
+      null,
+    ],
+    out ? [lse, out.ids, out.stats, out.coef] : [lse],
+  );
+  lse.dispose(); // the tape node holds these when recording
+  out?.stats.dispose();
+  out?.coef.dispose();
+  return {
+    logp,
+    entropy: ent,
+    topk: out
+      ? {
+          loss: maskedMean(out.perToken, mask),
+          perToken: out.perToken,
+          ids: out.ids,
+          studentLogp: out.studentLogp,
+          teacherLogp: out.teacherLogp,
+        }
+      : null,
+  };
 }

@@ -3,8 +3,15 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../../../src/gpu/engine.ts';
 import { shardedEmbedding } from '../../../../src/gpu/ops/embedding.ts';
-import { mul, sum } from '../../../../src/gpu/ops/elementwise.ts';
-import { rowEntropy, rowLogprobs, rowTopkKl, shardedLinear, vocabHead } from '../../../../src/gpu/ops/vocab_head.ts';
+import { add, mul, scale as scaleOp, sum } from '../../../../src/gpu/ops/elementwise.ts';
+import {
+  rowEntropy,
+  rowLogprobs,
+  rowTopkKl,
+  shardedLinear,
+  studentRowTerms,
+  vocabHead,
+} from '../../../../src/gpu/ops/vocab_head.ts';
 import type { Tensor } from '../../../../src/gpu/tensor.ts';
 import { expectClose } from '../../../helpers/compare.ts';
 import { testEngine } from '../../../helpers/engine.ts';
@@ -226,6 +233,57 @@ describe('chunked row ops', () => {
     expectClose(a.gh2, b.gh2, 1e-4, 1e-6, 'd h (KL)');
     expectClose(a.gw2, b.gw2, 1e-4, 1e-6, 'd W (KL)');
   });
+
+  /** studentRowTerms' outputs and the gradients of sum(lp · up) + 0.3 · D (D only with klGrad), chunked or plain. */
+  async function terms(chunked: boolean, klGrad: boolean) {
+    const out = e.tidy(() => {
+      const hT = e.tensor(h, [M, D]);
+      hT.requiresGrad = true;
+      const ws = chunked ? split(w, D, rows).map((s, k) => e.tensor(s, [rows[k]!, D])) : [e.tensor(w, [V, D])];
+      for (const x of ws) x.requiresGrad = true;
+      const tws = chunked ? split(wt, D, rows).map((s, k) => e.tensor(s, [rows[k]!, D])) : [e.tensor(wt, [V, D])];
+      const student = vocabHead(hT, ws, scale, chunked ? 2 : M);
+      const teacher = e.noGrad(() => vocabHead(e.tensor(t, [M, D]), tws, scale, chunked ? 3 : M));
+      const r = studentRowTerms(
+        student,
+        teacher,
+        e.tensor(targets, [M], 'i32'),
+        e.tensor(mask, [M]),
+        { k: K, tail: true, direction: 'reverse' },
+        klGrad,
+      );
+      const lossLp = sum(mul(r.logp, e.tensor(randn(M, 12), [M])));
+      e.backward(klGrad ? add(lossLp, scaleOp(r.topk!.loss, 0.3)) : lossLp);
+      const grads = [hT, ...ws].map((x) => {
+        const g = e.keep(x.grad!);
+        x.grad = null;
+        return g;
+      });
+      return { values: [r.logp, r.entropy, r.topk!.perToken, r.topk!.loss].map((x) => e.keep(x)), grads };
+    });
+    const flat = async (xs: Tensor[]) => {
+      const v: number[] = [];
+      for (const x of xs) {
+        v.push(...(await x.readF32()));
+        x.dispose();
+      }
+      return Float32Array.from(v);
+    };
+    return { values: await flat(out.values), grads: await flat(out.grads) };
+  }
+
+  it.each([true, false])(
+    'studentRowTerms: one pass over a chunked head gives the plain ops, forward and backward (KL trained: %s)',
+    async (klGrad) => {
+      const a = await terms(true, klGrad);
+      const b = await terms(false, klGrad);
+      expectClose(a.values, b.values, 1e-5, 1e-5, 'log-probs, entropy, KL per token, D');
+      expectClose(a.grads, b.grads, 1e-4, 1e-5, 'd h and d W');
+      // The KL's gradient is in there only when trained.
+      const lpOnly = await terms(false, false);
+      if (klGrad) expect(Math.max(...b.grads.map((g, i) => Math.abs(g - lpOnly.grads[i]!)))).toBeGreaterThan(1e-4);
+    },
+  );
 
   it('log-probs of a chunked sharded head: gradients match finite differences', async () => {
     const tg = e.tensor(targets, [M], 'i32');
