@@ -466,7 +466,10 @@ export function studentRowTerms(
           topkKlGradKernel(z, saved, rowsOf(gKl, r0, m), d, args!.K);
           parts.push(d);
         }
-        return parts.length === 2 ? add(parts[0]!, parts[1]!) : (parts[0] ?? e.zeros([m, V]));
+        if (parts.length < 2) return parts[0] ?? e.zeros([m, V]);
+        // The chunk's logits are read: freed before the sum, so at most three chunks live (the memory plan's).
+        z.dispose();
+        return add(parts[0]!, parts[1]!);
       }),
       null,
     ],
