@@ -3,7 +3,9 @@
 import type { Engine } from '../src/gpu/engine.ts';
 import { attention, type AttentionOptions } from '../src/gpu/ops/attention.ts';
 import type { Tensor } from '../src/gpu/tensor.ts';
-import { packPrefixTree, randomRollouts } from '../test/helpers/prefix-tree.ts';
+import { Rng } from '../src/env/random.ts';
+import { packTree } from '../src/rl/tree.ts';
+import { questionRollouts } from './rollouts.ts';
 import { timeGpu, fmt } from './timing.ts';
 
 export interface AttentionSize {
@@ -88,14 +90,10 @@ export async function benchAttentionTree(e: Engine): Promise<Record<string, unkn
   console.log('  Hq Hkv  Dh | seqs | tokens: tree seqs padded | layout         |  fwd ms | fwd+bwd ms');
   const rows: Record<string, unknown>[] = [];
   for (const s of shapes) {
-    // Rollouts that branch at random points after the prompt; about `rollouts` sequences.
-    const seqs = randomRollouts(7, {
-      nodes: s.prompt + s.rollouts * (s.answer / 2),
-      prompt: s.prompt,
-      answer: s.answer,
-    });
-    const tree = packPrefixTree(seqs);
-    const N = tree.tokens.length;
+    // A question's rollouts, sharing the prompt and parts of their turns.
+    const seqs = questionRollouts(new Rng('attention-tree'), 1 << 20, s.rollouts, s.prompt, s.answer).map((x) => x.ids);
+    const tree = packTree(seqs);
+    const N = tree.ids.length;
     const R = seqs.length;
     const L = Math.max(...seqs.map((x) => x.length));
     const real = seqs.reduce((a, x) => a + x.length, 0); // the sequences' tokens, unpadded
@@ -108,7 +106,7 @@ export async function benchAttentionTree(e: Engine): Promise<Record<string, unkn
       {
         name: 'tree (keyEnd)',
         qkv: [mk(1, s.Hq, N, 1), mk(1, s.Hkv, N, 2), mk(1, s.Hkv, N, 3)],
-        opts: { keyEnd: e.keep(e.tensor(Int32Array.from(tree.end), [1, N], 'i32')) } as AttentionOptions,
+        opts: { keyEnd: e.keep(e.tensor(tree.end, [1, N], 'i32')) } as AttentionOptions,
       },
       {
         name: 'separate rows',

@@ -24,25 +24,10 @@ import {
 import { constantLogits, policyLogits } from '../src/rl/forward.ts';
 import { studentLoss } from '../src/rl/losses.ts';
 import { randomModel } from './random-model.ts';
+import { questionRollouts } from './rollouts.ts';
 import { fmt } from './timing.ts';
 
 const flag = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
-
-/** A question's n rollouts: `prompt` tokens, then turns rollouts share for a while before they part. */
-function question(rng: Rng, V: number, n: number, prompt: number, response: number): MaskedSequence[] {
-  const head = Array.from({ length: prompt }, () => rng.int(V));
-  const out: MaskedSequence[] = [];
-  for (let k = 0; k < n; k++) {
-    const from = k > 0 && rng.next() < 0.75 ? out[rng.int(k)]! : null;
-    const shared = from ? rng.int(from.ids.length - prompt + 1) : 0;
-    const ids = [...head, ...(from ? from.ids.slice(prompt, prompt + shared) : [])];
-    const length = prompt + Math.max(shared + 8, Math.round(response * (0.6 + 0.8 * rng.next())));
-    while (ids.length < length) ids.push(rng.int(V));
-    // Every fourth stretch of 40 tokens is a tool reply (mask 0).
-    out.push({ ids, mask: ids.map((_, t) => (t >= prompt && Math.floor((t - prompt) / 40) % 4 !== 3 ? 1 : 0)) });
-  }
-  return out;
-}
 
 async function model(e: Engine, shape: string): Promise<CausalLM> {
   if (shape === 'tiny') return loadModel(e, filesFromNodeFolder('public/models/piplay-tiny'), { source: 'tiny' });
@@ -65,7 +50,7 @@ export async function benchTrainingPass(e: Engine): Promise<Record<string, unkno
   const rng = new Rng('train-pass');
   // The demo's shapes: 8 questions x 5 rollouts, prompts of ~150 tokens, responses of ~300 (tiny); fewer for
   // SmolLM2 on a CPU driver.
-  const groups = Array.from({ length: shape === 'tiny' ? 8 : 2 }, () => question(rng, V, 5, 150, 300));
+  const groups = Array.from({ length: shape === 'tiny' ? 8 : 2 }, () => questionRollouts(rng, V, 5, 150, 300));
   const teacherExtra = Array.from({ length: 120 }, () => rng.int(V));
   const teacherSeqs = groups.map((g) =>
     g.map((s) => teacherSequence({ ...s, promptLength: 150 }, [...s.ids.slice(0, 150), ...teacherExtra])),

@@ -1,6 +1,7 @@
 // Prefix trees of token sequences, packed depth-first into one row, for the attention key mask (keyEnd): the
 // sequences' shared prefixes become one path, each node a position of the row, and node j's subtree is the
 // contiguous range [j, end[j]). Query i may see key j iff j is an ancestor of i or i itself: j <= i < end[j].
+import { packTree } from '../../src/rl/tree.ts';
 import { rng } from './random.ts';
 
 export interface PackedTree {
@@ -12,38 +13,10 @@ export interface PackedTree {
   paths: number[][];
 }
 
-interface TrieNode {
-  token: number;
-  children: Map<number, TrieNode>;
-  index: number;
-}
-
-/** The trie of `seqs` (sequences with a common first token share their root; others start trees of their own). */
+/** The prefix tree of `seqs` (src/rl/tree.ts packTree), as plain arrays. */
 export function packPrefixTree(seqs: readonly (readonly number[])[]): PackedTree {
-  const root: TrieNode = { token: -1, children: new Map(), index: -1 };
-  const leaves: TrieNode[][] = seqs.map((s) => {
-    let at = root;
-    return s.map((tok) => {
-      let next = at.children.get(tok);
-      if (!next) {
-        next = { token: tok, children: new Map(), index: -1 };
-        at.children.set(tok, next);
-      }
-      at = next;
-      return next;
-    });
-  });
-  const tokens: number[] = [];
-  const end: number[] = [];
-  const visit = (n: TrieNode): void => {
-    n.index = tokens.length;
-    tokens.push(n.token);
-    end.push(-1);
-    for (const c of n.children.values()) visit(c);
-    end[n.index] = tokens.length;
-  };
-  for (const c of root.children.values()) visit(c);
-  return { tokens, end, paths: leaves.map((path) => path.map((n) => n.index)) };
+  const t = packTree(seqs);
+  return { tokens: Array.from(t.ids), end: Array.from(t.end), paths: t.nodes.map((p) => Array.from(p)) };
 }
 
 /**
