@@ -135,16 +135,25 @@ describe('chunked row ops', () => {
   const targets = randint(M, V, 11);
   const mask = Float32Array.from({ length: M }, (_, i) => (i % 3 === 1 ? 0 : 1));
 
+  /**
+   * The student's trained head (h and W's shards with gradients: 2 rows per chunk, or one plain head) and the
+   * teacher's constant one (3 rows per chunk), within the caller's tidy.
+   */
+  function heads(chunked: boolean) {
+    const hT = e.tensor(h, [M, D]);
+    hT.requiresGrad = true;
+    const ws = chunked ? split(w, D, rows).map((s, k) => e.tensor(s, [rows[k]!, D])) : [e.tensor(w, [V, D])];
+    for (const x of ws) x.requiresGrad = true;
+    const tws = chunked ? split(wt, D, rows).map((s, k) => e.tensor(s, [rows[k]!, D])) : [e.tensor(wt, [V, D])];
+    const student = vocabHead(hT, ws, scale, chunked ? 2 : M);
+    const teacher = e.noGrad(() => vocabHead(e.tensor(t, [M, D]), tws, scale, chunked ? 3 : M));
+    return { hT, ws, student, teacher };
+  }
+
   /** Every output of the row ops and the gradients of h and W, from a chunked head or a plain one. */
   async function run(chunked: boolean) {
     const out = e.tidy(() => {
-      const hT = e.tensor(h, [M, D]);
-      hT.requiresGrad = true;
-      const ws = chunked ? split(w, D, rows).map((s, k) => e.tensor(s, [rows[k]!, D])) : [e.tensor(w, [V, D])];
-      for (const x of ws) x.requiresGrad = true;
-      const tws = chunked ? split(wt, D, rows).map((s, k) => e.tensor(s, [rows[k]!, D])) : [e.tensor(wt, [V, D])];
-      const student = vocabHead(hT, ws, scale, chunked ? 2 : M);
-      const teacher = e.noGrad(() => vocabHead(e.tensor(t, [M, D]), tws, scale, chunked ? 3 : M));
+      const { hT, ws, student, teacher } = heads(chunked);
       expect(student.logits === null).toBe(chunked);
       const lp = rowLogprobs(student, e.tensor(targets, [M], 'i32'));
       const ent = rowEntropy(student);
@@ -237,13 +246,7 @@ describe('chunked row ops', () => {
   /** studentRowTerms' outputs and the gradients of sum(lp · up) + 0.3 · D (D only with klGrad), chunked or plain. */
   async function terms(chunked: boolean, klGrad: boolean) {
     const out = e.tidy(() => {
-      const hT = e.tensor(h, [M, D]);
-      hT.requiresGrad = true;
-      const ws = chunked ? split(w, D, rows).map((s, k) => e.tensor(s, [rows[k]!, D])) : [e.tensor(w, [V, D])];
-      for (const x of ws) x.requiresGrad = true;
-      const tws = chunked ? split(wt, D, rows).map((s, k) => e.tensor(s, [rows[k]!, D])) : [e.tensor(wt, [V, D])];
-      const student = vocabHead(hT, ws, scale, chunked ? 2 : M);
-      const teacher = e.noGrad(() => vocabHead(e.tensor(t, [M, D]), tws, scale, chunked ? 3 : M));
+      const { hT, ws, student, teacher } = heads(chunked);
       const r = studentRowTerms(
         student,
         teacher,
