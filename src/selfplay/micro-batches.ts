@@ -83,6 +83,12 @@ export function rolloutMeasures(
   ];
 }
 
+/** A prefix tree of one question's rollouts: the rollouts, and its packed length. */
+export interface TreeUnit {
+  rollouts: number[];
+  nodes: number;
+}
+
 /**
  * The rollouts `idx` as prefix-tree units (src/rl/tree.ts): the rollouts of one question (`groupOf`) share a
  * tree while it fits one pass, `fits(rollouts, nodes)`, where `nodes` is the tree's packed length; a rollout
@@ -94,23 +100,23 @@ export function treeUnits(
   groupOf: (i: number) => number,
   ids: (i: number) => readonly number[],
   fits: (rollouts: readonly number[], nodes: number) => boolean,
-): number[][] {
+): TreeUnit[] {
   const byGroup = new Map<number, number[]>();
   for (const i of idx) byGroup.set(groupOf(i), [...(byGroup.get(groupOf(i)) ?? []), i]);
-  const units: number[][] = [];
+  const units: TreeUnit[] = [];
   for (const members of byGroup.values()) {
     let unit: number[] = [];
     let trie = new Trie();
     for (const i of members) {
       if (unit.length > 0 && !fits([...unit, i], trie.size + trie.added(ids(i)))) {
-        units.push(unit);
+        units.push({ rollouts: unit, nodes: trie.size });
         unit = [];
         trie = new Trie();
       }
       unit.push(i);
       trie.insert(ids(i));
     }
-    units.push(unit);
+    units.push({ rollouts: unit, nodes: trie.size });
   }
   return units;
 }

@@ -16,7 +16,6 @@ import {
   type MaskedSequence,
   type PolicyBatch,
 } from '../rl/batch.ts';
-import { packTree } from '../rl/tree.ts';
 import { constantLogits, policyLogits, policyLogprobs } from '../rl/forward.ts';
 import { studentLoss, tokenScores, type StudentLossSettings } from '../rl/losses.ts';
 import { studentReward } from '../rl/rewards.ts';
@@ -199,13 +198,13 @@ function studentPasses(ctx: RunContext, col: Collected, idx: readonly number[]):
     (i) => rollouts[i]!.ids,
     (rs, nodes) => within(measuresOf(rs, nodes)),
   );
-  const unitValues = units.map((u) => measuresOf(u, packTree(u.map((i) => rollouts[i]!.ids)).ids.length));
+  const unitValues = units.map((u) => measuresOf(u.rollouts, u.nodes));
   const measures: PassMeasure[] = perRollout.map((m, k) => ({ ...m, of: (u: number) => unitValues[u]![k]! }));
   return packMicroBatches(
     units.map((_, u) => u),
     c.microBatch,
     measures,
-  ).map((pass) => pass.map((u) => units[u]!));
+  ).map((pass) => pass.map((u) => units[u]!.rollouts));
 }
 
 /**

@@ -84,7 +84,12 @@ describe('packMicroBatches', () => {
     );
     // Question 0: 0 (6 nodes), + 1 (8: the prompt shared), + 2 (9: one more shared with 1): 2 starts a tree.
     // Question 1, in the order of idx: 4 (6), + 5 (7), + 3 (9): 3 starts a tree.
-    expect(units).toEqual([[0, 1], [2], [4, 5], [3]]);
+    expect(units).toEqual([
+      { rollouts: [0, 1], nodes: 8 },
+      { rollouts: [2], nodes: 6 },
+      { rollouts: [4, 5], nodes: 7 },
+      { rollouts: [3], nodes: 6 },
+    ]);
     expect(sizes.slice(0, 2)).toEqual([
       [[0, 1], 8],
       [[0, 1, 2], 9],
