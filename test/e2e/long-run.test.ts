@@ -72,12 +72,18 @@ describe.skipIf(!hasChromium)('a long run in the tab', () => {
     );
     expect(samples.length).toBeGreaterThan(8);
     // After the first third of the run (warm-up: the first iteration's shapes, the page's first renders) neither
-    // grows: the pool reuses its buffers, the page keeps capped lists.
-    const warm = samples.slice(Math.floor(samples.length / 3));
+    // grows: the pool reuses its buffers, the page keeps capped lists. The pool is trimmed between stages, so its
+    // low points are what a run keeps (weights, optimizer state, caches): a leak raises them step by step. Its
+    // high points are one pass's transients, which vary with the rollouts' shapes (a question's rollouts packed as
+    // one prefix tree are as long as they are alike): they must stay within half again the warm-up's.
+    const third = Math.floor(samples.length / 3);
+    const warm = samples.slice(third);
     const first = warm[0]!.s;
-    const peakPool = Math.max(...samples.slice(0, Math.floor(samples.length / 3) + 1).map((x) => x.s.allocated));
+    const early = samples.slice(0, third + 1).map((x) => x.s.allocated);
+    const late = warm.map((x) => x.s.allocated);
+    expect(Math.min(...late), 'the pool between stages').toBeLessThanOrEqual(Math.min(...early) * 1.1 + 2 * 2 ** 20);
     for (const { at, s } of warm) {
-      expect(s.allocated, `pool at ${at} ms`).toBeLessThanOrEqual(peakPool * 1.1);
+      expect(s.allocated, `pool at ${at} ms`).toBeLessThanOrEqual(Math.max(...early) * 1.5);
       expect(s.heap, `heap at ${at} ms`).toBeLessThanOrEqual(first.heap * 1.25 + 2 * 2 ** 20);
     }
     expect(
