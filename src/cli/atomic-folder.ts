@@ -8,7 +8,6 @@ import {
   existsSync,
   fsyncSync,
   linkSync,
-  mkdirSync,
   openSync,
   readdirSync,
   renameSync,
@@ -18,6 +17,7 @@ import {
 import { basename, dirname, join } from 'node:path';
 import { processAlive } from '../node/process.ts';
 import { fsError, withPath } from './fs-errors.ts';
+import { makeFolder } from '../node/make-folder.ts';
 
 /** A leftover of a writer: `.NAME.tmp-PID` (being written) or `.NAME.old-PID` (the output it replaced). */
 const LEFTOVER = /^\.(.+)\.(tmp|old)-(\d+)$/;
@@ -63,7 +63,7 @@ export function writeFolderAtomically(dir: string, files: Iterable<[string, Uint
   cleanLeftovers(dirname(dir), [basename(dir)]);
   const tmp = tmpOf(dir);
   rmSync(tmp, { recursive: true, force: true });
-  withPath('create', tmp, () => mkdirSync(tmp, { recursive: true }));
+  withPath('create', tmp, () => makeFolder(tmp));
   try {
     for (const [name, bytes] of files) withPath('write', join(tmp, name), () => writeAll(join(tmp, name), bytes));
   } catch (e) {

@@ -1,12 +1,13 @@
 // A lock on a folder a command writes (a run folder, an experiment): one process at a time. The lock is a file
 // created with O_EXCL, holding its owner's pid and start time; it is released when the process exits. A lock whose
 // owner is dead is taken over atomically: it is first renamed aside (only one process can), then created anew.
-import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmdirSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, renameSync, rmdirSync, rmSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { processAlive, readRecord } from '../node/process.ts';
 import { ConfigError } from '../selfplay/config.ts';
 import { fsError, withPath } from './fs-errors.ts';
+import { makeFolder } from '../node/make-folder.ts';
 
 /** The lock's file name in the folder (a name the folder's owner command writes, see RUN_NAMES). */
 export const LOCK_NAME = 'piplay.lock';
@@ -51,7 +52,7 @@ export function checkFolderLock(dir: string): void {
 export function lockFolder(dir: string, command: string): () => void {
   const created = !existsSync(dir);
   // A folder that cannot be made (a read-only disk, a path through a file) is named with the cause.
-  withPath('create', dir, () => mkdirSync(dir, { recursive: true }));
+  withPath('create', dir, () => makeFolder(dir));
   const path = join(dir, LOCK_NAME);
   const me: Owner = { pid: process.pid, host: hostname(), startedAt: new Date().toISOString(), command };
   for (let attempt = 0; attempt < 3; attempt++) {

@@ -3,11 +3,12 @@
 // a reader never sees half a file, and since saveCheckpoint writes the pointer last, a power loss cannot
 // leave a pointer to a slot whose files are not on the disk. Errors name the file and the cause.
 import { existsSync } from 'node:fs';
-import { type FileHandle, mkdir, open, readdir, rename, rm } from 'node:fs/promises';
+import { type FileHandle, open, readdir, rename, rm } from 'node:fs/promises';
 import { readInputFileAsync } from '../node/input-file.ts';
 import { dirname, join, relative, sep } from 'node:path';
 import type { RunStorage } from '../selfplay/storage.ts';
 import { withPathAsync } from './fs-errors.ts';
+import { makeFolder } from '../node/make-folder.ts';
 
 /** A temporary file of put(): `<name>.tmp-<pid>`. */
 const TMP = /\.tmp-(\d+)$/;
@@ -22,7 +23,7 @@ export class DirStorage implements RunStorage {
 
   async put(name: string, bytes: Uint8Array): Promise<void> {
     const p = this.path(name);
-    await withPathAsync('create', dirname(p), () => mkdir(dirname(p), { recursive: true }));
+    await withPathAsync('create', dirname(p), async () => makeFolder(dirname(p)));
     const tmp = `${p}.tmp-${process.pid}`;
     try {
       await withPathAsync('write', p, async () => {

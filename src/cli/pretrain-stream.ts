@@ -10,13 +10,14 @@
 // DIR/targets.bin   int32, the same layout: the id after each position
 // DIR/mask.bin      uint8, the same layout: 1 where the position is a loss target
 // DIR/stats.json    what the batches hold (PretrainStats), written last: the stream is complete
-import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { closeSync, openSync, writeSync } from 'node:fs';
 import { writeFileAtomically } from './atomic-folder.ts';
 import { join } from 'node:path';
 import type { Engine } from '../gpu/engine.ts';
 import { exportModel } from '../model/io.ts';
 import { batchSource, pretrainStart, type PretrainOptions } from '../pretrain/run.ts';
 import { learningRate, optimizerSettings } from '../pretrain/train.ts';
+import { makeFolder } from '../node/make-folder.ts';
 
 export async function writeStream(
   engine: Engine,
@@ -27,7 +28,7 @@ export async function writeStream(
 ): Promise<{ tokens: number; targets: number }> {
   const start = await pretrainStart(engine, o);
   try {
-    mkdirSync(join(dir, 'model'), { recursive: true });
+    makeFolder(join(dir, 'model'));
     const files = await exportModel(start.model, { extraFiles: start.tokenizerFiles });
     for (const [name, bytes] of files) writeFileAtomically(join(dir, 'model', name), bytes, { replace: true });
   } finally {

@@ -2,7 +2,7 @@
 // writes it as an HF folder (config.json, model.safetensors, tokenizer.json, tokenizer_config.json,
 // TRAINING.md), listed in public/models/index.json, plus the default world's corpus and eval set. Then checks
 // greedy student rollouts on the default world's 1-hop eval questions.
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { writeFileAtomically } from './atomic-folder.ts';
 import { readInputJson } from '../node/input-file.ts';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -32,6 +32,8 @@ import { tinyConfig } from '../model/init.ts';
 import { PRETRAIN_DEFAULTS } from '../pretrain/settings.ts';
 import { estimatePretrain } from '../selfplay/memory-plan.ts';
 import { ConfigError } from '../selfplay/config.ts';
+import { makeFolder } from '../node/make-folder.ts';
+import { withPath } from './fs-errors.ts';
 
 function bar(log: StepLog): string {
   const width = 24;
@@ -219,6 +221,9 @@ async function main(): Promise<number> {
   const e = await Engine.create(nodeHost());
   console.log(`pretrain: ${e.info.description} (${e.info.host}); ${JSON.stringify(opts)}`);
   await checkMemory(e, opts);
+  // The folders are made before the training, so one that cannot be made costs no work.
+  withPath('create', out, () => makeFolder(out));
+  if (worldOut) withPath('create', resolve(worldOut), () => makeFolder(resolve(worldOut)));
   const started = Date.now();
   const tty = process.stdout.isTTY;
   const result = await pretrain(e, opts, (log) => {
@@ -228,11 +233,9 @@ async function main(): Promise<number> {
   if (tty) process.stdout.write('\n');
   const wall = (Date.now() - started) / 1000;
 
-  mkdirSync(out, { recursive: true });
   for (const [name, bytes] of result.files) writeFileAtomically(join(out, name), bytes, { replace: true });
   listEmbedded(out);
   if (worldOut) {
-    mkdirSync(resolve(worldOut), { recursive: true });
     for (const [name, bytes] of defaultWorldFiles())
       writeFileAtomically(join(resolve(worldOut), name), bytes, { replace: true });
   }

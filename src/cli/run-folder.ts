@@ -1,7 +1,7 @@
 // The run folder of `npm run train`: one JSON object per line in metrics.jsonl, questions.jsonl,
 // rollouts.jsonl and eval.jsonl, the settings in config.json, checkpoints/ (see DirStorage).
 // On resume each log is cut back to the records the checkpoint had seen, so no step is logged twice.
-import { appendFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, writeFileSync } from 'node:fs';
 import { readInputFile, readInputJson } from '../node/input-file.ts';
 import { ConfigError, type SelfPlayConfig, upgradeConfig, validateConfig } from '../selfplay/config.ts';
 import { dirname, join, resolve } from 'node:path';
@@ -12,6 +12,7 @@ import { writeFileAtomically } from './atomic-folder.ts';
 import { LOCK_NAME } from './folder-lock.ts';
 import { withPath } from './fs-errors.ts';
 import { MAX_JSON_BYTES, readJson, type OutRule } from './out-folder.ts';
+import { makeFolder } from '../node/make-folder.ts';
 
 export const LOGS = {
   metrics: 'metrics.jsonl',
@@ -123,7 +124,7 @@ function isJson(line: string): boolean {
 
 export class RunFolder {
   constructor(readonly dir: string) {
-    withPath('create', dir, () => mkdirSync(dir, { recursive: true }));
+    withPath('create', dir, () => makeFolder(dir));
   }
 
   path(name: string): string {

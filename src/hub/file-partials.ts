@@ -16,7 +16,6 @@ import {
   fdatasyncSync,
   fstatSync,
   ftruncateSync,
-  mkdirSync,
   openSync,
   readdirSync,
   readSync,
@@ -30,6 +29,7 @@ import { readInputFile } from '../node/input-file.ts';
 import { processAlive, readRecord } from '../node/process.ts';
 import type { PartialStore } from './partials.ts';
 import type { FileVersion } from './resumable-fetch.ts';
+import { makeFolder } from '../node/make-folder.ts';
 
 /** Bytes written between two fsyncs (a killed process loses at most this much of its download). */
 export const SYNC_BYTES = 4 * 2 ** 20;
@@ -124,7 +124,7 @@ class DiskParts implements PartialStore {
       return null;
     }
     try {
-      mkdirSync(dirname(part), { recursive: true });
+      makeFolder(dirname(part));
       return this.lock(url, part) ? part : null;
     } catch (e) {
       this.leave(url, `could not write ${part}.lock (${(e as Error).message})`);

@@ -10,7 +10,6 @@ import {
   existsSync,
   linkSync,
   lstatSync,
-  mkdirSync,
   renameSync,
   rmSync,
   statfsSync,
@@ -20,6 +19,7 @@ import {
 import { homedir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { readInputFile } from '../node/input-file.ts';
+import { makeFolder } from '../node/make-folder.ts';
 
 /** $HF_HOME, else $XDG_CACHE_HOME/huggingface, else ~/.cache/huggingface. */
 function hfHome(env: NodeJS.ProcessEnv): string {
@@ -118,7 +118,7 @@ export class RepoCache {
   setRef(revision: string, commit: string): void {
     if (isCommit(revision)) return;
     const p = this.inside('refs', revision);
-    mkdirSync(dirname(p), { recursive: true });
+    makeFolder(dirname(p));
     writeFileSync(`${p}.tmp`, commit);
     renameSync(`${p}.tmp`, p);
   }
@@ -135,7 +135,7 @@ export class RepoCache {
   link(commit: string, file: string, blob: string): void {
     const at = this.snapshot(commit, file);
     const target = this.blob(blob);
-    mkdirSync(dirname(at), { recursive: true });
+    makeFolder(dirname(at));
     try {
       if (lstatSync(at)) rmSync(at); // a dangling or stale link of ours; snapshots hold nothing else
     } catch {}

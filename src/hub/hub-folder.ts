@@ -3,7 +3,7 @@
 // downloads is a normal cache entry. The hub is $HF_ENDPOINT, $HF_TOKEN is sent to it, and with $HF_HUB_OFFLINE
 // nothing is asked of it. Downloads resume after a dropped connection (src/hub/hub.ts); one cut off (Ctrl-C, a
 // crash, retries spent) keeps its bytes as blobs/<hash>.part (src/hub/file-partials.ts) for the next run.
-import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { modelFileCap } from '../model/files.ts';
 import { readInputFile } from '../node/input-file.ts';
 import { homedir } from 'node:os';
@@ -30,6 +30,7 @@ import { ConfigError } from '../selfplay/config.ts';
 import { fileParts, partsIn, removePart } from './file-partials.ts';
 import { freeBytes, hfCacheRoot, hfOffline, hfTimeoutMs, hfToken, RepoCache } from './hf-cache.ts';
 import { fsError } from '../cli/fs-errors.ts';
+import { makeFolder } from '../node/make-folder.ts';
 
 const mib = (b: number) => (b < 2 ** 20 ? `${(b / 1024).toFixed(1)} KiB` : `${(b / 2 ** 20).toFixed(1)} MiB`);
 
@@ -83,7 +84,7 @@ function lazyFile(path: string): Response {
 
 /** Writes `bytes` whole beside `path`, then renames it into place: a file under its final name is always whole. */
 function writeWhole(path: string, bytes: Uint8Array): void {
-  mkdirSync(dirname(path), { recursive: true });
+  makeFolder(dirname(path));
   try {
     writeFileSync(`${path}.download`, bytes);
     renameSync(`${path}.download`, path);

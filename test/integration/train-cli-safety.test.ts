@@ -18,12 +18,16 @@ import { writeSafetensors } from '../../src/model/safetensors.ts';
 const root = mkdtempSync(join(tmpdir(), 'piplay-safety-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-function train(args: string[], command = 'train'): Promise<{ code: number; stdout: string; stderr: string }> {
+function train(
+  args: string[],
+  command = 'train',
+  timeout = 0,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((done) => {
     execFile(
       process.execPath,
       ['--import', 'tsx', `src/cli/${command}.ts`, ...args],
-      { maxBuffer: 64 << 20 },
+      { maxBuffer: 64 << 20, timeout },
       (err, stdout, stderr) => {
         done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
       },
@@ -353,6 +357,20 @@ describe('a model, a retriever or a folder that cannot work is refused before th
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`piplay: could not create ${out}: a part of the path is a file, not a folder (ENOTDIR)`);
   }, 60_000);
+
+  it('an --out where the file system takes no folders (/proc) ends at once, naming it (it looped forever)', async () => {
+    const out = `/proc/piplay-run-${process.pid}`;
+    for (const [command, args] of [
+      ['train', ['--preset', 'smoke']],
+      ['experiment', ['--preset', 'smoke', '--arms', 'base', '--seeds', '1']],
+      ['pretrain', ['--steps', '1']], // made before its training, which it made after
+    ] as const) {
+      const r = await train(['--out', out, ...args], command, 30_000);
+      expect(r.stderr, command).toContain(`piplay: could not create ${out}: /proc takes no new folders`);
+      expect(r.stdout, command).not.toMatch(/loss/);
+      expect(r.code, command).toBe(1);
+    }
+  }, 120_000);
 });
 
 describe("npm run pretrain's memory plan", () => {
