@@ -3,7 +3,7 @@
 // mean ± std match the run folders' own eval.jsonl, that both plots are well-formed SVG with one point
 // per iteration, and --resume (finished runs kept, an unfinished one completed, a used folder refused).
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -246,5 +246,38 @@ describe('npm run experiment (smoke preset, 3 arms x 2 seeds)', () => {
     const other = await experiment([...ARGS, '--resume', '--topk', '4']);
     expect(other.code).toBe(1);
     expect(other.stderr).toMatch(/other settings \(--topk\)/);
+  }, 300_000);
+
+  it("another run's checkpoints copied into a run are refused on --resume, naming both runs, its logs untouched", async () => {
+    // The same arm and seed at the same settings, run again elsewhere: a twin whose checkpoints fit every setting.
+    const twin = mkdtempSync(join(tmpdir(), 'piplay-experiment-twin-'));
+    try {
+      const at = ARGS.indexOf('--out') + 1;
+      const twinArgs = ARGS.map((a, i) => (i === at ? twin : a));
+      const setArg = (flag: string, value: string) => (twinArgs[twinArgs.indexOf(flag) + 1] = value);
+      setArg('--arms', 'base,piplay'); // with the base arm, as there: no evaluation at the start
+      setArg('--seeds', '2');
+      const made = await experiment(twinArgs);
+      expect(made.code, made.stderr).toBe(0);
+      const run = join(out, 'runs', 'piplay-seed2');
+      rmSync(join(run, 'result.json')); // unfinished: --resume continues it from its checkpoint
+      rmSync(join(run, 'checkpoints'), { recursive: true });
+      cpSync(join(twin, 'runs', 'piplay-seed2', 'checkpoints'), join(run, 'checkpoints'), { recursive: true });
+      const logs = Object.fromEntries(
+        ['metrics.jsonl', 'eval.jsonl', 'rollouts.jsonl'].map((f) => [f, readFileSync(join(run, f), 'utf8')]),
+      );
+      const ids = [run, join(twin, 'runs', 'piplay-seed2')].map(
+        (d) => JSON.parse(readFileSync(join(d, 'run.json'), 'utf8')).id as string,
+      );
+      expect(ids[0]).not.toBe(ids[1]);
+      const resumed = await experiment([...ARGS, '--resume']);
+      expect(resumed.code).toBe(1);
+      expect(resumed.stderr).toContain(`--resume: ${run}:`);
+      expect(resumed.stderr).toContain(ids[0]);
+      expect(resumed.stderr).toContain(ids[1]);
+      for (const [f, text] of Object.entries(logs)) expect(readFileSync(join(run, f), 'utf8'), f).toBe(text);
+    } finally {
+      rmSync(twin, { recursive: true, force: true });
+    }
   }, 300_000);
 });
