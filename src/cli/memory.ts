@@ -2,14 +2,12 @@
 // cannot fit the adapter's limits refused with what to change.
 import { totalmem } from 'node:os';
 import type { Engine } from '../gpu/engine.ts';
-import type { AdapterLimits, MemoryReport } from '../selfplay/memory-plan.ts';
+import { memorySize as size, type AdapterLimits, type MemoryReport } from '../selfplay/memory-plan.ts';
 
 /** The adapter's limits, with the device's memory where it is known: a CPU driver's is the host's RAM. */
 export function deviceLimits(e: Engine): AdapterLimits {
   return { ...e.info.limits, ...(e.info.isCpu ? { deviceBytes: totalmem() } : {}) };
 }
-
-const size = (b: number) => (b >= 2 ** 30 ? `${(b / 2 ** 30).toFixed(2)} GiB` : `${(b / 2 ** 20).toFixed(1)} MiB`);
 
 /** The estimate as lines: the total, each term, the prompt lengths it assumed (`prompts`), and any warnings. */
 export function estimateLines(m: MemoryReport, prompts = true): string[] {
@@ -37,15 +35,5 @@ export function peakLine(estimateBytes: number, peakAllocatedBytes: number, peak
     `GPU memory high-water mark ${size(peakAllocatedBytes)} allocated by the buffer pool (${size(peakLiveBytes)} ` +
     `in use at most); the estimate of ${size(estimateBytes)} is ${Math.abs(off).toFixed(1)}% ` +
     `${off < 0 ? 'under' : 'over'} it`
-  );
-}
-
-/** Null when the run fits; else the refusal: the problems, the largest term and the setting that shrinks it. */
-export function refusal(m: MemoryReport): string | null {
-  if (m.fits) return null;
-  const t = m.largestTerm;
-  return (
-    `this run cannot fit this GPU: ${m.problems.join(' ')} The estimate's largest term is ${t.label} ` +
-    `(${size(t.bytes)})${t.setting ? `; lower it with ${t.setting}` : ''}.`
   );
 }

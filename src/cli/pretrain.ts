@@ -23,14 +23,17 @@ import { filesFromNodeFolder } from '../gpu/host/node-files.ts';
 import { generateWorld, makeEvalSet } from '../env/world.ts';
 import { checkCopying, checkStudent, summarise, type CheckSummary, type CopyCheck } from '../pretrain/check.ts';
 import { DEFAULT_WORLD_SEED } from '../pretrain/data.ts';
-import { defaultWorldFiles, pretrain, type PretrainOptions, type PretrainResult } from '../pretrain/run.ts';
+import {
+  defaultWorldFiles,
+  pretrain,
+  pretrainMemory,
+  type PretrainOptions,
+  type PretrainResult,
+} from '../pretrain/run.ts';
 import type { StepLog } from '../pretrain/train.ts';
 import { runCommand } from './command.ts';
-import { deviceLimits, estimateLines, refusal } from './memory.ts';
-import { readConfig } from '../model/io.ts';
-import { tinyConfig } from '../model/init.ts';
-import { PRETRAIN_DEFAULTS } from '../pretrain/settings.ts';
-import { estimatePretrain } from '../selfplay/memory-plan.ts';
+import { deviceLimits, estimateLines } from './memory.ts';
+import { refusal } from '../selfplay/memory-plan.ts';
 import { ConfigError } from '../selfplay/config.ts';
 import { makeFolder } from '../node/make-folder.ts';
 import { withPath } from './fs-errors.ts';
@@ -92,18 +95,10 @@ async function writeStreamOnly(opts: PretrainOptions, dir: string, command: stri
  * (`--batch 1000000 --seq 512` was minutes of silence).
  */
 async function checkMemory(e: Engine, o: PretrainOptions): Promise<void> {
-  const cfg = o.from
-    ? await readConfig(o.from.files, o.from.source)
-    : tinyConfig({
-        vocabSize: o.vocab ?? PRETRAIN_DEFAULTS.vocab,
-        hidden: o.hidden,
-        layers: o.layers,
-        maxPositions: Math.max(2048, o.seq),
-      });
-  const m = estimatePretrain(cfg, o.batch, o.seq, deviceLimits(e));
+  const m = await pretrainMemory(o, deviceLimits(e));
   for (const line of estimateLines(m, false)) console.log(line);
-  const refused = refusal(m);
-  if (refused) throw new ConfigError(refused.replace('this run cannot fit', 'this pretraining cannot fit'));
+  const refused = refusal(m, 'this pretraining');
+  if (refused) throw new ConfigError(refused);
 }
 
 /** The format and copying checks on greedy rollouts of `n` 1-hop questions of the default world. */

@@ -20,7 +20,8 @@ import { DirStorage } from './fs-storage.ts';
 import { measurePrompts } from '../selfplay/prompt-lengths.ts';
 import { estimateInference } from '../selfplay/memory-plan.ts';
 import { hubModelFolder, hubModelRef } from '../hub/hub-folder.ts';
-import { deviceLimits, estimateLines, refusal } from './memory.ts';
+import { deviceLimits, estimateLines } from './memory.ts';
+import { refusal } from '../selfplay/memory-plan.ts';
 
 /** The most bytes a corpus or held-out file may have (a JavaScript string holds about 2^29 characters). */
 const MAX_TEXT_BYTES = 512 * 2 ** 20;

@@ -7,7 +7,8 @@ import { parameterCount, type ModelConfig } from '../model/config.ts';
 import type { CausalLM } from '../model/decoder.ts';
 import { initModel, tinyConfig } from '../model/init.ts';
 import type { ReadFile } from '../model/files.ts';
-import { exportModel, loadModel } from '../model/io.ts';
+import { exportModel, loadModel, readConfig } from '../model/io.ts';
+import { estimatePretrain, type AdapterLimits, type MemoryReport } from '../selfplay/memory-plan.ts';
 import {
   checkTokenizerFitsModel,
   loadTokenizer,
@@ -61,6 +62,22 @@ export async function pretrain(
     model.dispose();
     throw err;
   }
+}
+
+/**
+ * The memory plan of one training step, from the model's config alone (`o.from`'s, or the new model's at the
+ * vocabulary asked for): checked before any text is generated.
+ */
+export async function pretrainMemory(o: PretrainOptions, limits: AdapterLimits): Promise<MemoryReport> {
+  const cfg = o.from
+    ? await readConfig(o.from.files, o.from.source)
+    : tinyConfig({
+        vocabSize: o.vocab ?? PRETRAIN_DEFAULTS.vocab,
+        hidden: o.hidden,
+        layers: o.layers,
+        maxPositions: Math.max(2048, o.seq),
+      });
+  return estimatePretrain(cfg, o.batch, o.seq, limits);
 }
 
 /** The model a run starts from: `o.from` continued, or a fresh tokenizer and initialisation. */

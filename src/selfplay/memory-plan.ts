@@ -114,6 +114,9 @@ type RunSettings = Pick<
 /** Guesses for before the tokenizer is known (the page's estimate ahead of a download). */
 export const GUESSED_PROMPTS: PromptLengths = { student: 160, teacher: 512, examiner: 256, guessed: true };
 const MiB = 2 ** 20;
+/** Bytes in GiB from 1 GiB up, else in MiB: the plan's lines as printed. */
+export const memorySize = (b: number): string =>
+  b >= 2 ** 30 ? `${(b / 2 ** 30).toFixed(2)} GiB` : `${(b / 2 ** 20).toFixed(1)} MiB`;
 const mib = (b: number) => `${(b / MiB).toFixed(b < 10 * MiB ? 1 : 0)} MiB`;
 
 /** Parameters of rank-r adapters on every attention and MLP projection. */
@@ -635,4 +638,17 @@ function report(
     problems,
     warnings,
   };
+}
+
+/**
+ * Null when the plan fits; else the refusal of `what` (a run, a pretraining): the problems, the largest term and the
+ * setting that shrinks it.
+ */
+export function refusal(m: MemoryReport, what = 'this run'): string | null {
+  if (m.fits) return null;
+  const t = m.largestTerm;
+  return (
+    `${what} cannot fit this GPU: ${m.problems.join(' ')} The estimate's largest term is ${t.label} ` +
+    `(${memorySize(t.bytes)})${t.setting ? `; lower it with ${t.setting}` : ''}.`
+  );
 }

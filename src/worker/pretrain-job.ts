@@ -3,7 +3,8 @@
 // (stage 'pretrain': progress with ETA, loss metrics), and the resulting folder plus a TRAINING.md stored
 // as a model entry under a name no other entry has.
 import type { Engine } from '../gpu/engine.ts';
-import { pretrain, type PretrainOptions } from '../pretrain/run.ts';
+import { pretrain, pretrainMemory, type PretrainOptions } from '../pretrain/run.ts';
+import { refusal } from '../selfplay/memory-plan.ts';
 import { pickPretrainSettings, pretrainProblems, settingsToOptions } from '../pretrain/settings.ts';
 import { summarisePretrain, trainingMarkdown, type PretrainSummary } from '../pretrain/summary.ts';
 import type { StepLog } from '../pretrain/train.ts';
@@ -78,6 +79,9 @@ export async function runPretrainJob(req: PretrainRequest, name: string, job: Pr
     train: { signal: job.signal },
     ...(from ? { from: { files: from.readFile, source: from.where } } : {}),
   };
+  // A step no device holds is refused from the model's config alone, before minutes of text generation.
+  const refused = refusal(await pretrainMemory(options, job.engine.info.limits), 'this pretraining');
+  if (refused) throw new PretrainConfigError(refused);
   const result = await pretrain(job.engine, options, (log) => report(job.emit, log)).catch((e: unknown) => {
     throw forPage(e);
   });

@@ -2,10 +2,10 @@
 // refused with the problem, the estimate's largest term and the setting that lowers it.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { estimateLines, peakLine, refusal } from '../../../src/cli/memory.ts';
+import { estimateLines, peakLine } from '../../../src/cli/memory.ts';
 import { parameterCount, parseConfig } from '../../../src/model/config.ts';
 import { PRESETS } from '../../../src/selfplay/config.ts';
-import { estimateRun } from '../../../src/selfplay/memory-plan.ts';
+import { estimateRun, refusal } from '../../../src/selfplay/memory-plan.ts';
 
 const cfg = (name: string) =>
   parseConfig(JSON.parse(readFileSync(new URL(`../../../bench/configs/${name}.json`, import.meta.url), 'utf8')));
