@@ -1,6 +1,6 @@
 // Node side of a run's set-up: the corpus and held-out files, and the base model, read from disk as the
 // config names them. Shared by `npm run train` and `npm run eval`.
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Engine } from '../gpu/engine.ts';
 import { CausalLM } from '../model/decoder.ts';
@@ -201,6 +201,8 @@ export async function openRun(
   flag = 'run',
   roles: readonly PromptRole[] = ['student'],
 ): Promise<OpenedRun> {
+  if (existsSync(dir) && !statSync(dir).isDirectory())
+    throw new ConfigError(`--${flag}: ${resolve(dir)} is not a folder; give the folder of a run of npm run train`);
   const storage = new DirStorage(resolve(dir));
   const latest = async () => {
     const cp = await latestCheckpoint(storage);

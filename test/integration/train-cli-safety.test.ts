@@ -162,6 +162,19 @@ describe('npm run eval and npm run probe run the memory estimate first', () => {
       expect(r.stderr).not.toMatch(/safetensors/);
     }
   }, 60_000);
+
+  it('--run given a file or a device, not a folder, says so (it said the run could not be listed)', async () => {
+    for (const run of ['/dev/zero', join(root, 'a-run-file')]) {
+      writeFileSync(join(root, 'a-run-file'), '{}');
+      for (const command of ['eval', 'probe']) {
+        const r = await train(['--run', run], command, 30_000);
+        expect(r.stderr, `${command} ${run}`).toContain(
+          `--run: ${run} is not a folder; give the folder of a run of npm run train`,
+        );
+        expect(r.code, `${command} ${run}`).toBe(1);
+      }
+    }
+  }, 120_000);
 });
 
 describe('a diverging run (--lr 1e30)', () => {
