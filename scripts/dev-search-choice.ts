@@ -1,11 +1,12 @@
 // The dev-world search's choice: reads every finished run under a search folder (results/dev-search-47/run.sh
-// makes one), and writes choice.json (each trained arm's chosen settings, as `npm run experiment --arm-settings`
-// reads them) and README.md (the rule, every point's dev EM per seed, the choice) into it.
+// makes one), and writes README.md (the rule, every point's dev EM per seed, the choice so far) into it, and
+// choice.json (each trained arm's chosen settings, as `npm run experiment --arm-settings` reads them) only once the
+// whole grid has run: a choice.json of part of the grid is removed, so the test experiment cannot start from it.
 //   npx tsx scripts/dev-search-choice.ts results/dev-search-47
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { SeedResult } from '../src/lab/experiment/aggregate.ts';
-import { chooseSettings, type SearchRun } from '../src/lab/experiment/choice.ts';
+import { chooseSettings, unfinished, type SearchGrid, type SearchRun } from '../src/lab/experiment/choice.ts';
 import { armLabel } from '../src/lab/experiment/plan.ts';
 import { flagValue, type SelfPlayConfig } from '../src/selfplay/config.ts';
 import { table } from '../src/lab/experiment/markdown.ts';
@@ -18,6 +19,8 @@ const VARIED: [keyof SelfPlayConfig, string][] = [
   ['beta', 'beta'],
 ];
 const ARMS = ['drzero', 'self', 'piplay', 'gt', 'partial'];
+/** The grid run.sh's loops run: its arms, 3 learning rates x 2 (lambda or beta) per arm, seeds 11 and 12. */
+const GRID: SearchGrid = { arms: ['drzero', 'self', 'piplay', 'gt'], points: 6, seeds: [11, 12] };
 
 function resultFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -50,6 +53,7 @@ for (const file of resultFiles(root)) {
   runs.push({ arm: result.arm, seed: result.seed, point, result });
 }
 const choices = chooseSettings(runs, ARMS);
+const notDone = unfinished(choices, GRID);
 const allSeeds = [...new Set(runs.map((r) => r.seed))].sort((a, b) => a - b);
 const iterations = Math.max(0, ...runs.map((r) => r.result.iterations));
 const pct = (x: number) => (Number.isNaN(x) ? '—' : (100 * x).toFixed(1));
@@ -76,7 +80,7 @@ for (const a of choices) {
   const seeds = [...new Set(a.points.flatMap((p) => p.final.map((f) => f.seed)))].sort((x, y) => x - y);
   lines.push(
     table(
-      ['settings', ...seeds.map((s) => `seed ${s}`), 'mean after it 1', 'mean after it 2', 'chosen'],
+      ['settings', ...seeds.map((s) => `seed ${s}`), 'mean after it 1', 'mean after it 2', notDone ? 'best so far' : 'chosen'],
       a.points.map((p) => [
         Object.entries(p.point)
           .map(([f, v]) => `--${f} ${v}`)
@@ -91,13 +95,21 @@ for (const a of choices) {
   );
   if (a.chosen) choice[a.arm] = a.chosen;
 }
-const complete = choices.every((a) => a.chosen && a.points.every((p) => p.complete));
 lines.push(
-  complete ? '' : '**The search is not finished: the choices above are among the points finished so far.**',
+  notDone
+    ? `**Not a choice yet: ${notDone}.** The best so far is among the points every seed finished; choice.json is ` +
+        'written when every arm has every point on every seed.'
+    : '',
   '',
   `Runs read: ${runs.length} (${relative(process.cwd(), root)}).`,
   '',
 );
 writeFileSync(join(root, 'README.md'), lines.join('\n'));
-writeFileSync(join(root, 'choice.json'), `${JSON.stringify(choice, null, 2)}\n`);
-console.log(`dev-search: ${runs.length} runs; choice ${JSON.stringify(choice)} -> ${join(root, 'choice.json')}`);
+const choicePath = join(root, 'choice.json');
+if (notDone) {
+  rmSync(choicePath, { force: true });
+  console.log(`dev-search: ${runs.length} runs; ${notDone}: no choice.json (README.md lists the points so far)`);
+} else {
+  writeFileSync(choicePath, `${JSON.stringify(choice, null, 2)}\n`);
+  console.log(`dev-search: ${runs.length} runs; choice ${JSON.stringify(choice)} -> ${choicePath}`);
+}

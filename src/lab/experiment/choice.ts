@@ -84,3 +84,24 @@ export function chooseSettings(runs: readonly SearchRun[], arms: readonly string
     return [{ arm, points: summaries, chosen: best?.point ?? null }];
   });
 }
+
+/** What a search runs: its trained arms, the number of grid points of each, and the seeds every point runs. */
+export interface SearchGrid {
+  arms: readonly string[];
+  points: number;
+  seeds: readonly number[];
+}
+
+/**
+ * Why the search is not finished (an arm short of points or of seeds, listed), or null when every arm of `grid` has
+ * every point on every seed: only then is a choice made, so that no arm is chosen from part of its grid.
+ */
+export function unfinished(choices: readonly ArmChoice[], grid: SearchGrid): string | null {
+  const short = grid.arms.flatMap((arm) => {
+    const points = choices.find((a) => a.arm === arm)?.points ?? [];
+    const runs = points.reduce((n, p) => n + p.final.filter((f) => grid.seeds.includes(f.seed)).length, 0);
+    const want = grid.points * grid.seeds.length;
+    return runs < want ? [`${arm} ${runs} of ${want} runs`] : [];
+  });
+  return short.length ? `the search is not finished (${short.join(', ')})` : null;
+}

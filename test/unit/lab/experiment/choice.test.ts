@@ -2,7 +2,7 @@
 // every seed finished; a tie goes to the smaller learning rate; an unfinished point is never chosen.
 import { describe, expect, it } from 'vitest';
 import type { SeedResult } from '../../../../src/lab/experiment/aggregate.ts';
-import { chooseSettings, type SearchRun } from '../../../../src/lab/experiment/choice.ts';
+import { chooseSettings, unfinished, type SearchRun } from '../../../../src/lab/experiment/choice.ts';
 
 function run(arm: string, seed: number, point: Record<string, string>, ems: number[]): SearchRun {
   const result: SeedResult = {
@@ -43,5 +43,24 @@ describe('dev search choice', () => {
     expect(pi!.points[2]!.final).toEqual([{ seed: 11, em: 0.9 }]);
     // Dr. Zero ran one seed of the two: no complete point, no choice.
     expect(dz!.chosen).toBeNull();
+  });
+
+  it('is finished only when every arm has every point on every seed (no choice from part of a grid)', () => {
+    const grid = { arms: ['drzero', 'piplay'], points: 2, seeds: [11, 12] };
+    const a = { lr: '5e-5', lambda: '0.1' };
+    const b = { lr: '1e-4', lambda: '0.1' };
+    const z = { lr: '5e-5', beta: '0' };
+    const y = { lr: '1e-4', beta: '0' };
+    const runs = [run('piplay', 11, a, [0.4, 0.5]), run('piplay', 12, a, [0.4, 0.3])];
+    // One piplay point on both seeds: it is complete and would be chosen, but the search is not finished.
+    expect(chooseSettings(runs, grid.arms)[0]!.chosen).toEqual(a);
+    expect(unfinished(chooseSettings(runs, grid.arms), grid)).toBe(
+      'the search is not finished (drzero 0 of 4 runs, piplay 2 of 4 runs)',
+    );
+    runs.push(run('piplay', 11, b, [0.4, 0.5]), run('piplay', 12, b, [0.4])); // b's seed 12 stopped early
+    for (const p of [z, y]) runs.push(run('drzero', 11, p, [0.3, 0.2]), run('drzero', 12, p, [0.3, 0.2]));
+    expect(unfinished(chooseSettings(runs, grid.arms), grid)).toBe('the search is not finished (piplay 3 of 4 runs)');
+    const whole = runs.filter((r) => r.result.evals.length === 2).concat(run('piplay', 12, b, [0.4, 0.6]));
+    expect(unfinished(chooseSettings(whole, grid.arms), grid)).toBeNull();
   });
 });
