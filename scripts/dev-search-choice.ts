@@ -80,7 +80,13 @@ for (const a of choices) {
   const seeds = [...new Set(a.points.flatMap((p) => p.final.map((f) => f.seed)))].sort((x, y) => x - y);
   lines.push(
     table(
-      ['settings', ...seeds.map((s) => `seed ${s}`), 'mean after it 1', 'mean after it 2', notDone ? 'best so far' : 'chosen'],
+      [
+        'settings',
+        ...seeds.map((s) => `seed ${s}`),
+        'mean after it 1',
+        'mean after it 2',
+        notDone ? 'best so far' : 'chosen',
+      ],
       a.points.map((p) => [
         Object.entries(p.point)
           .map(([f, v]) => `--${f} ${v}`)
