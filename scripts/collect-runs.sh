@@ -1,13 +1,22 @@
 #!/usr/bin/env bash
-# Copies the finished points of a long search or experiment run in another worktree into this one, logs only
+# Copies the finished runs of a long search or experiment that runs in another worktree into this one, logs only
 # (no weights, checkpoints or locks): bash scripts/collect-runs.sh /work/exp results/dev-search-47
-# A point is finished when its results.md is written; unfinished ones stay where they run.
+# For each experiment folder (one with a results.md), its reports and each run of runs/ that has its result.json;
+# a run still going stays where it runs.
 set -euo pipefail
 from=${1:?usage: collect-runs.sh WORKTREE FOLDER}
 folder=${2:?usage: collect-runs.sh WORKTREE FOLDER}
 cd "$(dirname "$0")/.."
+copy() { # a folder of $from, into the same place here
+  mkdir -p "$1"
+  (cd "$from/$1" && tar cf - --exclude checkpoints --exclude student --exclude piplay.lock --exclude runs .) |
+    (cd "$1" && tar xf -)
+}
 (cd "$from" && find "$folder" -name results.md -printf '%h\n') | while read -r point; do
-  mkdir -p "$point"
-  (cd "$from/$point" && tar cf - --exclude checkpoints --exclude student --exclude piplay.lock .) | (cd "$point" && tar xf -)
-  echo "$point"
+  copy "$point"
+  for run in "$from/$point"/runs/*/; do
+    [ -e "$run/result.json" ] || continue
+    copy "$point/runs/$(basename "$run")"
+    echo "$point/runs/$(basename "$run")"
+  done
 done
