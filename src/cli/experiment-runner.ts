@@ -22,7 +22,7 @@ import { comparisons, perQuestionRows, type QuestionRow } from '../lab/experimen
 import { configDiff, type ArmSettings, type ExperimentJob } from '../lab/experiment/plan.ts';
 import { driftSvg, emByIterationSvg } from '../lab/experiment/plots.ts';
 import type { BaseModel } from '../selfplay/base-model.ts';
-import { latestCheckpoint, NonFiniteCheckpointError, otherBase, otherRun } from '../selfplay/checkpoint.ts';
+import { latestCheckpoint, NonFiniteCheckpointError } from '../selfplay/checkpoint.ts';
 import { ConfigError, flagValue, SETTINGS, type PresetName, type SelfPlayConfig } from '../selfplay/config.ts';
 import { NonFiniteLossError } from '../selfplay/context.ts';
 import type { Environment } from '../selfplay/environment.ts';
@@ -332,7 +332,6 @@ export class Experiment {
     const cp = this.opts.resume ? await latestCheckpoint(storage) : null;
     const env = this.env(c);
     const { base, model } = await this.base(c);
-    let runId: string | null;
     if (cp) {
       const differs = configDiff(cp.state.config, c);
       if (differs.length)
@@ -340,19 +339,8 @@ export class Experiment {
           `--resume: ${dir} was started with other settings (${differs.join(', ')}); use the same settings or ` +
             'another --out',
         );
-      // A checkpoint of another run, or of a base whose files changed, is refused before a log is touched.
-      runId = folder.runId();
-      const refused = otherRun(cp.state, runId ?? undefined) ?? otherBase(cp.state, base);
-      if (refused) throw new ConfigError(`--resume: ${dir}: ${refused.replace(/^piplay: /, '')}`);
-      for (const f of await storage.removeLeftovers()) {
-        console.error(`experiment: removed ${f}, left behind by a run that was killed while saving`);
-      }
-      for (const note of folder.truncateLogs(cp.state.records)) console.error(`experiment: warning: ${note}`);
-    } else {
-      folder.resetLogs();
-      folder.writeConfig(c);
-      runId = folder.newRunId();
     }
+    const runId = await folder.prepare(storage, cp, c, base, (l) => console.error(`experiment: ${l}`));
     const run = await SelfPlayRun.start({
       engine: this.engine,
       config: c,

@@ -5,10 +5,12 @@ import { appendFileSync, existsSync, writeFileSync } from 'node:fs';
 import { readInputFile, readInputJson } from '../node/input-file.ts';
 import { ConfigError, type SelfPlayConfig, upgradeConfig, validateConfig } from '../selfplay/config.ts';
 import { dirname, join, resolve } from 'node:path';
-import type { RunState } from '../selfplay/checkpoint.ts';
+import { otherBase, otherRun, type LatestCheckpoint, type RunState } from '../selfplay/checkpoint.ts';
+import type { BaseModel } from '../selfplay/base-model.ts';
+import type { DirStorage } from './fs-storage.ts';
 import { codeVersion } from '../node/code-version.ts';
 import type { RunEvent } from '../selfplay/events.ts';
-import { writeFileAtomically } from './atomic-folder.ts';
+import { cleanLeftovers, writeFileAtomically } from './atomic-folder.ts';
 import { LOCK_NAME } from './folder-lock.ts';
 import { withPath } from './fs-errors.ts';
 import { MAX_JSON_BYTES, readJson, type OutRule } from './out-folder.ts';
@@ -143,6 +145,36 @@ export class RunFolder {
     if (j?.format !== RUN_FORMAT || typeof j.id !== 'string' || !j.id)
       throw new Error(`piplay: ${p} is not a run identity of piplay (${JSON.stringify({ format: RUN_FORMAT })}, id)`);
     return j.id;
+  }
+
+  /**
+   * Readies the folder for a run. Resuming `cp`: a checkpoint of another run, or of a base whose files changed, is
+   * refused before anything in the folder is touched; then a killed save's leftovers are removed and the logs cut
+   * to the checkpoint. A new run: empty logs, config.json and a new run.json. `say` prints each note. Returns the
+   * run's identity (null: a run of an older version, without one).
+   */
+  async prepare(
+    storage: DirStorage,
+    cp: LatestCheckpoint | null,
+    config: SelfPlayConfig,
+    base: BaseModel,
+    say: (note: string) => void,
+  ): Promise<string | null> {
+    const runId = cp ? this.runId() : null;
+    if (cp) {
+      const refused = otherRun(cp.state, runId ?? undefined) ?? otherBase(cp.state, base);
+      if (refused) throw new ConfigError(`--resume: ${this.dir}: ${refused.replace(/^piplay: /, '')}`);
+    }
+    for (const f of await storage.removeLeftovers())
+      say(`removed ${f}, left behind by a run that was killed while saving`);
+    for (const done of cleanLeftovers(this.dir, RUN_NAMES)) say(done);
+    if (cp) {
+      for (const note of this.truncateLogs(cp.state.records)) say(`warning: ${note}`);
+      return runId;
+    }
+    this.resetLogs();
+    this.writeConfig(config);
+    return this.newRunId();
   }
 
   /** A new run's identity, written to run.json. */

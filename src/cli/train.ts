@@ -6,13 +6,7 @@ import { readdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Engine } from '../gpu/engine.ts';
 import { nodeHost } from '../gpu/host/node.ts';
-import {
-  latestCheckpoint,
-  type LatestCheckpoint,
-  NonFiniteCheckpointError,
-  otherBase,
-  otherRun,
-} from '../selfplay/checkpoint.ts';
+import { latestCheckpoint, type LatestCheckpoint, NonFiniteCheckpointError } from '../selfplay/checkpoint.ts';
 import {
   checkPromptsFit,
   ConfigError,
@@ -39,11 +33,10 @@ import { deviceLimits, estimateLines, peakLine } from './memory.ts';
 import { refusal } from '../selfplay/memory-plan.ts';
 import { checkFolderLock, lockFolder } from './folder-lock.ts';
 import { checkOutFolder } from './out-folder.ts';
-import { checkNotInRun, RUN_NAMES, RunFolder, trainOutRule } from './run-folder.ts';
+import { checkNotInRun, RunFolder, trainOutRule } from './run-folder.ts';
 import { buildBase, buildEnvironment, previewBase, readyRetriever } from './setup.ts';
 import { runCommand } from './command.ts';
 import { exportStudent } from './export-student.ts';
-import { cleanLeftovers } from './atomic-folder.ts';
 import type { BaseModel } from '../selfplay/base-model.ts';
 
 const USAGE = [
@@ -151,23 +144,9 @@ async function main(argv: string[]): Promise<number> {
   const memory = await checkMemory(engine, config, env);
   const base = await buildBase(engine, config, env);
   const folder = new RunFolder(out);
-  let runId = cp && resume ? folder.runId() : null;
-  if (cp && resume) {
-    // A checkpoint of another run, or of a base whose files changed, is refused before anything in the folder is.
-    const refused = otherRun(cp.state, runId ?? undefined) ?? otherBase(cp.state, base);
-    if (refused) throw new ConfigError(`--resume: ${out}: ${refused.replace(/^piplay: /, '')}`);
-  }
-  for (const f of await storage.removeLeftovers()) {
-    console.error(`train: removed ${f}, left behind by a run that was killed while saving`);
-  }
-  for (const done of cleanLeftovers(out, RUN_NAMES)) console.error(`train: ${done}`);
-  if (cp && resume) {
-    for (const note of folder.truncateLogs(cp.state.records)) console.error(`train: warning: ${note}`);
-  } else {
-    folder.resetLogs();
-    folder.writeConfig(config);
-    runId = folder.newRunId();
-  }
+  const runId = await folder.prepare(storage, cp && resume ? cp : null, config, base, (l) =>
+    console.error(`train: ${l}`),
+  );
   const reporter = new ConsoleReporter();
   const run = await SelfPlayRun.start({
     engine,
