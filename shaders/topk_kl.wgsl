@@ -44,7 +44,6 @@ struct Params { R: u32, V: u32, K: u32 }
 @group(0) @binding(8) var<storage, read_write> teacherLogp: array<f32>;  // [R, K]
 
 override WG: u32; // the workgroup size, set by the host
-const TINY = 1e-30;      // floor of a tail mass before its log
 
 var<workgroup> redM: array<f32, WG>;
 var<workgroup> redS: array<f32, WG>;
@@ -58,6 +57,7 @@ var<workgroup> taken: atomic<u32>;
 #include "lib/reduce_sum.wgsl"
 #include "lib/online_lse.wgsl"
 #include "lib/radix_select.wgsl"
+#include "lib/topk_kl_terms.wgsl"
 #include "lib/scan_u32.wgsl"
 
 fn reduceMax(lid: u32, v: f32) -> f32 {
@@ -201,31 +201,16 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   var stat = vec4f(lseS, 0.0, 0.0, 0.0);
   var tailTerm = 0.0;
   if (TAIL) {
-    let pS = reduceSum(lid, tailS);
-    let pT = reduceSum(lid, tailT);
-    let aT = log(max(pS, TINY));
-    let bT = log(max(pT, TINY));
-    var cT: f32;
-    if (REVERSE) {
-      tailTerm = max(pS, TINY) * (aT - bT);
-      cT = max(pS, TINY) * (aT - bT + 1.0);
-    } else {
-      tailTerm = max(pT, TINY) * (bT - aT);
-      cT = -max(pT, TINY);
-    }
-    if (pS < TINY) { cT = 0.0; }
+    let tb = tailBucket(reduceSum(lid, tailS), reduceSum(lid, tailT));
+    tailTerm = tb.x;
     if (owner) {
-      if (REVERSE) {
-        term = exp(a) * (a - b);
-        c = exp(a) * (a - b + 1.0);
-      } else {
-        term = exp(b) * (b - a);
-        c = -exp(b);
-      }
+      let f = bucketTerm(a, b);
+      term = f.x;
+      c = f.y;
     }
-    let C = reduceSum(lid, c) + cT;
+    let C = reduceSum(lid, c) + tb.y;
     if (owner) { coef[r * K + lid] = c - exp(a) * C; }
-    stat = vec4f(lseS, aT, cT, C);
+    stat = vec4f(lseS, tb.z, tb.y, C);
   } else {
     // Renormalise both over the K ids.
     let mA = reduceMax(lid, select(NEG_BIG, a, owner));
@@ -235,13 +220,9 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
     let ah = a - lA;
     let bh = b - lB;
     if (owner) {
-      if (REVERSE) {
-        term = exp(ah) * (ah - bh);
-        c = exp(ah) * (ah - bh + 1.0);
-      } else {
-        term = exp(bh) * (bh - ah);
-        c = -exp(bh);
-      }
+      let f = bucketTerm(ah, bh);
+      term = f.x;
+      c = f.y;
     }
     let C = reduceSum(lid, c);
     if (owner) { coef[r * K + lid] = c - exp(ah) * C; }

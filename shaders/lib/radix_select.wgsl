@@ -10,14 +10,7 @@ var<workgroup> done: u32; // 1 once the threshold below is known
 var<workgroup> thrKey: u32; // the inclusive threshold: selected iff (key, id) <= (thrKey, thrId)
 var<workgroup> thrId: u32;
 
-// A u32 whose unsigned order reverses the float order (largest float -> smallest key). -0 is folded onto +0
-// so that equal values tie and fall to id order.
-fn descKey(x: f32) -> u32 {
-  var b = bitcast<u32>(x);
-  if (b == 0x80000000u) { b = 0u; }
-  let ascending = select(b | 0x80000000u, ~b, (b & 0x80000000u) != 0u);
-  return ~ascending;
-}
+#include "lib/desc_key.wgsl"
 
 // The byte of (key, id) that pass `level` histograms.
 fn digit(level: u32, key: u32, id: u32) -> u32 {

@@ -1,4 +1,8 @@
-// Top-K KL distillation (ALGORITHM.md section 5; shaders/topk_kl.wgsl forward, topk_kl_grad.wgsl backward).
+// Top-K KL distillation (ALGORITHM.md section 5). Two forward kernels with identical semantics and outputs:
+//   workgroup - shaders/topk_kl.wgsl: a workgroup per row, a radix select and a sort in workgroup memory. GPUs.
+//   rows      - shaders/topk_kl_rows.wgsl: an invocation per row, the support kept sorted by insertion, no barrier.
+//               CPU drivers (lavapipe), where barriers and workgroup memory cost lane by lane.
+// The backward (shaders/topk_kl_grad.wgsl) reads what either writes.
 import type { Tensor } from '../tensor.ts';
 import { maskedMean } from './masked_mean.ts';
 import { expect, rowsCols } from './util.ts';
@@ -9,8 +13,19 @@ import { expect, rowsCols } from './util.ts';
  */
 const WG = 256;
 
-/** The selection kernel gives each of the K tokens one of its 256 threads. */
+/** The selection kernel gives each of the K tokens one of its 256 threads (the rows kernel's MAXK). */
 export const TOPK_KL_MAX_K = 256;
+
+/** Rows (invocations) per workgroup of the rows kernel. */
+const ROWS_WG = 16;
+
+export type TopkKlVariant = 'workgroup' | 'rows';
+let forcedVariant: TopkKlVariant | null = null;
+
+/** Forces one forward kernel for every shape (tests and benchmarks); `null` picks by device (CPU driver: rows). */
+export function setTopkKlVariant(v: TopkKlVariant | null): void {
+  forcedVariant = v;
+}
 
 export interface TopkKlOptions {
   /** Support size: the K tokens with the highest student log-probability (default 50). */
@@ -118,7 +133,7 @@ export function topkKlOutputs(e: Tensor['engine'], lead: readonly number[], K: n
   };
 }
 
-/** topk_kl.wgsl over the rows of student and teacher logits [R, V] (no autograd; also the chunked LM head's). */
+/** The forward kernel over the rows of student and teacher logits [R, V] (no autograd; also the chunked LM head's). */
 export function topkKlKernel(
   student: Tensor,
   teacher: Tensor,
@@ -128,9 +143,10 @@ export function topkKlKernel(
   const e = student.engine;
   const R = student.size / s.V;
   if (R === 0) return;
+  const rows = (forcedVariant ?? (e.info.isCpu ? 'rows' : 'workgroup')) === 'rows';
   e.dispatch({
-    shader: 'topk_kl',
-    constants: { WG, TAIL: s.tail, REVERSE: s.reverse },
+    shader: rows ? 'topk_kl_rows' : 'topk_kl',
+    constants: { WG: rows ? ROWS_WG : WG, TAIL: s.tail, REVERSE: s.reverse },
     params: { R, V: s.V, K: s.K },
     bindings: {
       student,
@@ -142,7 +158,7 @@ export function topkKlKernel(
       studentLogp: out.studentLogp,
       teacherLogp: out.teacherLogp,
     },
-    workgroups: e.grid(R, 1),
+    workgroups: e.grid(R, rows ? ROWS_WG : 1),
   });
 }
 

@@ -1,11 +1,12 @@
 // Top-K KL distillation: forward against a float64 CPU reference (sort-based top-K, ties by id), gradients
-// against float64 finite differences of that reference and through the tape, edge cases, shared fixtures.
+// against float64 finite differences of that reference and through the tape, edge cases, shared fixtures; the
+// forward and the backward through each forward kernel (the workgroup one of GPUs, the rows one of CPU drivers).
 import { readFileSync } from 'node:fs';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../../../src/gpu/engine.ts';
 import type { Tensor } from '../../../../src/gpu/tensor.ts';
 import { add, mul, sum } from '../../../../src/gpu/ops/elementwise.ts';
-import { topkKl, type TopkKlOptions } from '../../../../src/gpu/ops/topk_kl.ts';
+import { setTopkKlVariant, topkKl, type TopkKlOptions, type TopkKlVariant } from '../../../../src/gpu/ops/topk_kl.ts';
 import { loadFixture, runFixture } from '../../../../src/fixtures/runner.ts';
 import { gradCheck } from '../../../helpers/gradcheck.ts';
 import { testEngine } from '../../../helpers/engine.ts';
@@ -19,6 +20,18 @@ let e: Engine;
 beforeAll(async () => {
   e = await testEngine();
 });
+afterAll(() => setTopkKlVariant(null));
+
+const VARIANTS: TopkKlVariant[] = ['rows', 'workgroup'];
+
+/** A describe block run once per forward kernel. */
+function perVariant(name: string, body: () => void): void {
+  for (const variant of VARIANTS)
+    describe(`${name} (${variant} kernel)`, () => {
+      beforeAll(() => setTopkKlVariant(variant));
+      body();
+    });
+}
 
 type Opts = Required<TopkKlOptions>;
 
@@ -160,7 +173,7 @@ async function checkForward(zs: Float32Array, zt: Float32Array, R: number, V: nu
   expect(got.ids.length).toBe(R * K);
 }
 
-describe('topkKl forward', () => {
+perVariant('topkKl forward', () => {
   const shapes: [number, number, number][] = [
     [5, 37, 1],
     [4, 37, 8],
@@ -265,7 +278,7 @@ async function gpuGrad(
   return out;
 }
 
-describe('topkKl backward', () => {
+perVariant('topkKl backward', () => {
   const shapes: [number, number, number][] = [
     [3, 37, 1],
     [3, 37, 8],
