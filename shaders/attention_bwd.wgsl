@@ -142,7 +142,7 @@ fn dkv(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: 
   let keyValid = j >= ks && j < p.Tk;
   var kEnd = 0u; // the end of the positions that see this key (keyEnd)
   if (keyValid) { kEnd = keyEnd(b, j); }
-  let kBase = ((b * p.Hkv + kvh) * p.cap + j) * p.Dh;
+  let kBase = kvHead(b, kvh) + j * p.kT;
   let vecsPerRow = nc * cv;
   let mine = rl * nc + ch;
 
@@ -173,7 +173,8 @@ fn dkv(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: 
 
   for (var g = 0u; g < G; g++) {
     let hq = kvh * G + g;
-    let rowBase = (b * p.Hq + hq) * p.Tq;
+    let rowBase = (b * p.Hq + hq) * p.Tq; // the head's first row in stats
+    let qh = qHead(b, hq);
     for (var ib = iStart; ib < iEnd; ib += bk) {
       // Stage bk query rows of q and dO, and their (lse, D).
       for (var idx = lid; idx < bk * vecsPerRow; idx += WG) {
@@ -182,8 +183,8 @@ fn dkv(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: 
         var qx = vec4f(0.0);
         var gx = vec4f(0.0);
         if (qi < p.Tq) {
-          qx = ldq((rowBase + qi) * p.Dh, d);
-          gx = lddo((rowBase + qi) * p.Dh, d);
+          qx = ldq(qh + qi * p.qT, d);
+          gx = lddo(qh + qi * p.qT, d);
         }
         ta[idx] = qx;
         tb[idx] = gx;

@@ -61,8 +61,8 @@ fn dq(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u
       // Keys j..j+7 as two vec4 halves; those past t.end are clamped to a valid one and masked below.
       let ja = vec4u(j) + IOTA;
       let jb = ja + 4u;
-      let ka = min(ja, vec4u(t.end - 1u)) * p.Dh + t.kvBase;
-      let kb = min(jb, vec4u(t.end - 1u)) * p.Dh + t.kvBase;
+      let ka = min(ja, vec4u(t.end - 1u)) * p.kT + t.kvBase;
+      let kb = min(jb, vec4u(t.end - 1u)) * p.kT + t.kvBase;
       var Sa = array<vec4f, TR>(); // q.k
       var Sb = array<vec4f, TR>();
       var Ta = array<vec4f, TR>(); // dO.v
@@ -122,7 +122,7 @@ fn dkv(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: 
   var keyValid: array<bool, KR>;
   var kEnd: array<u32, KR>;
   for (var u = 0u; u < KR; u++) {
-    kBase[u] = ((b * p.Hkv + kvh) * p.cap + min(j0 + u, p.cap - 1u)) * p.Dh;
+    kBase[u] = kvHead(b, kvh) + min(j0 + u, p.cap - 1u) * p.kT;
     keyValid[u] = j0 + u >= ks && j0 + u < p.Tk;
     if (keyValid[u]) { kEnd[u] = keyEnd(b, j0 + u); }
   }
@@ -147,15 +147,16 @@ fn dkv(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: 
     }
 
     for (var g = 0u; g < G; g++) {
-      let rowBase = (b * p.Hq + kvh * G + g) * p.Tq;
+      let rowBase = (b * p.Hq + kvh * G + g) * p.Tq; // the head's first row in stats
+      let qh = qHead(b, kvh * G + g);
       for (var i = iStart; i < iEnd; i += 8u) {
         // Queries i..i+7 as two vec4 halves; those past Tq are clamped to the last one and masked below.
         let ia = vec4u(i) + IOTA;
         let ib = ia + 4u;
         let ra = rowBase + min(ia, vec4u(p.Tq - 1u));
         let rb = rowBase + min(ib, vec4u(p.Tq - 1u));
-        let qa = ra * p.Dh;
-        let qb = rb * p.Dh;
+        let qa = qh + min(ia, vec4u(p.Tq - 1u)) * p.qT;
+        let qb = qh + min(ib, vec4u(p.Tq - 1u)) * p.qT;
         var Sa = array<vec4f, KR>(); // Sa[u]: key row u's q.k for queries i..i+3
         var Sb = array<vec4f, KR>(); // and i+4..i+7
         var Ua = array<vec4f, KR>(); // dO.v

@@ -18,6 +18,7 @@ override WG: u32; // the workgroup size, set by the host
 
 struct Params {
   Hq: u32, Hkv: u32, Tq: u32, Tk: u32, cap: u32, Dh: u32, off: u32, scale: f32, hasKeyStart: u32, keyEnds: u32,
+  qH: u32, qT: u32, kH: u32, kT: u32, // the layout strides (lib/attention_inputs.wgsl)
 }
 
 const IOTA = vec4u(0u, 1u, 2u, 3u);
@@ -25,9 +26,9 @@ const IOTA = vec4u(0u, 1u, 2u, 3u);
 struct QueryTile {
   nOut: u32, // rows to store (1..TR); 0 when the invocation has no row and should return
   row: array<u32, TR>, // index into stats, [B, Hq, Tq]
-  qBase: array<u32, TR>, // row * Dh: the row's start in q, o, dO and dq
+  qBase: array<u32, TR>, // the row's start in q, o, dO and dq
   rowEnd: array<u32, TR>, // row u sees keys [ks, rowEnd[u]) whose subtrees hold it (seen)
-  kvBase: u32, // the kv head's start in k and v, [B, Hkv, cap, Dh]
+  kvBase: u32, // the kv head's start in k and v (kvHead); key j at kvBase + j * p.kT
   b: u32, // the batch row
   ks: u32, // the batch row's first visible key (firstKey)
   end: u32, // rowEnd[TR - 1]: the rows are in query order, so the last sees the most keys
@@ -49,11 +50,12 @@ fn queryTile(wid: vec3u, lid: u32) -> QueryTile {
   for (var u = 0u; u < TR; u++) {
     let r = min(r0 + u, nRows - 1u);
     let i = r / G;
-    t.row[u] = (b * p.Hq + kvh * G + r % G) * p.Tq + i;
-    t.qBase[u] = t.row[u] * p.Dh;
+    let h = kvh * G + r % G;
+    t.row[u] = (b * p.Hq + h) * p.Tq + i;
+    t.qBase[u] = qHead(b, h) + i * p.qT;
     t.rowEnd[u] = min(p.off + i + 1u, p.Tk);
   }
-  t.kvBase = (b * p.Hkv + kvh) * p.cap * p.Dh;
+  t.kvBase = kvHead(b, kvh);
   t.b = b;
   t.ks = firstKey(b);
   t.end = t.rowEnd[TR - 1u];

@@ -20,8 +20,8 @@ fn foldKeyBlock(
   // Keys j..j+7 as two vec4 halves.
   let ja = vec4u(j) + IOTA;
   let jb = ja + 4u;
-  let ka = min(ja, vec4u(t.end - 1u)) * p.Dh + t.kvBase;
-  let kb = min(jb, vec4u(t.end - 1u)) * p.Dh + t.kvBase;
+  let ka = min(ja, vec4u(t.end - 1u)) * p.kT + t.kvBase;
+  let kb = min(jb, vec4u(t.end - 1u)) * p.kT + t.kvBase;
   var Sa = array<vec4f, TR>(); // Sa[u]: row u's scores for keys j..j+3
   var Sb = array<vec4f, TR>(); // and j+4..j+7
   for (var d = 0u; d < p.Dh; d++) {

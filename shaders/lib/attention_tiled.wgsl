@@ -19,6 +19,7 @@ struct Params {
   Hq: u32, Hkv: u32, Tq: u32, Tk: u32, cap: u32, Dh: u32, off: u32, scale: f32,
   nc: u32, cv: u32, bk: u32, // the layout, used when !FIXED
   hasKeyStart: u32, keyEnds: u32, // the key mask (lib/attention_key_mask.wgsl)
+  qH: u32, qT: u32, kH: u32, kT: u32, // the layout strides (lib/attention_inputs.wgsl)
 }
 
 fn nChunks() -> u32 { if (FIXED) { return NC; } return p.nc; }
@@ -58,8 +59,8 @@ struct QueryRow {
   rl: u32, // the row within the workgroup
   ch: u32, // the chunk of the head dimension this thread owns
   row: u32, // index into stats, [B, Hq, Tq]
-  qBase: u32, // row * Dh: the row's start in q, o, dO and dq
-  kvBase: u32, // the kv head's start in k and v, [B, Hkv, cap, Dh]
+  qBase: u32, // the row's start in q, o, dO and dq
+  kvBase: u32, // the kv head's start in k and v (kvHead); key j at kvBase + j * p.kT
   mine: u32, // this thread's partial-sum slots start at mine * bk
   rowEnd: u32, // the row sees keys [firstKey, rowEnd) whose subtrees hold it (seesKey)
 }
@@ -76,9 +77,10 @@ fn queryRow(wid: vec3u, lid: u32, nc: u32) -> QueryRow {
   let r = wid.x * rowsPerWg + t.rl;
   t.live = r < nRows;
   let i = r % p.Tq;
-  t.row = (b * p.Hq + kvh * G + r / p.Tq) * p.Tq + i;
-  t.qBase = t.row * p.Dh;
-  t.kvBase = (b * p.Hkv + kvh) * p.cap * p.Dh;
+  let h = kvh * G + r / p.Tq;
+  t.row = (b * p.Hq + h) * p.Tq + i;
+  t.qBase = qHead(b, h) + i * p.qT;
+  t.kvBase = kvHead(b, kvh);
   t.mine = t.rl * nc + t.ch;
   t.rowEnd = min(p.off + i + 1u, p.Tk);
   return t;
@@ -120,8 +122,8 @@ fn stageKV(lid: u32, kb: u32, kvBase: u32, vecsPerRow: u32, bk: u32) {
     var kx = vec4f(0.0);
     var vx = vec4f(0.0);
     if (key < p.Tk) {
-      kx = ldk(kvBase + key * p.Dh, d);
-      vx = ldv(kvBase + key * p.Dh, d);
+      kx = ldk(kvBase + key * p.kT, d);
+      vx = ldv(kvBase + key * p.kT, d);
     }
     ta[idx] = kx;
     tb[idx] = vx;

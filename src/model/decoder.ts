@@ -4,7 +4,7 @@ import type { Engine } from '../gpu/engine.ts';
 import type { DType, Tensor } from '../gpu/tensor.ts';
 import { add } from '../gpu/ops/elementwise.ts';
 import { linear } from '../gpu/ops/matmul.ts';
-import { swapAxes12, kvAppend, kvMove, gatherRows, type KVMove } from '../gpu/ops/layout.ts';
+import { kvAppend, kvMove, gatherRows, type KVMove } from '../gpu/ops/layout.ts';
 import { embedding, shardedEmbedding } from '../gpu/ops/embedding.ts';
 import { shardedLinear, vocabHead, type VocabHead } from '../gpu/ops/vocab_head.ts';
 import { rmsnorm } from '../gpu/ops/rmsnorm.ts';
@@ -276,23 +276,21 @@ export class CausalLM {
     }
     q = rope(q, positions, c.ropeTheta);
     k = rope(k, positions, c.ropeTheta);
+    // Attention reads q, k and v as the projections lay them out ([B, T, heads, Dh]) and writes o so: no permutes.
     let o: Tensor;
     if (cache) {
       kvAppend(k, v, cache.keys[l]!, cache.values[l]!, cache.length);
-      o = attention(swapAxes12(q), cache.keys[l]!, cache.values[l]!, {
+      o = attention(q, cache.keys[l]!, cache.values[l]!, {
         kvLength: cache.length + T,
         kvCapacity: cache.capacity,
         keyStart: keyStart ?? undefined,
         cacheRows: true,
+        layout: 'tokens',
       });
     } else {
-      o = attention(swapAxes12(q), swapAxes12(k), swapAxes12(v), {
-        keyStart: keyStart ?? undefined,
-        keyEnd: keyEnd ?? undefined,
-      });
+      o = attention(q, k, v, { keyStart: keyStart ?? undefined, keyEnd: keyEnd ?? undefined, layout: 'tokens' });
     }
-    o = swapAxes12(o).reshape([B, T, c.heads * Dh]);
-    return this.proj(o, `${pre}.o_proj`);
+    return this.proj(o.reshape([B, T, c.heads * Dh]), `${pre}.o_proj`);
   }
 
   /** The SwiGLU MLP of layer `l` over normed rows h. */

@@ -137,16 +137,17 @@ export function loraParams(cfg: ModelConfig, rank: number): number {
 
 /**
  * f32 values one decoder layer allocates per token in a forward pass (src/model/decoder.ts): the two RMSNorm
- * outputs, q/k/v, q/k after RoPE (and after the Qwen3 q/k norms), the head-major copies of q/k/v
- * (swapAxes12), the attention output, its log-sum-exp and its copy back, o_proj, two residual sums, gate, up,
- * SwiGLU and down_proj. A LoRA projection makes x·A, its scaled copy, (s·x·A)·B and the sum beside y.
+ * outputs, q/k/v, q/k after RoPE (and after the Qwen3 q/k norms), the attention output (attention reads and
+ * writes the projections' token-major layout: no head-major copies) and its log-sum-exp, o_proj, two residual
+ * sums, gate, up, SwiGLU and down_proj. A LoRA projection makes x·A, its scaled copy, (s·x·A)·B and the sum
+ * beside y.
  */
 export function layerFloatsPerToken(cfg: ModelConfig, lora: { rank: number } | null): number {
   const D = cfg.hidden;
   const F = cfg.intermediate;
   const Q = cfg.heads * cfg.headDim;
   const K = cfg.kvHeads * cfg.headDim;
-  let n = 6 * D + 5 * Q + 5 * K + cfg.heads + 3 * F + 2;
+  let n = 6 * D + 3 * Q + 3 * K + cfg.heads + 3 * F + 2;
   if (cfg.qkNorm) n += Q + K;
   if (lora) n += 2 * (Q + 2 * K + 2 * D + 2 * F) + 14 * lora.rank;
   return n;
@@ -154,7 +155,7 @@ export function layerFloatsPerToken(cfg: ModelConfig, lora: { rank: number } | n
 
 /**
  * The backward pass allocates about this many floats per forward float: each op's input gradients, the
- * attention backward's head-major copies and row statistics, RMSNorm's temporaries, and the sums that
+ * attention backward's row statistics, RMSNorm's temporaries, and the sums that
  * accumulate gradients reaching a tensor twice (the residual stream). Under LoRA the frozen projections'
  * weight gradients are skipped and the adapters' intermediates are narrow, so the ratio is lower. Measured
  * on piplay's decoder (peak live bytes of a forward + backward over the forward's own,

@@ -36,6 +36,12 @@ export interface AttentionOptions {
   keyEnd?: Tensor | null;
   /** k and v are a KV cache whose first B rows the batch uses (it may hold more; a pass without a tape only). */
   cacheRows?: boolean;
+  /**
+   * The layout of q (and o and the gradients): 'heads', [B, Hq, Tq, Dh] (default), or 'tokens', [B, Tq, Hq, Dh], the
+   * projections' own layout, which then needs no permute on either pass. k and v take the same layout, except a
+   * cache (cacheRows), which is always [B, Hkv, cap, Dh].
+   */
+  layout?: 'heads' | 'tokens';
 }
 
 /** Workgroup memory the kernels may use (the engine's required minimum). */
@@ -148,6 +154,11 @@ interface Geometry {
   Dh: number;
   off: number;
   scale: number;
+  /** Strides of a head and of a time step in q (qH, qT) and in k (kH, kT): the layouts (attention_inputs.wgsl). */
+  qH: number;
+  qT: number;
+  kH: number;
+  kT: number;
 }
 
 /**
@@ -176,8 +187,9 @@ function params(g: Geometry, l: { nc: number; cv: number; bk: number }, mask: Ke
 
 /** Uniform of the 'rows' kernels. */
 function rowsParams(g: Geometry, mask: KeyMask) {
-  const { Hq, Hkv, Tq, Tk, cap, Dh, off, scale } = g;
-  return { Hq, Hkv, Tq, Tk, cap, Dh, off, scale, hasKeyStart: mask.hasKeyStart ? 1 : 0, keyEnds: mask.ends };
+  const { Hq, Hkv, Tq, Tk, cap, Dh, off, scale, qH, qT, kH, kT } = g;
+  const keys = { hasKeyStart: mask.hasKeyStart ? 1 : 0, keyEnds: mask.ends };
+  return { Hq, Hkv, Tq, Tk, cap, Dh, off, scale, ...keys, qH, qT, kH, kT };
 }
 
 /** The constants of the 'rows' kernels. */
@@ -192,7 +204,8 @@ function checkGrid(e: Engine, x: number, what: string): void {
 /**
  * Causal softmax(scale * q kᵀ) v with grouped-query heads, fused (the [Tq, Tk] scores are never stored).
  *
- * q [B, Hq, Tq, Dh]; k, v [B, Hkv, cap, Dh] (or more rows with `cacheRows`: the first B are read) with Hq a
+ * q [B, Hq, Tq, Dh]; k, v [B, Hkv, cap, Dh] (or token-major, see `layout`; k and v may have more rows with
+ * `cacheRows`: the first B are read) with Hq a
  * multiple of Hkv (query head h reads kv head floor(h / (Hq / Hkv))); returns o [B, Hq, Tq, Dh]. Only the first
  * `kvLength` (Tk) time steps of k/v are valid. Query i sits at absolute position `queryOffset` + i (default
  * Tk - Tq) and attends to keys j with keyStart[b] <= j <= queryOffset + i (and, with keyEnd, i < keyEnd[b, j]). A
@@ -204,8 +217,13 @@ export function attention(q: Tensor, k: Tensor, v: Tensor, opts: AttentionOption
   expect(q, 'attention q', { dtype: 'f32', rank: 4 });
   expect(k, 'attention k', { dtype: 'f32', rank: 4 });
   expect(v, 'attention v', { dtype: 'f32', shape: k.shape });
-  const [B, Hq, Tq, Dh] = q.shape as [number, number, number, number];
-  const [Bk, Hkv, cap, Dk] = k.shape as [number, number, number, number];
+  const tokens = opts.layout === 'tokens';
+  if (opts.layout !== undefined && !tokens && opts.layout !== 'heads') {
+    throw new Error(`piplay: attention: layout must be 'heads' or 'tokens', got '${String(opts.layout)}'`);
+  }
+  const kvTokens = tokens && !opts.cacheRows;
+  const [B, Tq, Hq, Dh] = batchTimeHeads(q, tokens);
+  const [Bk, cap, Hkv, Dk] = batchTimeHeads(k, kvTokens);
   // k and v may hold more rows than q where they are a cache whose first B rows the batch uses (cacheRows).
   if (Bk < B || (Bk > B && (!opts.cacheRows || e.recording)) || Dk !== Dh) {
     throw new Error(
@@ -245,12 +263,15 @@ export function attention(q: Tensor, k: Tensor, v: Tensor, opts: AttentionOption
     }
   }
   const scale = opts.scale ?? 1 / Math.sqrt(Dh);
-  const geo: Geometry = { B, Hq, Hkv, Tq, Tk, cap, Dh, off, scale };
+  const strides = (tokensFirst: boolean, H: number, T: number) => (tokensFirst ? [Dh, H * Dh] : [T * Dh, Dh]);
+  const [qH, qT] = strides(tokens, Hq, Tq);
+  const [kH, kT] = strides(kvTokens, Hkv, cap);
+  const geo: Geometry = { B, Hq, Hkv, Tq, Tk, cap, Dh, off, scale, qH: qH!, qT: qT!, kH: kH!, kT: kT! };
   const mask = keyMask(keyStart, keyEnd, B);
   const maskBuffer = mask.buffer ?? placeholder(e);
 
   const o = e.empty(q.shape);
-  const stats = e.empty([B, Hq, Tq, 2]); // (lse, D) per query row
+  const stats = e.empty([B, Hq, Tq, 2]); // (lse, D) per query row, head-major in either layout
   const fwd = forwardVariant(e, geo, keyEnd !== null);
   if (o.size > 0 && fwd === 'split') {
     const x = rowTiles(geo);
@@ -294,6 +315,12 @@ export function attention(q: Tensor, k: Tensor, v: Tensor, opts: AttentionOption
   stats.dispose();
   if (keyEnd) mask.buffer!.dispose();
   return o;
+}
+
+/** A rank-4 q or k as [batch, time, heads, head dim], from its layout (token-major or head-major). */
+function batchTimeHeads(x: Tensor, tokensFirst: boolean): [number, number, number, number] {
+  const [b, s1, s2, d] = x.shape as [number, number, number, number];
+  return tokensFirst ? [b, s1, s2, d] : [b, s2, s1, d];
 }
 
 /** [dq, dk, dv] for an upstream gradient dO (no autograd of its own). */

@@ -129,18 +129,42 @@ function options(c: Case, keyStart: Tensor | null, keyEnd: Tensor | null = null)
   };
 }
 
-/** Runs forward and (with grad) backward of L = sum(o * dO) on the GPU: o and (with grad) dq, dk, dv. */
-async function gpu(c: Case, x: ReturnType<typeof inputs>, grad: boolean): Promise<Float32Array[]> {
+/** x of shape [a, b, c, d] with its axes 1 and 2 swapped: [a, c, b, d]. */
+function swap12(x: Float32Array, [a, b, c, d]: readonly number[]): Float32Array {
+  const out = new Float32Array(x.length);
+  for (let i = 0; i < a!; i++)
+    for (let j = 0; j < b!; j++)
+      for (let t = 0; t < c!; t++) {
+        const from = ((i * b! + j) * c! + t) * d!;
+        out.set(x.subarray(from, from + d!), ((i * c! + t) * b! + j) * d!);
+      }
+  return out;
+}
+
+/**
+ * Runs forward and (with grad) backward of L = sum(o * dO) on the GPU: o and (with grad) dq, dk, dv, head-major.
+ * With layout 'tokens' the inputs go in token-major and the results are turned back to head-major.
+ */
+async function gpu(
+  c: Case,
+  x: ReturnType<typeof inputs>,
+  grad: boolean,
+  layout: 'heads' | 'tokens' = 'heads',
+): Promise<Float32Array[]> {
+  const qShape = [c.B, c.Hq, c.Tq, c.Dh];
+  const tokens = layout === 'tokens';
+  const swap = (data: Float32Array, shape: number[]) => (tokens ? swap12(data, shape) : data);
+  const shaped = (shape: number[]) => (tokens ? [shape[0]!, shape[2]!, shape[1]!, shape[3]!] : shape);
   const got = e.tidy(() => {
-    const q = e.tensor(x.q, [c.B, c.Hq, c.Tq, c.Dh]);
-    const k = e.tensor(x.k, x.kShape);
-    const v = e.tensor(x.v, x.kShape);
+    const q = e.tensor(swap(x.q, qShape), shaped(qShape));
+    const k = e.tensor(swap(x.k, x.kShape), shaped(x.kShape));
+    const v = e.tensor(swap(x.v, x.kShape), shaped(x.kShape));
     for (const t of [q, k, v]) t.requiresGrad = grad;
     const ks = c.keyStart ? e.tensor(Int32Array.from(c.keyStart), [c.B], 'i32') : null;
     const ke = c.keyEnd ? e.tensor(c.keyEnd, [c.B, c.Tk ?? c.Tq], 'i32') : null;
-    const o = attention(q, k, v, options(c, ks, ke));
+    const o = attention(q, k, v, { ...options(c, ks, ke), layout });
     if (!grad) return { o: e.keep(o), grads: [] as Tensor[] };
-    e.backward(sum(mul(o, e.tensor(x.dO, o.shape))));
+    e.backward(sum(mul(o, e.tensor(swap(x.dO, qShape), o.shape))));
     // Take the gradients off the leaves, which the scope disposes (and with them their .grad).
     const grads = [q, k, v].map((t) => {
       const g = e.keep(t.grad!);
@@ -152,7 +176,17 @@ async function gpu(c: Case, x: ReturnType<typeof inputs>, grad: boolean): Promis
   const out = [got.o, ...got.grads];
   const read = (await e.readAll(out)) as Float32Array[];
   for (const t of out) t.dispose();
-  return read;
+  if (!tokens) return read;
+  return read.map((r, n) => swap12(r, shaped(n === 0 || n === 1 ? qShape : x.kShape)));
+}
+
+/** The token-major layout gives the head-major results exactly: the same sums in the same order, other addresses. */
+async function checkLayouts(c: Case, seed: number, grad: boolean) {
+  const x = inputs(c, seed);
+  const heads = await gpu(c, x, grad, 'heads');
+  const tokens = await gpu(c, x, grad, 'tokens');
+  expect(tokens.length).toBe(heads.length);
+  heads.forEach((h, n) => expect(Array.from(tokens[n]!), ['o', 'dq', 'dk', 'dv'][n]).toEqual(Array.from(h)));
 }
 
 /** Forward and (with grad) backward on the GPU against the float64 reference. */
@@ -216,6 +250,44 @@ describe.each<AttentionVariant>(['rows', 'split', 'tiled'])('attention (%s)', (v
       { B: 1, Hq: 2, Hkv: 1, Tq: 300, Dh: 48 }, // a longer sequence: many key and query blocks
     ];
     for (const c of cases) it(name(c), () => check(c, c.Tq * 31 + c.Dh, true));
+  });
+
+  describe('token-major q, k and v (the head-major results exactly)', () => {
+    const cases: Case[] = [
+      { B: 2, Hq: 4, Hkv: 2, Tq: 19, Dh: 24 }, // the embedded model's heads
+      { B: 1, Hq: 3, Hkv: 1, Tq: 33, Dh: 17 },
+      { B: 1, Hq: 2, Hkv: 1, Tq: 21, Dh: 136 }, // rows: several column passes; tiled: 8 threads per row
+      { B: 2, Hq: 2, Hkv: 2, Tq: 12, Dh: 8, keyStart: [0, 5] },
+      { B: 1, Hq: 4, Hkv: 2, Tq: 5, Tk: 19, cap: 24, Dh: 32 }, // queries at an offset, a larger capacity
+    ];
+    for (const c of cases) it(name(c), () => checkLayouts(c, c.Tq * 7 + c.Dh, c.Tk === undefined));
+    it('a prefix-tree row', () => checkLayouts(treeCase(TREE_CASES[0]!, 3), 3, true));
+
+    it('token-major queries read a head-major cache (cacheRows)', async () => {
+      const [B, Hq, Hkv, Tq, Tk, cap, Dh] = [2, 4, 2, 3, 9, 12, 16];
+      const q = randn(B * Hq * Tq * Dh, 21);
+      const k = randn(3 * Hkv * cap * Dh, 22); // a cache with a spare row
+      const v = randn(k.length, 23);
+      const run = (layout: 'heads' | 'tokens') =>
+        e.noGrad(() =>
+          e.keep(
+            attention(
+              e.tensor(
+                layout === 'tokens' ? swap12(q, [B, Hq, Tq, Dh]) : q,
+                layout === 'tokens' ? [B, Tq, Hq, Dh] : [B, Hq, Tq, Dh],
+              ),
+              e.tensor(k, [3, Hkv, cap, Dh]),
+              e.tensor(v, [3, Hkv, cap, Dh]),
+              { kvLength: Tk, kvCapacity: cap, cacheRows: true, layout },
+            ),
+          ),
+        );
+      const [heads, tokens] = [run('heads'), run('tokens')];
+      const [h, t] = [await heads.read(), await tokens.read()];
+      heads.dispose();
+      tokens.dispose();
+      expect(Array.from(swap12(t as Float32Array, [B, Tq, Hq, Dh]))).toEqual(Array.from(h));
+    });
   });
 
   describe('KV-cache decoding (forward vs float64)', () => {
