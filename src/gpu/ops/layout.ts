@@ -1,31 +1,10 @@
-// Data movement: axis swaps for attention layouts, KV-cache appends and moves.
+// Data movement: KV-cache appends and moves, row gathers.
 import type { Engine } from '../engine.ts';
 import type { Tensor } from '../tensor.ts';
 import { expect } from './util.ts';
 
-/** Workgroup size of the permute, kv_append and gather_rows kernels. */
+/** Workgroup size of the kv_append and gather_rows kernels. */
 const WG = 256;
-
-/** [A, B, C, D] -> [A, C, B, D] (e.g. [batch, time, heads, dim] <-> [batch, heads, time, dim]). */
-export function swapAxes12(x: Tensor): Tensor {
-  const e = x.engine;
-  expect(x, 'swapAxes12', { rank: 4, dtype: ['f32', 'i32', 'u32'] });
-  const [A, B, C, D] = x.shape as [number, number, number, number];
-  // With B or C of 1 the swap moves no element (a decoding step's one token): a view, no dispatch.
-  if (B === 1 || C === 1) return x.reshape([A, C, B, D]);
-  const out = e.empty([A, C, B, D], x.dtype);
-  if (x.size > 0) {
-    e.dispatch({
-      shader: 'permute',
-      constants: { WG },
-      params: { A, B, C, D },
-      bindings: { src: x, dst: out },
-      workgroups: e.grid(x.size, WG),
-    });
-  }
-  e.record([x], [out], ([g]) => [swapAxes12(g!)]);
-  return out;
-}
 
 /**
  * keys[b, h, start + t, :] = k[b, t, h, :] and values[...] = v[b, t, h, :] for k and v [B, Tnew, H, Dh] and

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../../../src/gpu/engine.ts';
-import { gatherRows, kvAppend, kvMove, swapAxes12 } from '../../../../src/gpu/ops/layout.ts';
+import { gatherRows, kvAppend, kvMove } from '../../../../src/gpu/ops/layout.ts';
 import { testEngine } from '../../../helpers/engine.ts';
 import { forwardBackward } from '../../../helpers/forward-backward.ts';
 import { randn } from '../../../helpers/random.ts';
@@ -8,48 +8,6 @@ import { randn } from '../../../helpers/random.ts';
 let e: Engine;
 beforeAll(async () => {
   e = await testEngine();
-});
-
-describe('swapAxes12', () => {
-  /** y[a, c, b, d] = x[a, b, c, d] on the host. */
-  const swapped = (x: Float32Array, [A, B, C, D]: number[]) => {
-    const y = new Float32Array(x.length);
-    for (let a = 0; a < A!; a++)
-      for (let b = 0; b < B!; b++)
-        for (let c = 0; c < C!; c++)
-          for (let d = 0; d < D!; d++) y[((a * C! + c) * B! + b) * D! + d] = x[((a * B! + b) * C! + c) * D! + d]!;
-    return y;
-  };
-  // [2, 3, 4, 5] moves elements (a permute dispatch); with axis 1 or 2 of size 1 (a decoding step) it is a view.
-  for (const shape of [
-    [2, 3, 4, 5],
-    [3, 1, 4, 2],
-    [3, 4, 1, 2],
-  ]) {
-    it(`swaps axes 1 and 2 of ${shape.join('x')}, and its gradient back`, async () => {
-      const x = randn(
-        shape.reduce((a, b) => a * b),
-        3,
-      );
-      const g = randn(x.length, 4);
-      let dispatches = 0;
-      const got = await forwardBackward(
-        e,
-        [{ data: x, shape }],
-        ([t]) => {
-          const before = e.counters.dispatches;
-          const y = swapAxes12(t!);
-          dispatches = e.counters.dispatches - before;
-          return y;
-        },
-        g,
-      );
-      const [A, B, C, D] = shape as [number, number, number, number];
-      expect(Array.from(got.y)).toEqual(Array.from(swapped(x, shape)));
-      expect(Array.from(got.grads[0]!)).toEqual(Array.from(swapped(g, [A, C, B, D])));
-      expect(dispatches).toBe(B === 1 || C === 1 ? 0 : 1);
-    });
-  }
 });
 
 describe('kvMove', () => {
