@@ -92,7 +92,9 @@ export async function benchTrainingPass(e: Engine): Promise<Record<string, unkno
           p.grad = null;
         }
       });
-    pass(); // warm-up: pipelines compiled, pool filled
+    // Warm-up: pipelines compiled, then the buffer pool and the host allocator settled (at SmolLM2's shapes the
+    // pass after the first was still a fifth slower, its big buffers new: bench/NOTES.md, round 14).
+    for (let w = 0; w < 2; w++) pass();
     await e.sync();
     const profile = new Profile();
     profile.byKernel = true;
