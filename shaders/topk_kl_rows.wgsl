@@ -2,26 +2,14 @@
 // semantics, bindings and outputs (the derivation is there). One invocation per row, no workgroup memory and no
 // barriers: lavapipe pays for every barrier and every workgroup-memory access lane by lane, and the workgroup
 // kernel's per-row reductions, radix passes and sort of 256 pairs cost it far more than the row's own elements at
-// a small vocabulary (146 µs a row at V = 1024).
+// a small vocabulary (about 140 µs a row at V = 1024).
 //   1. One pass over the row: both online logsumexps, and the K smallest composite keys (descKey(x_j), j) kept in
 //      ascending order in private arrays by insertion. Ids ascend, so an element enters a full list only with a key
 //      strictly below the K-th (a tie keeps the lower id, held already); after the first K that is rare (about
 //      K ln(V / K) insertions for logits in random order).
 //   2. With TAIL, a second pass sums the probability of every token outside the support, as topk_kl.wgsl's 3.
 //   3. The K buckets in order (ids by descending logit, ties by lower id), the KL and the backward's coefficients.
-override TAIL: bool = true;
-override REVERSE: bool = true;
-
-struct Params { R: u32, V: u32, K: u32 }
-#include "lib/params.wgsl"
-@group(0) @binding(1) var<storage, read> student: array<f32>;
-@group(0) @binding(2) var<storage, read> teacher: array<f32>;
-@group(0) @binding(3) var<storage, read_write> ids: array<i32>;          // [R, K], by descending student logit
-@group(0) @binding(4) var<storage, read_write> stats: array<f32>;        // [R, 4] lseS, a_tail, c_tail, C
-@group(0) @binding(5) var<storage, read_write> coef: array<f32>;         // [R, K] dL_r/dz at ids
-@group(0) @binding(6) var<storage, read_write> perToken: array<f32>;     // [R]
-@group(0) @binding(7) var<storage, read_write> studentLogp: array<f32>;  // [R, K]
-@group(0) @binding(8) var<storage, read_write> teacherLogp: array<f32>;  // [R, K]
+#include "lib/topk_kl_io.wgsl"
 
 const MAXK = 256u; // the largest K (TOPK_KL_MAX_K in src/gpu/ops/topk_kl.ts)
 const BLOCK = 256u; // elements of a partial sum
