@@ -380,7 +380,9 @@ describe('sharded checkpoints', () => {
     const idx = parseShardIndex({ weight_map: map });
     expect(idx.files).toHaveLength(200_000);
     expect(idx.files[199_999]).toBe('shard-199999.safetensors');
-    expect(performance.now() - t0).toBeLessThan(3000);
+    // A bound for the complexity, not a benchmark: the linear parser took 3.4 s on a CI machine starved by a
+    // long run beside it (3 s was the bound then, and it failed), the quadratic one 61 s on a quiet machine.
+    expect(performance.now() - t0).toBeLessThan(20_000);
     // The error comes as soon as the first shard is missing.
     const read = filesFromMap({ 'model.safetensors.index.json': JSON.stringify({ weight_map: map }) });
     await expect(loadSafetensorsWeights(read)).rejects.toThrow(/shard shard-0.safetensors, listed in/);
