@@ -263,10 +263,12 @@ export function attention(q: Tensor, k: Tensor, v: Tensor, opts: AttentionOption
     }
   }
   const scale = opts.scale ?? 1 / Math.sqrt(Dh);
-  const strides = (tokensFirst: boolean, H: number, T: number) => (tokensFirst ? [Dh, H * Dh] : [T * Dh, Dh]);
+  // [head, time step] strides of a head-major or token-major tensor.
+  const strides = (tokensFirst: boolean, H: number, T: number): [number, number] =>
+    tokensFirst ? [Dh, H * Dh] : [T * Dh, Dh];
   const [qH, qT] = strides(tokens, Hq, Tq);
   const [kH, kT] = strides(kvTokens, Hkv, cap);
-  const geo: Geometry = { B, Hq, Hkv, Tq, Tk, cap, Dh, off, scale, qH: qH!, qT: qT!, kH: kH!, kT: kT! };
+  const geo: Geometry = { B, Hq, Hkv, Tq, Tk, cap, Dh, off, scale, qH, qT, kH, kT };
   const mask = keyMask(keyStart, keyEnd, B);
   const maskBuffer = mask.buffer ?? placeholder(e);
 
