@@ -1,0 +1,65 @@
+// Whether an experiment folder's logs hold what its claims need (src/lab/experiment/completeness.ts): by default
+// what issue 47 asks of results/experiment-47 (arms base, drzero, self, piplay, gt; 5 seeds; 3 iterations; 400
+// questions per evaluation, the same in each; every run naming its commit). Exits 1 and lists what is missing.
+//   npx tsx scripts/check-experiment.ts results/experiment-47 [--arms a,b] [--seeds N] [--iterations N] [--questions N]
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { checkCompleteness, ISSUE_47, type RunStamp } from '../src/lab/experiment/completeness.ts';
+import type { QuestionRow } from '../src/lab/experiment/paired.ts';
+
+const [dir, ...rest] = process.argv.slice(2);
+const usage =
+  'usage: npx tsx scripts/check-experiment.ts DIR [--arms a,b] [--seeds N] [--iterations N] [--questions N]';
+if (!dir || !existsSync(join(dir, 'per-question.jsonl'))) {
+  console.error(`${usage}\n(DIR must hold per-question.jsonl: an experiment folder of npm run experiment)`);
+  process.exit(2);
+}
+const flags = new Map<string, string>();
+for (let i = 0; i < rest.length; i += 2) {
+  const [flag, value] = [rest[i]!, rest[i + 1]];
+  if (!['--arms', '--seeds', '--iterations', '--questions'].includes(flag) || value === undefined) {
+    console.error(`${usage}\n(not understood: ${flag}${value === undefined ? ' without a value' : ''})`);
+    process.exit(2);
+  }
+  flags.set(flag, value);
+}
+const count = (flag: string, fallback: number) => {
+  const v = flags.get(flag);
+  if (v === undefined) return fallback;
+  if (!/^\d+$/.test(v)) {
+    console.error(`${flag} ${v}: a whole number is needed`);
+    process.exit(2);
+  }
+  return Number(v);
+};
+const req = {
+  arms: flags.get('--arms')?.split(',') ?? ISSUE_47.arms,
+  minSeeds: count('--seeds', ISSUE_47.minSeeds),
+  iterations: count('--iterations', ISSUE_47.iterations),
+  minQuestions: count('--questions', ISSUE_47.minQuestions),
+};
+
+const lines = readFileSync(join(dir, 'per-question.jsonl'), 'utf8')
+  .split('\n')
+  .filter((l) => l.trim())
+  .map((l) => JSON.parse(l) as QuestionRow);
+const runsDir = join(dir, 'runs');
+const stamps: RunStamp[] = (existsSync(runsDir) ? readdirSync(runsDir) : [])
+  .map((name) => join(runsDir, name, 'result.json'))
+  .filter((p) => existsSync(p))
+  .map((p) => {
+    const r = JSON.parse(readFileSync(p, 'utf8')) as {
+      arm: string;
+      seed: number;
+      code?: { commit: string; dirty: boolean };
+    };
+    return { arm: r.arm, seed: r.seed, commit: r.code?.commit ?? null, dirty: r.code?.dirty ?? null };
+  });
+const { problems, summary } = checkCompleteness(lines, stamps, req);
+for (const s of summary) console.log(s);
+if (problems.length) {
+  console.log(`\nmissing or inconsistent (${problems.length}):`);
+  for (const p of problems) console.log(`  ${p}`);
+  process.exit(1);
+}
+console.log('\ncomplete: every requirement holds');
