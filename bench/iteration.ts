@@ -72,6 +72,11 @@ export interface SelfPlayBench {
 }
 
 /** Times a self-play run of `opts.preset` on its model and world, phase by phase. */
+/** User and system seconds of a process.cpuUsage() reading. */
+function cpuSeconds(u: NodeJS.CpuUsage): number {
+  return (u.user + u.system) / 1e6;
+}
+
 export async function benchSelfPlay(e: Engine, opts: SelfPlayBench): Promise<Record<string, unknown>[]> {
   const { steps, evalPerHop, iterations } = opts;
   const config = makeConfig(opts.preset, {
@@ -94,17 +99,25 @@ export async function benchSelfPlay(e: Engine, opts: SelfPlayBench): Promise<Rec
   const c0 = { ...e.counters };
   e.profile = profile;
   const t0 = performance.now();
-  const stageSeconds = new Map<string, number>();
+  const cpu0 = process.cpuUsage();
+  // Wall and CPU seconds by stage: CPU time over wall time is how many cores the process kept busy (a CPU driver's
+  // compute threads, the host and the driver's own threads together; 2 on this machine at most).
+  const stageSeconds = new Map<string, { wall: number; cpu: number }>();
   while (!run.done) {
     const stage = run.cursor.stage;
     profile.setStage(stage);
     const s0 = performance.now();
+    const c0 = process.cpuUsage();
     await run.step();
-    stageSeconds.set(stage, (stageSeconds.get(stage) ?? 0) + (performance.now() - s0) / 1000);
+    const spent = stageSeconds.get(stage) ?? { wall: 0, cpu: 0 };
+    spent.wall += (performance.now() - s0) / 1000;
+    spent.cpu += cpuSeconds(process.cpuUsage(c0));
+    stageSeconds.set(stage, spent);
   }
   await e.sync();
   profile.flush();
   const total = (performance.now() - t0) / 1000;
+  const cores = cpuSeconds(process.cpuUsage(cpu0)) / total;
   e.profile = null;
   const counts = Object.fromEntries(Object.entries(e.counters).map(([k, v]) => [k, v - c0[k as keyof typeof c0]]));
   run.dispose();
@@ -135,7 +148,9 @@ export async function benchSelfPlay(e: Engine, opts: SelfPlayBench): Promise<Rec
     console.log(line(name, t));
     rows.push({ op: 'iteration', category: name, ...t });
   }
-  console.log(`  by stage: ${[...stageSeconds].map(([s, v]) => `${s} ${v.toFixed(1)} s`).join(', ')}`);
+  const stageLine = ([s, v]: [string, { wall: number; cpu: number }]) =>
+    `${s} ${v.wall.toFixed(1)} s (${(v.cpu / v.wall).toFixed(2)} cores)`;
+  console.log(`  by stage: ${[...stageSeconds].map(stageLine).join(', ')}`);
   console.log(`  (phases in detail)`);
   for (const [phase, t] of [...profile.phases].sort((a, b) => b[1].wallSeconds - a[1].wallSeconds)) {
     if (t.wallSeconds + t.gpuSeconds > 0.05) console.log(line(phase, t));
@@ -143,7 +158,8 @@ export async function benchSelfPlay(e: Engine, opts: SelfPlayBench): Promise<Rec
   }
   console.log(
     `  total ${total.toFixed(1)} s; ${counts['dispatches']} dispatches, ${counts['submits']} submissions, ${counts['reads']} read-backs, ` +
-      `${counts['uploads']} uploads (the profile adds a submission at each phase change)`,
+      `${counts['uploads']} uploads (the profile adds a submission at each phase change); ${cores.toFixed(2)} cores ` +
+      'busy on average (CPU time of all its threads over the wall time)',
   );
   // Decoding alone (every generation phase: rollouts, evaluation, examiner): what one step costs in dispatches and
   // read-backs, the per-token overhead that dominates a CPU driver and a browser alike.
@@ -162,6 +178,7 @@ export async function benchSelfPlay(e: Engine, opts: SelfPlayBench): Promise<Rec
     wholeRun: opts.wholeRun === true,
     iterations: config.iterations,
     seconds: total,
+    cores,
     steps: config.examinerSteps,
     evalPerHop: config.evalPerHop,
     stageSeconds: Object.fromEntries(stageSeconds),
