@@ -71,12 +71,12 @@ export interface SelfPlayBench {
   byKernel?: boolean;
 }
 
-/** Times a self-play run of `opts.preset` on its model and world, phase by phase. */
 /** User and system seconds of a process.cpuUsage() reading. */
 function cpuSeconds(u: NodeJS.CpuUsage): number {
   return (u.user + u.system) / 1e6;
 }
 
+/** Times a self-play run of `opts.preset` on its model and world, phase by phase. */
 export async function benchSelfPlay(e: Engine, opts: SelfPlayBench): Promise<Record<string, unknown>[]> {
   const { steps, evalPerHop, iterations } = opts;
   const config = makeConfig(opts.preset, {
@@ -101,18 +101,29 @@ export async function benchSelfPlay(e: Engine, opts: SelfPlayBench): Promise<Rec
   const t0 = performance.now();
   const cpu0 = process.cpuUsage();
   // Wall and CPU seconds by stage: CPU time over wall time is how many cores the process kept busy (a CPU driver's
-  // compute threads, the host and the driver's own threads together; 2 on this machine at most).
+  // compute threads, the host and the driver's own threads together; 2 on this machine at most). The GPU is synced
+  // where the stage changes, so a stage's queued work is not charged to the next.
   const stageSeconds = new Map<string, { wall: number; cpu: number }>();
-  while (!run.done) {
-    const stage = run.cursor.stage;
-    profile.setStage(stage);
-    const s0 = performance.now();
-    const c0 = process.cpuUsage();
-    await run.step();
+  let stage = run.cursor.stage;
+  let wall0 = performance.now();
+  let cpuAt = process.cpuUsage();
+  const closeStage = () => {
     const spent = stageSeconds.get(stage) ?? { wall: 0, cpu: 0 };
-    spent.wall += (performance.now() - s0) / 1000;
-    spent.cpu += cpuSeconds(process.cpuUsage(c0));
+    spent.wall += (performance.now() - wall0) / 1000;
+    spent.cpu += cpuSeconds(process.cpuUsage(cpuAt));
     stageSeconds.set(stage, spent);
+    wall0 = performance.now();
+    cpuAt = process.cpuUsage();
+  };
+  profile.setStage(stage);
+  while (!run.done) {
+    await run.step();
+    if (run.done || run.cursor.stage !== stage) {
+      await e.sync();
+      closeStage();
+      stage = run.cursor.stage;
+      profile.setStage(stage);
+    }
   }
   await e.sync();
   profile.flush();

@@ -1,7 +1,9 @@
 // Whether an experiment folder's logs hold what its claims need (src/lab/experiment/completeness.ts): by default
 // what issue 47 asks of results/experiment-47 (arms base, drzero, self, piplay, gt; 5 seeds; 3 iterations; 400
-// questions per evaluation, the same in each; every run naming its commit). Exits 1 and lists what is missing.
-//   npx tsx scripts/check-experiment.ts results/experiment-47 [--arms a,b] [--seeds N] [--iterations N] [--questions N]
+// test-world questions per evaluation, the same in each; every run finished and naming its one clean commit).
+// Exits 1 and lists what is missing.
+//   npx tsx scripts/check-experiment.ts results/experiment-47 [--arms a,b] [--min-seeds N] [--iterations N]
+//     [--min-questions N] [--world NAME]
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkCompleteness, ISSUE_47, type RunStamp } from '../src/lab/experiment/completeness.ts';
@@ -17,7 +19,7 @@ if (!dir || !existsSync(join(dir, 'per-question.jsonl'))) {
 const flags = new Map<string, string>();
 for (let i = 0; i < rest.length; i += 2) {
   const [flag, value] = [rest[i]!, rest[i + 1]];
-  if (!['--arms', '--seeds', '--iterations', '--questions'].includes(flag) || value === undefined) {
+  if (!['--arms', '--min-seeds', '--iterations', '--min-questions', '--world'].includes(flag) || value === undefined) {
     console.error(`${usage}\n(not understood: ${flag}${value === undefined ? ' without a value' : ''})`);
     process.exit(2);
   }
@@ -34,27 +36,47 @@ const count = (flag: string, fallback: number) => {
 };
 const req = {
   arms: flags.get('--arms')?.split(',') ?? ISSUE_47.arms,
-  minSeeds: count('--seeds', ISSUE_47.minSeeds),
+  minSeeds: count('--min-seeds', ISSUE_47.minSeeds),
   iterations: count('--iterations', ISSUE_47.iterations),
-  minQuestions: count('--questions', ISSUE_47.minQuestions),
+  minQuestions: count('--min-questions', ISSUE_47.minQuestions),
+  world: flags.get('--world') ?? ISSUE_47.world,
 };
 
 const lines = readFileSync(join(dir, 'per-question.jsonl'), 'utf8')
   .split('\n')
   .filter((l) => l.trim())
   .map((l) => JSON.parse(l) as QuestionRow);
+// Each run's result.json, in its folder <arm>-seed<seed> (other entries, such as a copy on its way in, are not runs).
+interface StoredRun {
+  arm: string;
+  seed: number;
+  iterations: number;
+  error?: string;
+  code?: { commit: string; dirty: boolean };
+  codeAtStart?: { commit: string; dirty: boolean };
+  config: { evalWorld: string };
+}
 const runsDir = join(dir, 'runs');
-const stamps: RunStamp[] = (existsSync(runsDir) ? readdirSync(runsDir) : [])
-  .map((name) => join(runsDir, name, 'result.json'))
-  .filter((p) => existsSync(p))
-  .map((p) => {
-    const r = JSON.parse(readFileSync(p, 'utf8')) as {
-      arm: string;
-      seed: number;
-      code?: { commit: string; dirty: boolean };
-    };
-    return { arm: r.arm, seed: r.seed, commit: r.code?.commit ?? null, dirty: r.code?.dirty ?? null };
+const stamps: RunStamp[] = [];
+for (const name of existsSync(runsDir) ? readdirSync(runsDir) : []) {
+  const path = join(runsDir, name, 'result.json');
+  if (!existsSync(path)) continue;
+  const r = JSON.parse(readFileSync(path, 'utf8')) as StoredRun;
+  if (name !== `${r.arm}-seed${r.seed}`) {
+    console.error(`${path}: arm ${r.arm} seed ${r.seed} in a folder named ${name}; not counted`);
+    continue;
+  }
+  stamps.push({
+    arm: r.arm,
+    seed: r.seed,
+    commit: r.code?.commit ?? null,
+    dirty: r.code?.dirty ?? null,
+    startedAt: r.codeAtStart ? `${r.codeAtStart.commit}${r.codeAtStart.dirty ? ' (dirty)' : ''}` : null,
+    error: r.error ?? null,
+    iterations: r.iterations,
+    evalWorld: r.config.evalWorld,
   });
+}
 const { problems, summary } = checkCompleteness(lines, stamps, req);
 for (const s of summary) console.log(s);
 if (problems.length) {
