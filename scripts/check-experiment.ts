@@ -54,7 +54,12 @@ interface StoredRun {
   error?: string;
   code?: { commit: string; dirty: boolean };
   codeAtStart?: { commit: string; dirty: boolean };
-  config: { evalWorld: string };
+  config: { evalWorld: string; seed: number } & Record<string, unknown>;
+}
+/** A run's settings but its seed, keys in order. */
+function settingsText(config: StoredRun['config']): string {
+  const { seed: _, ...rest } = config;
+  return JSON.stringify(Object.fromEntries(Object.entries(rest).sort(([a], [b]) => a.localeCompare(b))));
 }
 const runsDir = join(dir, 'runs');
 const stamps: RunStamp[] = [];
@@ -75,6 +80,7 @@ for (const name of existsSync(runsDir) ? readdirSync(runsDir) : []) {
     error: r.error ?? null,
     iterations: r.iterations,
     evalWorld: r.config.evalWorld,
+    settings: settingsText(r.config),
   });
 }
 const { problems, summary } = checkCompleteness(lines, stamps, req);

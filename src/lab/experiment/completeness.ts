@@ -15,9 +15,10 @@ export interface RunStamp {
   startedAt: string | null;
   /** Why the run stopped early, if it did. */
   error: string | null;
-  /** Its settings: iterations and the held-out world. */
+  /** Its settings: iterations and the held-out world; and all of them but the seed, as text (runs of one arm match). */
   iterations: number;
   evalWorld: string;
+  settings: string;
 }
 
 export interface Requirements {
@@ -138,6 +139,13 @@ export function checkCompleteness(
     problems.push(
       `${otherLength.length} runs were set to other than ${req.iterations} iterations${example(otherLength)}`,
     );
+  for (const arm of new Set(stamps.map((s) => s.arm))) {
+    const mine = stamps.filter((s) => s.arm === arm);
+    if (new Set(mine.map((s) => s.settings)).size > 1)
+      problems.push(
+        `the runs of arm ${arm} differ in settings other than the seed (seeds ${list(mine.map((s) => s.seed))})`,
+      );
+  }
   const unknown = stamps.filter((s) => !s.commit);
   if (unknown.length) problems.push(`${unknown.length} runs do not name their commit${example(unknown)}`);
   const dirty = stamps.filter((s) => s.dirty);

@@ -16,7 +16,17 @@ const IDS = ['q1', 'q2', 'q3'];
 const COMMIT = 'f697f52df696fe4429e02de02da78729eee04ce2';
 
 function stamp(arm: string, seed: number): RunStamp {
-  return { arm, seed, commit: COMMIT, dirty: false, startedAt: null, error: null, iterations: 2, evalWorld: 'test' };
+  return {
+    arm,
+    seed,
+    commit: COMMIT,
+    dirty: false,
+    startedAt: null,
+    error: null,
+    iterations: 2,
+    evalWorld: 'test',
+    settings: `{"arm":"${arm}"}`,
+  };
 }
 
 /** A complete experiment of REQ's shape: base once per seed, the trained arms after iterations 0 and 1. */
@@ -101,7 +111,7 @@ describe('checkCompleteness', () => {
             s,
             { ...s, commit: null },
             { ...s, dirty: true },
-            { ...s, startedAt: 'abc', evalWorld: 'dev', iterations: 3 },
+            { ...s, startedAt: 'abc', evalWorld: 'dev', iterations: 3, settings: '{"lr":2}' },
             { ...s, error: 'NaN loss' },
           ][k]!,
       );
@@ -113,6 +123,7 @@ describe('checkCompleteness', () => {
       '1 runs stopped with an error (e.g. piplay seed 2): NaN loss',
       '1 runs were evaluated on another world than test (e.g. drzero seed 2)',
       '1 runs were set to other than 2 iterations (e.g. drzero seed 2)',
+      'the runs of arm drzero differ in settings other than the seed (seeds 1, 2, 1)',
       '1 runs do not name their commit (e.g. drzero seed 1)',
       '1 runs were made from a tree with uncommitted changes (e.g. piplay seed 1)',
       '1 runs were started by other code than finished them (e.g. drzero seed 2)',
