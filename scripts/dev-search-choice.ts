@@ -64,8 +64,8 @@ const lines = [
     `iterations (${iterations} in the runs read), seeds 11 and 12 (read: ${allSeeds.join(', ') || 'none'}), ` +
     'held-out EM on 200 dev questions (100 of 1 and 2 hops) after each iteration. The grid: `--lr` (with ' +
     "`--examiner-lr` the same) 5e-5, 1e-4, 2e-4; for the arms with a teacher `--lambda` 0.1,0.03,0.03 (the papers' " +
-    "instruct schedule, the demo preset's) and 0.3,0.1,0.1; for Dr. Zero `--beta` 0 (its paper: KL-free) and " +
-    '0.01. The commands: `run.sh`.',
+    "instruct schedule, the demo preset's until this search chose π-Play's) and 0.3,0.1,0.1; for Dr. Zero `--beta` 0 " +
+    '(its paper: KL-free) and 0.01. The commands: `run.sh`.',
   '',
   '**Choice rule**, fixed before the search ran: per arm, the point with the highest mean dev EM over the seeds ' +
     'after the last iteration, among the points every seed finished; a tie goes to the smaller learning rate. ' +
