@@ -142,6 +142,8 @@ PRESETS = {
         "notes": "answer-first",
         "lr": 1e-4,
         "examinerLr": 1e-4,
+        # π-Play's choice in piplay's dev-world search (results/dev-search-47).
+        "lambda": [0.3, 0.1, 0.1],
         "lrWarmup": 0.1,
         "emptyUpdates": "skip",
         "temperature": 0.6,
