@@ -8,6 +8,7 @@ import { PRIVILEGED_HEADER } from '../../src/env/prompts.ts';
 import type { Engine } from '../../src/gpu/engine.ts';
 import type { CausalLM } from '../../src/model/decoder.ts';
 import { groupAdvantages } from '../../src/rl/advantages.ts';
+import { lambdaAt } from '../../src/rl/schedule.ts';
 import { difficultyReward } from '../../src/rl/rewards.ts';
 import { randomTinyBase, type BaseModel } from '../../src/selfplay/base-model.ts';
 import { latestCheckpoint } from '../../src/selfplay/checkpoint.ts';
@@ -119,7 +120,7 @@ describe('one π-Play iteration on a tiny random model', () => {
     expect(m.stage).toBe('student');
     finiteNumbers(m);
     expect(m.optimizer_steps).toBe(1);
-    expect(m.lambda).toBe(0.1);
+    expect(m.lambda).toBe(lambdaAt(config.lambda, 0)); // the preset's first iteration
     expect(m.learnable_share as number).toBeGreaterThanOrEqual(0);
     expect(m.learnable_share as number).toBeLessThanOrEqual(1);
     expect(m.distill as number).toBeGreaterThanOrEqual(0);
