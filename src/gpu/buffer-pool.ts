@@ -27,6 +27,11 @@ export interface PoolStats {
   peakAllocatedBytes: number;
   /** The largest liveBytes over the same span: the memory the work itself held at once. */
   peakLiveBytes: number;
+  /**
+   * The smallest allocatedBytes since the pool was made or `resetLow()` was called: what a run keeps at its leanest
+   * (between stages, after a trim), however briefly, so a sampler that reads it now and then misses no low point.
+   */
+  lowAllocatedBytes: number;
 }
 
 export interface PoolOptions {
@@ -71,6 +76,7 @@ export class BufferPool {
     buffers: 0,
     peakAllocatedBytes: 0,
     peakLiveBytes: 0,
+    lowAllocatedBytes: 0,
   };
   readonly maxFreeBytes: number;
   readonly freeFraction: number;
@@ -165,6 +171,7 @@ export class BufferPool {
 
   private destroy(buf: GPUBuffer, size: number): void {
     this.stats.allocatedBytes -= size;
+    this.stats.lowAllocatedBytes = Math.min(this.stats.lowAllocatedBytes, this.stats.allocatedBytes);
     this.stats.freeBytes -= size;
     this.stats.buffers--;
     buf.destroy();
@@ -181,6 +188,11 @@ export class BufferPool {
   resetPeak(): void {
     this.stats.peakAllocatedBytes = this.stats.allocatedBytes;
     this.stats.peakLiveBytes = this.stats.liveBytes;
+  }
+
+  /** Starts a new span for `lowAllocatedBytes` (from what is allocated now). */
+  resetLow(): void {
+    this.stats.lowAllocatedBytes = this.stats.allocatedBytes;
   }
 
   getStats(): PoolStats {

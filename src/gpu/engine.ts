@@ -335,6 +335,11 @@ export class Engine {
     return this.pool.getStats();
   }
 
+  /** Starts a new span for the pool's `lowAllocatedBytes`. */
+  resetMemoryLow(): void {
+    this.pool.resetLow();
+  }
+
   // ---------------------------------------------------------------- autograd (tape.ts)
 
   get recording(): boolean {

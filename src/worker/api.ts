@@ -53,9 +53,16 @@ export class WorkerApi {
     this.session.engine?.device.destroy();
   }
 
-  /** The GPU buffer pool's counts (allocated, live, free bytes): what a long run's memory does, for the tests. */
+  /**
+   * The GPU buffer pool's counts (allocated, live, free bytes): what a long run's memory does, for the tests. Each
+   * call starts a new span for `lowAllocatedBytes`, so it is the least allocated since the previous call.
+   */
   poolStats(): PoolStats | null {
-    return this.session.engine?.memory() ?? null;
+    const engine = this.session.engine;
+    if (!engine) return null;
+    const stats = engine.memory();
+    engine.resetMemoryLow();
+    return stats;
   }
 
   subscribe(fn: Subscriber): void {

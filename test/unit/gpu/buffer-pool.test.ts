@@ -152,4 +152,19 @@ describe('BufferPool', () => {
     s = pool.getStats();
     expect([s.peakAllocatedBytes, s.peakLiveBytes]).toEqual([MiB, MiB]);
   });
+
+  it('records the low-water mark of allocated bytes, however briefly it lasted, and resets it', async () => {
+    const { pool, acquire, release } = fakePool({ maxFreeBytes: 0 });
+    const a = acquire(2 * MiB);
+    const b = acquire(4 * MiB);
+    pool.resetLow();
+    expect(pool.getStats().lowAllocatedBytes).toBe(6 * MiB);
+    await release(a, b); // destroyed at once (no free bytes kept): 0 allocated
+    acquire(3 * MiB);
+    let s = pool.getStats();
+    expect([s.allocatedBytes, s.lowAllocatedBytes]).toEqual([3 * MiB, 0]);
+    pool.resetLow();
+    s = pool.getStats();
+    expect(s.lowAllocatedBytes).toBe(3 * MiB);
+  });
 });
