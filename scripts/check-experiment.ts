@@ -4,14 +4,20 @@
 // Exits 1 and lists what is missing.
 //   npx tsx scripts/check-experiment.ts results/experiment-47 [--arms a,b] [--min-seeds N] [--iterations N]
 //     [--min-questions N] [--world NAME]
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { readLog } from '../src/cli/run-folder.ts';
+import type { SeedResult } from '../src/lab/experiment/aggregate.ts';
 import { checkCompleteness, ISSUE_47, type RunStamp } from '../src/lab/experiment/completeness.ts';
 import type { QuestionRow } from '../src/lab/experiment/paired.ts';
+import { formatCodeVersion } from '../src/node/code-version.ts';
+import { readInputJson } from '../src/node/input-file.ts';
+import type { SelfPlayConfig } from '../src/selfplay/config.ts';
 
 const [dir, ...rest] = process.argv.slice(2);
 const usage =
-  'usage: npx tsx scripts/check-experiment.ts DIR [--arms a,b] [--seeds N] [--iterations N] [--questions N]';
+  'usage: npx tsx scripts/check-experiment.ts DIR [--arms a,b] [--min-seeds N] [--iterations N] [--min-questions N] ' +
+  '[--world NAME]';
 if (!dir || !existsSync(join(dir, 'per-question.jsonl'))) {
   console.error(`${usage}\n(DIR must hold per-question.jsonl: an experiment folder of npm run experiment)`);
   process.exit(2);
@@ -42,31 +48,19 @@ const req = {
   world: flags.get('--world') ?? ISSUE_47.world,
 };
 
-const lines = readFileSync(join(dir, 'per-question.jsonl'), 'utf8')
-  .split('\n')
-  .filter((l) => l.trim())
-  .map((l) => JSON.parse(l) as QuestionRow);
-// Each run's result.json, in its folder <arm>-seed<seed> (other entries, such as a copy on its way in, are not runs).
-interface StoredRun {
-  arm: string;
-  seed: number;
-  iterations: number;
-  error?: string;
-  code?: { commit: string; dirty: boolean };
-  codeAtStart?: { commit: string; dirty: boolean };
-  config: { evalWorld: string; seed: number } & Record<string, unknown>;
-}
+const lines = readLog<QuestionRow>(join(dir, 'per-question.jsonl'));
 /** A run's settings but its seed, keys in order. */
-function settingsText(config: StoredRun['config']): string {
+function settingsText(config: SelfPlayConfig): string {
   const { seed: _, ...rest } = config;
   return JSON.stringify(Object.fromEntries(Object.entries(rest).sort(([a], [b]) => a.localeCompare(b))));
 }
+// Each run's result.json, in its folder <arm>-seed<seed> (other entries, such as a copy on its way in, are not runs).
 const runsDir = join(dir, 'runs');
 const stamps: RunStamp[] = [];
 for (const name of existsSync(runsDir) ? readdirSync(runsDir) : []) {
   const path = join(runsDir, name, 'result.json');
   if (!existsSync(path)) continue;
-  const r = JSON.parse(readFileSync(path, 'utf8')) as StoredRun;
+  const r = readInputJson(path) as SeedResult & { config: SelfPlayConfig };
   if (name !== `${r.arm}-seed${r.seed}`) {
     console.error(`${path}: arm ${r.arm} seed ${r.seed} in a folder named ${name}; not counted`);
     continue;
@@ -76,7 +70,7 @@ for (const name of existsSync(runsDir) ? readdirSync(runsDir) : []) {
     seed: r.seed,
     commit: r.code?.commit ?? null,
     dirty: r.code?.dirty ?? null,
-    startedAt: r.codeAtStart ? `${r.codeAtStart.commit}${r.codeAtStart.dirty ? ' (dirty)' : ''}` : null,
+    startedAt: r.codeAtStart ? formatCodeVersion(r.codeAtStart) : null,
     error: r.error ?? null,
     iterations: r.iterations,
     evalWorld: r.config.evalWorld,
