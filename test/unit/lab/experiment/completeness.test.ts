@@ -29,6 +29,11 @@ function stamp(arm: string, seed: number): RunStamp {
   };
 }
 
+/** One evaluation's lines: every question of IDS, q1 right. */
+function evaluation(arm: string, seed: number, iteration: number): QuestionRow[] {
+  return IDS.map((id) => ({ arm, seed, iteration, id, hops: 1, correct: id === 'q1' }));
+}
+
 /** A complete experiment of REQ's shape: base once per seed, the trained arms after iterations 0 and 1. */
 function complete(): { lines: QuestionRow[]; stamps: RunStamp[] } {
   const lines: QuestionRow[] = [];
@@ -36,8 +41,7 @@ function complete(): { lines: QuestionRow[]; stamps: RunStamp[] } {
   for (const seed of [1, 2]) {
     for (const arm of REQ.arms) {
       stamps.push(stamp(arm, seed));
-      for (const iteration of arm === 'base' ? [-1] : [0, 1])
-        for (const id of IDS) lines.push({ arm, seed, iteration, id, hops: 1, correct: id === 'q1' });
+      for (const iteration of arm === 'base' ? [-1] : [0, 1]) lines.push(...evaluation(arm, seed, iteration));
     }
   }
   return { lines, stamps };
@@ -60,9 +64,8 @@ describe('checkCompleteness', () => {
     const { lines, stamps } = complete();
     const gone = (arm: string, seed: number) => arm === 'drzero' || (arm === 'piplay' && seed === 2);
     const kept = lines.filter((l) => !gone(l.arm, l.seed) && !(l.arm === 'piplay' && l.iteration === 1));
-    const extra = IDS.map((id) => ({ arm: 'base', seed: 2, iteration: 0, id, hops: 1, correct: false }));
     const c = checkCompleteness(
-      [...kept, ...extra],
+      [...kept, ...evaluation('base', 2, 0)],
       stamps.filter((s) => !gone(s.arm, s.seed)),
       REQ,
     );
@@ -77,8 +80,7 @@ describe('checkCompleteness', () => {
 
   it('does not count the seeds of an arm it does not require', () => {
     const { lines, stamps } = complete();
-    const other = IDS.map((id) => ({ arm: 'partial', seed: 3, iteration: 0, id, hops: 1, correct: false }));
-    const c = checkCompleteness([...lines, ...other], [...stamps, stamp('partial', 3)], REQ);
+    const c = checkCompleteness([...lines, ...evaluation('partial', 3, 0)], [...stamps, stamp('partial', 3)], REQ);
     expect(c.problems).toEqual([]);
     expect(c.summary[0]).toBe('arms: base, drzero, piplay, partial (not required: partial)');
   });
