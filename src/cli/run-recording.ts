@@ -1,7 +1,7 @@
 // From a run folder of `npm run train` to a recorded run (src/worker/recording.ts) the page opens with no
 // training, and the examples' index the page lists (public/examples/index.json). A file is written only where
 // nothing is, or where an earlier recording or index of ours is, so no user file is ever replaced.
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, type SelfPlayConfig } from '../selfplay/config.ts';
 import type { EvalMetrics, QuestionRecord, RolloutRecord, RunEvent, StepMetrics } from '../selfplay/events.ts';
@@ -94,6 +94,7 @@ export function writeExamples(out: string, recordings: readonly RunRecording[]):
     format: EXAMPLES_FORMAT,
     examples: recordings.map((r) => ({ file: `${r.name}.json`, name: r.name, title: r.title })),
   };
+  mkdirSync(out, { recursive: true });
   recordings.forEach((r, i) => writeFileAtomically(files[i]!, JSON.stringify(r) + '\n', { replace: true }));
   writeFileAtomically(indexPath, JSON.stringify(index, null, 2) + '\n', { replace: true });
   return [...files, indexPath];

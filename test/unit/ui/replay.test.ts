@@ -229,7 +229,7 @@ describe('recorded runs', () => {
     const rec = recordingFromRunFolder(run, { name: 'a', title: 'A', command: 'npm run train -- ...' });
     const state = stateFromEvents(rec.events.map(replayEvent));
     expect([state.evals.length, state.questions.length, state.rollouts.length]).toEqual([1, 1, 1]);
-    const out = mkdtempSync(join(tmpdir(), 'piplay-ex-'));
+    const out = join(mkdtempSync(join(tmpdir(), 'piplay-ex-')), 'new', 'examples'); // made where missing
     writeExamples(out, [rec]);
     writeExamples(out, [rec]);
     expect(JSON.parse(readFileSync(join(out, 'index.json'), 'utf8')).examples).toEqual([
