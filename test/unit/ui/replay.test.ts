@@ -134,25 +134,35 @@ describe('recorded runs', () => {
     expect(() => parseRecording(JSON.stringify(bad), 'a.json')).toThrow(/event 2 has type "progress"/);
   });
 
-  it('ships seed 1 of the experiment’s π-Play and Dr. Zero arms, their held-out EM as its logs have it', () => {
-    const runs = new URL('../../../results/experiment-36/runs/', import.meta.url);
-    const ems = (run: string) =>
-      readFileSync(new URL(`${run}/eval.jsonl`, runs), 'utf8')
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => JSON.parse(l) as { iteration: number; em: number; emByHop: Record<string, number> })
-        .map((m) => [m.iteration, m.em, m.emByHop]);
-    for (const arm of ['piplay', 'drzero']) {
-      const rec = parseRecording(
-        readFileSync(new URL(`../../../public/examples/${arm}.json`, import.meta.url), 'utf8'),
-        arm,
-      );
-      expect(rec.command).toMatch(/^npm run experiment -- --out results\/experiment-36 .* \(its run \w+, seed 1\)$/);
+  it('ships seed 1 of an experiment’s π-Play and Dr. Zero arms, their held-out EM as its logs have it', () => {
+    const examples = new URL('../../../public/examples/', import.meta.url);
+    const index = JSON.parse(readFileSync(new URL('index.json', examples), 'utf8')) as { examples: { name: string }[] };
+    const arms = index.examples.map((e) => e.name);
+    expect(arms).toEqual(expect.arrayContaining(['piplay', 'drzero']));
+    let experiment: string | undefined;
+    for (const arm of arms) {
+      const rec = parseRecording(readFileSync(new URL(`${arm}.json`, examples), 'utf8'), arm);
+      const m = /^npm run experiment -- --out (results\/[\w-]+) .* \(its run (\w+), seed 1\)$/.exec(rec.command);
+      expect(m, `${arm}: the command of an experiment's seed-1 run`).not.toBeNull();
+      const [, folder, run] = m!;
+      expect(run).toBe(arm);
+      experiment ??= folder;
+      expect(folder, 'every example from one experiment').toBe(experiment);
+      const runs = new URL(`../../../${folder}/runs/`, import.meta.url);
+      const ems = (run: string) =>
+        readFileSync(new URL(`${run}/eval.jsonl`, runs), 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as { iteration: number; em: number; emByHop: Record<string, number> })
+          .map((m) => [m.iteration, m.em, m.emByHop]);
       const evals = rec.events.flatMap((e) =>
         e.type === 'eval' ? [[e.metrics.iteration, e.metrics.em, e.metrics.emByHop]] : [],
       );
       expect(evals).toEqual([...ems('base-seed1'), ...ems(`${arm}-seed1`)]);
-      expect(evals.length, `${arm}: before training and after each iteration`).toBe(3);
+      const { iterations } = JSON.parse(readFileSync(new URL(`${arm}-seed1/config.json`, runs), 'utf8')) as {
+        iterations: number;
+      };
+      expect(evals.length, `${arm}: before training and after each iteration`).toBe(1 + iterations);
     }
   });
 
