@@ -71,6 +71,9 @@ export function verdictOf(i: Interval | null): PairedVerdict {
   return 'not shown (the interval holds 0)';
 }
 
+/** The arm that is evaluated only: the untrained model, the same whatever the seed. */
+const BASE = 'base';
+
 /** Which questions a comparison counts: all, one hop count, or multi-hop (hops >= 2). */
 export type HopFilter = 'all' | 'multi' | number;
 
@@ -112,11 +115,12 @@ export function pairedInterval(
   const B = outcomesOf(rows, b, hops);
   const sa = [...A.keys()].sort((x, y) => x - y);
   const sb = [...B.keys()].sort((x, y) => x - y);
-  // The base is one model whatever the seed: its one seed pairs with each of the other side's.
+  // The base is one model whatever the seed: a base evaluated once pairs with each of the other side's seeds. A
+  // trained arm's seed k pairs only with seed k of the other side (one that has finished fewer seeds is not repeated).
   const pairs: [number, number, number][] =
-    sa.length === 1 && sb.length > 1
+    a.arm === BASE && sa.length === 1 && sb.length > 1
       ? sb.map((s) => [s, sa[0]!, s])
-      : sb.length === 1 && sa.length > 1
+      : b.arm === BASE && sb.length === 1 && sa.length > 1
         ? sa.map((s) => [s, s, sb[0]!])
         : sa.filter((s) => sb.includes(s)).map((s) => [s, s, s]);
   if (pairs.length === 0) return null;
@@ -175,7 +179,7 @@ const SEARCH_PAIRS = new Set(['piplay − drzero', 'piplay − self']);
 
 /** "piplay − drzero", or "piplay it 1 − drzero it 3" when the sides are of different iterations. */
 function comparisonName(a: Side, b: Side): string {
-  if (a.iteration === b.iteration || a.arm === 'base' || b.arm === 'base') return `${a.arm} − ${b.arm}`;
+  if (a.iteration === b.iteration || a.arm === BASE || b.arm === BASE) return `${a.arm} − ${b.arm}`;
   return `${a.arm} it ${a.iteration + 1} − ${b.arm} it ${b.iteration + 1}`;
 }
 
@@ -186,9 +190,9 @@ function comparisonName(a: Side, b: Side): string {
  */
 export function comparisons(rows: readonly QuestionRow[], last: number, samples = BOOTSTRAP_SAMPLES): Comparison[] {
   const arms = new Set(rows.map((r) => r.arm));
-  const final = (arm: string): Side => ({ arm, iteration: arm === 'base' ? -1 : last });
+  const final = (arm: string): Side => ({ arm, iteration: arm === BASE ? -1 : last });
   const sides: [Side, Side][] = [];
-  for (const arm of TRAINED) if (arms.has(arm) && arms.has('base')) sides.push([final(arm), final('base')]);
+  for (const arm of TRAINED) if (arms.has(arm) && arms.has(BASE)) sides.push([final(arm), final(BASE)]);
   for (const [a, b] of PAIRS) if (arms.has(a) && arms.has(b)) sides.push([final(a), final(b)]);
   if (last > 0 && arms.has('piplay') && arms.has('drzero'))
     sides.push([{ arm: 'piplay', iteration: 0 }, final('drzero')]);
@@ -235,10 +239,12 @@ export function formatPerSeed(i: Interval | null): string {
   return (i?.perSeed ?? []).map((p) => `${p.seed}: ${formatPoints(p.diff)}`).join(', ') || '—';
 }
 
-/** The verdict on "A ≈ B": no difference found where the interval holds 0, else it does not hold. */
+/** The verdict on "A ≈ B": no difference found where the interval holds 0, else which side is higher. */
 function similarVerdict(i: Interval | null): string {
   const v = verdictOf(i);
-  return v === 'n/a' ? v : v === 'not shown (the interval holds 0)' ? 'no difference found' : 'does not hold';
+  if (v === 'n/a') return v;
+  if (v === 'not shown (the interval holds 0)') return 'no difference found';
+  return `does not hold: the first is ${v === 'holds' ? 'higher' : 'lower'}`;
 }
 
 const ARM_WORDS: Record<string, string> = {

@@ -72,6 +72,22 @@ describe('paired comparisons', () => {
     expect(verdictOf(pairedInterval(worse, { arm: 'a', iteration: 0 }, { arm: 'c', iteration: 0 }))).toBe('n/a');
   });
 
+  it('pairs trained arms seed by seed: only the base model stands beside every seed', () => {
+    // π-Play has finished seed 1 only; Dr. Zero seeds 1 and 2 (a report written while an experiment runs).
+    const r = [
+      ...rows('piplay', 1, 0, (i) => i % 2 === 0),
+      ...rows('drzero', 1, 0, (i) => i % 4 === 0),
+      ...rows('drzero', 2, 0, () => true),
+    ];
+    const i = pairedInterval(r, { arm: 'piplay', iteration: 0 }, { arm: 'drzero', iteration: 0 })!;
+    expect(i.seeds).toBe(1);
+    expect(i.perSeed).toEqual([{ seed: 1, diff: 0.25 }]);
+    expect(i.diff).toBe(0.25);
+    expect(pairedInterval(r, { arm: 'drzero', iteration: 0 }, { arm: 'piplay', iteration: 0 })!.perSeed).toEqual([
+      { seed: 1, diff: -0.25 },
+    ]);
+  });
+
   it("reads the runs' per-question outcomes and compares every arm with the base and the arms with each other", () => {
     const evalOf = (iteration: number, ok: (i: number) => boolean) => ({
       iteration,
