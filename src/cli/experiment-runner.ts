@@ -9,25 +9,21 @@ import { join } from 'node:path';
 import type { Engine } from '../gpu/engine.ts';
 import { CausalLM } from '../model/decoder.ts';
 import {
-  aggregate,
   signalOf,
   codeVersions,
-  driftClaims,
   type DriftPoint,
   type GenerationPoint,
   type SeedResult,
 } from '../lab/experiment/aggregate.ts';
-import { examinerProbeTable, probeTable, renderResults, type ResultsMeta } from '../lab/experiment/markdown.ts';
-import { comparisons, perQuestionRows, type QuestionRow } from '../lab/experiment/paired.ts';
+import { examinerProbeTable, probeTable, type ResultsMeta } from '../lab/experiment/markdown.ts';
 import { configDiff, type ArmSettings, type ExperimentJob } from '../lab/experiment/plan.ts';
-import { driftSvg, emByIterationSvg } from '../lab/experiment/plots.ts';
 import type { BaseModel } from '../selfplay/base-model.ts';
 import { latestCheckpoint, NonFiniteCheckpointError } from '../selfplay/checkpoint.ts';
 import { ConfigError, flagValue, SETTINGS, type PresetName, type SelfPlayConfig } from '../selfplay/config.ts';
 import { NonFiniteLossError } from '../selfplay/context.ts';
 import type { Environment } from '../selfplay/environment.ts';
 import { evaluate } from '../selfplay/evaluate.ts';
-import type { QuestionRecord, RunEvent, StepMetrics } from '../selfplay/events.ts';
+import type { QuestionRecord, RunEvent } from '../selfplay/events.ts';
 import { isPrivileged } from '../env/prompts.ts';
 import { SelfPlayRun } from '../selfplay/loop.ts';
 import { probeQuestions, probeTeacher, type ProbeResult } from '../lab/probe.ts';
@@ -37,38 +33,16 @@ import { LOCK_NAME } from './folder-lock.ts';
 import { checkOutFolder, readJson, type OutRule } from './out-folder.ts';
 import { codeVersion, type CodeVersion } from '../node/code-version.ts';
 import { ConsoleReporter, evalLine } from './progress.ts';
+import { keptResult, writeExperimentReport, type StoredResult } from './experiment-report.ts';
 import { LOGS, RUN_NAMES, RunFolder, readLog } from './run-folder.ts';
 import { buildBase, buildEnvironment } from './setup.ts';
 import { exportStudent } from './export-student.ts';
-
-/** result.json of a finished run: what the report uses, and the settings it ran with. */
-interface StoredResult extends SeedResult {
-  config: SelfPlayConfig;
-}
 
 /** The settings given on the command line, as `--flag value`. */
 function settingsText(settings: Partial<SelfPlayConfig>): string[] {
   return (Object.keys(settings) as (keyof SelfPlayConfig)[]).map(
     (k) => `--${SETTINGS[k].flag} ${flagValue(settings[k])}`,
   );
-}
-
-/** A kept run's drift points with each question's outcome, read back from its drift.jsonl (where it has them). */
-function driftOutcomes(r: SeedResult, dir: string): DriftPoint[] {
-  const lines = readLog<{ iteration: number; answers?: { correct: boolean }[] }>(join(dir, 'drift.jsonl'));
-  return r.drift.map((d) => {
-    const answers = lines.find((l) => l.iteration === d.iteration)?.answers;
-    return answers && answers.length === d.n ? { ...d, outcomes: answers.map((a) => a.correct) } : d;
-  });
-}
-
-/** A run's result without its per-question outcomes (per-question.jsonl and the run's result.json hold them). */
-function withoutOutcomes(r: SeedResult): SeedResult {
-  return {
-    ...r,
-    evals: r.evals.map(({ outcomes: _, ...e }) => e),
-    drift: r.drift.map(({ outcomes: _, ...d }) => d),
-  };
 }
 
 /** The code that started a run (its config.json's), where it differs from the code finishing it now. */
@@ -276,13 +250,7 @@ export class Experiment {
         console.log(
           `experiment: [${k}/${this.jobs.length}] ${job.arm} seed ${job.seed}: finished before, kept (${dir})`,
         );
-        const kept = readInputJson(stored) as StoredResult;
-        // result.json of an older version lacks the training signal: its metrics.jsonl has it.
-        if (kept.trained && !kept.signal)
-          kept.signal = signalOf(readLog<StepMetrics>(join(dir, LOGS.metrics)), kept.iterations);
-        // ... and the drift's per-question outcomes: its drift.jsonl has them.
-        if (kept.trained && kept.drift.some((d) => d.n > 0 && !d.outcomes)) kept.drift = driftOutcomes(kept, dir);
-        this.results.push(kept);
+        this.results.push(keptResult(dir));
         this.write();
         continue;
       }
@@ -461,7 +429,6 @@ export class Experiment {
     const trained = this.jobs.find((j) => j.train) ?? this.jobs[0]!;
     const c = trained.config;
     const iterations = c.iterations;
-    const summaries = aggregate(this.results, this.opts.arms, iterations);
     const env = this.env(c);
     const perHop = new Map<number, number>();
     for (const q of env.evalSet) perHop.set(q.hops, (perHop.get(q.hops) ?? 0) + 1);
@@ -493,43 +460,7 @@ export class Experiment {
       ...(this.probe ? { probe: this.probe } : {}),
       ...(this.examinerProbe ? { examinerProbe: this.examinerProbe } : {}),
     };
-    const rows = perQuestionRows(this.results);
-    // per-question.jsonl: whether each question was answered; per-question-search.jsonl: how it searched.
-    const lines = (f: (r: QuestionRow) => object) => rows.map((r) => JSON.stringify(f(r)) + '\n').join('');
-    writeFileAtomically(
-      join(this.out, 'per-question.jsonl'),
-      lines(({ searches: _, repeats: __, ...r }) => r),
-      { replace: true },
-    );
-    // Runs of older versions kept no search counts: no file of them.
-    if (rows.some((r) => r.searches !== undefined))
-      writeFileAtomically(
-        join(this.out, 'per-question-search.jsonl'),
-        lines((r) => ({
-          arm: r.arm,
-          seed: r.seed,
-          iteration: r.iteration,
-          id: r.id,
-          searches: r.searches,
-          repeats: r.repeats,
-        })),
-        { replace: true },
-      );
-    writeFileAtomically(
-      join(this.out, 'results.md'),
-      renderResults(meta, summaries, comparisons(rows, iterations - 1), driftClaims(this.results)),
-      { replace: true },
-    );
-    writeFileAtomically(
-      join(this.out, 'results.json'),
-      // Each question's outcome is in per-question.jsonl, not repeated here.
-      JSON.stringify({ meta, summaries, runs: this.results.map(withoutOutcomes) }, null, 2) + '\n',
-      { replace: true },
-    );
-    writeFileAtomically(join(this.out, 'em_by_iteration.svg'), emByIterationSvg(summaries, iterations), {
-      replace: true,
-    });
-    writeFileAtomically(join(this.out, 'drift.svg'), driftSvg(summaries, iterations), { replace: true });
+    writeExperimentReport(this.out, meta, this.results);
   }
 
   dispose(): void {

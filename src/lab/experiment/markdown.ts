@@ -55,6 +55,8 @@ export interface ResultsMeta {
   armSettings?: Record<string, string[]>;
   /** The code versions that made the runs, each with its runs (absent in results of older versions). */
   code?: { code: string; runs: string[] }[];
+  /** The code that rewrote this report from the runs' logs (scripts/rewrite-report.ts), where one did. */
+  rewrittenBy?: string;
   /** Runs planned and runs finished (results.md is rewritten after every run). */
   planned: number;
   finished: number;
@@ -224,10 +226,10 @@ function pairedSection(out: string[], paired: readonly Comparison[]): void {
   out.push(
     'Each cell: A − B in points of held-out EM after the last iteration (the base model: its one evaluation; "it 1" ' +
       'names an earlier one), the mean over seeds and questions, with its **two-level** bootstrap 95% interval: ' +
-      'each of 10,000 replicates draws the seeds with replacement (seed k of A beside seed k of B; the base model, ' +
-      'one model, beside every seed), then the questions with replacement (the same draw for both sides). The ' +
-      'verdicts follow it. "questions only" is the interval that keeps every seed once and resamples the questions ' +
-      'alone; "per seed" is each seed\'s own A − B over all questions. The rows are recomputed from ' +
+      'each of 10,000 replicates draws the seeds with replacement (seed k of A beside seed k of B; a base model ' +
+      'evaluated once beside every seed), then the questions with replacement (one draw for every seed and both ' +
+      'sides). The verdicts follow it. "questions only" is the interval that keeps every seed once and resamples ' +
+      'the questions alone; "per seed" is each seed\'s own A − B over all questions. The rows are recomputed from ' +
       'per-question.jsonl (src/lab/experiment/paired.ts, bootstrap.ts).',
     '',
   );
@@ -284,8 +286,11 @@ function headerSection(out: string[], meta: ResultsMeta, its: number): void {
     );
   paragraphs.push(
     'Each cell is the mean ± standard deviation over seeds (sample std, n − 1) in percent unless said otherwise; ' +
-      'a single seed shows the mean alone; "—" is no value. Written by `npm run experiment`; the settings were not ' +
-      'tuned on the held-out set.',
+      'a single seed shows the mean alone; "—" is no value. Written by `npm run experiment`' +
+      (meta.rewrittenBy
+        ? `, rewritten from its runs' logs by \`scripts/rewrite-report.ts\` at \`${meta.rewrittenBy}\``
+        : '') +
+      '; the settings were not tuned on the held-out set.',
   );
   if (meta.notes === 'answer-first')
     paragraphs.push(
@@ -425,11 +430,11 @@ function claimsSection(out: string[], paired: readonly Comparison[], drift: read
     out.push(
       'Every claim is decided by its two-level 95% interval (seeds, then questions, as above): "holds" only where ' +
         'it excludes 0 on the claimed side, "not shown" where it holds 0; a claim of no difference reads "no ' +
-        'difference found" where the interval holds 0, which is not a proof of equality. The question-only ' +
-        'interval is given beside it. EM after the last iteration unless the claim names one. Fewer searches are ' +
-        "the papers' efficiency claim only at an equal or higher EM: a student that stops searching also searches " +
-        "less. The drift compares different questions (each iteration's own), so its replicates draw each " +
-        "iteration's questions within each drawn seed.",
+        'difference found" where the interval holds 0, which is not a proof of equality, and says which side is ' +
+        'higher where it does not. The question-only interval is given beside it. EM after the last iteration ' +
+        "unless the claim names one. Fewer searches are the papers' efficiency claim only at an equal or higher EM: " +
+        'a student that stops searching also searches less. The drift compares different questions (each ' +
+        "iteration's own), so its replicates draw each iteration's questions within each drawn seed.",
     );
     out.push('');
     out.push(
