@@ -13,6 +13,7 @@
 # WORKTREE: where to run (default: this checkout); for a trial, A_CMD with OUT_A (A's command and its folder), and
 # B_ARGS, B_SEEDS, B_ARMS, OUT_B, B_LOG.
 set -uo pipefail
+copy_logs=$(cd "$(dirname "$0")/.." && pwd)/scripts/copy-logs.sh # this checkout's (the worktree may predate it)
 cd "${WORKTREE:-$(dirname "$0")/..}" || exit 1
 if [ -n "${OUT_A:-}" ] && [ -z "${A_CMD:-}" ]; then
   echo "OUT_A needs A_CMD: run-experiment-47.sh writes results/experiment-47" >&2
@@ -40,8 +41,7 @@ adopt() { # a finished job of B into A's runs/, logs only, unless A has begun it
     return 0
   fi
   rm -rf "$tmp" && mkdir -p "$tmp" || return 1
-  if ! (cd "$B/runs/$job" && tar cf - --exclude checkpoints --exclude student --exclude piplay.lock .) |
-    (cd "$tmp" && tar xf -); then
+  if ! bash "$copy_logs" "$B/runs/$job" "$tmp"; then
     rm -rf "$tmp"
     echo "B: copying $job failed; left in $B/runs"
     return 1

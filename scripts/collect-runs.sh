@@ -7,11 +7,7 @@ set -euo pipefail
 from=${1:?usage: collect-runs.sh WORKTREE FOLDER}
 folder=${2:?usage: collect-runs.sh WORKTREE FOLDER}
 cd "$(dirname "$0")/.."
-copy() { # a folder of $from, into the same place here
-  mkdir -p "$1"
-  (cd "$from/$1" && tar cf - --exclude checkpoints --exclude student --exclude piplay.lock --exclude runs .) |
-    (cd "$1" && tar xf -)
-}
+copy() { bash scripts/copy-logs.sh "$from/$1" "$1"; } # a folder of $from, into the same place here
 (cd "$from" && find "$folder" -name results.md -printf '%h\n') | while read -r point; do
   copy "$point"
   for run in "$from/$point"/runs/*/; do
