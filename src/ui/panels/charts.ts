@@ -342,6 +342,9 @@ export interface Overlay {
   series: Map<string, Series>;
 }
 
+/** An overlay's name in a legend: its title without a closing parenthetical (a recorded example's explanation). */
+const legendName = (title: string) => title.replace(/\s*\([^()]*\)$/, '') || title;
+
 /** A choice of run to overlay. */
 export interface OverlayChoice {
   id: string;
@@ -350,7 +353,7 @@ export interface OverlayChoice {
 
 /**
  * One chart's curves: the current run's series for the chart's keys, then the overlay's for the same keys (dashed,
- * each in the colour of its key, labelled with the overlay's title). Keys neither run has are left out.
+ * each in the colour of its key, labelled with the overlay's short name). Keys neither run has are left out.
  */
 export function overlaidSeries(
   keys: readonly string[],
@@ -375,7 +378,7 @@ export function overlaidSeries(
       const s = overlay.series.get(k);
       if (!s) return;
       out.push(s);
-      ls.push(`${labels[i]!} · ${overlay.title}`);
+      ls.push(`${labels[i]!} · ${legendName(overlay.title)}`);
       lines.push({ color: i, dashed: true });
       sig.push(`overlay:${overlay.title}:${k}`);
     });
@@ -406,7 +409,7 @@ export class ChartsPanel {
       <label>compare with <select class="overlay-select"
         aria-describedby="overlay-note"><option value="">no other run</option></select></label>
       <span class="muted sr-only"
-        id="overlay-note">draws another run's curves dashed over these, e.g. Dr. Zero beside π-Play</span>
+        id="overlay-note">draws another run's curves dashed over these, e.g. Dr. Zero or the self control beside π-Play</span>
       <span class="export" role="group" aria-label="download the metrics">download metrics
         <button type="button" class="small" data-export="jsonl">JSONL</button><button type="button" class="small"
           data-export="csv">CSV</button></span>

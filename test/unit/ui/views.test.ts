@@ -14,6 +14,7 @@ import {
   chartData,
   chartOptions,
   iterationLabel,
+  overlaidSeries,
   resolveCharts,
   smooth,
 } from '../../../src/ui/panels/charts.ts';
@@ -479,6 +480,28 @@ describe('charts', () => {
     ]);
     expect(charts[0]!.labels).toEqual(['all', '1-hop']);
     expect(charts[2]!.labels).toEqual(['0<k<n']);
+  });
+
+  it("labels an overlaid run's curves with its short name, dashed in its key's colour", () => {
+    const s = (n: number) => ({ xs: [1], ys: [n] }) as never;
+    const mine = new Map([['eval/em', s(1)]]);
+    const title = "self control (the same teacher, reading only the student's prompt)";
+    const c = overlaidSeries(['eval/em', 'eval/em_hop1'], ['all', '1-hop'], mine, {
+      title,
+      series: new Map([
+        ['eval/em', s(2)],
+        ['eval/em_hop1', s(3)],
+      ]),
+    });
+    expect(c.labels).toEqual(['all', 'all · self control', '1-hop · self control']);
+    expect(c.lines).toEqual([
+      { color: 0, dashed: false },
+      { color: 0, dashed: true },
+      { color: 1, dashed: true },
+    ]);
+    // A stored run's title ('name', quoted) is kept whole, parentheses and all.
+    const stored = overlaidSeries(['eval/em'], ['all'], mine, { title: "'my run (2)'", series: mine });
+    expect(stored.labels).toEqual(['all', "all · 'my run (2)'"]);
   });
 });
 
