@@ -7,7 +7,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { readLog } from '../src/cli/run-folder.ts';
-import type { SeedResult } from '../src/lab/experiment/aggregate.ts';
+import type { StoredResult } from '../src/cli/experiment-report.ts';
 import { checkCompleteness, ISSUE_47, type RunStamp } from '../src/lab/experiment/completeness.ts';
 import type { QuestionRow } from '../src/lab/experiment/paired.ts';
 import { formatCodeVersion } from '../src/node/code-version.ts';
@@ -60,7 +60,7 @@ const stamps: RunStamp[] = [];
 for (const name of existsSync(runsDir) ? readdirSync(runsDir) : []) {
   const path = join(runsDir, name, 'result.json');
   if (!existsSync(path)) continue;
-  const r = readInputJson(path) as SeedResult & { config: SelfPlayConfig };
+  const r = readInputJson(path) as StoredResult;
   if (name !== `${r.arm}-seed${r.seed}`) {
     console.error(`${path}: arm ${r.arm} seed ${r.seed} in a folder named ${name}; not counted`);
     continue;

@@ -47,21 +47,20 @@ function withoutOutcomes(r: SeedResult): SeedResult {
   };
 }
 
-/** The report files of the experiment folder `out`, from its finished runs' results (in the plan's order). */
+/** The report files of the experiment folder `out`, from its finished runs' results (in the plan's order). Every
+ * file's text is made before the first is written, so a failure leaves the old report whole. */
 export function writeExperimentReport(out: string, meta: ResultsMeta, results: readonly SeedResult[]): void {
   const summaries = aggregate(results, meta.arms, meta.iterations);
   const rows = perQuestionRows(results);
-  // per-question.jsonl: whether each question was answered; per-question-search.jsonl: how it searched.
   const lines = (f: (r: QuestionRow) => object) => rows.map((r) => JSON.stringify(f(r)) + '\n').join('');
-  writeFileAtomically(
-    join(out, 'per-question.jsonl'),
-    lines(({ searches: _, repeats: __, ...r }) => r),
-    { replace: true },
-  );
+  const files: [string, string][] = [
+    // Whether each question was answered; per-question-search.jsonl: how it searched.
+    ['per-question.jsonl', lines(({ searches: _, repeats: __, ...r }) => r)],
+  ];
   // Runs of older versions kept no search counts: no file of them.
   if (rows.some((r) => r.searches !== undefined))
-    writeFileAtomically(
-      join(out, 'per-question-search.jsonl'),
+    files.push([
+      'per-question-search.jsonl',
       lines((r) => ({
         arm: r.arm,
         seed: r.seed,
@@ -70,21 +69,13 @@ export function writeExperimentReport(out: string, meta: ResultsMeta, results: r
         searches: r.searches,
         repeats: r.repeats,
       })),
-      { replace: true },
-    );
-  writeFileAtomically(
-    join(out, 'results.md'),
-    renderResults(meta, summaries, comparisons(rows, meta.iterations - 1), driftClaims(results)),
-    { replace: true },
-  );
-  writeFileAtomically(
-    join(out, 'results.json'),
+    ]);
+  files.push(
+    ['results.md', renderResults(meta, summaries, comparisons(rows, meta.iterations - 1), driftClaims(results))],
     // Each question's outcome is in per-question.jsonl, not repeated here.
-    JSON.stringify({ meta, summaries, runs: results.map(withoutOutcomes) }, null, 2) + '\n',
-    { replace: true },
+    ['results.json', JSON.stringify({ meta, summaries, runs: results.map(withoutOutcomes) }, null, 2) + '\n'],
+    ['em_by_iteration.svg', emByIterationSvg(summaries, meta.iterations)],
+    ['drift.svg', driftSvg(summaries, meta.iterations)],
   );
-  writeFileAtomically(join(out, 'em_by_iteration.svg'), emByIterationSvg(summaries, meta.iterations), {
-    replace: true,
-  });
-  writeFileAtomically(join(out, 'drift.svg'), driftSvg(summaries, meta.iterations), { replace: true });
+  for (const [name, text] of files) writeFileAtomically(join(out, name), text, { replace: true });
 }

@@ -257,10 +257,10 @@ export class Experiment {
       console.log(`experiment: [${k}/${this.jobs.length}] ${job.arm} seed ${job.seed} -> ${dir}`);
       const r = job.train ? await this.trainRun(job, dir, signal) : await this.baseRun(job, dir);
       if (!r) return false;
-      writeFileAtomically(stored, JSON.stringify({ ...r, config: job.config } satisfies StoredResult, null, 2) + '\n', {
-        replace: true,
-      });
-      this.results.push(r);
+      // What a run keeps is what is read back on --resume, so a report is the same whichever way it was made.
+      const kept: StoredResult = { ...r, config: job.config };
+      writeFileAtomically(stored, JSON.stringify(kept, null, 2) + '\n', { replace: true });
+      this.results.push(kept);
       this.write();
     }
     return true;
