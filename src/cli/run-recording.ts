@@ -1,7 +1,7 @@
 // From a run folder of `npm run train` to a recorded run (src/worker/recording.ts) the page opens with no
 // training, and the examples' index the page lists (public/examples/index.json). A file is written only where
 // nothing is, or where an earlier recording or index of ours is, so no user file is ever replaced.
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, type SelfPlayConfig } from '../selfplay/config.ts';
 import type { EvalMetrics, QuestionRecord, RolloutRecord, RunEvent, StepMetrics } from '../selfplay/events.ts';
@@ -9,6 +9,8 @@ import { makeRecording, RECORDING_FORMAT, type RunRecording } from '../worker/re
 import { writeFileAtomically } from './atomic-folder.ts';
 import { readJson } from './out-folder.ts';
 import { checkNotInRun, LOGS, readLog } from './run-folder.ts';
+import { withPath } from './fs-errors.ts';
+import { makeFolder } from '../node/make-folder.ts';
 import { runDir } from '../lab/experiment/plan.ts';
 
 export const EXAMPLES_FORMAT = 'piplay-examples';
@@ -94,7 +96,7 @@ export function writeExamples(out: string, recordings: readonly RunRecording[]):
     format: EXAMPLES_FORMAT,
     examples: recordings.map((r) => ({ file: `${r.name}.json`, name: r.name, title: r.title })),
   };
-  mkdirSync(out, { recursive: true });
+  withPath('create', out, () => makeFolder(out));
   recordings.forEach((r, i) => writeFileAtomically(files[i]!, JSON.stringify(r) + '\n', { replace: true }));
   writeFileAtomically(indexPath, JSON.stringify(index, null, 2) + '\n', { replace: true });
   return [...files, indexPath];

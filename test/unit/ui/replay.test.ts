@@ -3,12 +3,16 @@
 // view can read, and `npm run record-example`'s writer replaces only its own files.
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { recordingFromExperiment, recordingFromRunFolder, writeExamples } from '../../../src/cli/run-recording.ts';
 import type { RolloutRecord, RunEvent } from '../../../src/selfplay/events.ts';
 import { listExamples, stateFromEvents, viewRecording } from '../../../src/ui/replay.ts';
 import { makeRecording, parseRecording, type RecordedEvent, replayEvent } from '../../../src/worker/recording.ts';
+
+/** The repository's root, where the recordings' commands ran. */
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
 const rollout: RolloutRecord = {
   iteration: 0,
@@ -142,13 +146,13 @@ describe('recorded runs', () => {
     let experiment: string | undefined;
     for (const arm of arms) {
       const rec = parseRecording(readFileSync(new URL(`${arm}.json`, examples), 'utf8'), arm);
-      const m = /^npm run experiment -- --out (results\/[\w-]+) .* \(its run (\w+), seed 1\)$/.exec(rec.command);
+      const m = /^npm run experiment -- --out (\S+?)\/? .* \(its run ([\w-]+), seed 1\)$/.exec(rec.command);
       expect(m, `${arm}: the command of an experiment's seed-1 run`).not.toBeNull();
       const [, folder, run] = m!;
       expect(run).toBe(arm);
       experiment ??= folder;
       expect(folder, 'every example from one experiment').toBe(experiment);
-      const runs = new URL(`../../../${folder}/runs/`, import.meta.url);
+      const runs = pathToFileURL(join(resolve(ROOT, folder!), 'runs/'));
       const ems = (run: string) =>
         readFileSync(new URL(`${run}/eval.jsonl`, runs), 'utf8')
           .split('\n')
