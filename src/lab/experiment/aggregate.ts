@@ -3,7 +3,7 @@
 // redundancy, and the examiner's difficulty drift (a fixed student's EM on the questions each iteration's
 // examiner wrote).
 import type { EvalMetrics, StepMetrics } from '../../selfplay/events.ts';
-import { BOOTSTRAP_SAMPLES, unpairedBootstrap } from './bootstrap.ts';
+import { BOOTSTRAP_SAMPLES, unpairedBootstrap, verdictOf } from './bootstrap.ts';
 import { formatCodeVersion, type CodeVersion } from '../../node/code-version.ts';
 
 /** "+4.2": a difference of EM in points. */
@@ -309,7 +309,7 @@ export function driftClaims(results: readonly SeedResult[], samples = BOOTSTRAP_
         ? `iteration 1 − iteration ${last + 1}: ${formatPoints(i.diff)} [${formatPoints(i.lo)}, ${formatPoints(i.hi)}] ` +
           `points (${i.perSeed.length} seeds; questions only [${formatPoints(i.qLo)}, ${formatPoints(i.qHi)}])`
         : '—',
-      verdict: !i ? 'n/a' : i.lo > 0 ? 'holds' : i.hi < 0 ? 'does not hold' : 'not shown (the interval holds 0)',
+      verdict: verdictOf(i),
     });
   }
   return out;

@@ -156,3 +156,13 @@ export function unpairedBootstrap(
   const [qLo, qHi] = percentiles(questionOnly);
   return { diff, lo, hi, qLo, qHi, perSeed };
 }
+
+/** The verdict on a claim that A − B > 0: "holds" only where its 95% interval excludes 0 above (null: no interval). */
+export type Verdict = 'holds' | 'does not hold' | 'not shown (the interval holds 0)' | 'n/a';
+
+export function verdictOf(i: { lo: number; hi: number } | null): Verdict {
+  if (!i) return 'n/a';
+  if (i.lo > 0) return 'holds';
+  if (i.hi < 0) return 'does not hold';
+  return 'not shown (the interval holds 0)';
+}

@@ -3,14 +3,8 @@
 // "—" marks no value.
 import { armLabel, runDir } from './plan.ts';
 import type { ArmSummary, Claim, Stat } from './aggregate.ts';
-import {
-  formatInterval,
-  formatPerSeed,
-  formatQuestionOnly,
-  pairedClaims,
-  verdictOf,
-  type Comparison,
-} from './paired.ts';
+import { formatInterval, formatPerSeed, formatQuestionOnly, pairedClaims, type Comparison } from './paired.ts';
+import { verdictOf } from './bootstrap.ts';
 import type { ProbeResult } from '../probe.ts';
 import type { ExaminerProbeResult } from '../examiner-probe.ts';
 

@@ -4,7 +4,7 @@
 // whatever the seed, beside every seed), on the questions both answered. The difference is the mean over seeds and
 // questions of A minus B; its primary 95% interval is the two-level bootstrap (seeds, then questions), with the
 // question-only interval and each seed's own difference beside it (src/lab/experiment/bootstrap.ts).
-import { BOOTSTRAP_SAMPLES, pairedBootstrap, type Bootstrapped, type SeedCells } from './bootstrap.ts';
+import { BOOTSTRAP_SAMPLES, pairedBootstrap, verdictOf, type Bootstrapped, type SeedCells } from './bootstrap.ts';
 import { formatPoints, type Claim, type SeedResult } from './aggregate.ts';
 
 export { formatPoints };
@@ -59,16 +59,6 @@ export interface Interval extends Bootstrapped {
   questions: number;
   /** Seed pairs. */
   seeds: number;
-}
-
-/** 'holds' only where the two-level interval excludes 0 on the claimed side. */
-export type PairedVerdict = 'holds' | 'does not hold' | 'not shown (the interval holds 0)' | 'n/a';
-
-export function verdictOf(i: Interval | null): PairedVerdict {
-  if (!i) return 'n/a';
-  if (i.lo > 0) return 'holds';
-  if (i.hi < 0) return 'does not hold';
-  return 'not shown (the interval holds 0)';
 }
 
 /** The arm that is evaluated only: the untrained model, the same whatever the seed. */

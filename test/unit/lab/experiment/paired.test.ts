@@ -7,9 +7,9 @@ import {
   comparisons,
   pairedInterval,
   perQuestionRows,
-  verdictOf,
   type QuestionRow,
 } from '../../../../src/lab/experiment/paired.ts';
+import { verdictOf } from '../../../../src/lab/experiment/bootstrap.ts';
 import type { SeedResult } from '../../../../src/lab/experiment/aggregate.ts';
 
 function rows(arm: string, seed: number, iteration: number, correct: (i: number) => boolean, n = 400): QuestionRow[] {
