@@ -52,6 +52,7 @@ function withoutOutcomes(r: SeedResult): SeedResult {
 export function writeExperimentReport(out: string, meta: ResultsMeta, results: readonly SeedResult[]): void {
   const summaries = aggregate(results, meta.arms, meta.iterations);
   const rows = perQuestionRows(results);
+  const paired = comparisons(rows, meta.iterations - 1);
   const lines = (f: (r: QuestionRow) => object) => rows.map((r) => JSON.stringify(f(r)) + '\n').join('');
   const files: [string, string][] = [
     // Whether each question was answered; per-question-search.jsonl: how it searched.
@@ -71,9 +72,12 @@ export function writeExperimentReport(out: string, meta: ResultsMeta, results: r
       })),
     ]);
   files.push(
-    ['results.md', renderResults(meta, summaries, comparisons(rows, meta.iterations - 1), driftClaims(results))],
-    // Each question's outcome is in per-question.jsonl, not repeated here.
-    ['results.json', JSON.stringify({ meta, summaries, runs: results.map(withoutOutcomes) }, null, 2) + '\n'],
+    ['results.md', renderResults(meta, summaries, paired, driftClaims(results))],
+    // Each question's outcome is in per-question.jsonl, not repeated here; the paired comparisons are results.md's.
+    [
+      'results.json',
+      JSON.stringify({ meta, summaries, comparisons: paired, runs: results.map(withoutOutcomes) }, null, 2) + '\n',
+    ],
     ['em_by_iteration.svg', emByIterationSvg(summaries, meta.iterations)],
     ['drift.svg', driftSvg(summaries, meta.iterations)],
   );

@@ -13,6 +13,8 @@ import { join, resolve } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { ARMS as EXPERIMENT_ARMS, type ArmName } from '../lab/experiment/plan.ts';
+import { experimentFindings } from '../lab/experiment/findings.ts';
+import type { Comparison } from '../lab/experiment/paired.ts';
 import { ConfigError, DEMO, keyOfFlag } from '../selfplay/config.ts';
 import { countOption, MAX_SEED, scanArgs } from './args.ts';
 import { readJson } from './out-folder.ts';
@@ -131,7 +133,20 @@ function recordExperiment(from: string, args: ReturnType<typeof scanArgs>, out: 
       command: `${experimentCommand(dir, from)} (its run ${arm}, seed ${seed})`,
     }),
   );
-  for (const f of writeExamples(out, recordings)) console.log(`record-example: wrote ${f} (${fileBytes(f)} bytes)`);
+  // What the experiment found, from its report (results.json of a version that keeps the paired comparisons).
+  const report = readJson(join(dir, 'results.json')) as {
+    meta?: { seeds?: number[]; iterations?: number };
+    comparisons?: Comparison[];
+  } | null;
+  const { seeds, iterations } = report?.meta ?? {};
+  const found =
+    report?.comparisons && seeds && iterations
+      ? experimentFindings(from, { seeds, iterations }, report.comparisons)
+      : undefined;
+  if (!found)
+    console.log(`record-example: ${join(dir, 'results.json')} holds no paired comparisons; no findings shown`);
+  for (const f of writeExamples(out, recordings, found))
+    console.log(`record-example: wrote ${f} (${fileBytes(f)} bytes)`);
   return 0;
 }
 

@@ -12,6 +12,7 @@ import { checkNotInRun, LOGS, readLog } from './run-folder.ts';
 import { withPath } from './fs-errors.ts';
 import { makeFolder } from '../node/make-folder.ts';
 import { runDir } from '../lab/experiment/plan.ts';
+import type { ExperimentFindings } from '../lab/experiment/findings.ts';
 
 export const EXAMPLES_FORMAT = 'piplay-examples';
 
@@ -19,6 +20,8 @@ export const EXAMPLES_FORMAT = 'piplay-examples';
 export interface ExamplesIndex {
   format: typeof EXAMPLES_FORMAT;
   examples: { file: string; name: string; title: string }[];
+  /** What the experiment the examples were recorded from found (record-example --from), for the page's guide. */
+  experiment?: ExperimentFindings;
 }
 
 /** The run's events, read back from its logs (evaluations, step metrics, questions, rollouts). */
@@ -86,7 +89,11 @@ export const isRecordingJson = (j: Record<string, unknown>) => j.format === RECO
 export const isExamplesIndex = (j: Record<string, unknown>) => j.format === EXAMPLES_FORMAT;
 
 /** Writes the recordings and their index into `out` (checked first: nothing is written if any file is refused). */
-export function writeExamples(out: string, recordings: readonly RunRecording[]): string[] {
+export function writeExamples(
+  out: string,
+  recordings: readonly RunRecording[],
+  experiment?: ExperimentFindings,
+): string[] {
   const files = recordings.map((r) => join(out, `${r.name}.json`));
   files.forEach((f) => checkReplaceable(f, isRecordingJson, 'a piplay run recording'));
   const indexPath = join(out, 'index.json');
@@ -95,6 +102,7 @@ export function writeExamples(out: string, recordings: readonly RunRecording[]):
   const index: ExamplesIndex = {
     format: EXAMPLES_FORMAT,
     examples: recordings.map((r) => ({ file: `${r.name}.json`, name: r.name, title: r.title })),
+    ...(experiment ? { experiment } : {}),
   };
   withPath('create', out, () => makeFolder(out));
   recordings.forEach((r, i) => writeFileAtomically(files[i]!, JSON.stringify(r) + '\n', { replace: true }));

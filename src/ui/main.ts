@@ -11,7 +11,7 @@ import { ChartsPanel } from './panels/charts.ts';
 import { CheckpointsPanel } from './panels/checkpoints.ts';
 import { BeforeAfterPanel } from './panels/before-after.ts';
 import { ExaminerPanel } from './panels/examiner.ts';
-import { renderGuide, renderSoftwareWarning, softwareAdapter } from './panels/guide.ts';
+import { renderFindings, renderGuide, renderSoftwareWarning, softwareAdapter } from './panels/guide.ts';
 import { HeatmapPanel } from './panels/heatmap.ts';
 import { Alerts, renderLog } from './panels/messages.ts';
 import { PretrainPanel } from './panels/pretrain.ts';
@@ -136,9 +136,10 @@ class App {
     });
     void listExamples().then(
       (list) => {
-        this.examples = list;
-        this.runsBar.setExamples(list);
+        this.examples = list.examples;
+        this.runsBar.setExamples(list.examples);
         this.updateOverlayChoices();
+        if (list.experiment) $('guide-findings').innerHTML = renderFindings(list.experiment).text;
       },
       (err: Error) => this.runsBar.setExamples(err),
     );

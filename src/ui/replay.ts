@@ -1,6 +1,7 @@
 // Runs the page shows without running them: a recorded example (public/examples/, src/worker/recording.ts) or a
 // stored run's history (IndexedDB, read back by the worker). Either becomes a RunState by folding its events
 // through the same reducer a live run's go through, so every view reads it as it reads a live run.
+import type { ExperimentFindings } from '../lab/experiment/findings.ts';
 import type { SelfPlayConfig } from '../selfplay/config.ts';
 import type { RunEvent } from '../selfplay/events.ts';
 import { parseRecording, replayEvent, type RunRecording } from '../worker/recording.ts';
@@ -47,13 +48,35 @@ export function examplesBase(): string {
 }
 
 /** The shipped examples ([] when none are served); a broken index is an error that says so. */
-export async function listExamples(fetcher: typeof fetch = fetch): Promise<ExampleEntry[]> {
+/** The shipped examples, and what the experiment they were recorded from found (null where the index has none). */
+export interface ExamplesList {
+  examples: ExampleEntry[];
+  experiment: ExperimentFindings | null;
+}
+
+/** An index's findings, where they have the shape the guide reads (else none: they are shown, never required). */
+function findingsOf(x: unknown): ExperimentFindings | null {
+  const e = x as Partial<ExperimentFindings> | undefined;
+  const text = (v: unknown) => typeof v === 'string';
+  const ok =
+    e &&
+    text(e.source) &&
+    text(e.scope) &&
+    (e.summary === null || text(e.summary)) &&
+    Array.isArray(e.findings) &&
+    e.findings.every(
+      (f) => f && ['name', 'label', 'interval', 'perSeed', 'verdict'].every((k) => text(f[k as 'name'])),
+    );
+  return ok ? (e as ExperimentFindings) : null;
+}
+
+export async function listExamples(fetcher: typeof fetch = fetch): Promise<ExamplesList> {
   const res = await fetcher(`${examplesBase()}index.json`);
-  if (res.status === 404) return [];
+  if (res.status === 404) return { examples: [], experiment: null };
   if (!res.ok) throw new Error(`examples/index.json: the server answered ${res.status}`);
-  const j = (await res.json()) as { examples?: ExampleEntry[] };
+  const j = (await res.json()) as { examples?: ExampleEntry[]; experiment?: unknown };
   if (!Array.isArray(j.examples)) throw new Error('examples/index.json has no "examples" list');
-  return j.examples;
+  return { examples: j.examples, experiment: findingsOf(j.experiment) };
 }
 
 /** A shipped recording, fetched and checked. */

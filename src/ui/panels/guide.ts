@@ -1,6 +1,7 @@
 // The in-page guide: one paragraph per role, the student's loss written out with a tooltip per term, and a
 // glossary of the words the views use (ALGORITHM.md sections 1, 3-5). Static text; also the software-GPU warning.
 import type { EngineInfo } from '../../gpu/engine.ts';
+import type { ExperimentFindings } from '../../lab/experiment/findings.ts';
 import { html, type Html } from '../html.ts';
 
 /** A term of the loss with its explanation as a tooltip (title) and as text for touch screens and readers. */
@@ -77,10 +78,31 @@ export function renderGuide(): Html {
         it scores the student’s own tokens, and that disagreement is D (the “Teacher vs student” view). It follows the
         student by a slow moving average (τ).</p>
     </div>
+    <section class="findings" id="guide-findings" aria-live="polite"></section>
     <h4>The student’s loss <small class="muted">(hover or focus a term)</small></h4>
     ${renderLoss()}
     <h4>Glossary</h4>
     <dl class="glossary">${GLOSSARY.map((g) => html`<div><dt>${g.term}</dt><dd>${g.text}</dd></div>`)}</dl>`;
+}
+
+/**
+ * What the experiment the recorded examples come from found (public/examples/index.json, written by
+ * `npm run record-example --from`): its comparisons as its report states them, and what they support about the
+ * privileged context.
+ */
+export function renderFindings(e: ExperimentFindings): Html {
+  return html`<h4>What the experiment behind the recorded example found</h4>
+    <p class="muted"><code>${e.source}</code>: ${e.scope}. A − B in points of held-out exact match, with its 95%
+      interval over seeds and questions (a two-level bootstrap); “holds” only where the interval excludes 0.</p>
+    <table class="ba-table findings-table">
+      <thead><tr><th scope="col">comparison</th><th scope="col">A − B [95%]</th><th scope="col">per seed</th>
+        <th scope="col">verdict</th></tr></thead>
+      <tbody>${e.findings.map(
+        (f) => html`<tr data-finding="${f.name}"><td>${f.label}</td><td class="num">${f.interval}</td>
+          <td class="num">${f.perSeed}</td><td>${f.verdict}</td></tr>`,
+      )}</tbody>
+    </table>
+    ${e.summary ? html`<p class="findings-summary"><strong>${e.summary}</strong></p>` : ''}`;
 }
 
 /** The software rasteriser an adapter is, from its info (null for a hardware GPU). */

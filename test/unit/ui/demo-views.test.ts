@@ -6,7 +6,7 @@ import type { AblationResult } from '../../../src/lab/ablation.ts';
 import type { RolloutRecord } from '../../../src/selfplay/events.ts';
 import { meanGain, renderAblation } from '../../../src/ui/panels/ablation.ts';
 import { renderBeforeAfter } from '../../../src/ui/panels/before-after.ts';
-import { renderGuide, softwareAdapter } from '../../../src/ui/panels/guide.ts';
+import { renderFindings, renderGuide, softwareAdapter } from '../../../src/ui/panels/guide.ts';
 import { klColor } from '../../../src/ui/panels/heat-scale.ts';
 
 describe('the software-GPU warning', () => {
@@ -22,6 +22,26 @@ describe('the software-GPU warning', () => {
     const g = renderGuide().text;
     for (const role of ['examiner', 'student', 'teacher']) expect(g).toContain(`data-role="${role}"`);
     for (const t of ['grpo', 'beta', 'lambda', 'd']) expect(g).toContain(`data-term="${t}"`);
+    expect(g).toContain('id="guide-findings"');
+  });
+
+  it("the guide shows what the example's experiment found: a row per comparison and the sentence on the privilege", () => {
+    const finding = {
+      name: 'piplay − self',
+      label: 'π-Play against the self control',
+      interval: '−0.5 [−3.0, +2.0]',
+      questionOnly: '[−2.1, +1.2]',
+      perSeed: '1: −1.0, 2: <b>0</b>',
+      verdict: 'not shown (the interval holds 0)' as const,
+    };
+    const e = { source: 'results/experiment-47', scope: '5 seeds', findings: [finding], summary: 'It is <not> shown.' };
+    const g = renderFindings(e).text;
+    expect(g).toContain('<code>results/experiment-47</code>: 5 seeds.');
+    expect(g).toContain('<tr data-finding="piplay − self"><td>π-Play against the self control</td>');
+    expect(g).toContain('−0.5 [−3.0, +2.0]');
+    expect(g).toContain('1: −1.0, 2: &lt;b&gt;0&lt;/b&gt;');
+    expect(g).toContain('<strong>It is &lt;not&gt; shown.</strong>');
+    expect(renderFindings({ ...e, summary: null }).text).not.toContain('findings-summary');
   });
 });
 

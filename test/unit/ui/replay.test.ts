@@ -11,6 +11,9 @@ import type { RolloutRecord, RunEvent } from '../../../src/selfplay/events.ts';
 import { listExamples, stateFromEvents, viewRecording } from '../../../src/ui/replay.ts';
 import { makeRecording, parseRecording, type RecordedEvent, replayEvent } from '../../../src/worker/recording.ts';
 
+/** `s` as a literal in a regular expression. */
+const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
 /** The repository's root, where the recordings' commands ran. */
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -202,12 +205,25 @@ describe('recorded runs', () => {
       const text = readFileSync(new URL(url.replace(/^.*examples\//, ''), dir), 'utf8');
       return new Response(text);
     }) as typeof fetch;
-    const list = await listExamples(fetcher);
-    expect(list.map((e) => e.name)).toEqual(['piplay', 'drzero']);
+    const { examples: list, experiment } = await listExamples(fetcher);
+    expect(list.map((e) => e.name)).toEqual(expect.arrayContaining(['piplay', 'drzero']));
+    // What the experiment found, as its report has it: each finding's interval and verdict on its row of results.md.
+    if (experiment) {
+      const md = readFileSync(join(resolve(ROOT, experiment.source), 'results.md'), 'utf8');
+      expect(experiment.findings.map((f) => f.name)).toEqual(
+        expect.arrayContaining(['piplay − base', 'piplay − drzero']),
+      );
+      for (const f of experiment.findings) {
+        const row = md.split('\n').find((l) => l.startsWith(`| ${f.name} | `));
+        expect(row, f.name).toMatch(new RegExp(`^\\| [^|]+ \\| ${esc(f.interval)} \\| ${esc(f.questionOnly)} \\|`));
+        expect(row, f.name).toMatch(new RegExp(`\\| ${esc(f.perSeed)} \\| ${esc(f.verdict)} \\|$`));
+      }
+    }
     for (const e of list) {
       const file = new URL(e.file, dir);
       const text = readFileSync(file, 'utf8');
-      expect(text.length, `${e.file} size`).toBeLessThan(1_000_000);
+      // Fetched when opened: three iterations of a demo run's questions and token-level rollouts.
+      expect(text.length, `${e.file} size`).toBeLessThan(1_500_000);
       const rec = parseRecording(text, e.file);
       const v = viewRecording(rec);
       expect(v.state.questions.length, `${e.name}: questions`).toBeGreaterThan(0);
@@ -230,7 +246,10 @@ describe('recorded runs', () => {
   });
 
   it('lists no example where none is served', async () => {
-    expect(await listExamples((async () => new Response('', { status: 404 })) as typeof fetch)).toEqual([]);
+    expect(await listExamples((async () => new Response('', { status: 404 })) as typeof fetch)).toEqual({
+      examples: [],
+      experiment: null,
+    });
   });
 
   it('writes a run folder as a recording, replacing only its own files', () => {
