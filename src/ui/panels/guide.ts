@@ -94,6 +94,7 @@ export function renderFindings(e: ExperimentFindings): Html {
   return html`<h4>What the experiment behind the recorded example found</h4>
     <p class="muted"><code>${e.source}</code>: ${e.scope}. A − B in points of held-out exact match, with its 95%
       interval over seeds and questions (a two-level bootstrap); “holds” only where the interval excludes 0.</p>
+    <div class="findings-scroll" role="region" aria-label="the experiment's comparisons" tabindex="0">
     <table class="ba-table findings-table">
       <thead><tr><th scope="col">comparison</th><th scope="col">A − B [95%]</th><th scope="col">per seed</th>
         <th scope="col">verdict</th></tr></thead>
@@ -101,7 +102,7 @@ export function renderFindings(e: ExperimentFindings): Html {
         (f) => html`<tr data-finding="${f.name}"><td>${f.label}</td><td class="num">${f.interval}</td>
           <td class="num">${f.perSeed}</td><td>${f.verdict}</td></tr>`,
       )}</tbody>
-    </table>
+    </table></div>
     ${e.summary ? html`<p class="findings-summary"><strong>${e.summary}</strong></p>` : ''}`;
 }
 

@@ -57,7 +57,9 @@ describe('experiment findings', () => {
       verdict: 'holds',
     });
     expect(f[1]!.interval).toBe('−0.5 [−3.0, +2.0]');
-    expect(f[3]!.label).toBe('π-Play after iteration 1 against Dr. Zero after iteration 3');
+    expect(f[3]!.label).toBe(
+      "π-Play after iteration 1 against Dr. Zero after iteration 3 (the papers' data efficiency: a match or better)",
+    );
     const e = experimentFindings('results/x', { seeds: [1, 2], iterations: 3 }, cs);
     expect(e.scope).toBe('2 seeds (1, 2) × 400 held-out questions, 3 iterations');
     expect(e.summary).toMatch(
