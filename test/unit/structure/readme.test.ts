@@ -1,6 +1,7 @@
 // The README runs as written: every `npm run X` it shows is a script of package.json, every option it gives that
 // command is one the command reads (a setting of the table, or an option its source declares), every file and
-// document it links or names exists, and it stays a front door (at most 200 lines).
+// document it links or names exists, it stays a front door (at most 200 lines), and every interval its result
+// section quotes stands in the report of an experiment it cites.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -65,5 +66,18 @@ describe('the README', () => {
     const missing = [...links, ...named].filter((p) => !existsSync(join(ROOT, p)));
     expect(missing).toEqual([]);
     expect(links).toContain('docs/glossary.md');
+  });
+
+  it('quotes only intervals that the results.md of an experiment it cites holds', () => {
+    const start = README.indexOf('## Does the student get better?');
+    const section = README.slice(start, README.indexOf('\n## ', start + 1));
+    const cited = [...section.matchAll(/`(results\/[\w-]+)\/?`/g)]
+      .map((m) => join(ROOT, m[1]!, 'results.md'))
+      .filter((f) => existsSync(f));
+    expect(cited.length).toBeGreaterThan(0);
+    const reports = cited.map((f) => readFileSync(f, 'utf8')).join('\n');
+    const quoted = [...section.matchAll(/\[[+−]?\d+\.\d, [+−]?\d+\.\d\]/g)].map((m) => m[0]);
+    expect(quoted.length).toBeGreaterThan(3);
+    expect(quoted.filter((q) => !reports.includes(q))).toEqual([]);
   });
 });
