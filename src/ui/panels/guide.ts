@@ -74,9 +74,9 @@ export function renderGuide(): Html {
         corpus and answering, over several turns; it is rewarded 1 for an exact-match answer and trained with GRPO on n
         rollouts per question, plus λ·D that pulls each of its tokens towards the teacher’s distribution.</p>
       <p data-role="teacher"><strong>Teacher.</strong> The same network, but its prompt also holds privileged context:
-        the construction path (or less: part of it, the answer, the answer and hop count, or nothing). It never writes:
-        it scores the student’s own tokens, and that disagreement is D (the “Teacher vs student” view). It follows the
-        student by a slow moving average (τ).</p>
+        the construction path (or less: part of it, the answer, the answer and hop count; or, as the self control,
+        nothing beyond the student’s own prompt). It never writes: it scores the student’s own tokens, and that
+        disagreement is D (the “Teacher vs student” view). It follows the student by a slow moving average (τ).</p>
     </div>
     <section class="findings" id="guide-findings" aria-live="polite"></section>
     <h4>The student’s loss <small class="muted">(hover or focus a term)</small></h4>
