@@ -92,8 +92,9 @@ export function privilegeSummary(fs: readonly Finding[]): string | null {
     );
   if (v('piplay − base') === 'holds')
     return (
-      "π-Play beat its base but not the self control (the interval holds 0), and the self control's own gain is not " +
-      "shown: these numbers cannot tell the privileged context's part from the teacher's pull."
+      'π-Play beat its base, but its lead over the self control is not shown (the interval holds 0), nor the self ' +
+      "control's own gain over the base: the evidence supports π-Play's recipe as a whole, not yet the privileged " +
+      "context's share of it."
     );
   return "π-Play did not beat the self control (the interval holds 0): the privileged context's part is not shown.";
 }

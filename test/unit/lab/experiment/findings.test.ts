@@ -85,7 +85,7 @@ describe('experiment findings', () => {
       /supports distillation towards a slow EMA teacher, not that the privileged context adds to it/,
     );
     expect(privilegeSummary(f({ 'piplay − base': 'holds', 'piplay − self': NS, 'self − base': NS }))).toMatch(
-      /cannot tell the privileged context's part from the teacher's pull/,
+      /supports π-Play's recipe as a whole, not yet the privileged context's share of it/,
     );
     expect(privilegeSummary(f({ 'piplay − base': NS, 'piplay − self': NS }))).toBe(
       "π-Play did not beat the self control (the interval holds 0): the privileged context's part is not shown.",
