@@ -1,8 +1,8 @@
 // npm run record-example [-- --out public/examples --arms piplay,drzero --keep DIR --<setting> value ...]
-// npm run record-example -- --from results/experiment-36 [--seed 1] [--out DIR --arms ...]
+// npm run record-example -- --from results/experiment-47 [--seed 1] [--out DIR --arms ...]
 // Records the example runs the page opens with one click (no training, no GPU), as recordings
 // (src/worker/recording.ts) in --out with the index the page reads. With --from, each arm is that seed's run of
-// an experiment of `npm run experiment` (the shipped examples: results/experiment-36, seed 1), with the base arm's
+// an experiment of `npm run experiment` (the shipped examples: results/experiment-47, seed 1), with the base arm's
 // evaluation as its "before training" point. Without it, each arm is a real, short run of `npm run train` on the
 // demo preset's default model (the smoke preset's sizes with that model's sampling temperature, a few more
 // student steps and token-level rollouts); settings given here override those defaults. Re-run it after the

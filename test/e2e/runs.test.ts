@@ -76,8 +76,24 @@ describe.skipIf(!hasChromium)('recorded and stored runs (headless Chromium, Swif
     const legend = await emLegend(page);
     expect(legend.filter((l) => l.startsWith('all'))).toHaveLength(2);
     await page.locator('#panel-charts').screenshot({ path: `${SHOTS}example-overlay.png` });
+    // The control beside π-Play: the same teacher without the privileged context, named short in the legend.
+    const control = await page
+      .locator('#panel-charts .overlay-select option', { hasText: 'self control' })
+      .getAttribute('value');
+    await page.selectOption('#panel-charts .overlay-select', control!);
+    await expect.poll(() => emLegend(page), { timeout: 10_000 }).toContain('all · self control');
+    await page.locator('#panel-charts').screenshot({ path: `${SHOTS}example-overlay-self.png` });
     await page.selectOption('#panel-charts .overlay-select', '');
     await page.click('#runs-bar button.back');
+  }, 60_000);
+
+  it("the guide shows what the example's experiment found, its verdicts and what they support", async () => {
+    await tab(page, 'guide');
+    const rows = page.locator('#guide-findings tr[data-finding]');
+    await expect.poll(() => rows.count(), { timeout: 10_000 }).toBeGreaterThanOrEqual(5);
+    expect(await page.locator('#guide-findings tr[data-finding="piplay − self"]').count()).toBe(1);
+    expect(await page.locator('#guide-findings .findings-summary').textContent()).toMatch(/self control/);
+    await page.locator('#guide-findings').screenshot({ path: `${SHOTS}guide-findings.png` });
   }, 60_000);
 
   it('opens a finished smoke run again after a reload, with its rollouts', async () => {

@@ -141,11 +141,11 @@ describe('recorded runs', () => {
     expect(() => parseRecording(JSON.stringify(bad), 'a.json')).toThrow(/event 2 has type "progress"/);
   });
 
-  it('ships seed 1 of an experiment’s π-Play and Dr. Zero arms, their held-out EM as its logs have it', () => {
+  it('ships seed 1 of an experiment’s π-Play, Dr. Zero and self-control arms, their EM as its logs have it', () => {
     const examples = new URL('../../../public/examples/', import.meta.url);
     const index = JSON.parse(readFileSync(new URL('index.json', examples), 'utf8')) as { examples: { name: string }[] };
     const arms = index.examples.map((e) => e.name);
-    expect(arms).toEqual(expect.arrayContaining(['piplay', 'drzero']));
+    expect(arms).toEqual(['piplay', 'drzero', 'self']);
     let experiment: string | undefined;
     for (const arm of arms) {
       const rec = parseRecording(readFileSync(new URL(`${arm}.json`, examples), 'utf8'), arm);
@@ -206,13 +206,15 @@ describe('recorded runs', () => {
       return new Response(text);
     }) as typeof fetch;
     const { examples: list, experiment } = await listExamples(fetcher);
-    expect(list.map((e) => e.name)).toEqual(expect.arrayContaining(['piplay', 'drzero']));
+    expect(list.map((e) => e.name)).toEqual(['piplay', 'drzero', 'self']);
     // What the experiment found, as its report has it: each finding's interval and verdict on its row of results.md.
+    expect(experiment).not.toBeNull();
     if (experiment) {
       const md = readFileSync(join(resolve(ROOT, experiment.source), 'results.md'), 'utf8');
       expect(experiment.findings.map((f) => f.name)).toEqual(
-        expect.arrayContaining(['piplay − base', 'piplay − drzero']),
+        expect.arrayContaining(['piplay − base', 'piplay − self', 'self − base', 'piplay − drzero']),
       );
+      expect(experiment.summary).not.toBeNull();
       for (const f of experiment.findings) {
         const row = md.split('\n').find((l) => l.startsWith(`| ${f.name} | `));
         expect(row, f.name).toMatch(new RegExp(`^\\| [^|]+ \\| ${esc(f.interval)} \\| ${esc(f.questionOnly)} \\|`));
@@ -236,8 +238,12 @@ describe('recorded runs', () => {
       if (rec.config.privileged === 'none') {
         expect(v.state.rollouts.every((r) => r.privilegedBlock === null)).toBe(true);
       } else {
+        // A teacher's context: the privileged block, empty for the self control (the student's own prompt).
+        const control = rec.config.privileged === 'self';
         expect(
-          v.state.rollouts.every((r) => typeof r.privilegedBlock === 'string' && r.privilegedBlock.length > 0),
+          v.state.rollouts.every(
+            (r) => typeof r.privilegedBlock === 'string' && r.privilegedBlock.length > 0 !== control,
+          ),
         ).toBe(true);
         const policy = v.state.rollouts.flatMap((r) => r.tokens.filter((t) => t.policy));
         expect(policy.some((t) => t.kl > 0 && t.topk && t.topk.ids.length > 1)).toBe(true);
