@@ -85,6 +85,9 @@ export function renderGuide(): Html {
     <dl class="glossary">${GLOSSARY.map((g) => html`<div><dt>${g.term}</dt><dd>${g.text}</dd></div>`)}</dl>`;
 }
 
+/** A verdict for a narrow column: the note on the interval is the table's caption already. */
+const shortVerdict = (v: string) => v.replace(/ \(the interval holds 0\)$/, '');
+
 /**
  * What the experiment the recorded examples come from found (public/examples/index.json, written by
  * `npm run record-example --from`): its comparisons as its report states them, and what they support about the
@@ -100,7 +103,7 @@ export function renderFindings(e: ExperimentFindings): Html {
         <th scope="col">verdict</th></tr></thead>
       <tbody>${e.findings.map(
         (f) => html`<tr data-finding="${f.name}"><td>${f.label}</td><td class="num">${f.interval}</td>
-          <td class="num">${f.perSeed}</td><td>${f.verdict}</td></tr>`,
+          <td class="num">${f.perSeed}</td><td class="verdict" title="${f.verdict}">${shortVerdict(f.verdict)}</td></tr>`,
       )}</tbody>
     </table></div>
     ${e.summary ? html`<p class="findings-summary"><strong>${e.summary}</strong></p>` : ''}`;

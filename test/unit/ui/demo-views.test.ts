@@ -41,6 +41,7 @@ describe('the software-GPU warning', () => {
     expect(g).toContain('−0.5 [−3.0, +2.0]');
     expect(g).toContain('1: −1.0, 2: &lt;b&gt;0&lt;/b&gt;');
     expect(g).toContain('<strong>It is &lt;not&gt; shown.</strong>');
+    expect(g).toContain('<td class="verdict" title="not shown (the interval holds 0)">not shown</td>');
     expect(renderFindings({ ...e, summary: null }).text).not.toContain('findings-summary');
   });
 });
