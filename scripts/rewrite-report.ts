@@ -36,20 +36,20 @@ function main(argv: string[]): number {
   try {
     const meta = readMeta(join(dir, 'results.json'));
     // The plan's order (seed by seed, the arms in order), as the runner keeps its results.
+    const runsDir = join(dir, 'runs');
     const results: StoredResult[] = [];
     const planned = new Set<string>();
     for (const seed of meta.seeds)
       for (const arm of meta.arms) {
         const name = `${arm}-seed${seed}`;
         planned.add(name);
-        const run = join(dir, 'runs', name);
+        const run = join(runsDir, name);
         if (!existsSync(join(run, 'result.json'))) continue;
         const r = keptResult(run);
         if (r.arm !== arm || r.seed !== seed)
           throw new Error(`${join(run, 'result.json')}: arm ${r.arm} seed ${r.seed} in a folder named ${name}`);
         results.push(r);
       }
-    const runsDir = join(dir, 'runs');
     const other = existsSync(runsDir) ? readdirSync(runsDir).filter((n) => !planned.has(n)) : [];
     if (other.length) console.log(`rewrite-report: not in the plan of results.json, left out: ${other.join(', ')}`);
     if (results.length < meta.finished)

@@ -106,9 +106,15 @@ async function main(argv: string[]): Promise<number> {
   return 0;
 }
 
-/** The command that ran the experiment in `dir` (given as `from`), as its results.json tells. */
-function experimentCommand(dir: string, from: string): string {
-  const meta = (readJson(join(dir, 'results.json'))?.meta ?? {}) as Partial<Record<string, unknown>>;
+/** What record-example reads of an experiment's results.json (its report): the settings, and the comparisons of a
+ * version that keeps them. */
+type ExperimentReport = {
+  meta?: Partial<Record<string, unknown>> & { seeds?: number[]; iterations?: number };
+  comparisons?: Comparison[];
+};
+
+/** The command that ran the experiment (given as `from`), as its report's settings tell. */
+function experimentCommand(meta: ExperimentReport['meta'] = {}, from: string): string {
   const list = (v: unknown) => (Array.isArray(v) ? v.join(',') : null);
   const parts = [`npm run experiment -- --out ${from}`];
   if (typeof meta.preset === 'string') parts.push(`--preset ${meta.preset}`);
@@ -126,21 +132,19 @@ function recordExperiment(from: string, args: ReturnType<typeof scanArgs>, out: 
     );
   const seed = countOption(args.own, 'seed', 1, MAX_SEED);
   const dir = resolve(from);
+  const report = (readJson(join(dir, 'results.json')) ?? {}) as ExperimentReport;
+  const command = experimentCommand(report.meta, from);
   const recordings = arms.map((arm) =>
     recordingFromExperiment(dir, arm, seed, {
       name: arm,
       title: ARMS[arm]!.title,
-      command: `${experimentCommand(dir, from)} (its run ${arm}, seed ${seed})`,
+      command: `${command} (its run ${arm}, seed ${seed})`,
     }),
   );
-  // What the experiment found, from its report (results.json of a version that keeps the paired comparisons).
-  const report = readJson(join(dir, 'results.json')) as {
-    meta?: { seeds?: number[]; iterations?: number };
-    comparisons?: Comparison[];
-  } | null;
-  const { seeds, iterations } = report?.meta ?? {};
+  // What the experiment found, for the page's guide.
+  const { seeds, iterations } = report.meta ?? {};
   const found =
-    report?.comparisons && seeds && iterations
+    report.comparisons && seeds && iterations
       ? experimentFindings(from, { seeds, iterations }, report.comparisons)
       : undefined;
   if (!found)

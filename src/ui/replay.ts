@@ -47,7 +47,6 @@ export function examplesBase(): string {
   return `${base.replace(/\/?$/, '/')}examples/`;
 }
 
-/** The shipped examples ([] when none are served); a broken index is an error that says so. */
 /** The shipped examples, and what the experiment they were recorded from found (null where the index has none). */
 export interface ExamplesList {
   examples: ExampleEntry[];
@@ -70,6 +69,7 @@ function findingsOf(x: unknown): ExperimentFindings | null {
   return ok ? (e as ExperimentFindings) : null;
 }
 
+/** The shipped examples (none when none are served); a broken index is an error that says so. */
 export async function listExamples(fetcher: typeof fetch = fetch): Promise<ExamplesList> {
   const res = await fetcher(`${examplesBase()}index.json`);
   if (res.status === 404) return { examples: [], experiment: null };
