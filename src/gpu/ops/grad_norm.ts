@@ -2,12 +2,18 @@
 // torch.nn.utils.clip_grad_norm_ returns, and what AdamW reads to clip without a read-back.
 import type { Tensor } from '../tensor.ts';
 
-/** Workgroup size of shaders/grad_norm.wgsl. */
-const WG = 256;
+/**
+ * Workgroup size of shaders/grad_norm.wgsl: 256 on a GPU; on a CPU driver one SIMD block of 8, as rmsnorm's rows
+ * (there each barrier of the reduction switches through all of a workgroup's 8-lane blocks: 0.21 of an iteration's
+ * GPU seconds went to 224 of these dispatches at 256 threads, under 0.05 at 8; bench/NOTES.md, round 16).
+ */
+function workgroupSize(isCpu: boolean): number {
+  return isCpu ? 8 : 256;
+}
 /** Workgroups (partial-sum slots) per tensor at most. */
 const MAX_SLOTS = 256;
 
-function slots(n: number): number {
+function slots(n: number, WG: number): number {
   return Math.min(Math.max(1, Math.ceil(n / WG)), MAX_SLOTS);
 }
 
@@ -18,11 +24,12 @@ export function gradNorm(tensors: Tensor[]): Tensor {
   for (const t of tensors) {
     if (t.dtype !== 'f32') throw new Error(`piplay: gradNorm needs f32 tensors, got ${t.describe()}`);
   }
-  const total = tensors.reduce((s, t) => s + slots(t.size), 0);
+  const WG = workgroupSize(e.info.isCpu);
+  const total = tensors.reduce((s, t) => s + slots(t.size, WG), 0);
   const partials = e.empty([total]);
   let offset = 0;
   for (const t of tensors) {
-    const k = slots(t.size);
+    const k = slots(t.size, WG);
     e.dispatch({
       shader: 'grad_norm',
       entry: 'partial',
