@@ -167,6 +167,20 @@ export async function benchSelfPlay(e: Engine, opts: SelfPlayBench): Promise<Rec
     if (t.wallSeconds + t.gpuSeconds > 0.05) console.log(line(phase, t));
     rows.push({ op: 'iteration-phase', phase, ...t });
   }
+  // By kernel, each kernel's time over every phase (phases by kernel are 'stage / phase [kernel]'): every kernel,
+  // however small, so the table accounts for the whole GPU time.
+  const byKernel = new Map<string, PhaseTotals>();
+  for (const [phase, t] of profile.phases) {
+    const kernel = /\[([^\]]+)\]$/.exec(phase)?.[1];
+    if (kernel) byKernel.set(kernel, add(byKernel.get(kernel) ?? zero, t));
+  }
+  if (byKernel.size > 0) {
+    console.log(`  (by kernel, all phases)`);
+    for (const [kernel, t] of [...byKernel].sort((a, b) => b[1].gpuSeconds - a[1].gpuSeconds)) {
+      console.log(line(kernel, t));
+      rows.push({ op: 'iteration-kernel', kernel, ...t });
+    }
+  }
   console.log(
     `  total ${total.toFixed(1)} s; ${counts['dispatches']} dispatches, ${counts['submits']} submissions, ${counts['reads']} read-backs, ` +
       `${counts['uploads']} uploads (the profile adds a submission at each phase change); ${cores.toFixed(2)} cores ` +
