@@ -1,14 +1,11 @@
 // The global L2 norm of a list of tensors, computed on the GPU (shaders/grad_norm.wgsl): what
 // torch.nn.utils.clip_grad_norm_ returns, and what AdamW reads to clip without a read-back.
 import type { Tensor } from '../tensor.ts';
+import { CPU_REDUCE_THREADS } from './util.ts';
 
-/**
- * Workgroup size of shaders/grad_norm.wgsl: 256 on a GPU; on a CPU driver one SIMD block of 8, as rmsnorm's rows
- * (there each barrier of the reduction switches through all of a workgroup's 8-lane blocks: 0.21 of an iteration's
- * GPU seconds went to 224 of these dispatches at 256 threads, under 0.05 at 8; bench/NOTES.md, round 16).
- */
+/** Workgroup size of shaders/grad_norm.wgsl: 256 on a GPU, CPU_REDUCE_THREADS on a CPU driver. */
 function workgroupSize(isCpu: boolean): number {
-  return isCpu ? 8 : 256;
+  return isCpu ? CPU_REDUCE_THREADS : 256;
 }
 /** Workgroups (partial-sum slots) per tensor at most. */
 const MAX_SLOTS = 256;

@@ -2,15 +2,14 @@
 import type { DispatchSpec } from '../stream.ts';
 import type { Tensor } from '../tensor.ts';
 import { sumCols } from './elementwise.ts';
-import { expect, rowsCols } from './util.ts';
+import { CPU_REDUCE_THREADS, expect, rowsCols } from './util.ts';
 
 /**
- * Threads per row: a power of two near D, so short rows (per-head norms) do not idle 256 threads. On a CPU
- * driver one SIMD block of 8: there a workgroup runs as 8-lane blocks on one thread and each barrier of the
- * reduction switches through all of them, so a 128-thread row cost 16 blocks x 8 barriers.
+ * Threads per row: a power of two near D, so short rows (per-head norms) do not idle 256 threads; on a CPU driver
+ * CPU_REDUCE_THREADS.
  */
 function rowThreads(D: number, isCpu: boolean): number {
-  if (isCpu) return 8;
+  if (isCpu) return CPU_REDUCE_THREADS;
   let wg = 32;
   while (wg < 256 && wg < D) wg *= 2;
   return wg;

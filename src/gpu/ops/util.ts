@@ -27,6 +27,13 @@ export function subgroupsOf8(e: Tensor['engine']): boolean {
   return e.info.subgroups && e.info.subgroupMinSize === 8 && e.info.subgroupMaxSize === 8;
 }
 
+/**
+ * Threads of a workgroup that reduces through workgroup memory with barriers (rmsnorm's rows, grad_norm's
+ * partial sums), on a CPU driver: one SIMD block of 8. There a workgroup runs as 8-lane blocks on one thread, and
+ * each barrier of the reduction switches through all of them, so 256 threads paid 32 blocks at each of 8 barriers.
+ */
+export const CPU_REDUCE_THREADS = 8;
+
 /** Product of all but the last dimension, and the last dimension. */
 export function rowsCols(t: Tensor): [number, number] {
   const c = t.shape[t.shape.length - 1] ?? 1;
