@@ -7,7 +7,7 @@
 // timestamps, a compute pass per dispatch, where the device has them: src/gpu/profile.ts).
 import type { Engine } from '../src/gpu/engine.ts';
 import { filesFromNodeFolder } from '../src/gpu/host/node-files.ts';
-import { Profile } from '../src/gpu/profile.ts';
+import { phaseKernel, Profile } from '../src/gpu/profile.ts';
 import { type DecodePath, setDecodePath } from '../src/model/decode-step.ts';
 import type { CausalLM } from '../src/model/decoder.ts';
 import { generate } from '../src/model/generate.ts';
@@ -130,6 +130,6 @@ async function byKernel(e: Engine, model: CausalLM, path: DecodePath): Promise<v
   ${path}: GPU ${total.toFixed(2)} s in ${kernels.length} kernels (prefill included)`);
   for (const [phase, t] of kernels.sort((a, b) => b[1].gpuSeconds - a[1].gpuSeconds).slice(0, 12))
     console.log(
-      `  ${(phase.match(/\[(.*)\]/)?.[1] ?? phase).padEnd(40)} ${((1000 * t.gpuSeconds) / t.dispatches).toFixed(3).padStart(8)} ms x ${String(t.dispatches).padStart(6)} = ${((100 * t.gpuSeconds) / total).toFixed(1).padStart(5)}%`,
+      `  ${(phaseKernel(phase).kernel ?? phase).padEnd(40)} ${((1000 * t.gpuSeconds) / t.dispatches).toFixed(3).padStart(8)} ms x ${String(t.dispatches).padStart(6)} = ${((100 * t.gpuSeconds) / total).toFixed(1).padStart(5)}%`,
     );
 }

@@ -9,7 +9,7 @@
 // benchSelfPlay times the same for any preset, and for a whole run as a user starts it (the GPU benchmark's
 // demo iteration and quick run).
 import type { Engine } from '../src/gpu/engine.ts';
-import { blank, Profile, type PhaseTotals } from '../src/gpu/profile.ts';
+import { blank, phaseKernel, Profile, type PhaseTotals } from '../src/gpu/profile.ts';
 import { buildBase, buildEnvironment } from '../src/cli/setup.ts';
 import { makeConfig, type PresetName, type SelfPlayConfig } from '../src/selfplay/config.ts';
 import { SelfPlayRun } from '../src/selfplay/loop.ts';
@@ -28,8 +28,7 @@ function intFlag(name: string): number | undefined {
 
 /** The requested breakdown's rows: a name and the phases (stage / label) it sums. */
 function category(phase: string): string {
-  const [stage, rest] = phase.split(' / ') as [string, string];
-  const label = rest.replace(/ \[.*\]$/, '');
+  const [stage, label] = phaseKernel(phase).phase.split(' / ') as [string, string];
   if (stage === 'eval') return 'evaluation';
   if (label === 'generate examiner') return 'examiner generation';
   if (label === 'generate student')
@@ -171,7 +170,7 @@ export async function benchSelfPlay(e: Engine, opts: SelfPlayBench): Promise<Rec
   // however small, so the table accounts for the whole GPU time.
   const byKernel = new Map<string, PhaseTotals>();
   for (const [phase, t] of profile.phases) {
-    const kernel = /\[([^\]]+)\]$/.exec(phase)?.[1];
+    const { kernel } = phaseKernel(phase);
     if (kernel) byKernel.set(kernel, add(byKernel.get(kernel) ?? zero, t));
   }
   if (byKernel.size > 0) {

@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import type { Engine } from '../src/gpu/engine.ts';
 import { filesFromNodeFolder } from '../src/gpu/host/node-files.ts';
-import { blank, Profile, type PhaseTotals } from '../src/gpu/profile.ts';
+import { blank, phaseKernel, Profile, type PhaseTotals } from '../src/gpu/profile.ts';
 import { Rng } from '../src/env/random.ts';
 import type { CausalLM } from '../src/model/decoder.ts';
 import { loadModel } from '../src/model/io.ts';
@@ -107,10 +107,9 @@ export async function benchTrainingPass(e: Engine): Promise<Record<string, unkno
     const wall = (performance.now() - t0) / 1000;
     const byKernel = new Map<string, PhaseTotals>();
     for (const [phase, t] of profile.phases) {
-      const kernel = /\[(.*)\]$/.exec(phase)?.[1];
+      const { phase: where, kernel } = phaseKernel(phase);
       if (!kernel) continue;
-      const where = phase.replace(/ \[.*\]$/, '').replace(/^run \/ /, '');
-      const key = `${where} [${kernel}]`;
+      const key = `${where.replace(/^run \/ /, '')} [${kernel}]`;
       const sum = byKernel.get(key) ?? blank();
       sum.gpuSeconds += t.gpuSeconds;
       sum.dispatches += t.dispatches;

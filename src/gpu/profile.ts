@@ -48,7 +48,7 @@ export class Profile {
     return top ? `${this.stage} / ${top}` : `${this.stage} / other`;
   }
 
-  /** The phase a dispatch of `kernel` is charged to. */
+  /** The phase a dispatch of `kernel` is charged to (phaseKernel splits it again). */
   dispatchPhase(kernel: string): string {
     return this.byKernel ? `${this.phase} [${kernel}]` : this.phase;
   }
@@ -110,4 +110,10 @@ export class Profile {
   flush(): void {
     this.tick();
   }
+}
+
+/** A phase as Profile.dispatchPhase names it, split: the phase without its kernel, and the kernel (null if none). */
+export function phaseKernel(name: string): { phase: string; kernel: string | null } {
+  const m = / \[([^\]]+)\]$/.exec(name);
+  return m ? { phase: name.slice(0, m.index), kernel: m[1]! } : { phase: name, kernel: null };
 }
