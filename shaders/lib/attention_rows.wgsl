@@ -1,5 +1,5 @@
 // Helpers of the 'rows' attention kernels (attention_rows_fwd.wgsl, attention_split_fwd.wgsl,
-// attention_rows_bwd.wgsl), where each invocation owns a register tile of TR query rows:
+// attention_lanes_fwd.wgsl, attention_rows_bwd.wgsl), where each invocation owns a register tile of TR query rows:
 //   IOTA       the lane offsets 0..3 of a vec4 half of a block;
 //   queryTile  the setup of the query-row entries (forward main, backward dq): an invocation's TR query
 //              rows, the keys they see and where their data starts;

@@ -8,7 +8,13 @@
 //           each load feed several multiply-adds.
 //   split - shaders/attention_split_fwd.wgsl: the rows forward with the keys split across the 8 lanes of a
 //           subgroup, for kv heads with few query rows (decoding), where 'rows' would leave lanes idle; the
-//           backward is the rows one. No prefix-tree mask (keyEnd): with one, the forward is 'rows'.
+//           backward is the rows one. No prefix-tree mask (keyEnd): with one, the forward is 'lanes' or 'rows'.
+//   lanes - shaders/attention_lanes_fwd.wgsl: the rows forward for subgroups of 8 lanes, each key and value
+//           row loaded by one lane and broadcast to the others, q and the sums held at fixed indices for a head
+//           dim that is a pipeline constant (a multiple of 4 up to LANES_MAX_HEAD_DIM). A CPU driver's forward
+//           wherever it applies and 'split' does not.
+//           shaders/attention_lanes_bwd.wgsl: the rows backward shaped the same way, a CPU driver's backward wherever
+//           the head dim fits it.
 import type { Engine } from '../engine.ts';
 import type { Tensor } from '../tensor.ts';
 import { expect, subgroupsOf8 } from './util.ts';
@@ -63,6 +69,8 @@ const ROWS_THREADS = 16;
  * dq, key rows of dK/dV. The split forward's workgroup takes one tile of SPLIT_TILE query rows.
  */
 const ROWS_TILE = { fwd: 16, dq: 8, dkv: 8 } as const;
+/** Query rows (dq) and key rows (dkv) per workgroup of the 'rows' backward. */
+const ROWS_PER_GROUP = { dq: ROWS_TILE.dq * ROWS_THREADS, dkv: ROWS_TILE.dkv * ROWS_THREADS };
 const SPLIT_TILE = 4;
 
 /**
@@ -71,13 +79,18 @@ const SPLIT_TILE = 4;
  */
 const SPLIT_MAX_TILES = 4;
 
-export type AttentionVariant = 'rows' | 'split' | 'tiled';
+/** Query rows per lane of the 'lanes' forward (its TR); its workgroup is one subgroup of 8 lanes. */
+const LANES_TILE = 4;
+/** Largest head dim of the 'lanes' forward (its MAXDH): its loops over the head dim are unrolled. */
+const LANES_MAX_HEAD_DIM = 64;
+
+export type AttentionVariant = 'rows' | 'split' | 'lanes' | 'tiled';
 let forcedVariant: AttentionVariant | null = null;
 
 /**
- * Forces one kernel variant for every shape (tests and benchmarks; 'split' needs subgroups of 8 lanes and
- * falls back to 'rows' elsewhere); `null` picks by device and shape (CPU driver: split for few query rows per
- * kv head where subgroups are 8 lanes wide, else rows; GPU: tiled).
+ * Forces one kernel variant for every shape (tests and benchmarks; 'split' and 'lanes' need subgroups of 8 lanes
+ * and fall back to 'rows' where they do not apply); `null` picks by device and shape (CPU driver, subgroups of 8
+ * lanes: split for few query rows per kv head, else lanes where the head dim fits it, else rows; GPU: tiled).
  */
 export function setAttentionVariant(v: AttentionVariant | null): void {
   forcedVariant = v;
@@ -95,8 +108,15 @@ function rowTiles(g: Geometry): number {
 
 function forwardVariant(e: Engine, g: Geometry, tree: boolean): AttentionVariant {
   if (variant(e) === 'tiled') return 'tiled';
-  if (tree || !subgroupsOf8(e) || forcedVariant === 'rows') return 'rows';
-  return forcedVariant === 'split' || rowTiles(g) <= SPLIT_MAX_TILES ? 'split' : 'rows';
+  if (!subgroupsOf8(e) || forcedVariant === 'rows') return 'rows';
+  if (!tree && (forcedVariant === 'split' || (forcedVariant === null && rowTiles(g) <= SPLIT_MAX_TILES))) return 'split';
+  return lanesFit(e, g) ? 'lanes' : 'rows';
+}
+
+/** Whether the 'lanes' kernels run this shape (a forward not taken by 'split', and every backward). */
+function lanesFit(e: Engine, g: Geometry): boolean {
+  const allowed = forcedVariant === null || forcedVariant === 'lanes';
+  return allowed && subgroupsOf8(e) && g.Dh % 4 === 0 && g.Dh <= LANES_MAX_HEAD_DIM;
 }
 
 let forcedFixed: boolean | null = null;
@@ -285,6 +305,16 @@ export function attention(q: Tensor, k: Tensor, v: Tensor, opts: AttentionOption
       bindings: { q, k, v, keyStart: maskBuffer, o, stats },
       workgroups: [x, Hkv, B],
     });
+  } else if (o.size > 0 && fwd === 'lanes') {
+    const x = Math.ceil(((Hq / Hkv) * Tq) / (LANES_TILE * 8));
+    checkGrid(e, x, `${Hq / Hkv} x ${Tq} query rows per kv head`);
+    e.dispatch({
+      shader: 'attention_lanes_fwd',
+      constants: { WG: 8, DH: Dh },
+      params: rowsParams(geo, mask),
+      bindings: { q, k, v, keyStart: maskBuffer, o, stats },
+      workgroups: [x, Hkv, B],
+    });
   } else if (o.size > 0 && fwd === 'rows') {
     const x = Math.ceil(((Hq / Hkv) * Tq) / (ROWS_TILE.fwd * ROWS_THREADS));
     checkGrid(e, x, `${Hq / Hkv} x ${Tq} query rows per kv head`);
@@ -348,18 +378,20 @@ function attentionBackward(
     return [dq, dk, dv];
   }
   const rows = variant(e) === 'rows';
+  const lanes = rows && lanesFit(e, g);
   const l = rows ? null : layout(e, g.Dh, 'bwd');
   const kernel = {
-    shader: rows ? 'attention_rows_bwd' : 'attention_bwd',
-    constants: l ? l.constants : ROWS_CONSTANTS,
+    shader: lanes ? 'attention_lanes_bwd' : rows ? 'attention_rows_bwd' : 'attention_bwd',
+    constants: lanes ? { WG: 8, DH: g.Dh } : l ? l.constants : ROWS_CONSTANTS,
     params: l ? params(g, l, mask) : rowsParams(g, mask),
   };
   const inputs = { q, k, v, keyStart: mask.buffer ?? placeholder(e), stats, dO };
   // dq first: it also writes D = rowsum(dO * O) into stats, which dkv reads.
-  const xq = Math.ceil(((g.Hq / g.Hkv) * g.Tq) / (l ? l.rows : ROWS_TILE.dq * ROWS_THREADS));
+  const perGroup = lanes ? { dq: LANES_TILE * 8, dkv: LANES_TILE * 8 } : l ? { dq: l.rows, dkv: l.rows } : ROWS_PER_GROUP;
+  const xq = Math.ceil(((g.Hq / g.Hkv) * g.Tq) / perGroup.dq);
   checkGrid(e, xq, 'the dq pass');
   e.dispatch({ ...kernel, entry: 'dq', bindings: { ...inputs, out: dq, aux: o }, workgroups: [xq, g.Hkv, g.B] });
-  const xk = Math.ceil(g.cap / (l ? l.rows : ROWS_TILE.dkv * ROWS_THREADS));
+  const xk = Math.ceil(g.cap / perGroup.dkv);
   checkGrid(e, xk, 'the dk/dv pass');
   e.dispatch({ ...kernel, entry: 'dkv', bindings: { ...inputs, out: dk, aux: dv }, workgroups: [xk, g.Hkv, g.B] });
   return [dq, dk, dv];

@@ -1,5 +1,5 @@
 // Every case runs for each kernel variant forced for every shape ('rows', 'split': the rows backward with the
-// keys-across-lanes forward, and 'tiled'). The tiled variant uses its CPU-driver
+// keys-across-lanes forward, 'lanes': the rows backward with the subgroup-shared forward, and 'tiled'). The tiled variant uses its CPU-driver
 // pipelines on lavapipe by default; ATTENTION_FIXED=1 runs it with the GPU pipelines instead
 // (compile-time layouts; lavapipe takes many minutes to JIT them).
 import { describe, it, beforeAll, beforeEach, afterEach, afterAll, expect } from 'vitest';
@@ -230,7 +230,7 @@ const TREE_CASES: TreeCase[] = [
 
 const name = (c: Case | TreeCase) => JSON.stringify(c).replace(/"/g, '');
 
-describe.each<AttentionVariant>(['rows', 'split', 'tiled'])('attention (%s)', (variant) => {
+describe.each<AttentionVariant>(['rows', 'split', 'lanes', 'tiled'])('attention (%s)', (variant) => {
   beforeEach(() => setAttentionVariant(variant));
   afterEach(() => setAttentionVariant(null));
 
@@ -583,6 +583,28 @@ describe.each<AttentionVariant>(['rows', 'split', 'tiled'])('attention (%s)', (v
 // The GPU pipelines (compile-time layouts, what PIPLAY_FORCE_GPU_PATHS and real GPUs run) on lavapipe, for the
 // prefix-tree mask: two head dims, each pipelines of its own that take lavapipe 10-20 s to compile (the GPU-path
 // run, scripts/test-gpu-paths.sh, takes every case above through them).
+// The 'lanes' forward adds in the rows forward's order: a row's numbers do not depend on which of the two its call's
+// shape picks (generation's "batched turns equal each row on its own" relies on it).
+describe('the lanes forward agrees with the rows forward bit for bit', () => {
+  afterEach(() => setAttentionVariant(null));
+  const cases: Case[] = [
+    { B: 2, Hq: 4, Hkv: 2, Tq: 37, Dh: 24, keyStart: [0, 5] },
+    { B: 1, Hq: 4, Hkv: 1, Tq: 3, Tk: 21, cap: 24, Dh: 64 },
+    { B: 1, Hq: 2, Hkv: 2, Tq: 70, Dh: 8 },
+  ];
+  for (const c of cases) {
+    it(name(c), async () => {
+      const x = inputs(c, c.Tq + c.Dh);
+      const out: Float32Array[] = [];
+      for (const v of ['rows', 'lanes'] as const) {
+        setAttentionVariant(v);
+        out.push((await gpu(c, x, false))[0]!);
+      }
+      expectClose(out[1]!, out[0]!, 0, 0, 'lanes o');
+    });
+  }
+});
+
 describe('prefix-tree mask on the tiled GPU pipelines (fixed layouts)', () => {
   beforeEach(() => {
     setAttentionVariant('tiled');
