@@ -17,7 +17,6 @@ enable subgroups;
 override DH: u32; // head dim: a multiple of 4, at most MAXDH
 const TR = 4u; // query rows per lane (the host's LANES_TILE)
 const MAXDH = 64u; // the host's LANES_MAX_HEAD_DIM
-const NEG = -3.0e38; // "minus infinity" that stays finite, so exp(NEG - m) is 0 and never NaN
 #include "lib/attention_rows.wgsl"
 #include "lib/attention_lanes.wgsl"
 
@@ -67,17 +66,12 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane
     }
     var alpha: array<f32, TR>;
     for (var u = 0u; u < TR; u++) {
-      let seenA = seen(t, u, ja, ea);
-      let seenB = seen(t, u, jb, eb);
-      let sa = select(vec4f(NEG), p.scale * Sa[u], seenA);
-      let sb = select(vec4f(NEG), p.scale * Sb[u], seenB);
-      let mx = max(sa, sb);
-      let mNew = max(m[u], max(max(mx.x, mx.y), max(mx.z, mx.w)));
-      alpha[u] = exp(m[u] - mNew);
-      Sa[u] = select(vec4f(0.0), exp(sa - mNew), seenA);
-      Sb[u] = select(vec4f(0.0), exp(sb - mNew), seenB);
-      l[u] = l[u] * alpha[u] + dot(Sa[u] + Sb[u], vec4f(1.0));
-      m[u] = mNew;
+      let r = softmaxStep(Sa[u], Sb[u], seen(t, u, ja, ea), seen(t, u, jb, eb), m[u], l[u]);
+      alpha[u] = r.alpha;
+      Sa[u] = r.wa;
+      Sb[u] = r.wb;
+      l[u] = r.l;
+      m[u] = r.m;
     }
     for (var d4 = 0u; d4 < DH / 4u; d4++) {
       let vv = lanes8v(v4(kAt, d4));

@@ -3,7 +3,8 @@
 //   IOTA       the lane offsets 0..3 of a vec4 half of a block;
 //   queryTile  the setup of the query-row entries (forward main, backward dq): an invocation's TR query
 //              rows, the keys they see and where their data starts;
-//   blockEnds, seen  the subtree ends of a block's keys and which of them a row sees (the key mask).
+//   blockEnds, seen  the subtree ends of a block's keys and which of them a row sees (the key mask);
+//   softmaxStep  a row's online-softmax step over a block of keys (the forwards).
 // It declares what the kernels share: the workgroup size, the uniform and the inputs (attention_inputs.wgsl).
 // The including shader declares `const TR` (query rows per tile) and `const MAXD` (the columns of a pass: its
 // private accumulators hold TR * MAXD floats; wider head dims go in several passes). A taller tile loads each
@@ -74,4 +75,24 @@ fn blockEnds(t: QueryTile, ja: vec4u) -> vec4u {
 fn seen(t: QueryTile, u: u32, ja: vec4u, ea: vec4u) -> vec4<bool> {
   let re = vec4u(t.rowEnd[u]);
   return (ja < re) & (re <= ea);
+}
+
+// One row's online-softmax step over a block of 8 keys (the forwards): its scores q.k against keys a (the first 4)
+// and b, which of them it sees, and its running maximum m and sum l. Returns the new m and l, the block's weights
+// exp(scale q.k - m) (0 where not seen) and alpha, which rescales the sums accumulated against the old maximum.
+const NEG = -3.0e38; // "minus infinity" that stays finite, so exp(NEG - m) is 0 and never NaN
+
+struct SoftmaxStep { m: f32, l: f32, alpha: f32, wa: vec4f, wb: vec4f }
+
+fn softmaxStep(qka: vec4f, qkb: vec4f, seenA: vec4<bool>, seenB: vec4<bool>, m: f32, l: f32) -> SoftmaxStep {
+  let sa = select(vec4f(NEG), p.scale * qka, seenA);
+  let sb = select(vec4f(NEG), p.scale * qkb, seenB);
+  let mx = max(sa, sb);
+  var r: SoftmaxStep;
+  r.m = max(m, max(max(mx.x, mx.y), max(mx.z, mx.w)));
+  r.alpha = exp(m - r.m);
+  r.wa = select(vec4f(0.0), exp(sa - r.m), seenA);
+  r.wb = select(vec4f(0.0), exp(sb - r.m), seenB);
+  r.l = l * r.alpha + dot(r.wa + r.wb, vec4f(1.0));
+  return r;
 }

@@ -6,7 +6,6 @@
 // acc[u * MAXD + d - d0] the running sum of exp(score - m[u]) * v[d] over the pass's columns d0..d1.
 // Keys past t.end are clamped to a valid one (every load stays in bounds) and masked, as are keys a row does
 // not see (seen: j >= rowEnd[u], or a subtree that does not hold the row).
-const NEG = -3.0e38; // "minus infinity" that stays finite, so exp(NEG - m) is 0 and never NaN
 
 fn foldKeyBlock(
   t: QueryTile,
@@ -38,17 +37,12 @@ fn foldKeyBlock(
   let eb = blockEnds(t, jb);
   var alpha: array<f32, TR>;
   for (var u = 0u; u < TR; u++) {
-    let seenA = seen(t, u, ja, ea);
-    let seenB = seen(t, u, jb, eb);
-    let sa = select(vec4f(NEG), p.scale * Sa[u], seenA);
-    let sb = select(vec4f(NEG), p.scale * Sb[u], seenB);
-    let mx = max(sa, sb);
-    let mNew = max((*m)[u], max(max(mx.x, mx.y), max(mx.z, mx.w)));
-    alpha[u] = exp((*m)[u] - mNew); // rescales what was accumulated against the old maximum
-    Sa[u] = select(vec4f(0.0), exp(sa - mNew), seenA);
-    Sb[u] = select(vec4f(0.0), exp(sb - mNew), seenB);
-    (*l)[u] = (*l)[u] * alpha[u] + dot(Sa[u] + Sb[u], vec4f(1.0));
-    (*m)[u] = mNew;
+    let r = softmaxStep(Sa[u], Sb[u], seen(t, u, ja, ea), seen(t, u, jb, eb), (*m)[u], (*l)[u]);
+    alpha[u] = r.alpha;
+    Sa[u] = r.wa;
+    Sb[u] = r.wb;
+    (*l)[u] = r.l;
+    (*m)[u] = r.m;
   }
   for (var d = d0; d < d1; d++) {
     let vda = vec4f(v[ka.x + d], v[ka.y + d], v[ka.z + d], v[ka.w + d]);
