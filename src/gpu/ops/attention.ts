@@ -81,6 +81,8 @@ const SPLIT_MAX_TILES = 4;
 
 /** Query rows per lane of the 'lanes' forward (its TR); its workgroup is one subgroup of 8 lanes. */
 const LANES_TILE = 4;
+/** Query rows (forward, dq) and key rows (dkv) per workgroup of the 'lanes' kernels: 8 lanes of LANES_TILE. */
+const LANES_PER_GROUP = { dq: LANES_TILE * 8, dkv: LANES_TILE * 8 };
 /** Largest head dim of the 'lanes' forward (its MAXDH): its loops over the head dim are unrolled. */
 const LANES_MAX_HEAD_DIM = 64;
 
@@ -109,7 +111,8 @@ function rowTiles(g: Geometry): number {
 function forwardVariant(e: Engine, g: Geometry, tree: boolean): AttentionVariant {
   if (variant(e) === 'tiled') return 'tiled';
   if (!subgroupsOf8(e) || forcedVariant === 'rows') return 'rows';
-  if (!tree && (forcedVariant === 'split' || (forcedVariant === null && rowTiles(g) <= SPLIT_MAX_TILES))) return 'split';
+  if (!tree && (forcedVariant === 'split' || (forcedVariant === null && rowTiles(g) <= SPLIT_MAX_TILES)))
+    return 'split';
   return lanesFit(e, g) ? 'lanes' : 'rows';
 }
 
@@ -306,7 +309,7 @@ export function attention(q: Tensor, k: Tensor, v: Tensor, opts: AttentionOption
       workgroups: [x, Hkv, B],
     });
   } else if (o.size > 0 && fwd === 'lanes') {
-    const x = Math.ceil(((Hq / Hkv) * Tq) / (LANES_TILE * 8));
+    const x = Math.ceil(((Hq / Hkv) * Tq) / LANES_PER_GROUP.dq);
     checkGrid(e, x, `${Hq / Hkv} x ${Tq} query rows per kv head`);
     e.dispatch({
       shader: 'attention_lanes_fwd',
@@ -387,7 +390,7 @@ function attentionBackward(
   };
   const inputs = { q, k, v, keyStart: mask.buffer ?? placeholder(e), stats, dO };
   // dq first: it also writes D = rowsum(dO * O) into stats, which dkv reads.
-  const perGroup = lanes ? { dq: LANES_TILE * 8, dkv: LANES_TILE * 8 } : l ? { dq: l.rows, dkv: l.rows } : ROWS_PER_GROUP;
+  const perGroup = lanes ? LANES_PER_GROUP : l ? { dq: l.rows, dkv: l.rows } : ROWS_PER_GROUP;
   const xq = Math.ceil(((g.Hq / g.Hkv) * g.Tq) / perGroup.dq);
   checkGrid(e, xq, 'the dq pass');
   e.dispatch({ ...kernel, entry: 'dq', bindings: { ...inputs, out: dq, aux: o }, workgroups: [xq, g.Hkv, g.B] });
