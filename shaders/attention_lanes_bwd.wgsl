@@ -1,7 +1,8 @@
 enable subgroups;
 // Fused causal attention, backward, for CPU drivers whose subgroups are 8 lanes (lavapipe): attention_rows_bwd.wgsl's
-// two passes (dq, then dkv; the same semantics, bindings and sums; see there for the formulas), with the work
-// shared across the subgroup as attention_lanes_fwd.wgsl shares it. A workgroup is one subgroup of 8 lanes.
+// two passes (dq, then dkv; the same semantics and bindings, see there for the formulas; the sums in blocks of
+// their own, so not bit for bit), with the work shared across the subgroup as attention_lanes_fwd.wgsl shares it.
+// A workgroup is one subgroup of 8 lanes.
 //   dq  - lane l owns TR query rows (queryTile), their q and dO in registers; keys come in blocks of 8, lane c
 //         loading key j + c's k and v rows, subgroupBroadcast handing them to the others.
 //   dkv - lane l owns KR key rows, their k and v in registers; queries come in blocks of 8, lane c loading query
