@@ -144,9 +144,10 @@ describe('hub files', () => {
         .join('');
     const cache = mapCache();
     const wrong = fakeHub({ 'model.safetensors': data }, { sha256: { 'model.safetensors': '0'.repeat(64) } });
-    await expect(filesFromHub(repo, { fetchFn: wrong.fetchFn, cache })('model.safetensors')).rejects.toThrow(
-      `has sha256 ${await digest(data)}, but the hub lists ${'0'.repeat(64)}, so it was not kept`,
-    );
+    // The message is made before the download starts: awaited in toThrow's argument, the rejection could come first
+    // with no handler yet (an unhandled rejection that failed a CI run).
+    const message = `has sha256 ${await digest(data)}, but the hub lists ${'0'.repeat(64)}, so it was not kept`;
+    await expect(filesFromHub(repo, { fetchFn: wrong.fetchFn, cache })('model.safetensors')).rejects.toThrow(message);
     expect(cache.m.size).toBe(1); // the listing only
     const right = fakeHub({ 'model.safetensors': data }, { sha256: { 'model.safetensors': await digest(data) } });
     expect(await filesFromHub(repo, { fetchFn: right.fetchFn, cache })('model.safetensors')).toEqual(data);
