@@ -60,20 +60,14 @@ fn dq(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane: 
     for (var d4 = 0u; d4 < DH / 4u; d4++) { acc[u][d4] = vec4f(0.0); }
   }
   for (var j = w.first; j < w.end; j = nextKey(w.b, j + 8u, w.pos, w.end)) {
-    // Lane c loads key j + c (clamped to a valid one; seen masks it) and its subtree end.
-    let kAt = w.kvBase + min(j + lane, w.end - 1u) * p.kT;
-    let myEnd = keyEnd(w.b, min(j + lane, w.end - 1u));
-    let ja = vec4u(j) + IOTA;
-    let jb = ja + 4u;
-    let ea = lanesLoU(myEnd);
-    let eb = lanesHiU(myEnd);
+    let blk = keyBlock(w, j, lane);
     var Sa = array<vec4f, TR>(); // q.k of row u for keys j..j+3
     var Sb = array<vec4f, TR>(); // and j+4..j+7
     var Ta = array<vec4f, TR>(); // dO.v
     var Tb = array<vec4f, TR>();
     for (var d4 = 0u; d4 < DH / 4u; d4++) {
-      let kk = lanes8v(k4(kAt, d4));
-      let vv = lanes8v(v4(kAt, d4));
+      let kk = lanes8v(k4(blk.at, d4));
+      let vv = lanes8v(v4(blk.at, d4));
       for (var u = 0u; u < TR; u++) {
         Sa[u] += dotsLo(qr[u][d4], kk);
         Sb[u] += dotsHi(qr[u][d4], kk);
@@ -83,13 +77,11 @@ fn dq(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane: 
     }
     // Sa and Sb become dS = P * (dP - D).
     for (var u = 0u; u < TR; u++) {
-      let Pa = select(vec4f(0.0), exp(p.scale * Sa[u] - lse[u]), seen(t, u, ja, ea));
-      let Pb = select(vec4f(0.0), exp(p.scale * Sb[u] - lse[u]), seen(t, u, jb, eb));
-      Sa[u] = Pa * (Ta[u] - D[u]);
-      Sb[u] = Pb * (Tb[u] - D[u]);
+      Sa[u] = probsAndGrads(Sa[u], Ta[u], vec4f(lse[u]), vec4f(D[u]), seen(t, u, blk.ja, blk.ea)).dS;
+      Sb[u] = probsAndGrads(Sb[u], Tb[u], vec4f(lse[u]), vec4f(D[u]), seen(t, u, blk.jb, blk.eb)).dS;
     }
     for (var d4 = 0u; d4 < DH / 4u; d4++) {
-      let kk = lanes8v(k4(kAt, d4));
+      let kk = lanes8v(k4(blk.at, d4));
       for (var u = 0u; u < TR; u++) { acc[u][d4] += mix8(Sa[u], Sb[u], kk); }
     }
   }
@@ -183,16 +175,12 @@ fn dkv(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane:
       let ia = vec4u(i) + IOTA;
       let ib = ia + 4u;
       for (var u = 0u; u < KR; u++) {
-        // Query i sees key j = j0 + u when j <= off + i < kEnd[u] (and the key is valid).
-        let j = vec4u(j0 + u);
-        let e = vec4u(kEnd[u]);
-        let valid = vec4<bool>(keyValid[u]);
-        let seenA = valid & (ia < vec4u(p.Tq)) & (j <= vec4u(p.off) + ia) & (vec4u(p.off) + ia < e);
-        let seenB = valid & (ib < vec4u(p.Tq)) & (j <= vec4u(p.off) + ib) & (vec4u(p.off) + ib < e);
-        Sa[u] = select(vec4f(0.0), exp(p.scale * Sa[u] - lseA), seenA);
-        Sb[u] = select(vec4f(0.0), exp(p.scale * Sb[u] - lseB), seenB);
-        Ua[u] = Sa[u] * (Ua[u] - Da);
-        Ub[u] = Sb[u] * (Ub[u] - Db);
+        let a = probsAndGrads(Sa[u], Ua[u], lseA, Da, queriesSee(j0 + u, kEnd[u], keyValid[u], ia));
+        let c = probsAndGrads(Sb[u], Ub[u], lseB, Db, queriesSee(j0 + u, kEnd[u], keyValid[u], ib));
+        Sa[u] = a.P;
+        Sb[u] = c.P;
+        Ua[u] = a.dS;
+        Ub[u] = c.dS;
       }
       for (var d4 = 0u; d4 < DH / 4u; d4++) {
         let qq = lanes8v(q4(qAt, d4));

@@ -39,17 +39,11 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane
     for (var d4 = 0u; d4 < DH / 4u; d4++) { acc[u][d4] = vec4f(0.0); }
   }
   for (var j = w.first; j < w.end; j = nextKey(w.b, j + 8u, w.pos, w.end)) {
-    // Lane c loads key j + c (clamped to a valid one; seen masks it) and its subtree end.
-    let kAt = w.kvBase + min(j + lane, w.end - 1u) * p.kT;
-    let myEnd = keyEnd(w.b, min(j + lane, w.end - 1u));
-    let ja = vec4u(j) + IOTA;
-    let jb = ja + 4u;
-    let ea = lanesLoU(myEnd);
-    let eb = lanesHiU(myEnd);
+    let blk = keyBlock(w, j, lane);
     var Sa = array<vec4f, TR>(); // row u's scores for keys j..j+3
     var Sb = array<vec4f, TR>(); // and j+4..j+7
     for (var d4 = 0u; d4 < DH / 4u; d4++) {
-      let kk = lanes8v(k4(kAt, d4));
+      let kk = lanes8v(k4(blk.at, d4));
       let ka = columns4(kk, 0u); // ka[c]: column 4 d4 + c of keys j..j+3
       let kb = columns4(kk, 4u);
       for (var u = 0u; u < TR; u++) {
@@ -66,7 +60,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane
     }
     var alpha: array<f32, TR>;
     for (var u = 0u; u < TR; u++) {
-      let r = softmaxStep(Sa[u], Sb[u], seen(t, u, ja, ea), seen(t, u, jb, eb), m[u], l[u]);
+      let r = softmaxStep(Sa[u], Sb[u], seen(t, u, blk.ja, blk.ea), seen(t, u, blk.jb, blk.eb), m[u], l[u]);
       alpha[u] = r.alpha;
       Sa[u] = r.wa;
       Sb[u] = r.wb;
@@ -74,7 +68,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane
       m[u] = r.m;
     }
     for (var d4 = 0u; d4 < DH / 4u; d4++) {
-      let vv = lanes8v(v4(kAt, d4));
+      let vv = lanes8v(v4(blk.at, d4));
       let va = columns4(vv, 0u);
       let vb = columns4(vv, 4u);
       for (var u = 0u; u < TR; u++) {

@@ -85,10 +85,8 @@ fn dq(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u
       let ea = blockEnds(t, ja);
       let eb = blockEnds(t, jb);
       for (var u = 0u; u < TR; u++) {
-        let Pa = select(vec4f(0.0), exp(p.scale * Sa[u] - lse[u]), seen(t, u, ja, ea));
-        let Pb = select(vec4f(0.0), exp(p.scale * Sb[u] - lse[u]), seen(t, u, jb, eb));
-        Sa[u] = Pa * (Ta[u] - D[u]);
-        Sb[u] = Pb * (Tb[u] - D[u]);
+        Sa[u] = probsAndGrads(Sa[u], Ta[u], vec4f(lse[u]), vec4f(D[u]), seen(t, u, ja, ea)).dS;
+        Sb[u] = probsAndGrads(Sb[u], Tb[u], vec4f(lse[u]), vec4f(D[u]), seen(t, u, jb, eb)).dS;
       }
       for (var d = d0; d < d1; d++) {
         let kda = vec4f(k[ka.x + d], k[ka.y + d], k[ka.z + d], k[ka.w + d]);
@@ -181,16 +179,12 @@ fn dkv(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: 
         let Db = vec4f(stats[2u * rb.x + 1u], stats[2u * rb.y + 1u], stats[2u * rb.z + 1u], stats[2u * rb.w + 1u]);
         // Sa and Sb become P, Ua and Ub dS = P * (dP - D).
         for (var u = 0u; u < KR; u++) {
-          // Query i sees key j = j0 + u when j <= off + i < kEnd[u] (and the key is valid).
-          let j = vec4u(j0 + u);
-          let e = vec4u(kEnd[u]);
-          let valid = vec4<bool>(keyValid[u]);
-          let seenA = valid & (ia < vec4u(p.Tq)) & (j <= vec4u(p.off) + ia) & (vec4u(p.off) + ia < e);
-          let seenB = valid & (ib < vec4u(p.Tq)) & (j <= vec4u(p.off) + ib) & (vec4u(p.off) + ib < e);
-          Sa[u] = select(vec4f(0.0), exp(p.scale * Sa[u] - lseA), seenA);
-          Sb[u] = select(vec4f(0.0), exp(p.scale * Sb[u] - lseB), seenB);
-          Ua[u] = Sa[u] * (Ua[u] - Da);
-          Ub[u] = Sb[u] * (Ub[u] - Db);
+          let a = probsAndGrads(Sa[u], Ua[u], lseA, Da, queriesSee(j0 + u, kEnd[u], keyValid[u], ia));
+          let c = probsAndGrads(Sb[u], Ub[u], lseB, Db, queriesSee(j0 + u, kEnd[u], keyValid[u], ib));
+          Sa[u] = a.P;
+          Sb[u] = c.P;
+          Ua[u] = a.dS;
+          Ub[u] = c.dS;
         }
         for (var d = d0; d < d1; d++) {
           let qda = vec4f(q[qa.x + d], q[qa.y + d], q[qa.z + d], q[qa.w + d]);

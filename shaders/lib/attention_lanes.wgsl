@@ -5,7 +5,8 @@
 //                  (subgroupBroadcast takes a constant lane, hence the spelled-out lanes);
 //   columns4, dots4  4 broadcast rows by head-dim columns, and a weight vector against them;
 //   dotsLo/Hi, mix8  a row against the 8 broadcast rows, and a weighted sum of them;
-//   groupKeys      the keys the query rows of a workgroup may see, the same in every lane.
+//   groupKeys      the keys the query rows of a workgroup may see, the same in every lane;
+//   keyBlock       a block of 8 of them: where this lane's key starts, the block's keys and their subtree ends.
 // Needs `enable subgroups;`, lib/attention_rows.wgsl and the including shader's TR (query rows per lane).
 
 // Elements 4 d4 .. 4 d4 + 3 of the row of q, k or v that starts at `at`.
@@ -49,8 +50,12 @@ fn columns4(r: array<vec4f, 8>, r0: u32) -> mat4x4f {
 fn dots4(w: vec4f, m: mat4x4f) -> vec4f { return vec4f(dot(w, m[0]), dot(w, m[1]), dot(w, m[2]), dot(w, m[3])); }
 
 // Products of x with the 8 broadcast rows: with those of lanes 0..3 and of lanes 4..7.
-fn dotsLo(x: vec4f, r: array<vec4f, 8>) -> vec4f { return vec4f(dot(x, r[0]), dot(x, r[1]), dot(x, r[2]), dot(x, r[3])); }
-fn dotsHi(x: vec4f, r: array<vec4f, 8>) -> vec4f { return vec4f(dot(x, r[4]), dot(x, r[5]), dot(x, r[6]), dot(x, r[7])); }
+fn dotsLo(x: vec4f, r: array<vec4f, 8>) -> vec4f {
+  return vec4f(dot(x, r[0]), dot(x, r[1]), dot(x, r[2]), dot(x, r[3]));
+}
+fn dotsHi(x: vec4f, r: array<vec4f, 8>) -> vec4f {
+  return vec4f(dot(x, r[4]), dot(x, r[5]), dot(x, r[6]), dot(x, r[7]));
+}
 
 // The sum over c of w[c] r[c], w as its halves a (lanes 0..3) and b (4..7).
 fn mix8(a: vec4f, b: vec4f, r: array<vec4f, 8>) -> vec4f {
@@ -81,4 +86,20 @@ fn groupKeys(wid: vec3u) -> GroupKeys {
   g.end = min(p.off + (min(r0 + WG * TR, nRows) - 1u) / G + 1u, p.Tk);
   g.first = nextKey(g.b, firstKey(g.b), g.pos, g.end);
   return g;
+}
+
+struct KeyBlock {
+  at: u32, // where this lane's key (j + lane, clamped to a valid one: seen masks it) starts in k and v
+  ja: vec4u, // keys j..j+3
+  jb: vec4u, // and j+4..j+7
+  ea: vec4u, // their subtree ends (keyEnd), each loaded by the lane that loads the key
+  eb: vec4u,
+}
+
+// Keys j..j+7 of workgroup keys w, lane c taking key j + c.
+fn keyBlock(w: GroupKeys, j: u32, lane: u32) -> KeyBlock {
+  let mine = min(j + lane, w.end - 1u);
+  let e = keyEnd(w.b, mine);
+  let ja = vec4u(j) + IOTA;
+  return KeyBlock(w.kvBase + mine * p.kT, ja, ja + 4u, lanesLoU(e), lanesHiU(e));
 }

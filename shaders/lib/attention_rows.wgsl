@@ -4,7 +4,8 @@
 //   queryTile  the setup of the query-row entries (forward main, backward dq): an invocation's TR query
 //              rows, the keys they see and where their data starts;
 //   blockEnds, seen  the subtree ends of a block's keys and which of them a row sees (the key mask);
-//   softmaxStep  a row's online-softmax step over a block of keys (the forwards).
+//   softmaxStep  a row's online-softmax step over a block of keys (the forwards);
+//   queriesSee, probsAndGrads  the backward's mask of a key row against 4 queries, and P and dS of 4 pairs.
 // It declares what the kernels share: the workgroup size, the uniform and the inputs (attention_inputs.wgsl).
 // The including shader declares `const TR` (query rows per tile) and `const MAXD` (the columns of a pass: its
 // private accumulators hold TR * MAXD floats; wider head dims go in several passes). A taller tile loads each
@@ -95,4 +96,19 @@ fn softmaxStep(qka: vec4f, qkb: vec4f, seenA: vec4<bool>, seenB: vec4<bool>, m: 
   r.wb = select(vec4f(0.0), exp(sb - r.m), seenB);
   r.l = l * r.alpha + dot(r.wa + r.wb, vec4f(1.0));
   return r;
+}
+
+// Which of queries i (4 of them, at positions off + i) see key j, whose subtree ends at e (keyEnd) and which is a key
+// of the batch row at all (valid): those with j <= off + i < e, i < Tq. The dkv passes' mask of a key row.
+fn queriesSee(j: u32, e: u32, valid: bool, i: vec4u) -> vec4<bool> {
+  return vec4<bool>(valid) & (i < vec4u(p.Tq)) & (vec4u(j) <= vec4u(p.off) + i) & (vec4u(p.off) + i < vec4u(e));
+}
+
+// The backward's two per-pair terms for 4 (query, key) pairs: P = exp(scale q.k - lse) where seen (else 0) and
+// dS = P * (dP - D), from the pairs' q.k, dP = dO.v and their queries' lse and D = dO.O.
+struct PairGrads { P: vec4f, dS: vec4f }
+
+fn probsAndGrads(qk: vec4f, dP: vec4f, lse: vec4f, D: vec4f, seen: vec4<bool>) -> PairGrads {
+  let P = select(vec4f(0.0), exp(p.scale * qk - lse), seen);
+  return PairGrads(P, P * (dP - D));
 }
