@@ -6,12 +6,15 @@ enable subgroups;
 // where subgroups are exactly WG wide). Each lane owns q/k/v columns and reads its weights 8 at a time as vec4 words
 // (lib/weights8.wgsl), once for the workgroup's RT rows: a CPU driver loads storage lane by lane, so with a
 // workgroup per row the projections' weights were read once per row and cost more than the attention (4 rows at a
-// 50-token context: 330 against 130 µs a dispatch without them). The normed rows are read once, spread over the
-// lanes, and shared by subgroupShuffle. The attention, row after row, splits the keys across the lanes (key
+// 50-token context: 330 against 130 µs a dispatch without them). As in decode_matvec_lanes.wgsl, lane s < RT
+// loads its row's normed group of eight and subgroupBroadcast (from a constant lane) hands it to the others, and a
+// lane computes PC columns per pass over the row, so each row load serves PC weight loads: a row spread over
+// the lanes and fetched back by its run-time index (a private array and subgroupShuffle) cost several times the
+// weight loads on llvmpipe. The attention, row after row, splits the keys across the lanes (key
 // first + lane, first + lane + WG, ...), each lane keeping its own online softmax for the group's heads, and merges
 // the lanes with subgroup reductions (as attention_split_fwd.wgsl does): M = max m, L = sum l exp(m - M),
 // o = sum acc exp(m - M) / L. A few barriers per workgroup share the projections, none per key. D is a multiple of
-// 8 up to 8 WG MAXI; DH a multiple of 4 up to CHUNK; GROUP at most MAXH.
+// 8; DH a multiple of 4 up to CHUNK; GROUP at most MAXH.
 #include "lib/packed16.wgsl"
 #include "lib/weights8.wgsl"
 #include "lib/rope_turns.wgsl"
@@ -22,8 +25,8 @@ override R: u32 = 1u;   // LoRA rank (1 without adapters)
 override W_FORMAT: u32 = FORMAT_F32;
 const CHUNK = 64u;      // (head, dim) output sums a lane keeps per pass over the keys
 const MAXH = 16u;       // query heads per kv head, at most
-const MAXI = 16u;       // groups of eight of the normed row a lane holds: hidden sizes up to 8 WG MAXI
 const RT = 4u;          // rows per workgroup (the host's LANES_ROWS)
+const PC = 4u;          // projection columns per lane in one pass over the normed rows
 
 struct Params {
   rows: u32, n: u32, Hkv: u32, cap: u32, len0: u32, eps: f32, scale: f32,
@@ -69,33 +72,56 @@ fn state8(i: u32) -> Eight {
   );
 }
 
-/** Where normedDot's operand is the state's words from `row` on (an adapter's A row), not a projection's row. */
+/** Where a pass column's weights are the state's words from `row` on (an adapter's A row), not a projection's row. */
 const STATE_ROW = 3u;
 
-/** The workgroup's normed rows, held over the lanes: row slot s's group g = WG i + t is rows[s][i] of lane t. */
-alias Rows = array<array<Eight, MAXI>, RT>;
+/** A lane's columns of one pass: each one's weights (projection 0 q, 1 k, 2 v, or STATE_ROW; row), if used. */
+struct PassCols {
+  at: array<vec2u, PC>,
+  used: array<bool, PC>,
+}
+
+/** The workgroup's rows as normedDots reads them: the first `slots` slots are rows r0.. of the call. */
+struct Slots {
+  r0: u32,
+  slots: u32,
+  scale: f32, // this lane's slot's 1 / rms (lanes past the slots: unused)
+}
+
+/** Elements 8g .. 8g + 7 of the normed row of slot `lane` (zeros on a lane past the slots). */
+fn normedGroup(w: Slots, lane: u32, g: u32) -> Eight {
+  if (lane >= w.slots) { return Eight(vec4f(0.0), vec4f(0.0)); }
+  let i = ((w.r0 + lane) * p.D) / 4u + 2u * g;
+  let n = state8(p.normAt + 8u * g);
+  return Eight(x[i] * w.scale * n.lo, x[i + 1u] * w.scale * n.hi);
+}
+
+/** Lane s's h for each slot s (subgroupBroadcast takes a constant lane, hence the spelled-out lanes). */
+fn slotRows(h: Eight) -> array<Eight, RT> {
+  return array<Eight, RT>(
+    Eight(subgroupBroadcast(h.lo, 0u), subgroupBroadcast(h.hi, 0u)),
+    Eight(subgroupBroadcast(h.lo, 1u), subgroupBroadcast(h.hi, 1u)),
+    Eight(subgroupBroadcast(h.lo, 2u), subgroupBroadcast(h.hi, 2u)),
+    Eight(subgroupBroadcast(h.lo, 3u), subgroupBroadcast(h.hi, 3u)),
+  );
+}
 
 /**
- * The normed rows of the first `slots` slots dotted with row `row` of projection `which` (0 q, 1 k, 2 v), or with
- * the state's words from `row` on (which = STATE_ROW); 0 where `live` is false or past `slots`. Each weight is read
- * once for every row. Every lane must call it (subgroupShuffle), each with its own row.
+ * acc[s][c]: the normed row of slot s dotted with this lane's pass column c (0 where the column is unused or past
+ * the slots), summed group by group in order. Each row group is loaded once per pass, each weight once for every
+ * row. Every lane must call it (subgroupBroadcast).
  */
-fn normedDots(mine: ptr<function, Rows>, slots: u32, which: u32, row: u32, live: bool) -> array<f32, RT> {
-  let groups = p.D / 8u;
-  var acc = array<f32, RT>();
-  for (var i = 0u; i < (groups + WG - 1u) / WG; i++) {
-    for (var u = 0u; u < WG; u++) {
-      let g = i * WG + u;
-      var w = Eight(vec4f(0.0), vec4f(0.0));
-      if (g < groups && live) {
-        if (which == STATE_ROW) { w = state8(row + 8u * g); } else { w = weights(which, row, g); }
+fn normedDots(w: Slots, lane: u32, cols: PassCols) -> array<array<f32, PC>, RT> {
+  var acc = array<array<f32, PC>, RT>();
+  for (var g = 0u; g < p.D / 8u; g++) {
+    let h = slotRows(normedGroup(w, lane, g));
+    for (var c = 0u; c < PC; c++) {
+      var e = Eight(vec4f(0.0), vec4f(0.0));
+      if (cols.used[c]) {
+        let at = cols.at[c];
+        if (at.x == STATE_ROW) { e = state8(at.y + 8u * g); } else { e = weights(at.x, at.y, g); }
       }
-      for (var s = 0u; s < RT; s++) {
-        if (s < slots) { // uniform per workgroup
-          let m = (*mine)[s][i];
-          acc[s] += dot8(Eight(subgroupShuffle(m.lo, u), subgroupShuffle(m.hi, u)), w);
-        }
-      }
+      for (var s = 0u; s < RT; s++) { acc[s][c] += dot8(h[s], e); }
     }
   }
   return acc;
@@ -118,44 +144,41 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane
     anyLive = anyLive || live[s];
   }
   if (!anyLive) { return; }
-  // The normed rows, spread over the lanes: lane t holds groups g = WG i + t (eight elements each) of every slot in
-  // `mine`, and every dot product below takes group g from its owner by subgroupShuffle. The rows and the norm
-  // weights are read from storage once, not once per output column.
+  // Each slot's 1 / rms: lane t sums the squares of groups t, t + WG, ... of the row.
   let groups = p.D / 8u;
-  let nI = (groups + WG - 1u) / WG;
-  var mine: Rows;
   var scale = array<f32, RT>();
   for (var s = 0u; s < RT; s++) {
     if (s < slots) {
       let b = r0 + s;
       var ss = 0.0;
-      for (var i = 0u; i < nI; i++) {
-        let g = i * WG + lane;
+      for (var g = lane; g < (groups + WG - 1u) / WG * WG; g += WG) {
         var e8 = Eight(vec4f(0.0), vec4f(0.0));
         if (g < groups) { e8 = Eight(x[(b * p.D) / 4u + 2u * g], x[(b * p.D) / 4u + 2u * g + 1u]); }
         ss += dot8(e8, e8);
-        mine[s][i] = e8;
       }
       scale[s] = 1.0 / sqrt(subgroupAdd(ss) / f32(p.D) + p.eps);
     }
   }
-  for (var i = 0u; i < nI; i++) {
-    let g = i * WG + lane;
-    if (g < groups) {
-      let n = state8(p.normAt + 8u * g);
-      for (var s = 0u; s < RT; s++) {
-        mine[s][i] = Eight(mine[s][i].lo * scale[s] * n.lo, mine[s][i].hi * scale[s] * n.hi);
-      }
-    }
+  var rows = Slots(r0, slots, 0.0);
+  for (var s = 0u; s < RT; s++) {
+    if (s == lane) { rows.scale = scale[s]; }
   }
-  // The adapters' rank-wide products: the lanes split the (adapter, rank) pairs.
+  // The adapters' rank-wide products: the lanes split the (adapter, rank) pairs, PC a lane per pass.
   if (p.loraQ != NONE || p.loraK != NONE || p.loraV != NONE) {
-    for (var t0 = 0u; t0 < 3u * R; t0 += WG) {
-      let t = min(t0 + lane, 3u * R - 1u); // lanes past the end repeat the last pair and store nothing
-      let at = loraOf(t / R);
-      let acc = normedDots(&mine, slots, STATE_ROW, at + (t % R) * p.D, at != NONE);
-      if (t0 + lane < 3u * R) {
-        for (var s = 0u; s < RT; s++) { xa[s * 3u * R + t0 + lane] = acc[s] * p.loraScale; }
+    for (var t0 = 0u; t0 < 3u * R; t0 += WG * PC) {
+      var cols: PassCols;
+      for (var c = 0u; c < PC; c++) {
+        let t = t0 + lane + WG * c;
+        let at = loraOf(min(t, 3u * R - 1u) / R);
+        cols.at[c] = vec2u(STATE_ROW, at + (t % R) * p.D);
+        cols.used[c] = t < 3u * R && at != NONE;
+      }
+      let acc = normedDots(rows, lane, cols);
+      for (var c = 0u; c < PC; c++) {
+        let t = t0 + lane + WG * c;
+        if (t < 3u * R) {
+          for (var s = 0u; s < RT; s++) { xa[s * 3u * R + t] = acc[s][c] * p.loraScale; }
+        }
       }
     }
   }
@@ -163,12 +186,21 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane
   // proj: each slot's q heads of the group, then k, then v of head kvh (projColumn), with biases and adapters.
   let nq = GROUP * DH;
   let nc = nq + 2u * DH;
-  for (var c0 = 0u; c0 < nc; c0 += WG) {
-    let col = projColumn(kvh, min(c0 + lane, nc - 1u)); // lanes past the end repeat the last column, store nothing
-    let acc = normedDots(&mine, slots, col.x, col.y, true);
-    if (c0 + lane < nc) {
-      for (var s = 0u; s < RT; s++) {
-        proj[s * PROJ_STRIDE + c0 + lane] = withBiasAndAdapter(col.x, col.y, p.D, acc[s], s * 3u * R);
+  for (var c0 = 0u; c0 < nc; c0 += WG * PC) {
+    var cols: PassCols;
+    for (var c = 0u; c < PC; c++) {
+      let v = c0 + lane + WG * c;
+      cols.at[c] = projColumn(kvh, min(v, nc - 1u));
+      cols.used[c] = v < nc;
+    }
+    let acc = normedDots(rows, lane, cols);
+    for (var c = 0u; c < PC; c++) {
+      let v = c0 + lane + WG * c;
+      if (v < nc) {
+        let col = cols.at[c];
+        for (var s = 0u; s < RT; s++) {
+          proj[s * PROJ_STRIDE + v] = withBiasAndAdapter(col.x, col.y, p.D, acc[s][c], s * 3u * R);
+        }
       }
     }
   }

@@ -68,6 +68,8 @@ const CASES: Case[] = [
   },
   { name: 'f16 weights', cfg: { attentionBias: true }, dtype: 'f16' },
   { name: 'bf16 weights with LoRA', cfg: {}, dtype: 'bf16', lora: { rank: 2 } },
+  // 36 (adapter, rank) pairs: more than one pass of decode_attention_lanes (8 lanes x 4 columns) takes.
+  { name: 'LoRA of rank 12 on every projection', cfg: {}, lora: { rank: 12 } },
 ];
 
 /** A model whose every weight, norm and bias is random (norms about 1), its matrices stored as `dtype`. */
