@@ -1,10 +1,10 @@
-// SwiGLU, elementwise over same-shaped f32 tensors: y = silu(gate) * up, silu(a) = a * sigmoid(a).
+// SwiGLU (lib/swiglu_math.wgsl), elementwise over same-shaped f32 tensors, one element a thread (swiglu_vec4.wgsl:
+// four, where the length is a multiple of 4):
 //   forward:  gate, up -> y (in `out`)
 //   backward: gate, up, gy -> dgate (in `out`), dup
-//     dup   = gy * silu(gate)
-//     dgate = gy * up * s * (1 + gate * (1 - s)),  s = sigmoid(gate)
-// One thread per element; i = gid.x + gid.y * (threads per grid row) for launches past 65535 workgroups.
+// i = gid.x + gid.y * (threads per grid row) for launches past 65535 workgroups.
 #include "lib/grid.wgsl"
+#include "lib/swiglu_math.wgsl"
 struct Params { n: u32 }
 #include "lib/params.wgsl"
 @group(0) @binding(1) var<storage, read> gate: array<f32>;
@@ -13,26 +13,18 @@ struct Params { n: u32 }
 @group(0) @binding(4) var<storage, read> gy: array<f32>;
 @group(0) @binding(5) var<storage, read_write> dup: array<f32>;
 
-// 1 / (1 + exp(-a)): exp overflows to +inf for a < -88 and the quotient is then 0, as it should be.
-fn sigmoid(a: f32) -> f32 {
-  return 1.0 / (1.0 + exp(-a));
-}
-
 @compute @workgroup_size(WG)
 fn forward(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
   let i = gridIndex(gid, nwg);
   if (i >= p.n) { return; }
-  let a = gate[i];
-  out[i] = a * sigmoid(a) * up[i];
+  out[i] = swigluForward(vec4f(gate[i]), vec4f(up[i])).x;
 }
 
 @compute @workgroup_size(WG)
 fn backward(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
   let i = gridIndex(gid, nwg);
   if (i >= p.n) { return; }
-  let a = gate[i];
-  let s = sigmoid(a);
-  let g = gy[i];
-  dup[i] = g * a * s;
-  out[i] = g * up[i] * s * (1.0 + a * (1.0 - s));
+  let d = swigluBackward(vec4f(gate[i]), vec4f(up[i]), vec4f(gy[i]));
+  dup[i] = d.dup.x;
+  out[i] = d.dgate.x;
 }

@@ -29,13 +29,16 @@ function launch(op: keyof typeof OP, a: Tensor, b: Tensor, alpha = 1, beta = 0, 
     throw new Error(`piplay: ${op}: ${b.describe()} does not broadcast over ${a.describe()}`);
   }
   const out = e.empty(a.shape);
+  const nb = rowBcast ? a.size / b.size : b.size;
+  // Four elements a thread where every vec4 of a meets one vec4 of b (or one element of it, by rows).
+  const vec4 = a.size % 4 === 0 && nb % 4 === 0;
   if (a.size > 0) {
     e.dispatch({
-      shader: 'elementwise',
+      shader: vec4 ? 'elementwise_vec4' : 'elementwise',
       constants: { WG, OP: OP[op], ROW_BCAST: rowBcast },
-      params: { n: a.size, nb: rowBcast ? a.size / b.size : b.size, alpha, beta },
+      params: { n: a.size, nb, alpha, beta },
       bindings: { a, b, out },
-      workgroups: e.grid(a.size, WG),
+      workgroups: e.grid(vec4 ? a.size / 4 : a.size, WG),
     });
   }
   return out;

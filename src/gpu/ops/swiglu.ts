@@ -1,4 +1,4 @@
-// SwiGLU with autograd (shaders/swiglu.wgsl): the gated activation of Llama/Qwen MLPs.
+// SwiGLU with autograd (shaders/swiglu.wgsl, swiglu_vec4.wgsl): the gated activation of Llama/Qwen MLPs.
 import type { DispatchSpec } from '../stream.ts';
 import type { Tensor } from '../tensor.ts';
 import { expect } from './util.ts';
@@ -12,10 +12,20 @@ export function swiglu(gate: Tensor, up: Tensor): Tensor {
   expect(gate, 'swiglu gate', { dtype: 'f32' });
   expect(up, 'swiglu up', { dtype: 'f32', shape: gate.shape });
   const n = gate.size;
-  // One thread per element; nothing to run for empty tensors.
+  // Four elements a thread where the length allows, else one; nothing to run for empty tensors.
+  const vec4 = n % 4 === 0;
   const run = (entry: string, bindings: DispatchSpec['bindings']) => {
-    if (n > 0)
-      e.dispatch({ shader: 'swiglu', entry, constants: { WG }, params: { n }, bindings, workgroups: e.grid(n, WG) });
+    if (n > 0) {
+      const shader = vec4 ? 'swiglu_vec4' : 'swiglu';
+      e.dispatch({
+        shader,
+        entry,
+        constants: { WG },
+        params: { n },
+        bindings,
+        workgroups: e.grid(vec4 ? n / 4 : n, WG),
+      });
+    }
   };
   const y = e.empty(gate.shape);
   run('forward', { gate, up, out: y });

@@ -45,8 +45,18 @@ async function dirtyPool(): Promise<void> {
 }
 
 describe('binary ops with broadcast vs float64', () => {
-  // [a shape, b shape]: same shape, a trailing vector, a trailing block, a scalar.
+  // [a shape, b shape]: same shape, a trailing vector, a trailing block, a scalar; lengths that are multiples of
+  // 4 (b repeating in whole vec4s) take elementwise_vec4.wgsl, the others elementwise.wgsl.
   const cases: [number[], number[]][] = [
+    [
+      [8, 12],
+      [8, 12],
+    ],
+    [[6, 8], [8]],
+    [
+      [3, 4, 16],
+      [4, 16],
+    ],
     [[1], [1]],
     [[7], [7]],
     [[3, 5], [5]],
@@ -118,7 +128,7 @@ describe('binary ops with broadcast vs float64', () => {
 });
 
 describe('unary ops vs float64', () => {
-  for (const shape of [[1], [257], [3, 7, 11]]) {
+  for (const shape of [[1], [257], [3, 7, 11], [4, 24]]) {
     const n = numel(shape);
     it(`scale, exp, square [${shape}]`, async () => {
       const a = randn(n, n + 5);
@@ -277,6 +287,9 @@ describe('gradients through the tape', () => {
     await gradCheck(e, [x('a', [13], 12)], ([a]) => mean(a!));
     await gradCheck(e, [x('a', [2, 3, 7], 13)], ([a]) => sumRows(a!, 1.5));
     await gradCheck(e, [x('a', [6, 5], 14)], ([a]) => sumCols(a!, -0.5));
+    // Rows of 8: the gradients broadcast back four elements a thread.
+    await gradCheck(e, [x('a', [3, 8], 16)], ([a]) => sumRows(a!, 1.5));
+    await gradCheck(e, [x('a', [5, 8], 17)], ([a]) => sumCols(a!, -0.5));
   });
 
   it('transpose2d', async () => {

@@ -49,25 +49,31 @@ describe('swiglu', () => {
     });
   }
 
-  it('extreme gates stay finite (exp overflow)', async () => {
-    const a = Float32Array.from([-1000, -100, -88.8, -20, 0, 20, 88.8, 100, 1000]);
-    const u = Float32Array.from(a, (_, i) => (i % 2 ? 1.5 : -0.5));
-    const g = Float32Array.from(a, () => 1);
-    const got = await forwardBackward(
-      e,
-      [
-        { data: a, shape: [9] },
-        { data: u, shape: [9] },
-      ],
-      ([a, u]) => swiglu(a!, u!),
-      g,
-    );
-    const want = refSwiglu(a, u, g);
-    for (const arr of [got.y, ...got.grads]) expect(arr!.every(Number.isFinite)).toBe(true);
-    expectClose(got.y, want.y, 1e-5, 1e-6, 'y');
-    expectClose(got.grads[0]!, want.da, 1e-5, 1e-6, 'dgate');
-    expectClose(got.grads[1]!, want.du, 1e-5, 1e-6, 'dup');
-  });
+  // 9 gates take swiglu.wgsl, 12 swiglu_vec4.wgsl.
+  for (const gates of [
+    [-1000, -100, -88.8, -20, 0, 20, 88.8, 100, 1000],
+    [-1000, -100, -88.8, -50, -20, 0, 3, 20, 50, 88.8, 100, 1000],
+  ]) {
+    it(`extreme gates stay finite (exp overflow), ${gates.length} of them`, async () => {
+      const a = Float32Array.from(gates);
+      const u = Float32Array.from(a, (_, i) => (i % 2 ? 1.5 : -0.5));
+      const g = Float32Array.from(a, () => 1);
+      const got = await forwardBackward(
+        e,
+        [
+          { data: a, shape: [a.length] },
+          { data: u, shape: [a.length] },
+        ],
+        ([a, u]) => swiglu(a!, u!),
+        g,
+      );
+      const want = refSwiglu(a, u, g);
+      for (const arr of [got.y, ...got.grads]) expect(arr!.every(Number.isFinite)).toBe(true);
+      expectClose(got.y, want.y, 1e-5, 1e-6, 'y');
+      expectClose(got.grads[0]!, want.da, 1e-5, 1e-6, 'dgate');
+      expectClose(got.grads[1]!, want.du, 1e-5, 1e-6, 'dup');
+    });
+  }
 
   it('gradients of gate and up match finite differences', async () => {
     await gradCheck(
