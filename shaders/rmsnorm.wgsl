@@ -1,15 +1,15 @@
-// RMSNorm over the last axis of a row-major [R, D] f32 matrix (HF LlamaRMSNorm):
-//   y = x * rstd * w,  rstd = 1 / sqrt(mean(x^2) + eps)
+// RMSNorm over the last axis of a row-major [R, D] f32 matrix (lib/rmsnorm_math.wgsl).
 // One workgroup per row (row = wid.x + wid.y * nwg.x, so R may exceed the 65535 dispatch cap); its WG
-// threads stride over the row and combine partial sums with a tree reduction in workgroup memory.
+// threads stride over the row and combine partial sums with a tree reduction in workgroup memory. A CPU driver
+// takes rmsnorm_rows.wgsl where D is a multiple of 4.
 //   forward:    x, w -> y (in `out`), rstd        (rstd is kept for the backward pass)
-//   backward_x: x, w, rstd, g -> dx (in `out`):
-//     dx = rstd * (g*w) - x * rstd^3 * sum(g*w*x) / D
+//   backward_x: x, w, rstd, g -> dx (in `out`)
 // The weight gradient, a sum over rows, is in rmsnorm_dw.wgsl (it binds a different set of buffers).
 override WG: u32; // the workgroup size, a power of two, set by the host
 
 struct Params { R: u32, D: u32, eps: f32 }
 #include "lib/params.wgsl"
+#include "lib/rmsnorm_math.wgsl"
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read> w: array<f32>;
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;
@@ -41,8 +41,8 @@ fn forward(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3
     let v = x[base + c];
     ss += v * v;
   }
-  let s = 1.0 / sqrt(workgroupSum(lid, ss) / f32(p.D) + p.eps);
-  for (var c = lid; c < p.D; c += WG) { out[base + c] = x[base + c] * s * w[c]; }
+  let s = rmsStd(workgroupSum(lid, ss));
+  for (var c = lid; c < p.D; c += WG) { out[base + c] = rmsNormed(vec4f(x[base + c]), s, vec4f(w[c])).x; }
   if (lid == 0u) { rstd[r] = s; }
 }
 
@@ -54,6 +54,8 @@ fn backward_x(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: v
   var dot = 0.0;
   for (var c = lid; c < p.D; c += WG) { dot += g[base + c] * w[c] * x[base + c]; }
   let s = rstd[r];
-  let k = s * s * s * workgroupSum(lid, dot) / f32(p.D);
-  for (var c = lid; c < p.D; c += WG) { out[base + c] = s * g[base + c] * w[c] - x[base + c] * k; }
+  let k = rmsGradK(s, workgroupSum(lid, dot));
+  for (var c = lid; c < p.D; c += WG) {
+    out[base + c] = rmsGrad(vec4f(x[base + c]), vec4f(g[base + c]), vec4f(w[c]), s, k).x;
+  }
 }

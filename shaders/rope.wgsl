@@ -4,12 +4,12 @@
 //   y[i + Dh/2] = x[i + Dh/2] * cos + x[i] * sin
 // INVERSE rotates by -angle: the backward pass (the rotation is orthogonal, so its adjoint is its inverse).
 // positions are i32, [T] (shared by every batch row) or [B, T] when PER_ROW (left-padded batches).
-// The angles: lib/rope_turns.wgsl.
+// The angles: lib/rope_turns.wgsl. One thread per pair; rope_vec4.wgsl takes four where Dh/2 is a multiple of 4.
 override PER_ROW: bool = false;
 override INVERSE: bool = false;
 
 #include "lib/map.wgsl"
-#include "lib/rope_turns.wgsl"
+#include "lib/rope_pair.wgsl"
 struct Params { n: u32, T: u32, H: u32, half: u32 }
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read> pos: array<i32>;
@@ -20,12 +20,8 @@ fn size() -> u32 { return p.n; }
 
 fn element(idx: u32) { // one thread per rotated pair
   let i = idx % p.half;
-  let row = idx / p.half;  // (b, t, h)
-  let bt = row / p.H;      // (b, t)
-  var q: i32;
-  if (PER_ROW) { q = pos[bt]; } else { q = pos[bt % p.T]; }
-  var sc = sincosTurns(turns(q, freq[i]));
-  if (INVERSE) { sc.x = -sc.x; }
+  let row = idx / p.half; // (b, t, h)
+  let sc = pairSinCos(rowPosition(row), i);
   let j0 = row * 2u * p.half + i;
   let j1 = j0 + p.half;
   let x0 = x[j0];

@@ -15,6 +15,9 @@ function rowThreads(D: number, isCpu: boolean): number {
   return wg;
 }
 
+/** Rows per workgroup of shaders/rmsnorm_rows.wgsl (no barrier: any size runs as blocks of SIMD lanes). */
+const ROWS_WG = 64;
+
 /**
  * HF LlamaRMSNorm over the last axis: y = x * rsqrt(mean(x^2) + eps) * w, for x [..., D] and w [D].
  * Any leading shape works (Qwen3's per-head q/k norms pass x [.., H, Dh] with w [Dh]).
@@ -28,17 +31,19 @@ export function rmsnorm(x: Tensor, w: Tensor, eps = 1e-6): Tensor {
     throw new Error(`piplay: rmsnorm: weight ${w.describe()} must be [D] for the last axis of x ${x.describe()}`);
   }
   if (!(eps >= 0)) throw new Error(`piplay: rmsnorm: eps must be >= 0, got ${eps}`);
-  const WG = rowThreads(D, e.info.isCpu);
-  // One workgroup per row; nothing to run for an empty x.
+  // One workgroup per row, or on a CPU driver where D allows a thread per row reading it as vec4s
+  // (shaders/rmsnorm_rows.wgsl); nothing to run for an empty x.
+  const rows = e.info.isCpu && D % 4 === 0;
+  const WG = rows ? ROWS_WG : rowThreads(D, e.info.isCpu);
   const run = (entry: string, bindings: DispatchSpec['bindings']) => {
     if (R > 0 && D > 0) {
       e.dispatch({
-        shader: 'rmsnorm',
+        shader: rows ? 'rmsnorm_rows' : 'rmsnorm',
         entry,
         constants: { WG },
         params: { R, D, eps },
         bindings,
-        workgroups: e.grid(R, 1),
+        workgroups: rows ? e.grid(R, WG) : e.grid(R, 1),
       });
     }
   };

@@ -1,4 +1,4 @@
-// Rotary position embedding with autograd (shaders/rope.wgsl), HF rotate_half convention.
+// Rotary position embedding with autograd (shaders/rope.wgsl, rope_vec4.wgsl), HF rotate_half convention.
 import type { Engine } from '../engine.ts';
 import type { Tensor } from '../tensor.ts';
 import { expect } from './util.ts';
@@ -62,13 +62,15 @@ export function rope(x: Tensor, positions: Tensor, theta = 10000): Tensor {
   const run = (src: Tensor, inverse: boolean): Tensor => {
     const out = e.empty(x.shape);
     const n = src.size / 2;
+    // Four pairs a thread where a head's half allows (shaders/rope_vec4.wgsl), else one.
+    const vec4 = (Dh / 2) % 4 === 0;
     if (n > 0) {
       e.dispatch({
-        shader: 'rope',
+        shader: vec4 ? 'rope_vec4' : 'rope',
         constants: { WG, PER_ROW: perRow, INVERSE: inverse },
         params: { n, T, H, half: Dh / 2 },
         bindings: { x: src, pos: positions, freq: frequencyTable(e, Dh, theta), out },
-        workgroups: e.grid(n, WG),
+        workgroups: e.grid(vec4 ? n / 4 : n, WG),
       });
     }
     return out;
