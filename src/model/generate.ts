@@ -22,6 +22,7 @@ import { embedding } from '../gpu/ops/embedding.ts';
 import { sample } from '../gpu/ops/sample.ts';
 import { decodeSample, decodeStep, EMBEDDED, fusedDecodeState, samplesEmbed } from './decode-step.ts';
 import type { DecodeState } from './decode-state.ts';
+import { prefillChunks } from './prefill-chunks.ts';
 
 /** Tokens (rows x time steps) of one chunk of a prompt prefill. */
 export const PREFILL_TOKENS = 2048;
@@ -248,17 +249,22 @@ export class GenerationSession {
         );
       setRows(0);
       // The prompts go into the cache a chunk of time steps at a time, so the prefill holds one chunk's
-      // intermediates ([rows x chunk] tokens), not those of every prompt token. A chunk runs the first m cache
-      // rows, those with new tokens in it (a row's new tokens are its last ones; the rest of its columns hold
-      // cached tokens or left padding, never read): the cache's first m rows serve a batch of m.
-      const chunk = Math.max(1, Math.floor((opts.prefillTokens ?? PREFILL_TOKENS) / prefilled.length));
+      // intermediates (at most prefillTokens, rows x columns), not those of every prompt token. A chunk runs the
+      // first m cache rows, those with new tokens in it (a row's new tokens are its last ones; the rest of its
+      // columns hold cached tokens or left padding, never read): the cache's first m rows serve a batch of m. The
+      // chunks' edges fall where rows' new tokens start (src/model/prefill-chunks.ts).
+      const chunks = prefillChunks(
+        prefilled.map((b) => fresh[b]!),
+        L,
+        opts.prefillTokens ?? PREFILL_TOKENS,
+      );
       // Step results stay on the GPU until read: each step's ids feed the next one there.
       const prefill = this.record(
         () => {
           let h: Tensor | null = null;
           let T = 0;
-          for (let t0 = L - W; t0 < L; t0 += chunk) {
-            T = Math.min(chunk, L - t0);
+          for (const [t0, columns] of chunks) {
+            T = columns;
             const m = prefilled.filter((b) => L - fresh[b]! < t0 + T).length;
             h?.dispose();
             const cols = (a: Int32Array) =>
