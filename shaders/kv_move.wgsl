@@ -8,25 +8,17 @@
 //   elements   a thread per element of the new cache, in its order: neighbouring threads read and write
 //              neighbouring words (coalesced on a GPU);
 //   positions  a thread per (b, h, t) position copying its Dh numbers, for CPU drivers, where a thread's index
-//              arithmetic costs more than its loads (4.5x faster there than `elements`).
+//              arithmetic costs more than its loads (4.5x faster there than `elements`); kv_move_vec4.wgsl
+//              copies them as vec4s where Dh is a multiple of 4.
 #include "lib/grid.wgsl"
 #include "lib/params.wgsl"
+#include "lib/kv_move_source.wgsl"
 struct Params { B: u32, H: u32, Dh: u32, capacity: u32, srcCapacity: u32 }
 @group(0) @binding(1) var<storage, read> moves: array<vec4i>;
 @group(0) @binding(2) var<storage, read> srcKeys: array<f32>;
 @group(0) @binding(3) var<storage, read> srcValues: array<f32>;
 @group(0) @binding(4) var<storage, read_write> keys: array<f32>;
 @group(0) @binding(5) var<storage, read_write> values: array<f32>;
-
-/** Where position `at` (b, h, t) of the new cache reads from in the old one, in elements; -1 if unmoved. */
-fn source(at: u32) -> i32 {
-  let t = at % p.capacity;
-  let h = (at / p.capacity) % p.H;
-  let m = moves[at / (p.capacity * p.H)];
-  let k = i32(t) - m.z;
-  if (k < 0 || k >= m.w) { return -1; }
-  return i32(((u32(m.x) * p.H + h) * p.srcCapacity + u32(m.y + k)) * p.Dh);
-}
 
 @compute @workgroup_size(WG)
 fn elements(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {

@@ -24,12 +24,14 @@ export function kvAppend(k: Tensor, v: Tensor, keys: Tensor, values: Tensor, sta
     throw new Error(`piplay: KV cache full: ${start} + ${Tnew} tokens exceed its capacity of ${capacity}`);
   }
   if (k.size === 0) return;
+  // Four elements a thread where a head row is whole vec4s (shaders/kv_append_vec4.wgsl).
+  const vec4 = Dh % 4 === 0;
   e.dispatch({
-    shader: 'kv_append',
+    shader: vec4 ? 'kv_append_vec4' : 'kv_append',
     constants: { WG },
     params: { B, Tnew, H, Dh, capacity, start },
     bindings: { k, v, keys, values },
-    workgroups: e.grid(k.size, WG),
+    workgroups: e.grid(vec4 ? k.size / 4 : k.size, WG),
   });
 }
 
@@ -80,10 +82,11 @@ export function kvMove(
     'i32',
   );
   try {
-    // A thread per element on a GPU (coalesced), per position on a CPU driver (shaders/kv_move.wgsl).
+    // A thread per element on a GPU (coalesced), per position on a CPU driver (shaders/kv_move.wgsl), copied as
+    // vec4s where Dh allows (shaders/kv_move_vec4.wgsl).
     const perPosition = e.info.isCpu;
     e.dispatch({
-      shader: 'kv_move',
+      shader: perPosition && Dh % 4 === 0 ? 'kv_move_vec4' : 'kv_move',
       entry: perPosition ? 'positions' : 'elements',
       constants: { WG },
       params: { B, H, Dh, capacity, srcCapacity },

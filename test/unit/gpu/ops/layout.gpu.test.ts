@@ -10,10 +10,11 @@ beforeAll(async () => {
   e = await testEngine();
 });
 
-describe('kvMove', () => {
+// Head dims of 4 (copied as vec4s: kv_move_vec4.wgsl, kv_append_vec4.wgsl) and 6 (one number at a time).
+describe.each([4, 6])('kvMove, head dim %i', (Dh) => {
   // Positions outside the runs are left unwritten (nothing reads them: generate.gpu.test.ts fills new caches with NaN).
   it('moves each new row its run of positions from an old row; refuses a move outside', async () => {
-    const [rows, H, Dh, srcCapacity, capacity] = [3, 2, 4, 6, 9];
+    const [rows, H, srcCapacity, capacity] = [3, 2, 6, 9];
     const oldK = randn(rows * H * srcCapacity * Dh, 8);
     const oldV = randn(rows * H * srcCapacity * Dh, 9);
     const [sk, sv] = [e.tensor(oldK, [rows, H, srcCapacity, Dh]), e.tensor(oldV, [rows, H, srcCapacity, Dh])];
@@ -56,9 +57,9 @@ describe('kvMove', () => {
   });
 });
 
-describe('kvAppend', () => {
+describe.each([4, 6])('kvAppend, head dim %i', (Dh) => {
   it('writes keys and values [B, T, H, Dh] into both caches [B, H, capacity, Dh] at the offset, nothing else', async () => {
-    const [B, T, H, Dh, capacity, start] = [2, 3, 2, 4, 7, 2];
+    const [B, T, H, capacity, start] = [2, 3, 2, 7, 2];
     const k = randn(B * T * H * Dh, 5);
     const v = randn(B * T * H * Dh, 6);
     const before = randn(B * H * capacity * Dh, 7);
