@@ -13,8 +13,6 @@
 #include "lib/grid.wgsl"
 #include "lib/params.wgsl"
 #include "lib/kv_move_source.wgsl"
-struct Params { B: u32, H: u32, Dh: u32, capacity: u32, srcCapacity: u32 }
-@group(0) @binding(1) var<storage, read> moves: array<vec4i>;
 @group(0) @binding(2) var<storage, read> srcKeys: array<f32>;
 @group(0) @binding(3) var<storage, read> srcValues: array<f32>;
 @group(0) @binding(4) var<storage, read_write> keys: array<f32>;

@@ -7,7 +7,6 @@
 // The weight gradient, a sum over rows, is in rmsnorm_dw.wgsl (it binds a different set of buffers).
 override WG: u32; // the workgroup size, a power of two, set by the host
 
-struct Params { R: u32, D: u32, eps: f32 }
 #include "lib/params.wgsl"
 #include "lib/rmsnorm_math.wgsl"
 @group(0) @binding(1) var<storage, read> x: array<f32>;

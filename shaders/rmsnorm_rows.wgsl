@@ -4,7 +4,6 @@
 // the same as an f32 or a vec4 (elementwise_vec4.wgsl): one lane summing its own row needs no barrier, no
 // workgroup memory and a quarter of the loads. Row = the thread's index in the folded grid (lib/grid.wgsl).
 #include "lib/grid.wgsl"
-struct Params { R: u32, D: u32, eps: f32 }
 #include "lib/params.wgsl"
 #include "lib/rmsnorm_math.wgsl"
 @group(0) @binding(1) var<storage, read> x: array<vec4f>;

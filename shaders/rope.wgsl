@@ -5,15 +5,9 @@
 // INVERSE rotates by -angle: the backward pass (the rotation is orthogonal, so its adjoint is its inverse).
 // positions are i32, [T] (shared by every batch row) or [B, T] when PER_ROW (left-padded batches).
 // The angles: lib/rope_turns.wgsl. One thread per pair; rope_vec4.wgsl takes four where Dh/2 is a multiple of 4.
-override PER_ROW: bool = false;
-override INVERSE: bool = false;
-
 #include "lib/map.wgsl"
 #include "lib/rope_pair.wgsl"
-struct Params { n: u32, T: u32, H: u32, half: u32 }
 @group(0) @binding(1) var<storage, read> x: array<f32>;
-@group(0) @binding(2) var<storage, read> pos: array<i32>;
-@group(0) @binding(3) var<storage, read> freq: array<vec2f>; // (hi, lo) turns per position, [Dh/2]
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;
 
 fn size() -> u32 { return p.n; }

@@ -1,15 +1,9 @@
 // rope.wgsl's rotation four pairs a thread: pairs i .. i + 3 of a head (Dh/2 a multiple of 4) as vec4s, so a CPU
 // driver, which loads storage lane by lane, loads each half once as a vec4 and the position once (the reason of
 // elementwise_vec4.wgsl). Each pair's angle is rope.wgsl's, so are the numbers.
-override PER_ROW: bool = false;
-override INVERSE: bool = false;
-
 #include "lib/map.wgsl"
 #include "lib/rope_pair.wgsl"
-struct Params { n: u32, T: u32, H: u32, half: u32 }
 @group(0) @binding(1) var<storage, read> x: array<vec4f>;
-@group(0) @binding(2) var<storage, read> pos: array<i32>;
-@group(0) @binding(3) var<storage, read> freq: array<vec2f>; // (hi, lo) turns per position, [Dh/2]
 @group(0) @binding(4) var<storage, read_write> out: array<vec4f>;
 
 fn size() -> u32 { return p.n / 4u; }

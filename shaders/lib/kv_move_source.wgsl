@@ -1,5 +1,7 @@
-// The moves of kv_move.wgsl and kv_move_vec4.wgsl (see there): the includer declares Params with H, Dh,
-// capacity and srcCapacity, and the binding `moves` (vec4i: srcRow, srcStart, dstStart, count per new row).
+// The params and moves of kv_move.wgsl and kv_move_vec4.wgsl (see there): moves[b] = (srcRow, srcStart,
+// dstStart, count) of new row b.
+struct Params { B: u32, H: u32, Dh: u32, capacity: u32, srcCapacity: u32 }
+@group(0) @binding(1) var<storage, read> moves: array<vec4i>;
 
 /** Where position `at` (b, h, t) of the new cache reads from in the old one, in elements; -1 if unmoved. */
 fn source(at: u32) -> i32 {

@@ -2,7 +2,7 @@
 // thread a row), on vec4s (the workgroup kernel maps vec4f(x) of one element):
 //   y = x * rstd * w,  rstd = 1 / sqrt(mean(x^2) + eps)
 //   dx = rstd * (g*w) - x * k,  k = rstd^3 * sum(g*w*x) / D
-// The includer declares Params with D and eps.
+struct Params { R: u32, D: u32, eps: f32 }
 
 fn rmsStd(sumSquares: f32) -> f32 { return 1.0 / sqrt(sumSquares / f32(p.D) + p.eps); }
 

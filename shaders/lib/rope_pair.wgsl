@@ -1,6 +1,10 @@
-// The rotation of one pair of rope.wgsl and rope_vec4.wgsl: the includer declares Params with T and H, the
-// overrides PER_ROW and INVERSE, and the bindings pos (i32 positions) and freq (lib/rope_turns.wgsl's turns).
+// The params, positions and frequencies of rope.wgsl and rope_vec4.wgsl (see there), and a pair's rotation.
 #include "lib/rope_turns.wgsl"
+override PER_ROW: bool = false;
+override INVERSE: bool = false;
+struct Params { n: u32, T: u32, H: u32, half: u32 }
+@group(0) @binding(2) var<storage, read> pos: array<i32>;
+@group(0) @binding(3) var<storage, read> freq: array<vec2f>; // (hi, lo) turns per position, [Dh/2]
 
 /** The position of row `row` ((b, t, h) of x [B, T, H, Dh]). */
 fn rowPosition(row: u32) -> i32 {
