@@ -100,7 +100,13 @@ function bFormat(b: Tensor): { B_FORMAT?: number } {
  * outside C.
  */
 function subgroupGroups(M: number, N: number): { ROW_GROUPS: number; COL_GROUPS: number } {
-  return { ROW_GROUPS: M <= 8 ? 1 : 2, COL_GROUPS: Math.min(4, Math.ceil(N / 8)) };
+  // Column groups (1 to 4) by the time a useful column costs: the columns run (N rounded up to a block) times the
+  // loads per multiply-add of a block of g groups ((2 + g) / g: A's two row groups and B's g, for 8g multiply-adds
+  // a lane). N 48 takes 3 (two blocks of 24), not 4 (two of 32, a quarter of the work past N).
+  const cost = (g: number) => (Math.ceil(N / (8 * g)) * 8 * g * (2 + g)) / g;
+  let COL_GROUPS = 1;
+  for (let g = 2; g <= 4; g++) if (cost(g) <= cost(COL_GROUPS)) COL_GROUPS = g;
+  return { ROW_GROUPS: M <= 8 ? 1 : 2, COL_GROUPS };
 }
 
 interface Vec4Kernel {
