@@ -5,7 +5,10 @@
 // `--steps=N` runs N examiner and N student steps instead of the preset's 8 + 8 (same batch shapes);
 // `--eval-per-hop=N` shrinks the evaluation the same way; `--by-kernel` splits the phases by kernel too;
 // `--decode=fused|general` forces a decoding path (default: fused on a GPU, general on a CPU driver); `--rows` gives
-// each rollout its own row in the student's passes instead of a prefix tree per question (src/rl/tree.ts).
+// each rollout its own row in the student's passes instead of a prefix tree per question (src/rl/tree.ts);
+// `--repeat=N` runs the iteration N times on one device: the first makes every pipeline it uses (on a CPU driver
+// about a second of a fresh process's iteration, bench/NOTES.md round 18), the later ones time what each further
+// iteration of a run costs.
 // benchSelfPlay times the same for any preset, and for a whole run as a user starts it (the GPU benchmark's
 // demo iteration and quick run).
 import type { Engine } from '../src/gpu/engine.ts';
@@ -41,7 +44,7 @@ function category(phase: string): string {
 }
 
 /** `npm run bench -- iteration`: one demo iteration, shrunk by --steps and --eval-per-hop. */
-export function benchIteration(e: Engine): Promise<Record<string, unknown>[]> {
+export async function benchIteration(e: Engine): Promise<Record<string, unknown>[]> {
   // --decode=fused or --decode=general forces one decoding path (src/model/decode-step.ts); default: by device.
   const decode = process.argv.find((a) => a.startsWith('--decode='))?.slice('--decode='.length);
   if (decode !== undefined && decode !== 'fused' && decode !== 'general') {
@@ -49,12 +52,19 @@ export function benchIteration(e: Engine): Promise<Record<string, unknown>[]> {
   }
   setDecodePath(decode ?? null);
   setTreePacking(!process.argv.includes('--rows'));
-  return benchSelfPlay(e, {
-    preset: 'demo',
-    steps: intFlag('steps'),
-    evalPerHop: intFlag('eval-per-hop'),
-    byKernel: process.argv.includes('--by-kernel'),
-  });
+  const repeat = intFlag('repeat') ?? 1;
+  const rows: Record<string, unknown>[] = [];
+  for (let k = 1; k <= repeat; k++) {
+    if (repeat > 1) console.log(`\nrun ${k} of ${repeat}: ${k === 1 ? 'makes its pipelines' : 'the pipelines made'}`);
+    const run = await benchSelfPlay(e, {
+      preset: 'demo',
+      steps: intFlag('steps'),
+      evalPerHop: intFlag('eval-per-hop'),
+      byKernel: process.argv.includes('--by-kernel'),
+    });
+    rows.push(...run.map((r) => ({ ...r, run: k })));
+  }
+  return rows;
 }
 
 export interface SelfPlayBench {
