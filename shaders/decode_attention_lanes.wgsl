@@ -89,11 +89,11 @@ struct Slots {
 }
 
 /** Elements 8g .. 8g + 7 of the normed row of slot `lane` (zeros on a lane past the slots). */
-fn normedGroup(w: Slots, lane: u32, g: u32) -> Eight {
-  if (lane >= w.slots) { return Eight(vec4f(0.0), vec4f(0.0)); }
-  let i = ((w.r0 + lane) * p.D) / 4u + 2u * g;
+fn normedGroup(tile: Slots, lane: u32, g: u32) -> Eight {
+  if (lane >= tile.slots) { return Eight(vec4f(0.0), vec4f(0.0)); }
+  let i = ((tile.r0 + lane) * p.D) / 4u + 2u * g;
   let n = state8(p.normAt + 8u * g);
-  return Eight(x[i] * w.scale * n.lo, x[i + 1u] * w.scale * n.hi);
+  return Eight(x[i] * tile.scale * n.lo, x[i + 1u] * tile.scale * n.hi);
 }
 
 /** Lane s's h for each slot s (subgroupBroadcast takes a constant lane, hence the spelled-out lanes). */
@@ -111,10 +111,10 @@ fn slotRows(h: Eight) -> array<Eight, RT> {
  * the slots), summed group by group in order. Each row group is loaded once per pass, each weight once for every
  * row. Every lane must call it (subgroupBroadcast).
  */
-fn normedDots(w: Slots, lane: u32, cols: PassCols) -> array<array<f32, PC>, RT> {
+fn normedDots(tile: Slots, lane: u32, cols: PassCols) -> array<array<f32, PC>, RT> {
   var acc = array<array<f32, PC>, RT>();
   for (var g = 0u; g < p.D / 8u; g++) {
-    let h = slotRows(normedGroup(w, lane, g));
+    let h = slotRows(normedGroup(tile, lane, g));
     for (var c = 0u; c < PC; c++) {
       var e = Eight(vec4f(0.0), vec4f(0.0));
       if (cols.used[c]) {
@@ -159,9 +159,9 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane
       scale[s] = 1.0 / sqrt(subgroupAdd(ss) / f32(p.D) + p.eps);
     }
   }
-  var rows = Slots(r0, slots, 0.0);
+  var tile = Slots(r0, slots, 0.0);
   for (var s = 0u; s < RT; s++) {
-    if (s == lane) { rows.scale = scale[s]; }
+    if (s == lane) { tile.scale = scale[s]; }
   }
   // The adapters' rank-wide products: the lanes split the (adapter, rank) pairs, PC a lane per pass.
   if (p.loraQ != NONE || p.loraK != NONE || p.loraV != NONE) {
@@ -173,7 +173,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane
         cols.at[c] = vec2u(STATE_ROW, at + (t % R) * p.D);
         cols.used[c] = t < 3u * R && at != NONE;
       }
-      let acc = normedDots(rows, lane, cols);
+      let acc = normedDots(tile, lane, cols);
       for (var c = 0u; c < PC; c++) {
         let t = t0 + lane + WG * c;
         if (t < 3u * R) {
@@ -193,7 +193,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane
       cols.at[c] = projColumn(kvh, min(v, nc - 1u));
       cols.used[c] = v < nc;
     }
-    let acc = normedDots(rows, lane, cols);
+    let acc = normedDots(tile, lane, cols);
     for (var c = 0u; c < PC; c++) {
       let v = c0 + lane + WG * c;
       if (v < nc) {
