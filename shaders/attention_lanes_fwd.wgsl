@@ -16,7 +16,7 @@ enable subgroups;
 
 override DH: u32; // head dim: a multiple of 4, at most MAXDH
 const TR = 4u; // query rows per lane (the host's LANES_TILE)
-const MAXDH = 64u; // the host's LANES_MAX_HEAD_DIM
+const MAXDH = 64u; // the arrays' head dim: the host sets it to DH in the text (its LANES_MAX_HEAD_DIM here)
 #include "lib/attention_rows.wgsl"
 #include "lib/attention_lanes.wgsl"
 

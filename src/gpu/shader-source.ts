@@ -1,5 +1,6 @@
 // WGSL has no includes: a shader line `#include "lib/<name>.wgsl"` is replaced here by the text of
-// shaders/lib/<name>.wgsl before compilation, so helpers shared by several kernels live in one place.
+// shaders/lib/<name>.wgsl before compilation, so helpers shared by several kernels live in one place. And a
+// kernel's `const` may be set by the host in its text (setSourceConst), for sizes WGSL takes only as constants.
 // Pure (sources come from `read`), so both hosts and the tests share it.
 
 /** Reads a shader's text by its name in shaders/ without `.wgsl` (e.g. `log_softmax`, `lib/online_lse`). */
@@ -54,4 +55,17 @@ function expand(name: string, src: string, chain: string[], done: Set<string>, r
     lines[n] = `// ---- ${inc}.wgsl\n${expand(inc, text, [...chain, inc], done, read).replace(/\n$/, '')}`;
   }
   return lines.join('\n');
+}
+
+/**
+ * The code with the module-scope `const name = ...;` declaration set to the unsigned integer `value`; throws, naming
+ * the shader, where there is no such declaration or the value is not one.
+ */
+export function setSourceConst(shader: string, code: string, name: string, value: number): string {
+  if (!Number.isInteger(value) || value < 0 || value > 0xffffffff) {
+    throw new Error(`piplay: shader '${shader}': const ${name} must be set to an unsigned integer, got ${value}`);
+  }
+  const decl = new RegExp(`^const ${name}(: u32)? = [^;]+;`, 'm');
+  if (!decl.test(code)) throw new Error(`piplay: shader '${shader}' has no module-scope \`const ${name}\` to set`);
+  return code.replace(decl, `const ${name} = ${value}u;`);
 }

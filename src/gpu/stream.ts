@@ -20,7 +20,7 @@ import type { DeviceHealth, EngineInfo } from './device.ts';
 import type { GpuHost } from './host/types.ts';
 import { type EntryInterface, type KernelInterface, parseKernelInterface } from './kernel-interface.ts';
 import type { Profile } from './profile.ts';
-import { expandIncludes } from './shader-source.ts';
+import { expandIncludes, setSourceConst } from './shader-source.ts';
 import { Tensor } from './tensor.ts';
 
 export interface DispatchSpec {
@@ -30,6 +30,12 @@ export interface DispatchSpec {
   entry?: string;
   /** WGSL `override` constants by name; each distinct set compiles its own pipeline. */
   constants?: Record<string, number | boolean>;
+  /**
+   * Values for the shader's own `const NAME = ...u;` declarations, set in its text: for what WGSL needs as a
+   * constant expression, such as the length of a private array (an `override` cannot size one). Each distinct set
+   * compiles its own module.
+   */
+  source?: Record<string, number>;
   /** The fields of the shader's uniform struct by name, each written as the struct declares it. */
   params?: Record<string, number>;
   /** The storage buffers the entry point uses, by their `var<storage>` names. */
@@ -113,7 +119,7 @@ export class DispatchStream {
     this.health.assertNotLost();
     const phase = this.open(spec);
     const entry = spec.entry ?? 'main';
-    const { pipeline, layout, iface } = this.pipeline(spec.shader, entry, spec.constants);
+    const { pipeline, layout, iface } = this.pipeline(spec.shader, entry, spec.constants, spec.source);
     const offset = this.dispatches * this.uniformStride;
     if (iface.entries.get(entry)!.uniform) writeParams(this.arenaView, offset, spec, iface);
     const entries = this.bindGroupEntries(spec, iface, this.arena!, offset);
@@ -127,7 +133,7 @@ export class DispatchStream {
    */
   prepare(spec: DispatchSpec): PreparedDispatch {
     const entry = spec.entry ?? 'main';
-    const { pipeline, layout, iface } = this.pipeline(spec.shader, entry, spec.constants);
+    const { pipeline, layout, iface } = this.pipeline(spec.shader, entry, spec.constants, spec.source);
     let uniform: GPUBuffer | null = null;
     try {
       if (iface.entries.get(entry)!.uniform) {
@@ -325,11 +331,13 @@ export class DispatchStream {
     shader: string,
     entry: string,
     constants?: Record<string, number | boolean>,
+    source?: Record<string, number>,
   ): { pipeline: GPUComputePipeline; layout: GPUBindGroupLayout; iface: KernelInterface } {
-    const kernel = this.kernel(shader);
+    const moduleKey = source ? `${shader}|${constantsKey(source)}` : shader;
+    const kernel = this.kernel(shader, moduleKey, source);
     // The constants' values walk a tree (in the order given), so that finding a made pipeline builds no string.
-    let byEntry = this.pipelines.get(shader);
-    if (!byEntry) this.pipelines.set(shader, (byEntry = new Map()));
+    let byEntry = this.pipelines.get(moduleKey);
+    if (!byEntry) this.pipelines.set(moduleKey, (byEntry = new Map()));
     let node: PipelineNode | undefined = byEntry.get(entry);
     if (!node) byEntry.set(entry, (node = { next: new Map(), made: null }));
     for (const k in constants) {
@@ -341,7 +349,7 @@ export class DispatchStream {
       node = child;
     }
     if (node.made) return { ...node.made, iface: kernel.iface };
-    const key = `${shader}:${entry}:${constantsKey(constants)}`;
+    const key = `${moduleKey}:${entry}:${constantsKey(constants)}`;
     const { module, iface } = kernel;
     if (!iface.entries.has(entry)) {
       throw contractError(
@@ -372,15 +380,20 @@ export class DispatchStream {
     return { ...node.made, iface };
   }
 
-  /** The compiled module of a shader and its interface, made once per device. */
-  private kernel(shader: string): { module: GPUShaderModule; iface: KernelInterface } {
-    let k = this.modules.get(shader);
+  /** The compiled module of a shader (with `source` set in its text) and its interface, made once per device. */
+  private kernel(
+    shader: string,
+    moduleKey: string,
+    source?: Record<string, number>,
+  ): { module: GPUShaderModule; iface: KernelInterface } {
+    let k = this.modules.get(moduleKey);
     if (!k) {
       let code = expandIncludes(shader, (name) => this.host.shaderSource(name));
       if (!this.info.f16) code = code.replace(/^enable f16;.*$/m, '');
+      for (const [name, value] of Object.entries(source ?? {})) code = setSourceConst(shader, code, name, value);
       const iface = parseKernelInterface(shader, code);
-      k = { module: this.device.createShaderModule({ code, label: shader }), iface };
-      this.modules.set(shader, k);
+      k = { module: this.device.createShaderModule({ code, label: moduleKey }), iface };
+      this.modules.set(moduleKey, k);
     }
     return k;
   }

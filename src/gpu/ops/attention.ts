@@ -11,8 +11,8 @@
 //           backward is the rows one. No prefix-tree mask (keyEnd): with one, the forward is 'lanes' or 'rows'.
 //   lanes - shaders/attention_lanes_fwd.wgsl: the rows forward for subgroups of 8 lanes, each key and value
 //           row loaded by one lane and broadcast to the others, q and the sums held at fixed indices for a head
-//           dim that is a pipeline constant (a multiple of 4 up to LANES_MAX_HEAD_DIM). A CPU driver's forward
-//           wherever it applies and 'split' does not.
+//           dim that is a pipeline constant (a multiple of 4 up to LANES_MAX_HEAD_DIM; the forward's arrays sized by
+//           it in the shader's text). A CPU driver's forward wherever it applies and 'split' does not.
 //           shaders/attention_lanes_bwd.wgsl: the rows backward shaped the same way, a CPU driver's backward wherever
 //           the head dim fits it.
 import type { Engine } from '../engine.ts';
@@ -314,6 +314,9 @@ export function attention(q: Tensor, k: Tensor, v: Tensor, opts: AttentionOption
     e.dispatch({
       shader: 'attention_lanes_fwd',
       constants: { WG: 8, DH: Dh },
+      // Its q and sums arrays sized by the head dim itself, which NIR then unrolls whole (13-15% faster on lavapipe
+      // at Dh 24 than with arrays of LANES_MAX_HEAD_DIM; the backward was slower so, bench/NOTES.md round 18).
+      source: { MAXDH: Dh },
       params: rowsParams(geo, mask),
       bindings: { q, k, v, keyStart: maskBuffer, o, stats },
       workgroups: [x, Hkv, B],

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { expandIncludes } from '../../../src/gpu/shader-source.ts';
+import { expandIncludes, setSourceConst } from '../../../src/gpu/shader-source.ts';
 import { browserHost } from '../../../src/gpu/host/browser.ts';
 
 /** A reader over an in-memory set of shaders, failing like the hosts on an unknown name. */
@@ -112,5 +112,22 @@ describe('the project shaders', () => {
   it('are all bundled by the browser host, under the names the Node host reads', () => {
     const host = browserHost();
     for (const name of [...kernels, ...libs]) expect(host.shaderSource(name), name).toBe(readDisk(name));
+  });
+});
+
+describe('setSourceConst', () => {
+  const src = 'const TR = 4u; // rows\nconst MAXDH = 64u; // head dim\nvar<private> a: array<f32, MAXDH>;\n';
+
+  it("sets a module-scope const's value in the text, and nothing else", () => {
+    const out = setSourceConst('k', src, 'MAXDH', 24);
+    expect(out).toBe('const TR = 4u; // rows\nconst MAXDH = 24u; // head dim\nvar<private> a: array<f32, MAXDH>;\n');
+    expect(setSourceConst('k', 'const N: u32 = 2u;', 'N', 7)).toBe('const N = 7u;');
+  });
+
+  it('refuses a name the shader does not declare, or a value that is not an unsigned integer', () => {
+    expect(() => setSourceConst('k', src, 'MAXD', 24)).toThrow(/shader 'k' has no module-scope `const MAXD`/);
+    expect(() => setSourceConst('k', '  const MAXDH = 64u;', 'MAXDH', 24)).toThrow(/no module-scope/);
+    for (const bad of [-1, 2.5, 2 ** 32, Number.NaN])
+      expect(() => setSourceConst('k', src, 'MAXDH', bad)).toThrow(/must be set to an unsigned integer/);
   });
 });
