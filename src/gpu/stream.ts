@@ -65,7 +65,8 @@ export interface StreamCounters {
 
 export class DispatchStream {
   /** Per shader and entry, a tree of its constants' values: the pipeline and its bind-group layout (made once). */
-  private pipelines = new Map<string, Map<string, PipelineNode>>();
+  /** Per shader, a tree of its source constants', entry's and constants' values: the made pipelines. */
+  private pipelines = new Map<string, PipelineNode>();
   private modules = new Map<string, { module: GPUShaderModule; iface: KernelInterface }>();
 
   // The open batch: one command encoder with one compute pass, and its uniform arena.
@@ -333,23 +334,19 @@ export class DispatchStream {
     constants?: Record<string, number | boolean>,
     source?: Record<string, number>,
   ): { pipeline: GPUComputePipeline; layout: GPUBindGroupLayout; iface: KernelInterface } {
+    // The values walk a tree (source constants, the entry, then constants, each in the order given), so that finding
+    // a made pipeline builds no string.
+    let node = this.pipelines.get(shader);
+    if (!node) this.pipelines.set(shader, (node = pipelineNode()));
+    for (const k in source) node = childOf(node, k, source[k]!);
+    let byEntry = node.entries.get(entry);
+    if (!byEntry) node.entries.set(entry, (byEntry = pipelineNode()));
+    node = byEntry;
+    for (const k in constants) node = childOf(node, k, constants[k]!);
+    if (node.made) return node.made;
     const moduleKey = source ? `${shader}|${constantsKey(source)}` : shader;
-    const kernel = this.kernel(shader, moduleKey, source);
-    // The constants' values walk a tree (in the order given), so that finding a made pipeline builds no string.
-    let byEntry = this.pipelines.get(moduleKey);
-    if (!byEntry) this.pipelines.set(moduleKey, (byEntry = new Map()));
-    let node: PipelineNode | undefined = byEntry.get(entry);
-    if (!node) byEntry.set(entry, (node = { next: new Map(), made: null }));
-    for (const k in constants) {
-      let byValue: Map<number | boolean, PipelineNode> | undefined = node.next.get(k);
-      if (!byValue) node.next.set(k, (byValue = new Map()));
-      const v = constants[k]!;
-      let child: PipelineNode | undefined = byValue.get(v);
-      if (!child) byValue.set(v, (child = { next: new Map(), made: null }));
-      node = child;
-    }
-    if (node.made) return { ...node.made, iface: kernel.iface };
     const key = `${moduleKey}:${entry}:${constantsKey(constants)}`;
+    const kernel = this.kernel(shader, moduleKey, source);
     const { module, iface } = kernel;
     if (!iface.entries.has(entry)) {
       throw contractError(
@@ -376,8 +373,8 @@ export class DispatchStream {
       layout: 'auto',
       compute: { module, entryPoint: entry, constants: numeric },
     });
-    node.made = { pipeline, layout: pipeline.getBindGroupLayout(0) };
-    return { ...node.made, iface };
+    node.made = { pipeline, layout: pipeline.getBindGroupLayout(0), iface };
+    return node.made;
   }
 
   /** The compiled module of a shader (with `source` set in its text) and its interface, made once per device. */
@@ -426,8 +423,24 @@ function writeParams(view: DataView, offset: number, spec: DispatchSpec, iface: 
 
 /** A node of a shader entry's pipeline tree: one more constant's value per level. */
 interface PipelineNode {
+  /** By a constant's name, then its value. */
   next: Map<string, Map<number | boolean, PipelineNode>>;
-  made: { pipeline: GPUComputePipeline; layout: GPUBindGroupLayout } | null;
+  /** By entry point (below a shader's source constants). */
+  entries: Map<string, PipelineNode>;
+  made: { pipeline: GPUComputePipeline; layout: GPUBindGroupLayout; iface: KernelInterface } | null;
+}
+
+function pipelineNode(): PipelineNode {
+  return { next: new Map(), entries: new Map(), made: null };
+}
+
+/** The node below `node` for constant `name` = `value`, made where missing. */
+function childOf(node: PipelineNode, name: string, value: number | boolean): PipelineNode {
+  let byValue = node.next.get(name);
+  if (!byValue) node.next.set(name, (byValue = new Map()));
+  let child = byValue.get(value);
+  if (!child) byValue.set(value, (child = pipelineNode()));
+  return child;
 }
 
 /** A set of constants as a pipeline's label, `A=1,B=true` in the order given. */
