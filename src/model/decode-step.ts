@@ -1,5 +1,6 @@
 // The fused decoding step: one new token per row through the whole model in 4 dispatches per layer
-// (shaders/decode_attention, three decode_matvec) plus 2: the LM head (decode_matvec) and decode_sample, which
+// (shaders/decode_attention, three decode_matvec; 2 for a small model on a CPU driver, whose MLP half is one
+// decode_mlp_lanes) plus 2: the LM head (decode_matvec) and decode_sample, which
 // samples the step's tokens and embeds them for the next step (decode_embed does that for ids from the host). The
 // general ops take 16-18 per layer (28 more with LoRA): a decoding step of a small model is bound by its dispatches
 // (5-20 µs each in a browser, 0.1-0.3 ms on lavapipe) more than by its arithmetic. Two kernel sets (DecodeKernels):
@@ -31,6 +32,14 @@ export function setDecodePath(path: DecodePath | null): void {
 }
 
 let forcedKernels: DecodeKernels | null = null;
+/** decode_mlp_lanes ('one' dispatch) or three decode_matvec_lanes ('three') for a layer's MLP half. */
+export type LanesMlp = 'one' | 'three';
+let forcedLanesMlp: LanesMlp | null = null;
+
+/** Forces how the lanes kernels run a layer's MLP half (tests and benchmarks); `null`: by its size. */
+export function setLanesMlp(mlp: LanesMlp | null): void {
+  forcedLanesMlp = mlp;
+}
 
 /** Forces the fused step's kernels (tests and benchmarks); `null`: by device (decodeKernels). */
 export function setDecodeKernels(kernels: DecodeKernels | null): void {
@@ -60,8 +69,31 @@ function lanesMisfit(model: CausalLM): string | null {
   // Unrolled over a head dim of 128, decode_attention_lanes took a minute to compile (bench/NOTES.md, round 7).
   if (c.headDim % 4 !== 0 || c.headDim > 64 || group > LANES_MAX_GROUP)
     return 'the heads are not shaped for the lanes kernels (head dim a multiple of 4 up to 64)';
-  if ((model.lora?.opts.rank ?? 1) > LANES_MAX_RANK) return `the lanes kernels take LoRA ranks up to ${LANES_MAX_RANK}`;
+  const R = model.lora?.opts.rank ?? 1;
+  if (R > LANES_MAX_RANK) return `the lanes kernels take LoRA ranks up to ${LANES_MAX_RANK}`;
   return null;
+}
+
+/**
+ * A layer's MLP half (o_proj to down_proj) as one decode_mlp_lanes dispatch, not three decode_matvec_lanes ones:
+ * where its weights are at most this many elements (and share a dtype). That kernel spreads only rows over the
+ * cores, each workgroup walking every column; a dispatch's fixed cost on lavapipe (45-80 µs) outweighs the
+ * columns' parallelism for the embedded model (83k weights a layer), not at SmolLM2-135M's width (3M).
+ */
+const MLP_ONE_DISPATCH_MAX_WEIGHTS = 1 << 18;
+
+function mlpInOneDispatch(model: CausalLM, weights: Tensor[]): boolean {
+  const c = model.cfg;
+  // Its workgroup memory: up to LANES rows normed (hn) and decode_rows' reduction.
+  const fits = 4 * (LANES * c.hidden + LANES) <= model.engine.info.limits.maxComputeWorkgroupStorageSize;
+  if (!fits || new Set(weights.map(format)).size > 1) return false;
+  if (forcedLanesMlp) return forcedLanesMlp === 'one';
+  return c.heads * c.headDim * c.hidden + 3 * c.hidden * c.intermediate <= MLP_ONE_DISPATCH_MAX_WEIGHTS;
+}
+
+/** decode_mlp_lanes' rows per workgroup: 8, or for 8 rows or fewer a power of two giving two workgroups (cores). */
+function mlpRowsPerWorkgroup(n: number): number {
+  return n > LANES ? LANES : 2 ** Math.ceil(Math.log2(Math.max(1, Math.ceil(n / 2))));
 }
 
 /** Rows per workgroup of decode_matvec (each weight element read serves this many rows). */
@@ -256,7 +288,8 @@ function stepSpecs(
         entry,
         constants: { WG: LANES, R, W_FORMAT: format(w), TR: lanesTile },
         params: all,
-        bindings: { ...bindings, state },
+        // One matrix read as both w and w2 (the kernel's entries share tiles that reach both).
+        bindings: { w2: w, ...bindings, state },
         workgroups: [Math.ceil(N / (LANES * LANES_COLS)), Math.ceil(n / lanesTile)],
       });
       return;
@@ -313,27 +346,43 @@ function stepSpecs(
       },
       workgroups: [c.kvHeads, lanes ? Math.ceil(n / LANES_ROWS) : n],
     });
-    matvec(
-      'residual',
-      c.heads * c.headDim,
-      D,
-      { lora: at.lora.o },
-      { inp: o, w: model.param(`${pre}.self_attn.o_proj.weight`), x },
-    );
+    const wo = model.param(`${pre}.self_attn.o_proj.weight`);
+    const wg = model.param(`${pre}.mlp.gate_proj.weight`);
+    const wu = model.param(`${pre}.mlp.up_proj.weight`);
+    const wd = model.param(`${pre}.mlp.down_proj.weight`);
+    if (lanes && mlpInOneDispatch(model, [wo, wg, wu, wd])) {
+      const tr = mlpRowsPerWorkgroup(n);
+      specs.push({
+        shader: 'decode_mlp_lanes',
+        constants: { WG: LANES, R, W_FORMAT: format(wo), TR: tr, HN: (tr * D) / 4 },
+        params: {
+          rows: st.rows,
+          n,
+          A: c.heads * c.headDim,
+          D,
+          I: c.intermediate,
+          eps: c.rmsEps,
+          normAt: at.postNorm,
+          loraO: at.lora.o,
+          loraGate: at.lora.gate,
+          loraUp: at.lora.up,
+          loraDown: at.lora.down,
+          loraScale,
+        },
+        bindings: { inp: o, wo, wg, wu, wd, state, x, y: act },
+        workgroups: [Math.ceil(n / tr)],
+      });
+      continue;
+    }
+    matvec('residual', c.heads * c.headDim, D, { lora: at.lora.o }, { inp: o, w: wo, x });
     matvec(
       'gated',
       D,
       c.intermediate,
       { normAt: at.postNorm, lora: at.lora.gate, lora2: at.lora.up },
-      { x, w: model.param(`${pre}.mlp.gate_proj.weight`), w2: model.param(`${pre}.mlp.up_proj.weight`), y: act },
+      { x, w: wg, w2: wu, y: act },
     );
-    matvec(
-      'residual',
-      c.intermediate,
-      D,
-      { lora: at.lora.down },
-      { inp: act, w: model.param(`${pre}.mlp.down_proj.weight`), x },
-    );
+    matvec('residual', c.intermediate, D, { lora: at.lora.down }, { inp: act, w: wd, x });
   }
   if (bufs.logits) {
     matvec('head', D, c.vocabSize, { normAt: st.finalNorm }, { x, w: model.lmHeadShards[0]!, y: bufs.logits });

@@ -3,7 +3,8 @@
 // appended to the cache, step after step, for every layer shape the product loads (Llama, Qwen2's biases,
 // Qwen3's q/k norms and head dim apart from hidden / heads, grouped queries of 1 to 4 heads, a head dim of
 // 128), with LoRA adapters on all or some projections, with f16 and bf16 weights, untied heads, left-padded
-// rows, and rows stopped on the GPU. And its dispatch count: 4 per layer plus 2.
+// rows, and rows stopped on the GPU; the lanes kernels with a layer's MLP half in one dispatch and in three. And
+// its dispatch count: 4 per layer plus 2 (2 per layer with the MLP half in one).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../../src/gpu/engine.ts';
 import type { DType } from '../../../src/gpu/tensor.ts';
@@ -17,8 +18,10 @@ import {
   decodeSample,
   decodeStep,
   fusedDecodeMisfit,
+  type LanesMlp,
   setDecodeKernels,
   setDecodePath,
+  setLanesMlp,
 } from '../../../src/model/decode-step.ts';
 import { initWeights, tinyConfig } from '../../../src/model/init.ts';
 import { LoraSet } from '../../../src/model/lora.ts';
@@ -37,6 +40,7 @@ beforeAll(async () => {
 afterAll(() => {
   setDecodePath(null);
   setDecodeKernels(null);
+  setLanesMlp(null);
 });
 
 const V = 40;
@@ -101,27 +105,38 @@ function randomModel(c: Case): CausalLM {
 const LENS = [5, 1, 3, 5, 2, 4, 5, 3, 1, 4];
 const STEPS = 3;
 
-const KERNELS: DecodeKernels[] = ['workgroup', 'lanes'];
+// The lanes kernels both ways: a layer's MLP half in one decode_mlp_lanes, or in three decode_matvec_lanes.
+// The three matvecs for the cases that change an MLP half (LoRA, storage formats, a width of 12 groups); the
+// attention's variants (biases, q/k norms, groupings) are the same kernel either way.
+const MLP_CASES = new Set(CASES.filter((c) => c.lora || c.dtype || c.cfg.hidden === 96));
+const KERNELS: { kernels: DecodeKernels; mlp?: LanesMlp }[] = [
+  { kernels: 'workgroup' },
+  { kernels: 'lanes', mlp: 'one' },
+  { kernels: 'lanes', mlp: 'three' },
+];
 
-describe.each(KERNELS.flatMap((kernels) => CASES.map((c) => ({ ...c, kernels }))))(
-  'the fused decoding step ($kernels kernels): $name',
-  (c) => {
-    it('gives the logits and cache of the general ops, step after step, for left-padded rows', async (ctx) => {
-      // The lanes kernels run where subgroups are 8 lanes wide (lavapipe's default; not at the widths CI also tries).
-      if (c.kernels === 'lanes' && !subgroupsOf8(e)) ctx.skip();
-      await expectSameAsGeneral(c, LENS);
-    });
-  },
-);
+describe.each(
+  KERNELS.flatMap((k) => CASES.filter((c) => k.mlp !== 'three' || MLP_CASES.has(c)).map((c) => ({ ...c, ...k }))),
+)('the fused decoding step ($kernels kernels, MLP half in $mlp): $name', (c) => {
+  it('gives the logits and cache of the general ops, step after step, for left-padded rows', async (ctx) => {
+    // The lanes kernels run where subgroups are 8 lanes wide (lavapipe's default; not at the widths CI also tries).
+    if (c.kernels === 'lanes' && !subgroupsOf8(e)) ctx.skip();
+    await expectSameAsGeneral(c, LENS);
+  });
+});
 
 /**
  * Decodes STEPS steps of rows of prompt lengths `lens` with the fused step of `c.kernels` and with the general ops,
  * and expects the same logits at each step and the same caches after.
  */
-async function expectSameAsGeneral(c: (typeof CASES)[number] & { kernels: DecodeKernels }, lens: number[]) {
+async function expectSameAsGeneral(
+  c: (typeof CASES)[number] & { kernels: DecodeKernels; mlp?: LanesMlp },
+  lens: number[],
+) {
   const B = lens.length;
   const L = Math.max(...lens);
   setDecodeKernels(c.kernels);
+  setLanesMlp(c.mlp ?? null);
   const model = randomModel(c);
   const misfit = fusedDecodeMisfit(model, B);
   if (c.kernels === 'lanes' && c.cfg.headDim === 128) {
@@ -176,15 +191,20 @@ async function expectSameAsGeneral(c: (typeof CASES)[number] & { kernels: Decode
   fused.dispose();
   model.dispose();
   setDecodeKernels(null);
+  setLanesMlp(null);
 }
 
 // Calls of fewer rows than a tile: the lanes matvec's tile shrinks to the call's rows rounded up to a power of two
-// (1, 2, 4), and the lanes attention's group of 4 rows has slots past the call's rows.
-describe.each([1, 2, 3])('the fused decoding step (lanes kernels) of %s rows', (rows) => {
+// (1, 2, 4), decode_mlp_lanes' to half of them (two workgroups), and the lanes attention's group of 4 rows has
+// slots past the call's rows.
+describe.each([
+  ...[1, 2, 3].map((rows) => ({ rows, mlp: 'three' as const })),
+  ...[1, 2, 3, 4, 8].map((rows) => ({ rows, mlp: 'one' as const })),
+])('the fused decoding step (lanes kernels, MLP half in $mlp) of $rows rows', ({ rows, mlp }) => {
   const c = CASES.find((k) => k.lora && k.cfg.hidden === 96)!;
   it(`gives the logits and cache of the general ops: ${c.name}`, async (ctx) => {
     if (!subgroupsOf8(e)) ctx.skip();
-    await expectSameAsGeneral({ ...c, kernels: 'lanes' }, LENS.slice(0, rows));
+    await expectSameAsGeneral({ ...c, kernels: 'lanes', mlp }, LENS.slice(0, rows));
   });
 });
 
@@ -264,18 +284,30 @@ describe('the fused decoding step', () => {
     }
   });
 
-  it('takes 4 dispatches per layer, plus the embedding and the head', async () => {
-    const model = randomModel(CASES[5]!);
-    const cache = model.newCache(3, 4);
-    const st = new DecodeState(model, 3, [], decodeKernels(model));
-    st.setRows([0, 0, 0], [-1, -1, -1], [false, false, false], 1);
-    const before = e.counters.dispatches;
-    e.noGrad(() => e.tidy(() => decodeStep(st, e.tensor([1, 2, 3], [3], 'i32'), 3, cache, 1)));
-    expect(e.counters.dispatches - before).toBe(4 * model.cfg.layers + 2);
-    st.dispose();
-    cache.dispose();
-    model.dispose();
-  });
+  it.each([
+    { kernels: 'workgroup' as const, perLayer: 4 },
+    { kernels: 'lanes' as const, mlp: 'three' as const, perLayer: 4 },
+    { kernels: 'lanes' as const, mlp: 'one' as const, perLayer: 2 },
+  ])(
+    'takes $perLayer dispatches per layer ($kernels, MLP half in $mlp), plus the embedding and the head',
+    async (k) => {
+      if (k.kernels === 'lanes' && !subgroupsOf8(e)) return;
+      setDecodeKernels(k.kernels);
+      setLanesMlp(k.mlp ?? null);
+      const model = randomModel(CASES[5]!);
+      const cache = model.newCache(3, 4);
+      const st = new DecodeState(model, 3, [], decodeKernels(model));
+      st.setRows([0, 0, 0], [-1, -1, -1], [false, false, false], 1);
+      const before = e.counters.dispatches;
+      e.noGrad(() => e.tidy(() => decodeStep(st, e.tensor([1, 2, 3], [3], 'i32'), 3, cache, 1)));
+      expect(e.counters.dispatches - before).toBe(k.perLayer * model.cfg.layers + 2);
+      st.dispose();
+      cache.dispose();
+      model.dispose();
+      setDecodeKernels(null);
+      setLanesMlp(null);
+    },
+  );
 
   // The steps' bind groups are made with the batch's first step; later steps make one each, for their embedding
   // (decode_embed binds the step's ids), and the same dispatches.
@@ -291,17 +323,22 @@ describe('the fused decoding step', () => {
       count++;
       return create.call(device, d);
     };
+    const dispatches: number[] = [];
     try {
       for (let step = 1; step <= 4; step++) {
         st.setRows([0, 0, 0], [-1, -1, -1], [false, false, false], step);
         count = 0;
+        const before = e.counters.dispatches;
         e.noGrad(() => e.tidy(() => decodeStep(st, e.tensor([1, 2, step], [3], 'i32'), 3, cache, step)));
         made.push(count);
+        dispatches.push(e.counters.dispatches - before);
       }
     } finally {
       device.createBindGroup = create;
     }
-    expect(made).toEqual([4 * model.cfg.layers + 2, 1, 1, 1]);
+    // Every dispatch of the first step (the embedding's among them) binds a group made then.
+    expect(made).toEqual([dispatches[0], 1, 1, 1]);
+    expect(dispatches.every((d) => d === dispatches[0])).toBe(true);
     // A prepared step refuses to run over a freed buffer (the pool may have handed it to another tensor).
     cache.keys[1]!.dispose();
     st.setRows([0, 0, 0], [-1, -1, -1], [false, false, false], 5);

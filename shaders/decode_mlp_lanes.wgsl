@@ -1,0 +1,104 @@
+enable subgroups;
+// A decoder layer's half after the attention, for one decoding step of a small model on a CPU driver, in one
+// workgroup per TR rows: o_proj plus the residual, the post-attention RMSNorm, gate/up and SwiGLU, down_proj plus
+// the residual, with LoRA on every projection. decode_matvec_lanes.wgsl runs the same tiles (lib/matvec_lanes.wgsl)
+// one per workgroup, three dispatches; on lavapipe a dispatch's fixed cost (its threads woken and waited for, its
+// barrier, its code loaded cold: 45-80 µs) outweighed the products of a layer 96 wide, and here the workgroup walks
+// every column tile itself, a storage barrier between the stages (the same lanes write and read x and y), the rows
+// normed once for gate/up into workgroup memory (per column tile, the norm's loads matched the weights'). The grid
+// spreads only rows, so the host takes this kernel only where a layer's weights are few (src/model/decode-step.ts).
+// Same numbers as decode_matvec_lanes: the same tiles, sums in the same order.
+#include "lib/packed16.wgsl"
+#include "lib/weights8.wgsl"
+#include "lib/subgroup8.wgsl"
+override WG: u32;          // lanes: 8, the subgroup
+override R: u32 = 1u;      // LoRA rank (1 without adapters), at most 8 RG
+override W_FORMAT: u32 = FORMAT_F32;
+override TR: u32 = 8u;     // rows per workgroup: 1, 2, 4 or 8
+override HN: u32;          // TR * D / 4: the normed rows' vec4 words
+
+struct Params {
+  rows: u32, n: u32,
+  A: u32,    // the attention's output width (o_proj's row length)
+  D: u32,    // the hidden size
+  I: u32,    // the MLP's width
+  eps: f32,
+  normAt: u32, // the post-attention norm's weights in the state
+  loraO: u32, loraGate: u32, loraUp: u32, loraDown: u32, // LoRA adapters in the state, or NONE
+  loraScale: f32,
+}
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> inp: array<vec4f>;             // the attention's output [n, A]
+@group(0) @binding(2) var<storage, read> wo: array<vec4<u32>>;
+@group(0) @binding(3) var<storage, read> wg: array<vec4<u32>>;
+@group(0) @binding(4) var<storage, read> wu: array<vec4<u32>>;
+@group(0) @binding(5) var<storage, read> wd: array<vec4<u32>>;
+@group(0) @binding(6) var<storage, read> state: array<u32>;
+@group(0) @binding(7) var<storage, read_write> x: array<vec4f>;         // the rows' hidden states [n, D]
+@group(0) @binding(8) var<storage, read_write> y: array<f32>;           // the MLP's activations [n, I]
+#include "lib/decode_rows.wgsl"
+#include "lib/matvec_lanes.wgsl"
+
+const O = 0u;
+const GATE = 1u;
+const UP = 2u;
+const DOWN = 3u;
+
+/** The tile's rows after the post-attention norm (row t of the tile from hn[t * D / 4]), made once for gate/up. */
+var<workgroup> hn: array<vec4f, HN>;
+
+/** Lane t < TR norms row t of the tile into hn. */
+fn normRows(r0: u32, lane: u32) {
+  if (lane >= TR) { return; }
+  let b = rowOf(r0, lane);
+  let s = rowScale(lane, b, p.D);
+  for (var g = 0u; g < p.D / 8u; g++) {
+    let h = normed8(lane, b, s, g, p.D, p.normAt);
+    hn[(lane * p.D) / 4u + 2u * g] = h.lo;
+    hn[(lane * p.D) / 4u + 2u * g + 1u] = h.hi;
+  }
+}
+
+/** The g-th 8 weights of column c (clamped to N) of matrix m (each call's m is a constant: one load remains). */
+fn weightsOf(m: u32, c: u32, g: u32, K: u32, N: u32) -> Eight {
+  let i = (min(c, N - 1u) * (K / 8u) + g) * WORDS8;
+  let j = i + WORDS8 - 1u;
+  switch (m) {
+    case O: { return unpack8(wo[i], wo[j]); }
+    case GATE: { return unpack8(wg[i], wg[j]); }
+    case UP: { return unpack8(wu[i], wu[j]); }
+    default: { return unpack8(wd[i], wd[j]); }
+  }
+}
+
+/** Elements 8g .. 8g + 7 of row b of the attention's output (src O) or the activations (DOWN); zeros past TR. */
+fn inputOf(src: u32, lane: u32, b: u32, g: u32, K: u32) -> Eight {
+  if (lane >= TR) { return Eight(vec4f(0.0), vec4f(0.0)); }
+  if (src == O) {
+    let i = (b * K) / 4u + 2u * g;
+    return Eight(inp[i], inp[i + 1u]);
+  }
+  let i = b * K + 8u * g;
+  return Eight(vec4f(y[i], y[i + 1u], y[i + 2u], y[i + 3u]), vec4f(y[i + 4u], y[i + 5u], y[i + 6u], y[i + 7u]));
+}
+
+/** Elements 8g .. 8g + 7 of the lane's row (b) after the post-attention norm, from hn; zeros past TR. */
+fn normedOf(lane: u32, b: u32, g: u32, K: u32) -> Eight {
+  if (lane >= TR) { return Eight(vec4f(0.0), vec4f(0.0)); }
+  return Eight(hn[(lane * K) / 4u + 2u * g], hn[(lane * K) / 4u + 2u * g + 1u]);
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane: u32) {
+  let r0 = wid.x * TR;
+  if (!anyLive(r0)) { return; }
+  for (var c0 = 0u; c0 < p.D; c0 += TILE_COLS) { residualTile(O, O, p.loraO, p.A, p.D, r0, c0, lane); }
+  storageBarrier();
+  normRows(r0, lane);
+  workgroupBarrier();
+  for (var c0 = 0u; c0 < p.I; c0 += TILE_COLS) {
+    gatedTile(GATE, UP, p.loraGate, p.loraUp, p.D, p.I, r0, c0, lane);
+  }
+  storageBarrier();
+  for (var c0 = 0u; c0 < p.D; c0 += TILE_COLS) { residualTile(DOWN, DOWN, p.loraDown, p.I, p.D, r0, c0, lane); }
+}
