@@ -6,11 +6,12 @@ enable subgroups;
 // where subgroups are exactly WG wide). Each lane owns q/k/v columns and reads its weights 8 at a time as vec4 words
 // (lib/weights8.wgsl), once for the workgroup's RT rows: a CPU driver loads storage lane by lane, so with a
 // workgroup per row the projections' weights were read once per row and cost more than the attention (4 rows at a
-// 50-token context: 330 against 130 µs a dispatch without them). As in decode_matvec_lanes.wgsl, lane s < RT
-// loads its row's normed group of eight and subgroupBroadcast (from a constant lane) hands it to the others, and a
-// lane computes PC columns per pass over the row, so each row load serves PC weight loads: a row spread over
-// the lanes and fetched back by its run-time index (a private array and subgroupShuffle) cost several times the
-// weight loads on llvmpipe. The attention, row after row, splits the keys across the lanes (key
+// 50-token context: 330 against 130 µs a dispatch without them). The slots' rows are normed once into workgroup
+// memory (normed anew at each pass, the norm's loads had matched the weights'); as in lib/matvec_lanes.wgsl, lane
+// s < RT loads its row's normed group of eight and subgroupBroadcast (from a constant lane) hands it to the
+// others, and a lane computes PC columns per pass over the row, so each row load serves PC weight loads: a row
+// spread over the lanes and fetched back by its run-time index (a private array and subgroupShuffle) cost several
+// times the weight loads on llvmpipe. The attention, row after row, splits the keys across the lanes (key
 // first + lane, first + lane + WG, ...), each lane keeping its own online softmax for the group's heads, and merges
 // the lanes with subgroup reductions (as attention_split_fwd.wgsl does): M = max m, L = sum l exp(m - M),
 // o = sum acc exp(m - M) / L. A few barriers per workgroup share the projections, none per key. D is a multiple of
@@ -23,6 +24,7 @@ override DH: u32;       // head dim
 override GROUP: u32;    // query heads per kv head
 override R: u32 = 1u;   // LoRA rank (1 without adapters)
 override W_FORMAT: u32 = FORMAT_F32;
+override HN: u32;       // RT * D / 4: the slots' normed rows' vec4 words
 const CHUNK = 64u;      // (head, dim) output sums a lane keeps per pass over the keys
 const MAXH = 16u;       // query heads per kv head, at most
 const RT = 4u;          // rows per workgroup (the host's LANES_ROWS)
@@ -52,6 +54,7 @@ struct Params {
 var<workgroup> xa: array<f32, RT * 3u * R>;            // scale (h Aᵀ) of q, k, v's adapters
 var<workgroup> proj: array<f32, RT * (GROUP + 2u) * DH>; // q of the group's heads, then k, then v
 var<workgroup> headScale: array<f32, RT * (GROUP + 1u)>; // 1 / rms of each q head and of k (Qwen3)
+var<workgroup> hn: array<vec4f, HN>;                      // the normed row (slot s from hn[s * D / 4])
 
 /** Weights 8g .. 8g + 7 of row `row` of projection `which` (0 q, 1 k, 2 v). */
 fn weights(which: u32, row: u32, g: u32) -> Eight {
@@ -81,19 +84,11 @@ struct PassCols {
   used: array<bool, PC>,
 }
 
-/** The workgroup's rows as normedDots reads them: the first `slots` slots are rows r0.. of the call. */
-struct Slots {
-  r0: u32,
-  slots: u32,
-  scale: f32, // this lane's slot's 1 / rms (lanes past the slots: unused)
-}
-
-/** Elements 8g .. 8g + 7 of the normed row of slot `lane` (zeros on a lane past the slots). */
-fn normedGroup(tile: Slots, lane: u32, g: u32) -> Eight {
-  if (lane >= tile.slots) { return Eight(vec4f(0.0), vec4f(0.0)); }
-  let i = ((tile.r0 + lane) * p.D) / 4u + 2u * g;
-  let n = state8(p.normAt + 8u * g);
-  return Eight(x[i] * tile.scale * n.lo, x[i + 1u] * tile.scale * n.hi);
+/** Elements 8g .. 8g + 7 of the normed row of slot `lane` (zeros on a lane past the `slots`), from hn. */
+fn normedGroup(slots: u32, lane: u32, g: u32) -> Eight {
+  if (lane >= slots) { return Eight(vec4f(0.0), vec4f(0.0)); }
+  let i = (lane * p.D) / 4u + 2u * g;
+  return Eight(hn[i], hn[i + 1u]);
 }
 
 /** Lane s's h for each slot s (subgroupBroadcast takes a constant lane, hence the spelled-out lanes). */
@@ -111,10 +106,10 @@ fn slotRows(h: Eight) -> array<Eight, RT> {
  * the slots), summed group by group in order. Each row group is loaded once per pass, each weight once for every
  * row. Every lane must call it (subgroupBroadcast).
  */
-fn normedDots(tile: Slots, lane: u32, cols: PassCols) -> array<array<f32, PC>, RT> {
+fn normedDots(slots: u32, lane: u32, cols: PassCols) -> array<array<f32, PC>, RT> {
   var acc = array<array<f32, PC>, RT>();
   for (var g = 0u; g < p.D / 8u; g++) {
-    let h = slotRows(normedGroup(tile, lane, g));
+    let h = slotRows(normedGroup(slots, lane, g));
     for (var c = 0u; c < PC; c++) {
       var e = Eight(vec4f(0.0), vec4f(0.0));
       if (cols.used[c]) {
@@ -159,10 +154,20 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane
       scale[s] = 1.0 / sqrt(subgroupAdd(ss) / f32(p.D) + p.eps);
     }
   }
-  var tile = Slots(r0, slots, 0.0);
+  // Lane s < slots norms its slot's row into hn, once for every pass of the projections.
+  var own = 0.0;
   for (var s = 0u; s < RT; s++) {
-    if (s == lane) { tile.scale = scale[s]; }
+    if (s == lane) { own = scale[s]; }
   }
+  if (lane < slots) {
+    for (var g = 0u; g < groups; g++) {
+      let i = ((r0 + lane) * p.D) / 4u + 2u * g;
+      let n = state8(p.normAt + 8u * g);
+      hn[(lane * p.D) / 4u + 2u * g] = x[i] * own * n.lo;
+      hn[(lane * p.D) / 4u + 2u * g + 1u] = x[i + 1u] * own * n.hi;
+    }
+  }
+  workgroupBarrier();
   // The adapters' rank-wide products: the lanes split the (adapter, rank) pairs, PC a lane per pass.
   if (p.loraQ != NONE || p.loraK != NONE || p.loraV != NONE) {
     for (var t0 = 0u; t0 < 3u * R; t0 += WG * PC) {
@@ -173,7 +178,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane
         cols.at[c] = vec2u(STATE_ROW, at + (t % R) * p.D);
         cols.used[c] = t < 3u * R && at != NONE;
       }
-      let acc = normedDots(tile, lane, cols);
+      let acc = normedDots(slots, lane, cols);
       for (var c = 0u; c < PC; c++) {
         let t = t0 + lane + WG * c;
         if (t < 3u * R) {
@@ -193,7 +198,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane
       cols.at[c] = projColumn(kvh, min(v, nc - 1u));
       cols.used[c] = v < nc;
     }
-    let acc = normedDots(tile, lane, cols);
+    let acc = normedDots(slots, lane, cols);
     for (var c = 0u; c < PC; c++) {
       let v = c0 + lane + WG * c;
       if (v < nc) {

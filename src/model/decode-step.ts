@@ -71,6 +71,11 @@ function lanesMisfit(model: CausalLM): string | null {
     return 'the heads are not shaped for the lanes kernels (head dim a multiple of 4 up to 64)';
   const R = model.lora?.opts.rank ?? 1;
   if (R > LANES_MAX_RANK) return `the lanes kernels take LoRA ranks up to ${LANES_MAX_RANK}`;
+  // decode_attention_lanes' workgroup memory: its rows normed (hn), their projections, head scales and adapter
+  // products, and decode_rows' reduction.
+  const words = LANES_ROWS * (c.hidden + (group + 2) * c.headDim + group + 1 + 3 * R) + LANES;
+  if (4 * words > model.engine.info.limits.maxComputeWorkgroupStorageSize)
+    return 'the lanes attention needs more workgroup memory than the device has';
   return null;
 }
 
@@ -312,7 +317,7 @@ function stepSpecs(
     specs.push({
       shader: lanes ? 'decode_attention_lanes' : 'decode_attention',
       constants: lanes
-        ? { WG: LANES, DH: c.headDim, GROUP: group, R, W_FORMAT: format(wq) }
+        ? { WG: LANES, DH: c.headDim, GROUP: group, R, W_FORMAT: format(wq), HN: (LANES_ROWS * D) / 4 }
         : { WG: attentionWG(c), D, DH: c.headDim, GROUP: group, R, W_FORMAT: format(wq) },
       params: {
         rows: st.rows,

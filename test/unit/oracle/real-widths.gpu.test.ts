@@ -3,7 +3,8 @@
 // norms, head_dim 128, rope_theta 1e6), cut to two layers (scripts/real-shapes/make-checkpoint.ts, rebuilt
 // here from its seed), against test/assets/real-widths/*.json (scripts/real-shapes/make-reference.py). The
 // 151,936-row embeddings are larger than a binding, so the Qwen cases run the sharded gather and LM head.
-// SmolLM2 runs in CI; the Qwen cases (a 360 MB checkpoint each) run with PIPLAY_REAL_WIDTHS=all.
+// SmolLM2 runs in CI; the Qwen cases (a 360 MB checkpoint each) run with PIPLAY_REAL_WIDTHS=all. And the fused
+// decoding step at these widths (the lanes kernels on a CPU driver) against the general ops, token by token.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,6 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../../src/gpu/engine.ts';
 import { filesFromNodeFolder } from '../../../src/gpu/host/node-files.ts';
 import { rowLogprobs, vocabHead } from '../../../src/gpu/ops/vocab_head.ts';
+import { setDecodePath } from '../../../src/model/decode-step.ts';
+import { generate } from '../../../src/model/generate.ts';
 import { loadModel } from '../../../src/model/io.ts';
 import { testEngine } from '../../helpers/engine.ts';
 
@@ -118,6 +121,35 @@ describe.each([
         expect(largest(row), `${at}, no logit above PyTorch's largest`).toBeLessThan(ref.max_logit[t]! + TOL);
         const want = ref.max_logit[t]! - ref.logsumexp[t]!;
         expect(Math.abs(lp[t]! - want), `${at}, chunked log-prob of the argmax`).toBeLessThan(TOL);
+      }
+    },
+    600_000,
+  );
+
+  it.runIf(run)(
+    "the fused decoding step gives the general ops' greedy tokens and log-probs",
+    async () => {
+      const ref = reference(model);
+      const folder = checkpoint(ref);
+      const m = await loadModel(e, filesFromNodeFolder(folder), { source: folder, frozen: true });
+      // Rows of different lengths (left-padded in the cache), from the reference's ids.
+      const prompts = [ref.ids.slice(0, 9), ref.ids.slice(2, 5), ref.ids.slice(1, 12)];
+      const decode = async (path: 'fused' | 'general') => {
+        setDecodePath(path);
+        try {
+          return await generate(m, prompts, { maxNewTokens: 5, temperature: 0, random: () => 0.5 });
+        } finally {
+          setDecodePath(null);
+        }
+      };
+      const general = await decode('general');
+      const fused = await decode('fused');
+      m.dispose();
+      for (let r = 0; r < prompts.length; r++) {
+        expect(fused[r]!.ids, `row ${r} ids`).toEqual(general[r]!.ids);
+        fused[r]!.logprobs.forEach((lp, t) =>
+          expect(Math.abs(lp - general[r]!.logprobs[t]!), `row ${r} log-prob ${t}`).toBeLessThan(TOL),
+        );
       }
     },
     600_000,
