@@ -1,14 +1,14 @@
 // The fused decoding step: one new token per row through the whole model in 4 dispatches per layer
 // (shaders/decode_attention, three decode_matvec; 2 for a small model on a CPU driver, whose MLP half is one
-// decode_mlp_lanes) plus 2: the LM head (decode_matvec) and decode_sample, which
-// samples the step's tokens and embeds them for the next step (decode_embed does that for ids from the host). The
-// general ops take 16-18 per layer (28 more with LoRA): a decoding step of a small model is bound by its dispatches
-// (5-20 µs each in a browser, 0.1-0.3 ms on lavapipe) more than by its arithmetic. Two kernel sets (DecodeKernels):
-// GPUs split each dot product across a workgroup; CPU drivers take decode_*_lanes.wgsl, with no reduction or
-// barrier across lanes (measured on lavapipe: 1.9x the general ops' tokens/s, 1.8x with LoRA; bench/NOTES.md,
-// round 7). A row that sampled a stop id is flagged on the GPU and left alone by every later kernel, so the host
-// can read the tokens back every few steps without paying for stopped rows. Same numbers as CausalLM.hidden +
-// logits up to the order of f32 sums (test/unit/model/decode-step.gpu.test.ts).
+// decode_mlp_lanes) plus 2: the LM head (decode_matvec) and decode_sample, which samples the step's tokens and
+// embeds them for the next step (decode_embed does that for ids from the host). The general ops take 16-18 per layer
+// (28 more with LoRA): a decoding step of a small model is bound by its dispatches (5-20 µs each in a browser,
+// 0.1-0.3 ms on lavapipe) more than by its arithmetic. Two kernel sets (DecodeKernels): GPUs split each dot product
+// across a workgroup; CPU drivers take decode_*_lanes.wgsl, with no reduction or barrier across lanes (measured on
+// lavapipe: 1.9x the general ops' tokens/s, 1.8x with LoRA; bench/NOTES.md, round 7). A row that sampled a stop id
+// is flagged on the GPU and left alone by every later kernel, so the host can read the tokens back every few steps
+// without paying for stopped rows. Same numbers as CausalLM.hidden + logits up to the order of f32 sums
+// (test/unit/model/decode-step.gpu.test.ts).
 import type { DispatchSpec } from '../gpu/engine.ts';
 import type { Tensor } from '../gpu/tensor.ts';
 import { shardedEmbedding } from '../gpu/ops/embedding.ts';
