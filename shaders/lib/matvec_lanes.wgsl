@@ -15,7 +15,7 @@
 //
 // The includer declares the overrides WG, R (LoRA rank, at most 8 RG) and TR; Params with rows, n, eps and
 // loraScale; `state` (lib/decode_rows.wgsl), `x: array<vec4f>` (read_write: the rows' hidden states) and
-// `y: array<f32>` (read_write: gated and head outputs); and two functions: `weightsOf(m, c, g, K, N) -> Eight`,
+// `y: array<f32>` (read_write: gated and head outputs); and three functions: `weightsOf(m, c, g, K, N) -> Eight`,
 // the g-th 8 weights of column c of matrix m of N columns of length K; `inputOf(src, lane, b, g, K) -> Eight`,
 // elements 8g .. 8g + 7 of row b of input `src` (rows of length K; zeros on a lane past TR); and `normedOf(lane,
 // b, g, K) -> Eight`, the same of RMSNorm(x)[b], gate/up's input.

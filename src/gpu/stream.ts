@@ -64,7 +64,6 @@ export interface StreamCounters {
 }
 
 export class DispatchStream {
-  /** Per shader and entry, a tree of its constants' values: the pipeline and its bind-group layout (made once). */
   /** Per shader, a tree of its source constants', entry's and constants' values: the made pipelines. */
   private pipelines = new Map<string, PipelineNode>();
   private modules = new Map<string, { module: GPUShaderModule; iface: KernelInterface }>();
@@ -421,7 +420,7 @@ function writeParams(view: DataView, offset: number, spec: DispatchSpec, iface: 
   }
 }
 
-/** A node of a shader entry's pipeline tree: one more constant's value per level. */
+/** A node of a shader's pipeline tree: one more source constant's, entry's or constant's value per level. */
 interface PipelineNode {
   /** By a constant's name, then its value. */
   next: Map<string, Map<number | boolean, PipelineNode>>;
