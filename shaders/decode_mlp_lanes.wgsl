@@ -6,8 +6,13 @@ enable subgroups;
 // its barrier: 45-80 µs) outweighed the products of a layer 96 wide, and here the workgroup walks every column tile
 // itself, a storage barrier between the stages (the same lanes write and read x and y), the rows normed once for
 // gate/up into workgroup memory (per column tile, the norm's loads matched the weights'). The grid spreads only
-// rows, so the host takes this kernel only where a layer's weights are few (src/model/decode-step.ts). Same numbers
-// as decode_matvec_lanes: the same tiles, sums in the same order.
+// rows, so the host takes this kernel only where a layer's weights are few (src/model/decode-step.ts).
+//
+// The weights are read as uniform buffers, each matrix through two windows of at most 64 KiB (rows [0, split) of
+// the matrix, then rows [split, N); split a multiple of the 32 columns of a tile, so a tile reads one window): on
+// llvmpipe a uniform load of a lane is a masked load without branches, a storage load one with a bounds check and
+// a branch per word and lane, and gate/up's tile took 2.1-2.8x as long from storage (bench/NOTES.md, round 20).
+// Same numbers as decode_matvec_lanes: the same tiles, sums in the same order.
 #include "lib/packed16.wgsl"
 #include "lib/weights8.wgsl"
 #include "lib/subgroup8.wgsl"
@@ -17,32 +22,52 @@ override W_FORMAT: u32 = FORMAT_F32;
 override TR: u32 = 8u;     // rows per workgroup: 1, 2, 4 or 8
 override HN: u32;          // TR * D / 4: the normed rows' vec4 words
 
+// Each window's vec4 words, set by the host (DispatchSpec.source): o_proj's, gate's and up's, down's.
+const O_WORDS0 = 1u;
+const O_WORDS1 = 1u;
+const GU_WORDS0 = 1u;
+const GU_WORDS1 = 1u;
+const D_WORDS0 = 1u;
+const D_WORDS1 = 1u;
+
 struct Params {
   rows: u32, n: u32,
   A: u32,    // the attention's output width (o_proj's row length)
   D: u32,    // the hidden size
   I: u32,    // the MLP's width
   eps: f32,
+  oSplit: u32, guSplit: u32, dSplit: u32, // each matrix's rows in its first window
   normAt: u32, // the post-attention norm's weights in the state
   loraO: u32, loraGate: u32, loraUp: u32, loraDown: u32, // LoRA adapters in the state, or NONE
   loraScale: f32,
 }
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> inp: array<vec4f>;             // the attention's output [n, A]
-@group(0) @binding(2) var<storage, read> wo: array<vec4<u32>>;
-@group(0) @binding(3) var<storage, read> wg: array<vec4<u32>>;
-@group(0) @binding(4) var<storage, read> wu: array<vec4<u32>>;
-@group(0) @binding(5) var<storage, read> wd: array<vec4<u32>>;
-@group(0) @binding(6) var<storage, read> state: array<u32>;
-@group(0) @binding(7) var<storage, read_write> x: array<vec4f>;         // the rows' hidden states [n, D]
-@group(0) @binding(8) var<storage, read_write> y: array<f32>;           // the MLP's activations [n, I]
+@group(0) @binding(2) var<storage, read> state: array<u32>;
+@group(0) @binding(3) var<storage, read_write> x: array<vec4f>;         // the rows' hidden states [n, D]
+@group(0) @binding(4) var<storage, read_write> y: array<f32>;           // the MLP's activations [n, I]
+@group(0) @binding(5) var<uniform> wo0: array<vec4<u32>, O_WORDS0>;
+@group(0) @binding(6) var<uniform> wo1: array<vec4<u32>, O_WORDS1>;
+@group(0) @binding(7) var<uniform> wg0: array<vec4<u32>, GU_WORDS0>;
+@group(0) @binding(8) var<uniform> wg1: array<vec4<u32>, GU_WORDS1>;
+@group(0) @binding(9) var<uniform> wu0: array<vec4<u32>, GU_WORDS0>;
+@group(0) @binding(10) var<uniform> wu1: array<vec4<u32>, GU_WORDS1>;
+@group(0) @binding(11) var<uniform> wd0: array<vec4<u32>, D_WORDS0>;
+@group(0) @binding(12) var<uniform> wd1: array<vec4<u32>, D_WORDS1>;
 #include "lib/decode_rows.wgsl"
 #include "lib/matvec_lanes.wgsl"
 
-const O = 0u;
-const GATE = 1u;
-const UP = 2u;
-const DOWN = 3u;
+// Matrices by window (weightsOf's m) and the inputs of the residual products (inputOf's src).
+const O0 = 0u;
+const O1 = 1u;
+const GATE0 = 2u;
+const GATE1 = 3u;
+const UP0 = 4u;
+const UP1 = 5u;
+const DOWN0 = 6u;
+const DOWN1 = 7u;
+const SRC_ATTN = 0u; // the attention's output
+const SRC_ACT = 1u;  // the MLP's activations
 
 /** The tile's rows after the post-attention norm (row t of the tile from hn[t * D / 4]), made once for gate/up. */
 var<workgroup> hn: array<vec4f, HN>;
@@ -59,22 +84,31 @@ fn normRows(r0: u32, lane: u32) {
   }
 }
 
-/** The g-th 8 weights of column c (clamped to N) of matrix m (each call's m is a constant: one load remains). */
+/** Word of the g-th 8 weights of row r of a window whose rows have K elements. */
+fn wordOf(r: u32, g: u32, K: u32) -> u32 { return (r * (K / 8u) + g) * WORDS8; }
+
+/**
+ * The g-th 8 weights of column c (clamped to N) of matrix m: row c of the matrix, in its first window or, past the
+ * split, its second (each call's m is a constant: one window's load remains).
+ */
 fn weightsOf(m: u32, c: u32, g: u32, K: u32, N: u32) -> Eight {
-  let i = (min(c, N - 1u) * (K / 8u) + g) * WORDS8;
-  let j = i + WORDS8 - 1u;
+  let last = WORDS8 - 1u;
   switch (m) {
-    case O: { return unpack8(wo[i], wo[j]); }
-    case GATE: { return unpack8(wg[i], wg[j]); }
-    case UP: { return unpack8(wu[i], wu[j]); }
-    default: { return unpack8(wd[i], wd[j]); }
+    case O0: { let i = wordOf(min(c, p.oSplit - 1u), g, K); return unpack8(wo0[i], wo0[i + last]); }
+    case O1: { let i = wordOf(min(c, N - 1u) - p.oSplit, g, K); return unpack8(wo1[i], wo1[i + last]); }
+    case GATE0: { let i = wordOf(min(c, p.guSplit - 1u), g, K); return unpack8(wg0[i], wg0[i + last]); }
+    case GATE1: { let i = wordOf(min(c, N - 1u) - p.guSplit, g, K); return unpack8(wg1[i], wg1[i + last]); }
+    case UP0: { let i = wordOf(min(c, p.guSplit - 1u), g, K); return unpack8(wu0[i], wu0[i + last]); }
+    case UP1: { let i = wordOf(min(c, N - 1u) - p.guSplit, g, K); return unpack8(wu1[i], wu1[i + last]); }
+    case DOWN0: { let i = wordOf(min(c, p.dSplit - 1u), g, K); return unpack8(wd0[i], wd0[i + last]); }
+    default: { let i = wordOf(min(c, N - 1u) - p.dSplit, g, K); return unpack8(wd1[i], wd1[i + last]); }
   }
 }
 
-/** Elements 8g .. 8g + 7 of row b of the attention's output (src O) or the activations (DOWN); zeros past TR. */
+/** Elements 8g .. 8g + 7 of row b of the attention's output or the activations (src); zeros past TR. */
 fn inputOf(src: u32, lane: u32, b: u32, g: u32, K: u32) -> Eight {
   if (lane >= TR) { return Eight(vec4f(0.0), vec4f(0.0)); }
-  if (src == O) {
+  if (src == SRC_ATTN) {
     let i = (b * K) / 4u + 2u * g;
     return Eight(inp[i], inp[i + 1u]);
   }
@@ -92,13 +126,18 @@ fn normedOf(lane: u32, b: u32, g: u32, K: u32) -> Eight {
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane: u32) {
   let r0 = wid.x * TR;
   if (!anyLive(r0)) { return; }
-  for (var c0 = 0u; c0 < p.D; c0 += TILE_COLS) { residualTile(O, O, p.loraO, p.A, p.D, r0, c0, lane); }
+  for (var c0 = 0u; c0 < p.oSplit; c0 += TILE_COLS) { residualTile(O0, SRC_ATTN, p.loraO, p.A, p.D, r0, c0, lane); }
+  for (var c0 = p.oSplit; c0 < p.D; c0 += TILE_COLS) { residualTile(O1, SRC_ATTN, p.loraO, p.A, p.D, r0, c0, lane); }
   storageBarrier();
   normRows(r0, lane);
   workgroupBarrier();
-  for (var c0 = 0u; c0 < p.I; c0 += TILE_COLS) {
-    gatedTile(GATE, UP, p.loraGate, p.loraUp, p.D, p.I, r0, c0, lane);
+  for (var c0 = 0u; c0 < p.guSplit; c0 += TILE_COLS) {
+    gatedTile(GATE0, UP0, p.loraGate, p.loraUp, p.D, p.I, r0, c0, lane);
+  }
+  for (var c0 = p.guSplit; c0 < p.I; c0 += TILE_COLS) {
+    gatedTile(GATE1, UP1, p.loraGate, p.loraUp, p.D, p.I, r0, c0, lane);
   }
   storageBarrier();
-  for (var c0 = 0u; c0 < p.D; c0 += TILE_COLS) { residualTile(DOWN, DOWN, p.loraDown, p.I, p.D, r0, c0, lane); }
+  for (var c0 = 0u; c0 < p.dSplit; c0 += TILE_COLS) { residualTile(DOWN0, SRC_ACT, p.loraDown, p.I, p.D, r0, c0, lane); }
+  for (var c0 = p.dSplit; c0 < p.D; c0 += TILE_COLS) { residualTile(DOWN1, SRC_ACT, p.loraDown, p.I, p.D, r0, c0, lane); }
 }

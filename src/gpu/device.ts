@@ -33,6 +33,10 @@ export interface EngineInfo {
     maxComputeWorkgroupStorageSize: number;
     maxComputeInvocationsPerWorkgroup: number;
     maxComputeWorkgroupsPerDimension: number;
+    /** For windows of tensors read as uniform buffers (BufferWindow). */
+    maxUniformBufferBindingSize: number;
+    minUniformBufferOffsetAlignment: number;
+    maxUniformBuffersPerShaderStage: number;
   };
 }
 
@@ -180,6 +184,9 @@ export async function openDevice(
       maxComputeWorkgroupStorageSize: device.limits.maxComputeWorkgroupStorageSize,
       maxComputeInvocationsPerWorkgroup: device.limits.maxComputeInvocationsPerWorkgroup,
       maxComputeWorkgroupsPerDimension: device.limits.maxComputeWorkgroupsPerDimension,
+      maxUniformBufferBindingSize: device.limits.maxUniformBufferBindingSize,
+      minUniformBufferOffsetAlignment: device.limits.minUniformBufferOffsetAlignment,
+      maxUniformBuffersPerShaderStage: device.limits.maxUniformBuffersPerShaderStage,
     },
   };
   return { device, info };

@@ -24,7 +24,7 @@ import { Tape, type TapeNode } from './tape.ts';
 import { BYTES_PER_ELEMENT, Storage, Tensor, numel, shapeString, type DType, type HostArray } from './tensor.ts';
 
 export { GpuLimitError, GpuRuntimeError, GpuUnavailableError, type EngineInfo } from './device.ts';
-export type { DispatchSpec, PreparedDispatch } from './stream.ts';
+export type { BufferWindow, DispatchSpec, PreparedDispatch } from './stream.ts';
 
 /** Workgroup size of shaders/fill.wgsl. */
 const FILL_WG = 256;
@@ -85,9 +85,10 @@ export class Engine {
   empty(shape: readonly number[], dtype: DType = 'f32'): Tensor {
     const bytes = numel(shape) * BYTES_PER_ELEMENT[dtype];
     this.checkSize(bytes, shape, dtype);
+    // UNIFORM too: a kernel may read part of a tensor as a uniform buffer (BufferWindow).
     const buf = this.pool.acquire(
       Math.max(4, Math.ceil(bytes / 4) * 4),
-      GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
+      GPUBufferUsage.STORAGE | GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
     );
     return new Tensor(this, new Storage(buf, bytes), shape, dtype);
   }

@@ -1,8 +1,9 @@
 // A kernel's host-facing interface, read from its WGSL text once per module: the fields of the struct behind
-// its `var<uniform>`, its `var<storage>` bindings, its `override` constants, and for each `@compute` entry
-// point the bindings that entry statically uses (what a pipeline with `layout: 'auto'` expects in its bind
-// group). The engine binds host values by these names (engine.ts `dispatch`). Pure, so tests read the real
-// shaders without a GPU.
+// its `var<uniform>` (its params), its `var<storage>` bindings and its windows (a `var<uniform>` of array type:
+// part of a tensor read as a uniform buffer), its `override` constants, and for each `@compute` entry point the
+// bindings that entry statically uses (what a pipeline with `layout: 'auto'` expects in its bind group). The
+// engine binds host values by these names (engine.ts `dispatch`). Pure, so tests read the real shaders without a
+// GPU.
 //
 // The parser reads the subset of WGSL the kernels are written in: `@group(0) @binding(n) var<...> name: T;`,
 // a uniform struct of 4-byte scalar fields (u32, i32, f32), `override NAME: T [= default];`, and `fn` bodies
@@ -17,7 +18,8 @@ export interface UniformField {
 export interface ResourceBinding {
   name: string;
   binding: number;
-  kind: 'uniform' | 'storage';
+  /** The params struct (`uniform`), a storage buffer, or a window: a `var<uniform>` array over part of a tensor. */
+  kind: 'uniform' | 'storage' | 'window';
 }
 
 export interface OverrideConstant {
@@ -30,8 +32,8 @@ export interface OverrideConstant {
 export interface EntryInterface {
   /** The uniform binding when the entry uses it, else null. */
   uniform: ResourceBinding | null;
-  /** Storage bindings the entry uses, by binding number. */
-  storage: ResourceBinding[];
+  /** Storage and window bindings the entry uses, by binding number: the buffers the host names. */
+  buffers: ResourceBinding[];
   /** The override constants the entry uses (in its body, its @workgroup_size, its workgroup arrays' sizes). */
   overrides: Set<string>;
 }
@@ -62,7 +64,9 @@ export function parseKernelInterface(shader: string, code: string): KernelInterf
     /@group\(\s*(\d+)\s*\)\s*@binding\(\s*(\d+)\s*\)\s*var<\s*(uniform|storage)\b[^>]*>\s*(\w+)\s*:\s*([^;]+);/g;
   for (const m of src.matchAll(RESOURCE)) {
     if (m[1] !== '0') fail(`binding '${m[4]}' is in @group(${m[1]}); the engine binds only group 0`);
-    const r: ResourceBinding = { name: m[4]!, binding: Number(m[2]), kind: m[3] as 'uniform' | 'storage' };
+    const window = m[3] === 'uniform' && /^array\s*</.test(m[5]!.trim());
+    const kind = window ? 'window' : (m[3] as 'uniform' | 'storage');
+    const r: ResourceBinding = { name: m[4]!, binding: Number(m[2]), kind };
     if (r.kind === 'uniform') {
       if (uniformType !== null) fail('declares more than one var<uniform>; the engine binds one');
       uniformType = m[5]!.trim();
@@ -133,7 +137,7 @@ export function parseKernelInterface(shader: string, code: string): KernelInterf
     const mine = resources.filter((r) => used.has(r.name));
     entries.set(entry, {
       uniform: mine.find((r) => r.kind === 'uniform') ?? null,
-      storage: mine.filter((r) => r.kind === 'storage'),
+      buffers: mine.filter((r) => r.kind !== 'uniform'),
       overrides: new Set(overrides.filter((o) => used.has(o.name)).map((o) => o.name)),
     });
   }

@@ -38,10 +38,24 @@ export interface DispatchSpec {
   source?: Record<string, number>;
   /** The fields of the shader's uniform struct by name, each written as the struct declares it. */
   params?: Record<string, number>;
-  /** The storage buffers the entry point uses, by their `var<storage>` names. */
-  bindings: Record<string, Tensor | GPUBuffer>;
+  /**
+   * The buffers the entry point uses, by their `var<storage>` names, and its windows (`var<uniform>` arrays) by
+   * theirs: each a BufferWindow, its size at least the array's.
+   */
+  bindings: Record<string, Tensor | GPUBuffer | BufferWindow>;
   /** Workgroup counts; see `grid()` for large 1-D launches. */
   workgroups: readonly [number, number?, number?];
+}
+
+/**
+ * Bytes [offset, offset + size) of a tensor bound as a uniform buffer (a kernel's `var<uniform>` array): on a CPU
+ * driver a uniform load is cheaper than a storage load (decode_mlp_lanes.wgsl). offset is a multiple of the
+ * device's minUniformBufferOffsetAlignment; size at most its maxUniformBufferBindingSize.
+ */
+export interface BufferWindow {
+  tensor: Tensor;
+  offset: number;
+  size: number;
 }
 
 /** A dispatch prepared once and recorded many times unchanged (DispatchStream.prepare). */
@@ -231,13 +245,21 @@ export class DispatchStream {
       throw contractError(iface, entry, 'takes no params (it does not use the uniform)', '');
     }
     const given = spec.bindings;
-    for (const r of io.storage) {
+    for (const r of io.buffers) {
       const b = given[r.name];
       if (b === undefined) throw contractError(iface, entry, `no buffer for binding '${r.name}'`, bindingList(io));
-      entries.push({ binding: r.binding, resource: { buffer: b instanceof Tensor ? b.buffer : b } });
+      const window = !(b instanceof Tensor) && 'tensor' in b;
+      if (window !== (r.kind === 'window')) {
+        const want = r.kind === 'window' ? 'a window of a tensor' : 'a tensor or buffer';
+        throw contractError(iface, entry, `binding '${r.name}' takes ${want}`, bindingList(io));
+      }
+      const resource = window
+        ? { buffer: b.tensor.buffer, offset: b.offset, size: b.size }
+        : { buffer: b instanceof Tensor ? b.buffer : (b as GPUBuffer) };
+      entries.push({ binding: r.binding, resource });
     }
-    if (Object.keys(given).length !== io.storage.length) {
-      const extra = Object.keys(given).find((k) => !io.storage.some((r) => r.name === k))!;
+    if (Object.keys(given).length !== io.buffers.length) {
+      const extra = Object.keys(given).find((k) => !io.buffers.some((r) => r.name === k))!;
       const why = iface.resources.some((r) => r.name === extra) ? 'which this entry point does not use' : 'unknown';
       throw contractError(iface, entry, `binding '${extra}' given, ${why}`, bindingList(io));
     }
@@ -456,7 +478,7 @@ function paramList(iface: KernelInterface): string {
   return `its params are ${iface.params.map((p) => p.name).join(', ')}`;
 }
 function bindingList(io: EntryInterface): string {
-  return `it binds ${io.storage.map((r) => r.name).join(', ') || 'no storage buffers'}`;
+  return `it binds ${io.buffers.map((r) => r.name).join(', ') || 'no buffers'}`;
 }
 function overrideList(iface: KernelInterface): string {
   return `its constants are ${iface.overrides.map((o) => o.name).join(', ') || 'none'}`;

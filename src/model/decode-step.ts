@@ -9,7 +9,7 @@
 // is flagged on the GPU and left alone by every later kernel, so the host can read the tokens back every few steps
 // without paying for stopped rows. Same numbers as CausalLM.hidden + logits up to the order of f32 sums
 // (test/unit/model/decode-step.gpu.test.ts).
-import type { DispatchSpec } from '../gpu/engine.ts';
+import type { BufferWindow, DispatchSpec } from '../gpu/engine.ts';
 import type { Tensor } from '../gpu/tensor.ts';
 import { shardedEmbedding } from '../gpu/ops/embedding.ts';
 import { storageFormat } from '../gpu/ops/packed.ts';
@@ -17,6 +17,7 @@ import { rmsnorm } from '../gpu/ops/rmsnorm.ts';
 import { checkSampleInputs, sampleWorkgroup } from '../gpu/ops/sample.ts';
 import { subgroupsOf8 } from '../gpu/ops/util.ts';
 import { copy2d } from '../gpu/ops/vocab_head.ts';
+import { type RowWindows, rowWindows, windowBytes } from '../gpu/uniform-windows.ts';
 import type { CausalLM, KVCache } from './decoder.ts';
 import { StepProgram } from './decode-program.ts';
 import { type DecodeKernels, DecodeState, NONE } from './decode-state.ts';
@@ -87,13 +88,55 @@ function lanesMisfit(model: CausalLM): string | null {
  */
 const MLP_ONE_DISPATCH_MAX_WEIGHTS = 1 << 18;
 
-function mlpInOneDispatch(model: CausalLM, weights: Tensor[]): boolean {
+/** decode_mlp_lanes' windows over a layer's o_proj, gate, up and down (rowWindows). */
+interface MlpWindows {
+  o: RowWindows;
+  gate: RowWindows;
+  up: RowWindows;
+  down: RowWindows;
+}
+
+/** The windows decode_mlp_lanes reads a layer's MLP weights through, or null where it does not take the layer. */
+function mlpWindows(model: CausalLM, [wo, wg, wu, wd]: Tensor[]): MlpWindows | null {
   const c = model.cfg;
+  const limits = model.engine.info.limits;
   // Its workgroup memory: up to LANES rows normed (hn) and decode_rows' reduction.
-  const fits = 4 * (LANES * c.hidden + LANES) <= model.engine.info.limits.maxComputeWorkgroupStorageSize;
-  if (!fits || new Set(weights.map(format)).size > 1) return false;
-  if (forcedLanesMlp) return forcedLanesMlp === 'one';
-  return c.heads * c.headDim * c.hidden + 3 * c.hidden * c.intermediate <= MLP_ONE_DISPATCH_MAX_WEIGHTS;
+  const fits = 4 * (LANES * c.hidden + LANES) <= limits.maxComputeWorkgroupStorageSize;
+  // Two windows a matrix and its params.
+  const uniforms = 4 * 2 + 1 <= limits.maxUniformBuffersPerShaderStage;
+  if (!fits || !uniforms || new Set([wo, wg, wu, wd].map((w) => format(w!))).size > 1) return null;
+  if (forcedLanesMlp === 'three') return null;
+  const small = c.heads * c.headDim * c.hidden + 3 * c.hidden * c.intermediate <= MLP_ONE_DISPATCH_MAX_WEIGHTS;
+  if (!small && forcedLanesMlp !== 'one') return null;
+  const tile = LANES * LANES_COLS;
+  const [o, gate, up, down] = [wo, wg, wu, wd].map((w) => rowWindows(w!, tile));
+  return o && gate && up && down ? { o, gate, up, down } : null;
+}
+
+/**
+ * Whether decode_attention_lanes_uniform can read a layer's q, k and v projections, each through one uniform
+ * window (a lane's uniform load costs about half a storage load on llvmpipe): the embedded model's, not SmolLM2's.
+ */
+function projectionsInWindows(model: CausalLM, wq: Tensor, wk: Tensor, wv: Tensor): boolean {
+  const limits = model.engine.info.limits;
+  if (new Set([wq, wk, wv].map(format)).size > 1 || wk.byteLength !== wv.byteLength) return false;
+  if (limits.maxUniformBuffersPerShaderStage < 4) return false;
+  return [wq, wk].every((w) => w.byteLength % 16 === 0 && w.byteLength <= windowBytes(model.engine));
+}
+
+/** All of a tensor as one window. */
+function whole(t: Tensor): BufferWindow {
+  return { tensor: t, offset: 0, size: t.byteLength };
+}
+
+/** A matrix's windows' lengths as decode_mlp_lanes' source constants `${name}_WORDS0` and `_WORDS1`. */
+function windowWords(name: string, w: RowWindows): Record<string, number> {
+  return { [`${name}_WORDS0`]: w.words[0], [`${name}_WORDS1`]: w.words[1] };
+}
+
+/** A matrix's windows as decode_mlp_lanes' bindings `${name}0` and `${name}1`. */
+function windowPair(name: string, w: RowWindows): Record<string, BufferWindow> {
+  return { [`${name}0`]: w.windows[0], [`${name}1`]: w.windows[1] };
 }
 
 /** decode_mlp_lanes' rows per workgroup: 8, or for 8 rows or fewer a power of two giving two workgroups (cores). */
@@ -314,8 +357,12 @@ function stepSpecs(
     const pre = `model.layers.${l}`;
     const at = st.layers[l]!;
     const wq = model.param(`${pre}.self_attn.q_proj.weight`);
+    const wk = model.param(`${pre}.self_attn.k_proj.weight`);
+    const wv = model.param(`${pre}.self_attn.v_proj.weight`);
+    const windows = lanes && projectionsInWindows(model, wq, wk, wv);
     specs.push({
-      shader: lanes ? 'decode_attention_lanes' : 'decode_attention',
+      shader: windows ? 'decode_attention_lanes_uniform' : lanes ? 'decode_attention_lanes' : 'decode_attention',
+      ...(windows ? { source: { Q_WORDS: wq.byteLength / 16, K_WORDS: wk.byteLength / 16 } } : {}),
       constants: lanes
         ? { WG: LANES, DH: c.headDim, GROUP: group, R, W_FORMAT: format(wq), HN: (LANES_ROWS * D) / 4 }
         : { WG: attentionWG(c), D, DH: c.headDim, GROUP: group, R, W_FORMAT: format(wq) },
@@ -341,9 +388,7 @@ function stepSpecs(
       },
       bindings: {
         x,
-        wq,
-        wk: model.param(`${pre}.self_attn.k_proj.weight`),
-        wv: model.param(`${pre}.self_attn.v_proj.weight`),
+        ...(windows ? { wq: whole(wq), wk: whole(wk), wv: whole(wv) } : { wq, wk, wv }),
         state,
         kCache: cache.keys[l]!,
         vCache: cache.values[l]!,
@@ -355,11 +400,13 @@ function stepSpecs(
     const wg = model.param(`${pre}.mlp.gate_proj.weight`);
     const wu = model.param(`${pre}.mlp.up_proj.weight`);
     const wd = model.param(`${pre}.mlp.down_proj.weight`);
-    if (lanes && mlpInOneDispatch(model, [wo, wg, wu, wd])) {
+    const win = lanes ? mlpWindows(model, [wo, wg, wu, wd]) : null;
+    if (win) {
       const tr = mlpRowsPerWorkgroup(n);
       specs.push({
         shader: 'decode_mlp_lanes',
         constants: { WG: LANES, R, W_FORMAT: format(wo), TR: tr, HN: (tr * D) / 4 },
+        source: { ...windowWords('O', win.o), ...windowWords('GU', win.gate), ...windowWords('D', win.down) },
         params: {
           rows: st.rows,
           n,
@@ -367,6 +414,9 @@ function stepSpecs(
           D,
           I: c.intermediate,
           eps: c.rmsEps,
+          oSplit: win.o.split,
+          guSplit: win.gate.split,
+          dSplit: win.down.split,
           normAt: at.postNorm,
           loraO: at.lora.o,
           loraGate: at.lora.gate,
@@ -374,7 +424,16 @@ function stepSpecs(
           loraDown: at.lora.down,
           loraScale,
         },
-        bindings: { inp: o, wo, wg, wu, wd, state, x, y: act },
+        bindings: {
+          inp: o,
+          state,
+          x,
+          y: act,
+          ...windowPair('wo', win.o),
+          ...windowPair('wg', win.gate),
+          ...windowPair('wu', win.up),
+          ...windowPair('wd', win.down),
+        },
         workgroups: [Math.ceil(n / tr)],
       });
       continue;

@@ -60,12 +60,28 @@ describe('parseKernelInterface', () => {
     expect([...k.entries.keys()]).toEqual(['fwd', 'bwd']);
     // fwd reaches x and p through helper; comments and member names (out.TILE) are not uses; bwd uses TILE
     // through the size of the workgroup array it writes, and both use WG in their @workgroup_size.
-    expect(k.entries.get('fwd')!.storage.map((r) => r.name)).toEqual(['x', 'out']);
+    expect(k.entries.get('fwd')!.buffers.map((r) => r.name)).toEqual(['x', 'out']);
     expect(k.entries.get('fwd')!.uniform?.name).toBe('p');
-    expect(k.entries.get('bwd')!.storage.map((r) => r.name)).toEqual(['out', 'g']);
+    expect(k.entries.get('bwd')!.buffers.map((r) => r.name)).toEqual(['out', 'g']);
     expect(k.entries.get('bwd')!.uniform).toBeNull();
     expect([...k.entries.get('fwd')!.overrides]).toEqual(['WG']);
     expect([...k.entries.get('bwd')!.overrides].sort()).toEqual(['TILE', 'WG']);
+  });
+
+  it('reads a var<uniform> array as a window, beside the params struct', () => {
+    const src = SRC.replace(
+      '@group(0) @binding(3) var<storage, read> g: array<f32>;',
+      '@group(0) @binding(3) var<uniform> g: array<vec4<u32>, 16>;',
+    );
+    const k = parseKernelInterface('k', src);
+    expect(k.resources.map((r) => `${r.binding}:${r.name}:${r.kind}`)).toEqual([
+      '0:p:uniform',
+      '1:x:storage',
+      '2:out:storage',
+      '3:g:window',
+    ]);
+    expect(k.entries.get('bwd')!.buffers.map((r) => `${r.name}:${r.kind}`)).toEqual(['out:storage', 'g:window']);
+    expect(k.entries.get('bwd')!.uniform).toBeNull();
   });
 
   it('refuses what it cannot read, naming the shader', () => {
@@ -88,7 +104,7 @@ describe('parseKernelInterface', () => {
     // Spot checks against the text of two kernels.
     const cr = parseKernelInterface('clipped_ratio', expandIncludes('clipped_ratio', read));
     expect(cr.params.map((p) => p.name)).toEqual(['R', 'clip_lo', 'clip_hi', 'beta']);
-    expect(cr.entries.get('tokens')!.storage.map((r) => r.name)).toEqual([
+    expect(cr.entries.get('tokens')!.buffers.map((r) => r.name)).toEqual([
       'logp',
       'old_logp',
       'ref_logp',
@@ -142,6 +158,23 @@ describe('dispatch by name', () => {
       "piplay: kernel 'swiglu' (entry 'forward'): binding 'gy' given, which this entry point does not use; " +
         'it binds gate, up, out',
     );
+    // A window takes a window of a tensor, a storage binding a tensor.
+    const mlp = {
+      shader: 'decode_mlp_lanes',
+      constants: { WG: 8, HN: 8 },
+      params: Object.fromEntries(
+        'rows n A D I eps oSplit guSplit dSplit normAt loraO loraGate loraUp loraDown loraScale'
+          .split(' ')
+          .map((k) => [k, 0]),
+      ),
+      workgroups: [1] as [number],
+    };
+    expect(() => e.dispatch({ ...mlp, bindings: { inp: out, state: out, x: out, y: out, wo0: out } })).toThrow(
+      "piplay: kernel 'decode_mlp_lanes' (entry 'main'): binding 'wo0' takes a window of a tensor; it binds inp, " +
+        'state, x, y, wo0, wo1, wg0, wg1, wu0, wu1, wd0, wd1',
+    );
+    const window = { tensor: out, offset: 0, size: 16 };
+    expect(() => e.dispatch({ ...mlp, bindings: { inp: window } })).toThrow("binding 'inp' takes a tensor or buffer");
     expect(Array.from(await e.read(out))).toEqual([0, 0, 0, 0]);
     out.dispose();
   });
@@ -150,6 +183,7 @@ describe('dispatch by name', () => {
   const SIZED: Record<string, Record<string, number>> = {
     decode_attention: { GROUP: 2, DH: 32 },
     decode_attention_lanes: { GROUP: 2, DH: 32, WG: 8 },
+    decode_attention_lanes_uniform: { GROUP: 2, DH: 32, WG: 8 },
   };
   it('binds exactly what each real entry point uses (the device agrees)', async () => {
     const e = await testEngine();
@@ -171,10 +205,10 @@ describe('dispatch by name', () => {
         for (const o of k.overrides) {
           if (!o.hasDefault && io.overrides.has(o.name)) constants[o.name] = SIZED[name]?.[o.name] ?? 64;
         }
-        const used = [...(io.uniform ? [io.uniform] : []), ...io.storage];
+        const used = [...(io.uniform ? [io.uniform] : []), ...io.buffers];
         const entries = used.map((r) => ({
           binding: r.binding,
-          resource: { buffer: r.kind === 'uniform' ? uniform : storage },
+          resource: { buffer: r.kind === 'storage' ? storage : uniform },
         }));
         device.pushErrorScope('validation');
         const pipeline = device.createComputePipeline({

@@ -3,8 +3,9 @@
 // appended to the cache, step after step, for every layer shape the product loads (Llama, Qwen2's biases,
 // Qwen3's q/k norms and head dim apart from hidden / heads, grouped queries of 1 to 4 heads, a head dim of
 // 128), with LoRA adapters on all or some projections, with f16 and bf16 weights, untied heads, left-padded
-// rows, and rows stopped on the GPU; the lanes kernels with a layer's MLP half in one dispatch and in three. And
-// its dispatch count: 4 per layer plus 2 (2 per layer with the MLP half in one).
+// rows, and rows stopped on the GPU; the lanes kernels with a layer's MLP half in one dispatch (its weights in one
+// uniform window a matrix or split across two) and in three. And its dispatch count: 4 per layer plus 2 (2 per
+// layer with the MLP half in one).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../../src/gpu/engine.ts';
 import type { DType } from '../../../src/gpu/tensor.ts';
@@ -26,6 +27,7 @@ import {
 import { initWeights, tinyConfig } from '../../../src/model/init.ts';
 import { LoraSet } from '../../../src/model/lora.ts';
 import { subgroupsOf8 } from '../../../src/gpu/ops/util.ts';
+import { rowWindows, setWindowBytes } from '../../../src/gpu/uniform-windows.ts';
 import { sample } from '../../../src/gpu/ops/sample.ts';
 import { scale } from '../../../src/gpu/ops/elementwise.ts';
 import { expectClose } from '../../helpers/compare.ts';
@@ -41,6 +43,7 @@ afterAll(() => {
   setDecodePath(null);
   setDecodeKernels(null);
   setLanesMlp(null);
+  setWindowBytes(null);
 });
 
 const V = 40;
@@ -50,6 +53,8 @@ interface Case {
   cfg: Partial<ModelConfig>;
   lora?: { rank: number; targets?: string[] };
   dtype?: DType;
+  /** A cap on a uniform window (setWindowBytes): each MLP matrix then splits across two. */
+  windowBytes?: number;
 }
 
 const llama = tinyConfig({ vocabSize: V, hidden: 32, layers: 2, heads: 4, kvHeads: 2, intermediate: 48 });
@@ -115,6 +120,27 @@ const KERNELS: { kernels: DecodeKernels; mlp?: LanesMlp }[] = [
   { kernels: 'lanes', mlp: 'three' },
 ];
 
+// decode_mlp_lanes with each of a layer's MLP matrices split across two uniform windows (the embedded model's gate,
+// up and down split at the device's 64 KiB; here a test cap on a window splits every matrix at 32 rows), and
+// decode_attention_lanes reading its projections from storage (past the cap).
+const WINDOW_CASES: Case[] = [
+  { name: 'MLP weights in two uniform windows each', cfg: { hidden: 64, intermediate: 64 }, windowBytes: 8192 },
+  {
+    name: 'bf16 MLP weights in two uniform windows each, LoRA',
+    cfg: { hidden: 64, intermediate: 64 },
+    dtype: 'bf16',
+    lora: { rank: 2 },
+    windowBytes: 4096,
+  },
+];
+
+describe.each(WINDOW_CASES)('the fused decoding step (lanes kernels, MLP half in one): $name', (c) => {
+  it('gives the logits and cache of the general ops, step after step, for left-padded rows', async (ctx) => {
+    if (!subgroupsOf8(e)) ctx.skip();
+    await expectSameAsGeneral({ ...c, kernels: 'lanes', mlp: 'one' }, LENS);
+  });
+});
+
 describe.each(
   KERNELS.flatMap((k) => CASES.filter((c) => k.mlp !== 'three' || MLP_CASES.has(c)).map((c) => ({ ...c, ...k }))),
 )('the fused decoding step ($kernels kernels, MLP half in $mlp): $name', (c) => {
@@ -137,7 +163,12 @@ async function expectSameAsGeneral(
   const L = Math.max(...lens);
   setDecodeKernels(c.kernels);
   setLanesMlp(c.mlp ?? null);
+  setWindowBytes(c.windowBytes ?? null);
   const model = randomModel(c);
+  if (c.windowBytes) {
+    const gate = model.param('model.layers.0.mlp.gate_proj.weight');
+    expect(rowWindows(gate, 32)?.split, 'gate splits across two windows').toBe(32);
+  }
   const misfit = fusedDecodeMisfit(model, B);
   if (c.kernels === 'lanes' && c.cfg.headDim === 128) {
     expect(misfit).toMatch(/head dim a multiple of 4 up to 64/);
@@ -171,7 +202,10 @@ async function expectSameAsGeneral(
         const pos = Int32Array.from(keyStart, (s) => L - s + step - 1);
         const w = model.logits(model.hidden({ ids: next, batch: B, time: 1, positions: pos, keyStart }, general));
         // The fused head's logits are the state's (valid until the next step): a copy is kept.
+        const before = e.counters.dispatches;
         const g = decodeStep(st, e.tensor(next, [B], 'i32'), B, fused, step);
+        // With windows, the MLP half in one dispatch (not the three matvecs a misfit falls back to).
+        if (c.windowBytes) expect(e.counters.dispatches - before).toBe(2 * model.cfg.layers + 2);
         return [e.keep(w), e.keep(scale(g, 1))];
       }),
     );
@@ -192,6 +226,7 @@ async function expectSameAsGeneral(
   model.dispose();
   setDecodeKernels(null);
   setLanesMlp(null);
+  setWindowBytes(null);
 }
 
 // Calls of fewer rows than a tile: the lanes matvec's tile shrinks to the call's rows rounded up to a power of two
