@@ -19,7 +19,7 @@ struct Params { rows: u32, n: u32, K: u32, N: u32, eps: f32, normAt: u32, lora: 
 @group(0) @binding(5) var<storage, read_write> x: array<vec4f>;
 @group(0) @binding(6) var<storage, read_write> y: array<f32>;
 #include "lib/decode_rows.wgsl"
-#include "lib/matvec_lanes.wgsl"
+#include "lib/matvec_lanes_tiles.wgsl"
 
 /**
  * The g-th 8 weights of column c (clamped to N) of w (m 0) or w2 (m 1). Every entry reaches both bindings through
@@ -61,23 +61,5 @@ fn gated(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lan
 
 @compute @workgroup_size(WG)
 fn head(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane: u32) {
-  // Every row gets logits (the sampler reads them all): zeros for a tile of stopped rows.
-  let r0 = wid.y * TR;
-  let c0 = wid.x * TILE_COLS;
-  var acc = Tile();
-  if (anyLive(r0)) {
-    let b = rowOf(r0, lane);
-    let s = rowScale(lane, b, p.K);
-    for (var g = 0u; g < p.K / 8u; g++) {
-      var e: array<Eight, COLS>;
-      for (var j = 0u; j < COLS; j++) { e[j] = weightsOf(0u, c0 + 8u * j + lane, g, p.K, p.N); }
-      fold(&acc, normed8(lane, b, s, g, p.K, p.normAt), e);
-    }
-  }
-  for (var j = 0u; j < COLS; j++) {
-    let c = c0 + 8u * j + lane;
-    for (var i = 0u; i < TR; i++) {
-      if (c < p.N && r0 + i < p.n) { y[(r0 + i) * p.N + c] = acc[i][j]; }
-    }
-  }
+  headTile(0u, wid.y * TR, wid.x * TILE_COLS, lane, p.K, p.N, p.normAt);
 }

@@ -55,7 +55,7 @@ struct Params {
 @group(0) @binding(11) var<uniform> wd0: array<vec4<u32>, D_WORDS0>;
 @group(0) @binding(12) var<uniform> wd1: array<vec4<u32>, D_WORDS1>;
 #include "lib/decode_rows.wgsl"
-#include "lib/matvec_lanes.wgsl"
+#include "lib/matvec_lanes_tiles.wgsl"
 
 // Matrices by window (weightsOf's m) and the inputs of the residual products (inputOf's src).
 const O0 = 0u;

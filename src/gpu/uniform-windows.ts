@@ -18,41 +18,32 @@ export function windowBytes(e: Engine): number {
   return Math.min(e.info.limits.maxUniformBufferBindingSize, forcedWindowBytes ?? Number.POSITIVE_INFINITY);
 }
 
-/** A matrix's two windows: the rows in the first, and each window's vec4 words (the kernel's array lengths). */
+/** A matrix's windows: the rows each holds (the last may hold fewer), and each one's vec4 words. */
 export interface RowWindows {
-  split: number;
-  windows: [BufferWindow, BufferWindow];
-  words: [number, number];
+  perWindow: number;
+  windows: BufferWindow[];
+  words: number[];
 }
 
 /**
- * Windows over `t`, a row-major [rows, K] matrix, split after a multiple of `tileRows` rows; null where two
- * windows of the device's size cannot hold it. A matrix that fits one window binds it twice (its second window
- * is never read: no row lies past the split).
+ * `count` windows over `t`, a row-major [rows, K] matrix, each of the same whole number of `tileRows` row tiles
+ * but the last; null where `count` windows of the device's size cannot hold it. Windows past the matrix's repeat
+ * the first (never read: no row lies there).
  */
-export function rowWindows(t: Tensor, tileRows: number): RowWindows | null {
+export function rowWindows(t: Tensor, tileRows: number, count: number): RowWindows | null {
   if ((16 * tileRows) % t.engine.info.limits.minUniformBufferOffsetAlignment !== 0) return null;
   const [rows, K] = t.shape as [number, number];
   const rowBytes = K * BYTES_PER_ELEMENT[t.dtype];
   if (rowBytes % 16 !== 0) return null;
   const max = windowBytes(t.engine);
-  const whole = rows * rowBytes;
-  if (whole <= max) {
-    const w: BufferWindow = { tensor: t, offset: 0, size: whole };
-    return { split: rows, windows: [w, w], words: [whole / 16, whole / 16] };
+  // Each window's offset, a multiple of perWindow * rowBytes, is one of 16 * tileRows bytes, so of the device's
+  // offset alignment (checked above).
+  const perWindow = rows * rowBytes <= max ? rows : Math.floor(max / rowBytes / tileRows) * tileRows;
+  if (perWindow === 0 || Math.ceil(rows / perWindow) > count) return null;
+  const windows: BufferWindow[] = [];
+  for (let r = 0; r < rows; r += perWindow) {
+    windows.push({ tensor: t, offset: r * rowBytes, size: Math.min(perWindow, rows - r) * rowBytes });
   }
-  // The second window's offset, split * rowBytes, is a multiple of 16 * tileRows bytes, so of the device's offset
-  // alignment (checked above).
-  const split = Math.floor(max / rowBytes / tileRows) * tileRows;
-  const rest = whole - split * rowBytes;
-  if (split === 0 || rest > max) return null;
-  const first = split * rowBytes;
-  return {
-    split,
-    windows: [
-      { tensor: t, offset: 0, size: first },
-      { tensor: t, offset: first, size: rest },
-    ],
-    words: [first / 16, rest / 16],
-  };
+  while (windows.length < count) windows.push(windows[0]!);
+  return { perWindow, windows, words: windows.map((w) => w.size / 16) };
 }

@@ -109,7 +109,7 @@ function mlpWindows(model: CausalLM, [wo, wg, wu, wd]: Tensor[]): MlpWindows | n
   const small = c.heads * c.headDim * c.hidden + 3 * c.hidden * c.intermediate <= MLP_ONE_DISPATCH_MAX_WEIGHTS;
   if (!small && forcedLanesMlp !== 'one') return null;
   const tile = LANES * LANES_COLS;
-  const [o, gate, up, down] = [wo, wg, wu, wd].map((w) => rowWindows(w!, tile));
+  const [o, gate, up, down] = [wo, wg, wu, wd].map((w) => rowWindows(w!, tile, 2));
   return o && gate && up && down ? { o, gate, up, down } : null;
 }
 
@@ -129,14 +129,23 @@ function whole(t: Tensor): BufferWindow {
   return { tensor: t, offset: 0, size: t.byteLength };
 }
 
+/** decode_head_lanes' windows (its h0 .. h7). */
+const HEAD_WINDOWS = 8;
+
+/** The windows decode_head_lanes reads the LM head through, or null where they cannot hold it. */
+function headWindows(model: CausalLM, head: Tensor): RowWindows | null {
+  if (HEAD_WINDOWS + 1 > model.engine.info.limits.maxUniformBuffersPerShaderStage) return null;
+  return rowWindows(head, LANES * LANES_COLS, HEAD_WINDOWS);
+}
+
 /** A matrix's windows' lengths as decode_mlp_lanes' source constants `${name}_WORDS0` and `_WORDS1`. */
 function windowWords(name: string, w: RowWindows): Record<string, number> {
-  return { [`${name}_WORDS0`]: w.words[0], [`${name}_WORDS1`]: w.words[1] };
+  return { [`${name}_WORDS0`]: w.words[0]!, [`${name}_WORDS1`]: w.words[1]! };
 }
 
 /** A matrix's windows as decode_mlp_lanes' bindings `${name}0` and `${name}1`. */
 function windowPair(name: string, w: RowWindows): Record<string, BufferWindow> {
-  return { [`${name}0`]: w.windows[0], [`${name}1`]: w.windows[1] };
+  return { [`${name}0`]: w.windows[0]!, [`${name}1`]: w.windows[1]! };
 }
 
 /** decode_mlp_lanes' rows per workgroup: 8, or for 8 rows or fewer a power of two giving two workgroups (cores). */
@@ -414,9 +423,9 @@ function stepSpecs(
           D,
           I: c.intermediate,
           eps: c.rmsEps,
-          oSplit: win.o.split,
-          guSplit: win.gate.split,
-          dSplit: win.down.split,
+          oSplit: win.o.perWindow,
+          guSplit: win.gate.perWindow,
+          dSplit: win.down.perWindow,
           normAt: at.postNorm,
           loraO: at.lora.o,
           loraGate: at.lora.gate,
@@ -449,7 +458,28 @@ function stepSpecs(
     matvec('residual', c.intermediate, D, { lora: at.lora.down }, { inp: act, w: wd, x });
   }
   if (bufs.logits) {
-    matvec('head', D, c.vocabSize, { normAt: st.finalNorm }, { x, w: model.lmHeadShards[0]!, y: bufs.logits });
+    const head = model.lmHeadShards[0]!;
+    const hw = lanes ? headWindows(model, head) : null;
+    if (hw) {
+      specs.push({
+        shader: 'decode_head_lanes',
+        constants: { WG: LANES, W_FORMAT: format(head), TR: lanesTile },
+        source: Object.fromEntries(hw.words.map((words, k) => [`H${k}_WORDS`, words])),
+        params: {
+          rows: st.rows,
+          n,
+          K: D,
+          N: c.vocabSize,
+          eps: c.rmsEps,
+          normAt: st.finalNorm,
+          perWindow: hw.perWindow,
+        },
+        bindings: { state, x, y: bufs.logits, ...Object.fromEntries(hw.windows.map((w, k) => [`h${k}`, w])) },
+        workgroups: [Math.ceil(c.vocabSize / (LANES * LANES_COLS)), Math.ceil(n / lanesTile)],
+      });
+    } else {
+      matvec('head', D, c.vocabSize, { normAt: st.finalNorm }, { x, w: head, y: bufs.logits });
+    }
   }
   return specs;
 }
