@@ -57,15 +57,11 @@ struct Params {
 #include "lib/decode_rows.wgsl"
 #include "lib/matvec_lanes_tiles.wgsl"
 
-// Matrices by window (weightsOf's m) and the inputs of the residual products (inputOf's src).
-const O0 = 0u;
-const O1 = 1u;
-const GATE0 = 2u;
-const GATE1 = 3u;
-const UP0 = 4u;
-const UP1 = 5u;
-const DOWN0 = 6u;
-const DOWN1 = 7u;
+// Matrices (weightsOf's m) and the inputs of the residual products (inputOf's src).
+const O = 0u;
+const GATE = 1u;
+const UP = 2u;
+const DOWN = 3u;
 const SRC_ATTN = 0u; // the attention's output
 const SRC_ACT = 1u;  // the MLP's activations
 
@@ -88,20 +84,40 @@ fn normRows(r0: u32, lane: u32) {
 fn wordOf(r: u32, g: u32, K: u32) -> u32 { return (r * (K / 8u) + g) * WORDS8; }
 
 /**
- * The g-th 8 weights of column c (clamped to N) of matrix m: row c of the matrix, in its first window or, past the
- * split, its second (each call's m is a constant: one window's load remains).
+ * The window of the matrices the workgroup's tile reads: 0 before a matrix's split, 1 after. main sets it before
+ * each tile (uniform in the workgroup, so only one window's loads run); one loop over a stage's tiles, not one a
+ * window, keeps one copy of the tile's code (two took lavapipe 2.5x as long to build).
+ */
+var<private> tileWindow: u32;
+
+/**
+ * The g-th 8 weights of column c (clamped to N) of matrix m (a constant of each call): row c of the matrix, in its
+ * first window or, past the split, its second.
  */
 fn weightsOf(m: u32, c: u32, g: u32, K: u32, N: u32) -> Eight {
   let last = WORDS8 - 1u;
+  let row = min(c, N - 1u);
   switch (m) {
-    case O0: { let i = wordOf(min(c, p.oSplit - 1u), g, K); return unpack8(wo0[i], wo0[i + last]); }
-    case O1: { let i = wordOf(min(c, N - 1u) - p.oSplit, g, K); return unpack8(wo1[i], wo1[i + last]); }
-    case GATE0: { let i = wordOf(min(c, p.guSplit - 1u), g, K); return unpack8(wg0[i], wg0[i + last]); }
-    case GATE1: { let i = wordOf(min(c, N - 1u) - p.guSplit, g, K); return unpack8(wg1[i], wg1[i + last]); }
-    case UP0: { let i = wordOf(min(c, p.guSplit - 1u), g, K); return unpack8(wu0[i], wu0[i + last]); }
-    case UP1: { let i = wordOf(min(c, N - 1u) - p.guSplit, g, K); return unpack8(wu1[i], wu1[i + last]); }
-    case DOWN0: { let i = wordOf(min(c, p.dSplit - 1u), g, K); return unpack8(wd0[i], wd0[i + last]); }
-    default: { let i = wordOf(min(c, N - 1u) - p.dSplit, g, K); return unpack8(wd1[i], wd1[i + last]); }
+    case O: {
+      if (tileWindow == 0u) { let i = wordOf(row, g, K); return unpack8(wo0[i], wo0[i + last]); }
+      let i = wordOf(row - p.oSplit, g, K);
+      return unpack8(wo1[i], wo1[i + last]);
+    }
+    case GATE: {
+      if (tileWindow == 0u) { let i = wordOf(row, g, K); return unpack8(wg0[i], wg0[i + last]); }
+      let i = wordOf(row - p.guSplit, g, K);
+      return unpack8(wg1[i], wg1[i + last]);
+    }
+    case UP: {
+      if (tileWindow == 0u) { let i = wordOf(row, g, K); return unpack8(wu0[i], wu0[i + last]); }
+      let i = wordOf(row - p.guSplit, g, K);
+      return unpack8(wu1[i], wu1[i + last]);
+    }
+    default: {
+      if (tileWindow == 0u) { let i = wordOf(row, g, K); return unpack8(wd0[i], wd0[i + last]); }
+      let i = wordOf(row - p.dSplit, g, K);
+      return unpack8(wd1[i], wd1[i + last]);
+    }
   }
 }
 
@@ -126,18 +142,20 @@ fn normedOf(lane: u32, b: u32, g: u32, K: u32) -> Eight {
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane: u32) {
   let r0 = wid.x * TR;
   if (!anyLive(r0)) { return; }
-  for (var c0 = 0u; c0 < p.oSplit; c0 += TILE_COLS) { residualTile(O0, SRC_ATTN, p.loraO, p.A, p.D, r0, c0, lane); }
-  for (var c0 = p.oSplit; c0 < p.D; c0 += TILE_COLS) { residualTile(O1, SRC_ATTN, p.loraO, p.A, p.D, r0, c0, lane); }
+  for (var c0 = 0u; c0 < p.D; c0 += TILE_COLS) {
+    tileWindow = select(0u, 1u, c0 >= p.oSplit);
+    residualTile(O, SRC_ATTN, p.loraO, p.A, p.D, r0, c0, lane);
+  }
   storageBarrier();
   normRows(r0, lane);
   workgroupBarrier();
-  for (var c0 = 0u; c0 < p.guSplit; c0 += TILE_COLS) {
-    gatedTile(GATE0, UP0, p.loraGate, p.loraUp, p.D, p.I, r0, c0, lane);
-  }
-  for (var c0 = p.guSplit; c0 < p.I; c0 += TILE_COLS) {
-    gatedTile(GATE1, UP1, p.loraGate, p.loraUp, p.D, p.I, r0, c0, lane);
+  for (var c0 = 0u; c0 < p.I; c0 += TILE_COLS) {
+    tileWindow = select(0u, 1u, c0 >= p.guSplit);
+    gatedTile(GATE, UP, p.loraGate, p.loraUp, p.D, p.I, r0, c0, lane);
   }
   storageBarrier();
-  for (var c0 = 0u; c0 < p.dSplit; c0 += TILE_COLS) { residualTile(DOWN0, SRC_ACT, p.loraDown, p.I, p.D, r0, c0, lane); }
-  for (var c0 = p.dSplit; c0 < p.D; c0 += TILE_COLS) { residualTile(DOWN1, SRC_ACT, p.loraDown, p.I, p.D, r0, c0, lane); }
+  for (var c0 = 0u; c0 < p.D; c0 += TILE_COLS) {
+    tileWindow = select(0u, 1u, c0 >= p.dSplit);
+    residualTile(DOWN, SRC_ACT, p.loraDown, p.I, p.D, r0, c0, lane);
+  }
 }

@@ -4,51 +4,12 @@ enable subgroups;
 // lanes owns a (8 * ROW_GROUPS) x (8 * COL_GROUPS) block, A's rows shared by subgroupBroadcast), but as both
 // operands are contiguous along k each lane loads them 4 k at a time as vec4: on llvmpipe a load is done lane by
 // lane with its checks, and a vec4 shares one lane's checks over 4 elements (1.5x the scalar kernel measured,
-// bench/NOTES.md). The host uses it only for that case, with f32 operands (src/gpu/ops/matmul.ts).
-#include "lib/matmul_vec4_io.wgsl"
-#include "lib/subgroup8.wgsl"
+// bench/NOTES.md). The host uses it only for that case, with f32 operands (src/gpu/ops/matmul.ts), and
+// matmul_subgroup_k4_uniform.wgsl where B is a small weight.
+#include "lib/matmul_k4.wgsl"
+@group(0) @binding(2) var<storage, read> B: array<vec4f>;
 
-override COL_GROUPS: u32 = 4u;
-
-@group(0) @binding(3) var<storage, read_write> C: array<f32>;
-
-fn store(base: u32, r: u32, c: u32, v: f32) {
-  if (r >= p.M || c >= p.N) { return; }
-  let idx = base + r * p.N + c;
-  if (ACCUMULATE) { C[idx] += p.alpha * v; } else { C[idx] = p.alpha * v; }
-}
-
-@compute @workgroup_size(8, 1, 1)
-fn main(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane: u32) {
-  let r0 = wid.y * 8u * ROW_GROUPS;
-  let c0 = wid.x * 8u * COL_GROUPS;
-  let b = wid.z;
-  let K4 = p.K / 4u;
-  var offA = rowsOfA(b, r0, lane);
-  // vec4 offsets of this lane's rows of B at k = 0, clamped as A's rows are.
-  var offB: array<u32, 4>;
-  for (var j = 0u; j < COL_GROUPS; j++) {
-    offB[j] = (b * p.strideB) / 4u + min(c0 + 8u * j + lane, p.N - 1u) * K4;
-  }
-  // acc[8t + i][j]: C[r0 + 8t + i][c0 + 8j + lane].
-  var acc: array<array<f32, 4>, 16>;
-  for (var k4 = 0u; k4 < K4; k4++) {
-    var bv: array<vec4f, 4>;
-    for (var j = 0u; j < COL_GROUPS; j++) { bv[j] = B[offB[j] + k4]; }
-    for (var t = 0u; t < ROW_GROUPS; t++) {
-      let av = A[offA[t] + k4];
-      for (var kk = 0u; kk < 4u; kk++) {
-        let a = lanes8(av[kk]);
-        for (var i = 0u; i < 8u; i++) {
-          for (var j = 0u; j < COL_GROUPS; j++) { acc[8u * t + i][j] += a[i] * bv[j][kk]; }
-        }
-      }
-    }
-  }
-  let baseC = b * p.strideC;
-  for (var t = 0u; t < ROW_GROUPS; t++) {
-    for (var i = 0u; i < 8u; i++) {
-      for (var j = 0u; j < COL_GROUPS; j++) { store(baseC, r0 + 8u * t + i, c0 + 8u * j + lane, acc[8u * t + i][j]); }
-    }
-  }
-}
+// One window, all of B (lib/matmul_k4.wgsl's three functions).
+fn windowOf(c0: u32) -> u32 { return 0u; }
+fn windowStart(win: u32) -> u32 { return 0u; }
+fn loadB(win: u32, i: u32) -> vec4f { return B[i]; }

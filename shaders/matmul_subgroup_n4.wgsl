@@ -8,6 +8,7 @@ enable subgroups;
 // shares one lane's checks over its 4 elements; bench/NOTES.md). The host uses it only for that case, with f32
 // operands (src/gpu/ops/matmul.ts).
 #include "lib/matmul_vec4_io.wgsl"
+@group(0) @binding(2) var<storage, read> B: array<vec4f>;
 #include "lib/matmul_store4.wgsl"
 #include "lib/subgroup8.wgsl"
 

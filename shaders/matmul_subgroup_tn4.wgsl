@@ -6,6 +6,7 @@ enable subgroups;
 // vec4 of B's row k: 1 + COL_GROUPS vec4 loads for 128 * COL_GROUPS multiply-adds per lane (bench/NOTES.md). The
 // host uses it only for that case, with f32 operands (src/gpu/ops/matmul.ts).
 #include "lib/matmul_vec4_io.wgsl"
+@group(0) @binding(2) var<storage, read> B: array<vec4f>;
 #include "lib/matmul_store4.wgsl"
 #include "lib/subgroup8.wgsl"
 

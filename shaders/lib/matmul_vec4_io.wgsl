@@ -1,13 +1,13 @@
 // The interface of the matmul kernels that read f32 operands 4 elements at a time (shaders/matmul_subgroup_k4.wgsl,
-// matmul_subgroup_n4.wgsl): the parameters and operand bindings of lib/matmul_io.wgsl with A and B as vec4
-// (each kernel binds C as its stores want it). Offsets and strides in Params count elements, as there.
+// matmul_subgroup_n4.wgsl, matmul_subgroup_tn4.wgsl): the parameters and operand bindings of lib/matmul_io.wgsl
+// with A as vec4 (each kernel binds B as vec4 words of storage or uniform windows, and C as its stores want it).
+// Offsets and strides in Params count elements, as there.
 override ACCUMULATE: bool = false;
 override ROW_GROUPS: u32 = 2u;
 
 struct Params { M: u32, N: u32, K: u32, strideA: u32, strideB: u32, strideC: u32, alpha: f32 }
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> A: array<vec4f>;
-@group(0) @binding(2) var<storage, read> B: array<vec4f>;
 
 /**
  * vec4 offsets at k = 0 of rows r0 + 8t + lane (row group t < ROW_GROUPS <= 2) of A[b] stored [M, K], K % 4 == 0;

@@ -31,14 +31,18 @@ export interface RowWindows {
  * the first (never read: no row lies there).
  */
 export function rowWindows(t: Tensor, tileRows: number, count: number): RowWindows | null {
-  if ((16 * tileRows) % t.engine.info.limits.minUniformBufferOffsetAlignment !== 0) return null;
+  if (t.rank !== 2) return null;
   const [rows, K] = t.shape as [number, number];
   const rowBytes = K * BYTES_PER_ELEMENT[t.dtype];
   if (rowBytes % 16 !== 0) return null;
   const max = windowBytes(t.engine);
-  // Each window's offset, a multiple of perWindow * rowBytes, is one of 16 * tileRows bytes, so of the device's
-  // offset alignment (checked above).
-  const perWindow = rows * rowBytes <= max ? rows : Math.floor(max / rowBytes / tileRows) * tileRows;
+  let perWindow = rows;
+  if (rows * rowBytes > max) {
+    // Each window's offset, a multiple of perWindow * rowBytes, is one of 16 * tileRows bytes: of the device's
+    // offset alignment where that is.
+    if ((16 * tileRows) % t.engine.info.limits.minUniformBufferOffsetAlignment !== 0) return null;
+    perWindow = Math.floor(max / rowBytes / tileRows) * tileRows;
+  }
   if (perWindow === 0 || Math.ceil(rows / perWindow) > count) return null;
   const windows: BufferWindow[] = [];
   for (let r = 0; r < rows; r += perWindow) {

@@ -4,6 +4,7 @@ import { shapeString } from '../tensor.ts';
 import { add } from './elementwise.ts';
 import { storageFormat } from './packed.ts';
 import { expect, subgroupsOf8 } from './util.ts';
+import { type RowWindows, rowWindows } from '../uniform-windows.ts';
 
 export interface MatmulOptions {
   /** Read `a` as stored [K, M] (its transpose). */
@@ -139,6 +140,19 @@ function vec4Kernel(b: Tensor, s: GemmShape, groups: { ROW_GROUPS: number; COL_G
   return { shader: 'matmul_subgroup_n4', groups: { ...groups, COL_GROUPS }, rows, cols: 32 * COL_GROUPS };
 }
 
+/** matmul_subgroup_k4_uniform's windows (its B0 .. B7). */
+const K4_WINDOWS = 8;
+
+/**
+ * The uniform windows matmul_subgroup_k4_uniform reads B [N, K] through (a small weight: the embedded model's
+ * projections and head), each of whole blocks of `cols` columns of C, or null.
+ */
+function weightWindows(b: Tensor, s: GemmShape, cols: number): RowWindows | null {
+  if (K4_WINDOWS + 1 > b.engine.info.limits.maxUniformBuffersPerShaderStage) return null;
+  if (b.rank !== 2 || b.shape[0] !== s.N || b.shape[1] !== s.K) return null;
+  return rowWindows(b, cols, K4_WINDOWS);
+}
+
 /** Column groups of 32 of shaders/matmul_subgroup_n4.wgsl (16 x 64: 128 multiply-adds per 2.5 vec4 loads). */
 const N_COL_GROUPS = 2;
 
@@ -153,13 +167,22 @@ export function gemm(a: Tensor, b: Tensor, out: Tensor, s: GemmShape): void {
   const groups = variant === 'subgroup' ? subgroupGroups(s.M, s.N) : null;
   const vec4 = groups ? vec4Kernel(b, s, groups) : null;
   if (vec4) {
-    e.dispatch({
-      shader: vec4.shader,
-      constants: { ACCUMULATE: s.accumulate ?? false, ...vec4.groups },
-      params: { M: s.M, N: s.N, K: s.K, strideA, strideB, strideC: s.M * s.N, alpha: s.alpha },
-      bindings: { A: a, B: b, C: out },
-      workgroups: [Math.ceil(s.N / vec4.cols), Math.ceil(s.M / vec4.rows), s.batch],
-    });
+    const params = { M: s.M, N: s.N, K: s.K, strideA, strideB, strideC: s.M * s.N, alpha: s.alpha };
+    const workgroups = [Math.ceil(s.N / vec4.cols), Math.ceil(s.M / vec4.rows), s.batch] as const;
+    const constants = { ACCUMULATE: s.accumulate ?? false, ...vec4.groups };
+    const win = vec4.shader === 'matmul_subgroup_k4' && s.batch === 1 ? weightWindows(b, s, vec4.cols) : null;
+    if (win) {
+      e.dispatch({
+        shader: 'matmul_subgroup_k4_uniform',
+        constants: { ...constants, PER_WINDOW: win.perWindow },
+        source: Object.fromEntries(win.words.map((words, k) => [`B${k}_WORDS`, words])),
+        params,
+        bindings: { A: a, C: out, ...Object.fromEntries(win.windows.map((w, k) => [`B${k}`, w])) },
+        workgroups,
+      });
+      return;
+    }
+    e.dispatch({ shader: vec4.shader, constants, params, bindings: { A: a, B: b, C: out }, workgroups });
     return;
   }
   const [rows, cols] = groups

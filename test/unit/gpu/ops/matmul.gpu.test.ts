@@ -5,6 +5,7 @@ import { gradCheck } from '../../../helpers/gradcheck.ts';
 import { testEngine } from '../../../helpers/engine.ts';
 import { randn } from '../../../helpers/random.ts';
 import { expectClose } from '../../../helpers/compare.ts';
+import { setWindowBytes } from '../../../../src/gpu/uniform-windows.ts';
 
 /** float64 reference of alpha * op(A) @ op(B). */
 function refMatmul(
@@ -113,6 +114,27 @@ describe.each<MatmulVariant>(['regs', 'tiled', 'subgroup'])('matmul (%s)', (vari
       setMatmulVariant(null);
     });
   }
+});
+
+// A @ Bᵀ with B a small weight: on CPU drivers matmul_subgroup_k4_uniform reads B through uniform windows of whole
+// blocks of columns (a test cap on a window splits these in 7), matmul_subgroup_k4 from storage where 8 windows
+// cannot hold it (10 here).
+describe.each([
+  { name: 'B through 7 uniform windows', N: 200 },
+  { name: 'B from storage (past 8 windows)', N: 300 },
+])('matmul (subgroup), x @ wᵀ: $name', ({ N }) => {
+  it('matches the float64 product', async () => {
+    setMatmulVariant('subgroup');
+    setWindowBytes(2048);
+    const [M, K] = [37, 16];
+    const a = randn(M * K, 31);
+    const b = randn(N * K, 32);
+    const out = e.tidy(() => e.keep(matmul(e.tensor(a, [M, K]), e.tensor(b, [N, K]), { transB: true, alpha: 0.5 })));
+    expectClose(await out.read(), refMatmul(a, b, M, N, K, false, true, 0.5), 1e-4, 1e-4);
+    out.dispose();
+    setWindowBytes(null);
+    setMatmulVariant(null);
+  });
 });
 
 describe('gradients through the tape', () => {
