@@ -1,9 +1,10 @@
 enable subgroups;
 // The LM head of a decoding step on a CPU driver (decode_matvec_lanes.wgsl's `head`: lib/matvec_lanes.wgsl's tile,
 // a workgroup per TR rows x 32 columns), its weights read through uniform windows: up to 8 of perWindow rows each,
-// a multiple of the tile's columns, so a workgroup reads one window (a switch on a workgroup-uniform value runs
-// only its case on llvmpipe). On llvmpipe a lane's uniform load costs about half a storage load
-// (decode_mlp_lanes.wgsl). The host takes it for a small vocabulary (the embedded model's 1,024 x 96: 7 windows).
+// a multiple of the tile's columns, so a workgroup reads one window (chosen by a chain of ifs on a workgroup-uniform
+// value, scalar branches on llvmpipe; a switch over 8 was slower: lib/matmul_b_windows.wgsl). On llvmpipe a lane's
+// uniform load costs about half a storage load (decode_mlp_lanes.wgsl). The host takes it for a small vocabulary
+// (the embedded model's 1,024 x 96: 7 windows).
 #include "lib/packed16.wgsl"
 #include "lib/weights8.wgsl"
 #include "lib/subgroup8.wgsl"
@@ -41,16 +42,14 @@ struct Params { rows: u32, n: u32, K: u32, N: u32, eps: f32, normAt: u32, perWin
 fn weightsOf(m: u32, c: u32, g: u32, K: u32, N: u32) -> Eight {
   let i = ((min(c, N - 1u) - m * p.perWindow) * (K / 8u) + g) * WORDS8;
   let j = i + WORDS8 - 1u;
-  switch (m) {
-    case 0u: { return unpack8(h0[i], h0[j]); }
-    case 1u: { return unpack8(h1[i], h1[j]); }
-    case 2u: { return unpack8(h2[i], h2[j]); }
-    case 3u: { return unpack8(h3[i], h3[j]); }
-    case 4u: { return unpack8(h4[i], h4[j]); }
-    case 5u: { return unpack8(h5[i], h5[j]); }
-    case 6u: { return unpack8(h6[i], h6[j]); }
-    default: { return unpack8(h7[i], h7[j]); }
-  }
+  if (m == 0u) { return unpack8(h0[i], h0[j]); }
+  if (m == 1u) { return unpack8(h1[i], h1[j]); }
+  if (m == 2u) { return unpack8(h2[i], h2[j]); }
+  if (m == 3u) { return unpack8(h3[i], h3[j]); }
+  if (m == 4u) { return unpack8(h4[i], h4[j]); }
+  if (m == 5u) { return unpack8(h5[i], h5[j]); }
+  if (m == 6u) { return unpack8(h6[i], h6[j]); }
+  return unpack8(h7[i], h7[j]);
 }
 
 @compute @workgroup_size(WG)

@@ -140,17 +140,21 @@ function vec4Kernel(b: Tensor, s: GemmShape, groups: { ROW_GROUPS: number; COL_G
   return { shader: 'matmul_subgroup_n4', groups: { ...groups, COL_GROUPS }, rows, cols: 32 * COL_GROUPS };
 }
 
-/** matmul_subgroup_k4_uniform's windows (its B0 .. B7). */
-const K4_WINDOWS = 8;
+/** The windows of matmul_subgroup_k4_uniform and matmul_subgroup_n4_uniform (their B0 .. B7). */
+const B_WINDOWS = 8;
 
 /**
- * The uniform windows matmul_subgroup_k4_uniform reads B [N, K] through (a small weight: the embedded model's
- * projections and head), each of whole blocks of `cols` columns of C, or null.
+ * The uniform windows a `_uniform` kernel reads B through, or null: B a small weight (the embedded model's
+ * projections and head), [N, K] for matmul_subgroup_k4 (windows of whole blocks of C's columns) or [K, N] for
+ * matmul_subgroup_n4 (of whole steps of 4 rows, in 16).
  */
-function weightWindows(b: Tensor, s: GemmShape, cols: number): RowWindows | null {
-  if (K4_WINDOWS + 1 > b.engine.info.limits.maxUniformBuffersPerShaderStage) return null;
-  if (b.rank !== 2 || b.shape[0] !== s.N || b.shape[1] !== s.K) return null;
-  return rowWindows(b, cols, K4_WINDOWS);
+function weightWindows(b: Tensor, s: GemmShape, kernel: Vec4Kernel): RowWindows | null {
+  if (B_WINDOWS + 1 > b.engine.info.limits.maxUniformBuffersPerShaderStage || b.rank !== 2) return null;
+  if (kernel.shader === 'matmul_subgroup_k4' && b.shape[0] === s.N && b.shape[1] === s.K)
+    return rowWindows(b, kernel.cols, B_WINDOWS);
+  if (kernel.shader === 'matmul_subgroup_n4' && b.shape[0] === s.K && b.shape[1] === s.N)
+    return rowWindows(b, 16, B_WINDOWS);
+  return null;
 }
 
 /** Column groups of 32 of shaders/matmul_subgroup_n4.wgsl (16 x 64: 128 multiply-adds per 2.5 vec4 loads). */
@@ -170,10 +174,10 @@ export function gemm(a: Tensor, b: Tensor, out: Tensor, s: GemmShape): void {
     const params = { M: s.M, N: s.N, K: s.K, strideA, strideB, strideC: s.M * s.N, alpha: s.alpha };
     const workgroups = [Math.ceil(s.N / vec4.cols), Math.ceil(s.M / vec4.rows), s.batch] as const;
     const constants = { ACCUMULATE: s.accumulate ?? false, ...vec4.groups };
-    const win = vec4.shader === 'matmul_subgroup_k4' && s.batch === 1 ? weightWindows(b, s, vec4.cols) : null;
+    const win = s.batch === 1 ? weightWindows(b, s, vec4) : null;
     if (win) {
       e.dispatch({
-        shader: 'matmul_subgroup_k4_uniform',
+        shader: `${vec4.shader}_uniform`,
         constants: { ...constants, PER_WINDOW: win.perWindow },
         source: Object.fromEntries(win.words.map((words, k) => [`B${k}_WORDS`, words])),
         params,

@@ -116,21 +116,24 @@ describe.each<MatmulVariant>(['regs', 'tiled', 'subgroup'])('matmul (%s)', (vari
   }
 });
 
-// A @ Bᵀ with B a small weight: on CPU drivers matmul_subgroup_k4_uniform reads B through uniform windows of whole
-// blocks of columns (a test cap on a window splits these in 7), matmul_subgroup_k4 from storage where 8 windows
-// cannot hold it (10 here).
+// A small weight as B: on CPU drivers matmul_subgroup_k4_uniform (x @ wᵀ) and matmul_subgroup_n4_uniform (dy @ w)
+// read it through uniform windows, of whole blocks of C's columns and of 32 rows here (a test cap on a window
+// splits these in 7); matmul_subgroup_k4 and _n4 from storage where 8 windows cannot hold it (10 here).
 describe.each([
-  { name: 'B through 7 uniform windows', N: 200 },
-  { name: 'B from storage (past 8 windows)', N: 300 },
-])('matmul (subgroup), x @ wᵀ: $name', ({ N }) => {
-  it('matches the float64 product', async () => {
+  { name: 'B through 7 uniform windows', rows: 200 },
+  { name: 'B from storage (past 8 windows)', rows: 300 },
+])('matmul (subgroup), a small weight: $name', ({ rows }) => {
+  it.each([true, false])('transB %s matches the float64 product', async (transB) => {
     setMatmulVariant('subgroup');
     setWindowBytes(2048);
-    const [M, K] = [37, 16];
+    // x @ wᵀ: w [N = rows, K 16]; dy @ w: w [K = rows, N 16].
+    const [M, N, K] = transB ? [37, rows, 16] : [37, 16, rows];
     const a = randn(M * K, 31);
     const b = randn(N * K, 32);
-    const out = e.tidy(() => e.keep(matmul(e.tensor(a, [M, K]), e.tensor(b, [N, K]), { transB: true, alpha: 0.5 })));
-    expectClose(await out.read(), refMatmul(a, b, M, N, K, false, true, 0.5), 1e-4, 1e-4);
+    const out = e.tidy(() =>
+      e.keep(matmul(e.tensor(a, [M, K]), e.tensor(b, transB ? [N, K] : [K, N]), { transB, alpha: 0.5 })),
+    );
+    expectClose(await out.read(), refMatmul(a, b, M, N, K, false, transB, 0.5), 1e-4, 1e-4);
     out.dispose();
     setWindowBytes(null);
     setMatmulVariant(null);
