@@ -5,9 +5,10 @@
 // (28 more with LoRA): a decoding step of a small model is bound by its dispatches (5-20 µs each in a browser,
 // 0.1-0.3 ms on lavapipe) more than by its arithmetic. Two kernel sets (DecodeKernels): GPUs split each dot product
 // across a workgroup; CPU drivers take decode_*_lanes.wgsl, with no reduction or barrier across lanes (measured on
-// lavapipe: 1.9x the general ops' tokens/s, 1.8x with LoRA; bench/NOTES.md, round 7). A row that sampled a stop id
-// is flagged on the GPU and left alone by every later kernel, so the host can read the tokens back every few steps
-// without paying for stopped rows. Same numbers as CausalLM.hidden + logits up to the order of f32 sums
+// lavapipe: 1.9x the general ops' tokens/s, 1.8x with LoRA; bench/NOTES.md, round 7), a small model's weights read
+// through uniform windows (src/gpu/uniform-windows.ts; round 20). A row that sampled a stop id is flagged on the GPU
+// and left alone by every later kernel, so the host can read the tokens back every few steps without paying for
+// stopped rows. Same numbers as CausalLM.hidden + logits up to the order of f32 sums
 // (test/unit/model/decode-step.gpu.test.ts).
 import type { BufferWindow, DispatchSpec } from '../gpu/engine.ts';
 import type { Tensor } from '../gpu/tensor.ts';
@@ -97,19 +98,19 @@ interface MlpWindows {
 }
 
 /** The windows decode_mlp_lanes reads a layer's MLP weights through, or null where it does not take the layer. */
-function mlpWindows(model: CausalLM, [wo, wg, wu, wd]: Tensor[]): MlpWindows | null {
+function mlpWindows(model: CausalLM, weights: [Tensor, Tensor, Tensor, Tensor]): MlpWindows | null {
   const c = model.cfg;
   const limits = model.engine.info.limits;
   // Its workgroup memory: up to LANES rows normed (hn) and decode_rows' reduction.
   const fits = 4 * (LANES * c.hidden + LANES) <= limits.maxComputeWorkgroupStorageSize;
   // Two windows a matrix and its params.
   const uniforms = 4 * 2 + 1 <= limits.maxUniformBuffersPerShaderStage;
-  if (!fits || !uniforms || new Set([wo, wg, wu, wd].map((w) => format(w!))).size > 1) return null;
+  if (!fits || !uniforms || new Set(weights.map(format)).size > 1) return null;
   if (forcedLanesMlp === 'three') return null;
   const small = c.heads * c.headDim * c.hidden + 3 * c.hidden * c.intermediate <= MLP_ONE_DISPATCH_MAX_WEIGHTS;
   if (!small && forcedLanesMlp !== 'one') return null;
   const tile = LANES * LANES_COLS;
-  const [o, gate, up, down] = [wo, wg, wu, wd].map((w) => rowWindows(w!, tile, 2));
+  const [o, gate, up, down] = weights.map((w) => rowWindows(w, tile, 2));
   return o && gate && up && down ? { o, gate, up, down } : null;
 }
 
