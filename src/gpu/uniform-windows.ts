@@ -1,7 +1,7 @@
 // A weight matrix read through uniform-buffer windows (BufferWindow) by the kernels that take them
-// (decode_mlp_lanes.wgsl): on a CPU driver a lane's uniform load costs about half a storage load. A window binds at
-// most maxUniformBufferBindingSize bytes (64 KiB by default), so a matrix of a small model takes two: rows
-// [0, split), then [split, rows), split a multiple of the kernel's tile of rows so that a tile reads one window.
+// (decode_mlp_lanes.wgsl, and lib/windows8.wgsl's): on a CPU driver a lane's uniform load costs about half a storage
+// load. A window binds at most maxUniformBufferBindingSize bytes (64 KiB by default), so a matrix of a small model
+// takes a few, each of the same whole number of the kernel's tiles of rows (the last fewer) so that a tile reads one.
 import type { BufferWindow, Engine } from './engine.ts';
 import type { Tensor } from './tensor.ts';
 import { BYTES_PER_ELEMENT } from './tensor.ts';
@@ -50,4 +50,14 @@ export function rowWindows(t: Tensor, tileRows: number, count: number): RowWindo
   }
   while (windows.length < count) windows.push(windows[0]!);
   return { perWindow, windows, words: windows.map((w) => w.size / 16) };
+}
+
+/** Windows' lengths as lib/windows8.wgsl's source constants W0_WORDS .. W7_WORDS. */
+export function windowsSource(w: RowWindows): Record<string, number> {
+  return Object.fromEntries(w.words.map((words, k) => [`W${k}_WORDS`, words]));
+}
+
+/** Windows as lib/windows8.wgsl's bindings W0 .. W7. */
+export function windowsBindings(w: RowWindows): Record<string, BufferWindow> {
+  return Object.fromEntries(w.windows.map((window, k) => [`W${k}`, window]));
 }

@@ -18,7 +18,7 @@ import { rmsnorm } from '../gpu/ops/rmsnorm.ts';
 import { checkSampleInputs, sampleWorkgroup } from '../gpu/ops/sample.ts';
 import { subgroupsOf8 } from '../gpu/ops/util.ts';
 import { copy2d } from '../gpu/ops/vocab_head.ts';
-import { type RowWindows, rowWindows, windowBytes } from '../gpu/uniform-windows.ts';
+import { type RowWindows, rowWindows, windowBytes, windowsBindings, windowsSource } from '../gpu/uniform-windows.ts';
 import type { CausalLM, KVCache } from './decoder.ts';
 import { StepProgram } from './decode-program.ts';
 import { type DecodeKernels, DecodeState, NONE } from './decode-state.ts';
@@ -130,7 +130,7 @@ function whole(t: Tensor): BufferWindow {
   return { tensor: t, offset: 0, size: t.byteLength };
 }
 
-/** decode_head_lanes' windows (its h0 .. h7). */
+/** decode_head_lanes' windows (lib/windows8.wgsl). */
 const HEAD_WINDOWS = 8;
 
 /** The windows decode_head_lanes reads the LM head through, or null where they cannot hold it. */
@@ -464,18 +464,10 @@ function stepSpecs(
     if (hw) {
       specs.push({
         shader: 'decode_head_lanes',
-        constants: { WG: LANES, W_FORMAT: format(head), TR: lanesTile },
-        source: Object.fromEntries(hw.words.map((words, k) => [`H${k}_WORDS`, words])),
-        params: {
-          rows: st.rows,
-          n,
-          K: D,
-          N: c.vocabSize,
-          eps: c.rmsEps,
-          normAt: st.finalNorm,
-          perWindow: hw.perWindow,
-        },
-        bindings: { state, x, y: bufs.logits, ...Object.fromEntries(hw.windows.map((w, k) => [`h${k}`, w])) },
+        constants: { WG: LANES, W_FORMAT: format(head), TR: lanesTile, PER_WINDOW: hw.perWindow },
+        source: windowsSource(hw),
+        params: { rows: st.rows, n, K: D, N: c.vocabSize, eps: c.rmsEps, normAt: st.finalNorm },
+        bindings: { state, x, y: bufs.logits, ...windowsBindings(hw) },
         workgroups: [Math.ceil(c.vocabSize / (LANES * LANES_COLS)), Math.ceil(n / lanesTile)],
       });
     } else {

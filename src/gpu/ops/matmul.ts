@@ -4,7 +4,7 @@ import { shapeString } from '../tensor.ts';
 import { add } from './elementwise.ts';
 import { storageFormat } from './packed.ts';
 import { expect, subgroupsOf8 } from './util.ts';
-import { type RowWindows, rowWindows } from '../uniform-windows.ts';
+import { type RowWindows, rowWindows, windowsBindings, windowsSource } from '../uniform-windows.ts';
 
 export interface MatmulOptions {
   /** Read `a` as stored [K, M] (its transpose). */
@@ -140,7 +140,7 @@ function vec4Kernel(b: Tensor, s: GemmShape, groups: { ROW_GROUPS: number; COL_G
   return { shader: 'matmul_subgroup_n4', groups: { ...groups, COL_GROUPS }, rows, cols: 32 * COL_GROUPS };
 }
 
-/** The windows of matmul_subgroup_k4_uniform and matmul_subgroup_n4_uniform (their B0 .. B7). */
+/** The windows of matmul_subgroup_k4_uniform and matmul_subgroup_n4_uniform (lib/windows8.wgsl). */
 const B_WINDOWS = 8;
 
 /**
@@ -179,9 +179,9 @@ export function gemm(a: Tensor, b: Tensor, out: Tensor, s: GemmShape): void {
       e.dispatch({
         shader: `${vec4.shader}_uniform`,
         constants: { ...constants, PER_WINDOW: win.perWindow },
-        source: Object.fromEntries(win.words.map((words, k) => [`B${k}_WORDS`, words])),
+        source: windowsSource(win),
         params,
-        bindings: { A: a, C: out, ...Object.fromEntries(win.windows.map((w, k) => [`B${k}`, w])) },
+        bindings: { A: a, C: out, ...windowsBindings(win) },
         workgroups,
       });
       return;
