@@ -1,7 +1,8 @@
 enable subgroups;
 // decode_matvec's three products (residual, gated, head: the same bindings, params and numbers), shaped for a CPU
-// driver: a workgroup computes one tile of TR rows x 32 columns (lib/matvec_lanes.wgsl), the grid spreading the
-// columns over the cores. decode_mlp_lanes.wgsl runs a small layer's whole MLP in one workgroup instead.
+// driver: a workgroup computes one tile of TR rows x 32 columns (lib/matvec_lanes.wgsl and matvec_lanes_tiles.wgsl),
+// the grid spreading the columns over the cores. decode_mlp_lanes.wgsl runs a small layer's whole MLP in one
+// workgroup instead.
 #include "lib/packed16.wgsl"
 #include "lib/weights8.wgsl"
 #include "lib/subgroup8.wgsl"

@@ -1,12 +1,13 @@
 enable subgroups;
 // A decoder layer's half after the attention, for one decoding step of a small model on a CPU driver, in one
 // workgroup per TR rows: o_proj plus the residual, the post-attention RMSNorm, gate/up and SwiGLU, down_proj plus
-// the residual, with LoRA on any projection. decode_matvec_lanes.wgsl runs the same tiles (lib/matvec_lanes.wgsl)
-// one per workgroup, three dispatches; on lavapipe a dispatch's fixed cost (lavapipe's threads woken and waited for,
-// its barrier: 45-80 µs) outweighed the products of a layer 96 wide, and here the workgroup walks every column tile
-// itself, a storage barrier between the stages (the same lanes write and read x and y), the rows normed once for
-// gate/up into workgroup memory (per column tile, the norm's loads matched the weights'). The grid spreads only
-// rows, so the host takes this kernel only where a layer's weights are few (src/model/decode-step.ts).
+// the residual, with LoRA on any projection. decode_matvec_lanes.wgsl runs the same tiles
+// (lib/matvec_lanes_tiles.wgsl) one per workgroup, three dispatches; on lavapipe a dispatch's fixed cost (lavapipe's
+// threads woken and waited for, its barrier: 45-80 µs) outweighed the products of a layer 96 wide, and here the
+// workgroup walks every column tile itself, a storage barrier between the stages (the same lanes write and read x
+// and y), the rows normed once for gate/up into workgroup memory (per column tile, the norm's loads matched the
+// weights'). The grid spreads only rows, so the host takes this kernel only where a layer's weights are few
+// (src/model/decode-step.ts).
 //
 // The weights are read as uniform buffers, each matrix through two windows of at most 64 KiB (rows [0, split) of
 // the matrix, then rows [split, N); split a multiple of the 32 columns of a tile, so a tile reads one window): on
