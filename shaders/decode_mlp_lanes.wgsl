@@ -24,12 +24,12 @@ override TR: u32 = 8u;     // rows per workgroup: 1, 2, 4 or 8
 override HN: u32;          // TR * D / 4: the normed rows' vec4 words
 
 // Each window's vec4 words, set by the host (DispatchSpec.source): o_proj's, gate's and up's, down's.
-const O_WORDS0 = 1u;
-const O_WORDS1 = 1u;
-const GU_WORDS0 = 1u;
-const GU_WORDS1 = 1u;
-const D_WORDS0 = 1u;
-const D_WORDS1 = 1u;
+const O0_WORDS = 1u;
+const O1_WORDS = 1u;
+const GU0_WORDS = 1u;
+const GU1_WORDS = 1u;
+const D0_WORDS = 1u;
+const D1_WORDS = 1u;
 
 struct Params {
   rows: u32, n: u32,
@@ -47,14 +47,14 @@ struct Params {
 @group(0) @binding(2) var<storage, read> state: array<u32>;
 @group(0) @binding(3) var<storage, read_write> x: array<vec4f>;         // the rows' hidden states [n, D]
 @group(0) @binding(4) var<storage, read_write> y: array<f32>;           // the MLP's activations [n, I]
-@group(0) @binding(5) var<uniform> wo0: array<vec4<u32>, O_WORDS0>;
-@group(0) @binding(6) var<uniform> wo1: array<vec4<u32>, O_WORDS1>;
-@group(0) @binding(7) var<uniform> wg0: array<vec4<u32>, GU_WORDS0>;
-@group(0) @binding(8) var<uniform> wg1: array<vec4<u32>, GU_WORDS1>;
-@group(0) @binding(9) var<uniform> wu0: array<vec4<u32>, GU_WORDS0>;
-@group(0) @binding(10) var<uniform> wu1: array<vec4<u32>, GU_WORDS1>;
-@group(0) @binding(11) var<uniform> wd0: array<vec4<u32>, D_WORDS0>;
-@group(0) @binding(12) var<uniform> wd1: array<vec4<u32>, D_WORDS1>;
+@group(0) @binding(5) var<uniform> wo0: array<vec4<u32>, O0_WORDS>;
+@group(0) @binding(6) var<uniform> wo1: array<vec4<u32>, O1_WORDS>;
+@group(0) @binding(7) var<uniform> wg0: array<vec4<u32>, GU0_WORDS>;
+@group(0) @binding(8) var<uniform> wg1: array<vec4<u32>, GU1_WORDS>;
+@group(0) @binding(9) var<uniform> wu0: array<vec4<u32>, GU0_WORDS>;
+@group(0) @binding(10) var<uniform> wu1: array<vec4<u32>, GU1_WORDS>;
+@group(0) @binding(11) var<uniform> wd0: array<vec4<u32>, D0_WORDS>;
+@group(0) @binding(12) var<uniform> wd1: array<vec4<u32>, D1_WORDS>;
 #include "lib/decode_rows.wgsl"
 #include "lib/matvec_lanes_tiles.wgsl"
 

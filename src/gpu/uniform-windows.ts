@@ -14,7 +14,7 @@ export function setWindowBytes(bytes: number | null): void {
 }
 
 /** The most bytes a window binds on this engine's device. */
-export function windowBytes(e: Engine): number {
+function windowBytes(e: Engine): number {
   return Math.min(e.info.limits.maxUniformBufferBindingSize, forcedWindowBytes ?? Number.POSITIVE_INFINITY);
 }
 
@@ -52,12 +52,21 @@ export function rowWindows(t: Tensor, tileRows: number, count: number): RowWindo
   return { perWindow, windows, words: windows.map((w) => w.size / 16) };
 }
 
-/** Windows' lengths as lib/windows8.wgsl's source constants W0_WORDS .. W7_WORDS. */
-export function windowsSource(w: RowWindows): Record<string, number> {
-  return Object.fromEntries(w.words.map((words, k) => [`W${k}_WORDS`, words]));
+/** The windows of lib/windows8.wgsl (W0 .. W7). */
+const WINDOWS8 = 8;
+
+/** rowWindows for a kernel that includes lib/windows8.wgsl (its 8 windows and its params' uniform), or null. */
+export function windows8(t: Tensor, tileRows: number): RowWindows | null {
+  if (WINDOWS8 + 1 > t.engine.info.limits.maxUniformBuffersPerShaderStage) return null;
+  return rowWindows(t, tileRows, WINDOWS8);
 }
 
-/** Windows as lib/windows8.wgsl's bindings W0 .. W7. */
-export function windowsBindings(w: RowWindows): Record<string, BufferWindow> {
-  return Object.fromEntries(w.windows.map((window, k) => [`W${k}`, window]));
+/** Windows' lengths as a kernel's source constants `${name}0_WORDS`, `${name}1_WORDS`, ... (lib/windows8.wgsl: W). */
+export function windowsSource(w: RowWindows, name = 'W'): Record<string, number> {
+  return Object.fromEntries(w.words.map((words, k) => [`${name}${k}_WORDS`, words]));
+}
+
+/** Windows as a kernel's bindings `${name}0`, `${name}1`, ... (lib/windows8.wgsl: W). */
+export function windowsBindings(w: RowWindows, name = 'W'): Record<string, BufferWindow> {
+  return Object.fromEntries(w.windows.map((window, k) => [`${name}${k}`, window]));
 }

@@ -10,7 +10,7 @@
 // and left alone by every later kernel, so the host can read the tokens back every few steps without paying for
 // stopped rows. Same numbers as CausalLM.hidden + logits up to the order of f32 sums
 // (test/unit/model/decode-step.gpu.test.ts).
-import type { BufferWindow, DispatchSpec } from '../gpu/engine.ts';
+import type { DispatchSpec } from '../gpu/engine.ts';
 import type { Tensor } from '../gpu/tensor.ts';
 import { shardedEmbedding } from '../gpu/ops/embedding.ts';
 import { storageFormat } from '../gpu/ops/packed.ts';
@@ -18,7 +18,7 @@ import { rmsnorm } from '../gpu/ops/rmsnorm.ts';
 import { checkSampleInputs, sampleWorkgroup } from '../gpu/ops/sample.ts';
 import { subgroupsOf8 } from '../gpu/ops/util.ts';
 import { copy2d } from '../gpu/ops/vocab_head.ts';
-import { type RowWindows, rowWindows, windowBytes, windowsBindings, windowsSource } from '../gpu/uniform-windows.ts';
+import { type RowWindows, rowWindows, windows8, windowsBindings, windowsSource } from '../gpu/uniform-windows.ts';
 import type { CausalLM, KVCache } from './decoder.ts';
 import { StepProgram } from './decode-program.ts';
 import { type DecodeKernels, DecodeState, NONE } from './decode-state.ts';
@@ -115,38 +115,16 @@ function mlpWindows(model: CausalLM, weights: [Tensor, Tensor, Tensor, Tensor]):
 }
 
 /**
- * Whether decode_attention_lanes_uniform can read a layer's q, k and v projections, each through one uniform
- * window (a lane's uniform load costs about half a storage load on llvmpipe): the embedded model's, not SmolLM2's.
+ * The windows decode_attention_lanes_uniform reads a layer's q, k and v projections through, one each (a lane's
+ * uniform load costs about half a storage load on llvmpipe): the embedded model's, not SmolLM2's. Or null.
  */
-function projectionsInWindows(model: CausalLM, wq: Tensor, wk: Tensor, wv: Tensor): boolean {
-  const limits = model.engine.info.limits;
-  if (new Set([wq, wk, wv].map(format)).size > 1 || wk.byteLength !== wv.byteLength) return false;
-  if (limits.maxUniformBuffersPerShaderStage < 4) return false;
-  return [wq, wk].every((w) => w.byteLength % 16 === 0 && w.byteLength <= windowBytes(model.engine));
-}
-
-/** All of a tensor as one window. */
-function whole(t: Tensor): BufferWindow {
-  return { tensor: t, offset: 0, size: t.byteLength };
-}
-
-/** decode_head_lanes' windows (lib/windows8.wgsl). */
-const HEAD_WINDOWS = 8;
-
-/** The windows decode_head_lanes reads the LM head through, or null where they cannot hold it. */
-function headWindows(model: CausalLM, head: Tensor): RowWindows | null {
-  if (HEAD_WINDOWS + 1 > model.engine.info.limits.maxUniformBuffersPerShaderStage) return null;
-  return rowWindows(head, LANES * LANES_COLS, HEAD_WINDOWS);
-}
-
-/** A matrix's windows' lengths as decode_mlp_lanes' source constants `${name}_WORDS0` and `_WORDS1`. */
-function windowWords(name: string, w: RowWindows): Record<string, number> {
-  return { [`${name}_WORDS0`]: w.words[0]!, [`${name}_WORDS1`]: w.words[1]! };
-}
-
-/** A matrix's windows as decode_mlp_lanes' bindings `${name}0` and `${name}1`. */
-function windowPair(name: string, w: RowWindows): Record<string, BufferWindow> {
-  return { [`${name}0`]: w.windows[0]!, [`${name}1`]: w.windows[1]! };
+function projectionWindows(model: CausalLM, weights: [Tensor, Tensor, Tensor]): RowWindows[] | null {
+  const [, wk, wv] = weights;
+  if (new Set(weights.map(format)).size > 1 || wk.byteLength !== wv.byteLength) return null;
+  // A window a projection and its params.
+  if (3 + 1 > model.engine.info.limits.maxUniformBuffersPerShaderStage) return null;
+  const windows = weights.map((w) => rowWindows(w, LANES * LANES_COLS, 1));
+  return windows.every((w) => w !== null) ? (windows as RowWindows[]) : null;
 }
 
 /** decode_mlp_lanes' rows per workgroup: 8, or for 8 rows or fewer a power of two giving two workgroups (cores). */
@@ -369,10 +347,10 @@ function stepSpecs(
     const wq = model.param(`${pre}.self_attn.q_proj.weight`);
     const wk = model.param(`${pre}.self_attn.k_proj.weight`);
     const wv = model.param(`${pre}.self_attn.v_proj.weight`);
-    const windows = lanes && projectionsInWindows(model, wq, wk, wv);
+    const pw = lanes ? projectionWindows(model, [wq, wk, wv]) : null;
     specs.push({
-      shader: windows ? 'decode_attention_lanes_uniform' : lanes ? 'decode_attention_lanes' : 'decode_attention',
-      ...(windows ? { source: { Q_WORDS: wq.byteLength / 16, K_WORDS: wk.byteLength / 16 } } : {}),
+      shader: pw ? 'decode_attention_lanes_uniform' : lanes ? 'decode_attention_lanes' : 'decode_attention',
+      ...(pw ? { source: { Q_WORDS: pw[0]!.words[0]!, K_WORDS: pw[1]!.words[0]! } } : {}),
       constants: lanes
         ? { WG: LANES, DH: c.headDim, GROUP: group, R, W_FORMAT: format(wq), HN: (LANES_ROWS * D) / 4 }
         : { WG: attentionWG(c), D, DH: c.headDim, GROUP: group, R, W_FORMAT: format(wq) },
@@ -398,7 +376,7 @@ function stepSpecs(
       },
       bindings: {
         x,
-        ...(windows ? { wq: whole(wq), wk: whole(wk), wv: whole(wv) } : { wq, wk, wv }),
+        ...(pw ? { wq: pw[0]!.windows[0]!, wk: pw[1]!.windows[0]!, wv: pw[2]!.windows[0]! } : { wq, wk, wv }),
         state,
         kCache: cache.keys[l]!,
         vCache: cache.values[l]!,
@@ -416,7 +394,7 @@ function stepSpecs(
       specs.push({
         shader: 'decode_mlp_lanes',
         constants: { WG: LANES, R, W_FORMAT: format(wo), TR: tr, HN: (tr * D) / 4 },
-        source: { ...windowWords('O', win.o), ...windowWords('GU', win.gate), ...windowWords('D', win.down) },
+        source: { ...windowsSource(win.o, 'O'), ...windowsSource(win.gate, 'GU'), ...windowsSource(win.down, 'D') },
         params: {
           rows: st.rows,
           n,
@@ -439,10 +417,10 @@ function stepSpecs(
           state,
           x,
           y: act,
-          ...windowPair('wo', win.o),
-          ...windowPair('wg', win.gate),
-          ...windowPair('wu', win.up),
-          ...windowPair('wd', win.down),
+          ...windowsBindings(win.o, 'wo'),
+          ...windowsBindings(win.gate, 'wg'),
+          ...windowsBindings(win.up, 'wu'),
+          ...windowsBindings(win.down, 'wd'),
         },
         workgroups: [Math.ceil(n / tr)],
       });
@@ -460,7 +438,7 @@ function stepSpecs(
   }
   if (bufs.logits) {
     const head = model.lmHeadShards[0]!;
-    const hw = lanes ? headWindows(model, head) : null;
+    const hw = lanes ? windows8(head, LANES * LANES_COLS) : null;
     if (hw) {
       specs.push({
         shader: 'decode_head_lanes',

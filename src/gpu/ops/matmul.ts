@@ -4,7 +4,7 @@ import { shapeString } from '../tensor.ts';
 import { add } from './elementwise.ts';
 import { storageFormat } from './packed.ts';
 import { expect, subgroupsOf8 } from './util.ts';
-import { type RowWindows, rowWindows, windowsBindings, windowsSource } from '../uniform-windows.ts';
+import { type RowWindows, windows8, windowsBindings, windowsSource } from '../uniform-windows.ts';
 
 export interface MatmulOptions {
   /** Read `a` as stored [K, M] (its transpose). */
@@ -140,20 +140,16 @@ function vec4Kernel(b: Tensor, s: GemmShape, groups: { ROW_GROUPS: number; COL_G
   return { shader: 'matmul_subgroup_n4', groups: { ...groups, COL_GROUPS }, rows, cols: 32 * COL_GROUPS };
 }
 
-/** The windows of matmul_subgroup_k4_uniform and matmul_subgroup_n4_uniform (lib/windows8.wgsl). */
-const B_WINDOWS = 8;
-
 /**
- * The uniform windows a `_uniform` kernel reads B through, or null: B a small weight (the embedded model's
- * projections and head), [N, K] for matmul_subgroup_k4 (windows of whole blocks of C's columns) or [K, N] for
- * matmul_subgroup_n4 (of whole steps of 4 rows, in 16).
+ * The uniform windows a `_uniform` kernel reads B through (lib/windows8.wgsl), or null: B a small weight (the
+ * embedded model's projections and head), [N, K] for matmul_subgroup_k4 (windows of whole blocks of C's columns) or
+ * [K, N] for matmul_subgroup_n4 (of whole steps of 4 rows, in 16).
  */
 function weightWindows(b: Tensor, s: GemmShape, kernel: Vec4Kernel): RowWindows | null {
-  if (B_WINDOWS + 1 > b.engine.info.limits.maxUniformBuffersPerShaderStage || b.rank !== 2) return null;
+  if (b.rank !== 2) return null;
   if (kernel.shader === 'matmul_subgroup_k4' && b.shape[0] === s.N && b.shape[1] === s.K)
-    return rowWindows(b, kernel.cols, B_WINDOWS);
-  if (kernel.shader === 'matmul_subgroup_n4' && b.shape[0] === s.K && b.shape[1] === s.N)
-    return rowWindows(b, 16, B_WINDOWS);
+    return windows8(b, kernel.cols);
+  if (kernel.shader === 'matmul_subgroup_n4' && b.shape[0] === s.K && b.shape[1] === s.N) return windows8(b, 16);
   return null;
 }
 
