@@ -74,6 +74,22 @@ interface Rows {
   B: number;
   T: number;
   cache?: KVCache;
+  /** Each row's last position [B, 1], where only the last column's queries attend in the last layer. */
+  lastPositions?: Tensor;
+}
+
+/** Checks hidden's `keep`: flat rows of a B x T batch. */
+function checkKeep(keep: Int32Array, B: number, T: number): void {
+  for (const r of keep) {
+    if (!(Number.isInteger(r) && r >= 0 && r < B * T)) {
+      throw new Error(`piplay: kept row ${r} is outside the ${B}x${T} batch`);
+    }
+  }
+}
+
+/** Whether `keep` is each row's last column, in row order. */
+function isLastColumns(keep: Int32Array, B: number, T: number): boolean {
+  return keep.length === B && keep.every((r, b) => r === b * T + T - 1);
 }
 
 export class CausalLM {
@@ -193,18 +209,22 @@ export class CausalLM {
    * Runs the decoder over a batch and returns the final-norm hidden states [batch, time, hidden].
    * With a cache, the batch holds the next `time` tokens of every row: their keys and values are appended
    * and attention sees the whole cache.
+   * `keep` (flat rows b * time + t, in any order, repeats allowed) asks for those rows' states only, [keep.length,
+   * hidden]: nothing reads the other rows' last-layer outputs, so the last layer runs its attention's output
+   * projection and its MLP on the kept rows alone (lastLayer). The policy rows of a training pass are about a third
+   * of its rows; a prefill reads one row each.
    */
-  hidden(input: TokenBatch, cache?: KVCache): Tensor {
+  hidden(input: TokenBatch, cache?: KVCache, keep?: Int32Array): Tensor {
     const e = this.engine;
     const leave = e.profile?.enterOuter(`forward ${this.profileName}`, input.batch * input.time);
     try {
-      return this.hiddenStates(input, cache);
+      return this.hiddenStates(input, cache, keep);
     } finally {
       leave?.();
     }
   }
 
-  private hiddenStates(input: TokenBatch, cache?: KVCache): Tensor {
+  private hiddenStates(input: TokenBatch, cache?: KVCache, keep?: Int32Array): Tensor {
     const e = this.engine;
     const c = this.cfg;
     const { batch: B, time: T, deviceIds } = input;
@@ -230,8 +250,21 @@ export class CausalLM {
     // and the residual stream of two layers.
     const tidyLayers = !e.recording;
     const saved = [positions, ...(keyStart ? [keyStart] : []), ...(keyEnd ? [keyEnd] : [])];
+    const rows: Rows = { positions, keyStart, keyEnd, B, T, cache };
+    if (keep) {
+      checkKeep(keep, B, T);
+      if (cache && isLastColumns(keep, B, T)) {
+        rows.lastPositions = e.tensor(
+          Int32Array.from(keep, (r) => posHost[r]!),
+          [B, 1],
+          'i32',
+        );
+        saved.push(rows.lastPositions);
+      }
+    }
     for (let l = 0; l < c.layers; l++) {
-      const layer = (x: Tensor): Tensor => this.layer(l, x, { positions, keyStart, keyEnd, B, T, cache });
+      const kept = l === c.layers - 1 ? keep : undefined;
+      const layer = (x: Tensor): Tensor => (kept ? this.lastLayer(l, x, rows, kept) : this.layer(l, x, rows));
       if (tidyLayers) {
         // Without a tape nothing reads a layer's input once the layer is done.
         const next = e.tidy(() => layer(x));
@@ -241,6 +274,7 @@ export class CausalLM {
       else x = layer(x);
     }
     if (cache) cache.length += T;
+    if (keep?.length === 0) return x;
     return rmsnorm(x, this.param('model.norm.weight'), c.rmsEps);
   }
 
@@ -254,7 +288,7 @@ export class CausalLM {
   /** One decoder block over x [B, T, hidden]: pre-norm attention, then a pre-norm MLP, each a residual. */
   private layer(l: number, x: Tensor, rows: Rows): Tensor {
     const pre = `model.layers.${l}`;
-    x = add(x, this.attn(l, this.norm(x, `${pre}.input_layernorm`), rows));
+    x = add(x, this.proj(this.attn(l, this.norm(x, `${pre}.input_layernorm`), rows), `${pre}.self_attn.o_proj`));
     return add(x, this.mlp(l, this.norm(x, `${pre}.post_attention_layernorm`)));
   }
 
@@ -262,24 +296,59 @@ export class CausalLM {
     return rmsnorm(x, this.param(`${name}.weight`), this.cfg.rmsEps);
   }
 
-  /** Causal self-attention of layer `l` over normed rows h [B, T, hidden] (appending to `cache` when given). */
-  private attn(l: number, h: Tensor, { positions, keyStart, keyEnd, B, T, cache }: Rows): Tensor {
+  /**
+   * The last decoder block where only the rows `keep` are read: every row's keys and values, but the attention's
+   * output projection and the MLP on the kept rows only ([keep.length, hidden]). Where a cache's kept rows are
+   * each row's last column (a prefill), only their queries attend; where none are kept, the block only appends
+   * its keys and values.
+   */
+  private lastLayer(l: number, x: Tensor, rows: Rows, keep: Int32Array): Tensor {
+    const c = this.cfg;
+    const { B, T } = rows;
+    const pre = `model.layers.${l}`;
+    const h = this.norm(x, `${pre}.input_layernorm`);
+    const flat = (t: Tensor) => t.reshape([B * T, t.size / (B * T)]);
+    if (keep.length === 0) {
+      if (rows.cache) this.keysAndValues(l, h, rows);
+      return this.engine.empty([0, c.hidden]);
+    }
+    const o = rows.lastPositions
+      ? this.attn(l, h, rows, gatherRows(flat(h), keep).reshape([B, 1, c.hidden])).reshape([B, c.heads * c.headDim])
+      : gatherRows(flat(this.attn(l, h, rows)), keep);
+    const kept = add(gatherRows(flat(x), keep), this.proj(o, `${pre}.self_attn.o_proj`));
+    return add(kept, this.mlp(l, this.norm(kept, `${pre}.post_attention_layernorm`)));
+  }
+
+  /** Layer l's keys and values [B, T, kvHeads, Dh] of normed rows h, rotated (and appended to the cache when given). */
+  private keysAndValues(l: number, h: Tensor, { positions, B, T, cache }: Rows): { k: Tensor; v: Tensor } {
+    const c = this.cfg;
+    const pre = `model.layers.${l}.self_attn`;
+    let k = this.proj(h, `${pre}.k_proj`, c.attentionBias).reshape([B, T, c.kvHeads, c.headDim]);
+    const v = this.proj(h, `${pre}.v_proj`, c.attentionBias).reshape([B, T, c.kvHeads, c.headDim]);
+    if (c.qkNorm) k = this.norm(k, `${pre}.k_norm`);
+    k = rope(k, positions, c.ropeTheta);
+    if (cache) kvAppend(k, v, cache.keys[l]!, cache.values[l]!, cache.length);
+    return { k, v };
+  }
+
+  /**
+   * Causal self-attention of layer `l` over normed rows h [B, T, hidden] (appending to `cache` when given), before
+   * its output projection: [B, Tq, heads * Dh]. The queries are h's, or hq's ([B, 1, hidden], each row's last
+   * column, with rows.lastPositions) where only those attend.
+   */
+  private attn(l: number, h: Tensor, rows: Rows, hq = h): Tensor {
+    const { keyStart, keyEnd, B, T, cache } = rows;
     const c = this.cfg;
     const Dh = c.headDim;
     const pre = `model.layers.${l}.self_attn`;
-    let q = this.proj(h, `${pre}.q_proj`, c.attentionBias).reshape([B, T, c.heads, Dh]);
-    let k = this.proj(h, `${pre}.k_proj`, c.attentionBias).reshape([B, T, c.kvHeads, Dh]);
-    const v = this.proj(h, `${pre}.v_proj`, c.attentionBias).reshape([B, T, c.kvHeads, Dh]);
-    if (c.qkNorm) {
-      q = this.norm(q, `${pre}.q_norm`);
-      k = this.norm(k, `${pre}.k_norm`);
-    }
-    q = rope(q, positions, c.ropeTheta);
-    k = rope(k, positions, c.ropeTheta);
+    const Tq = hq.shape[1]!;
+    let q = this.proj(hq, `${pre}.q_proj`, c.attentionBias).reshape([B, Tq, c.heads, Dh]);
+    if (c.qkNorm) q = this.norm(q, `${pre}.q_norm`);
+    q = rope(q, hq === h ? rows.positions : rows.lastPositions!, c.ropeTheta);
+    const { k, v } = this.keysAndValues(l, h, rows);
     // Attention reads q, k and v as the projections lay them out ([B, T, heads, Dh]) and writes o so: no permutes.
     let o: Tensor;
     if (cache) {
-      kvAppend(k, v, cache.keys[l]!, cache.values[l]!, cache.length);
       o = attention(q, cache.keys[l]!, cache.values[l]!, {
         kvLength: cache.length + T,
         kvCapacity: cache.capacity,
@@ -290,7 +359,7 @@ export class CausalLM {
     } else {
       o = attention(q, k, v, { keyStart: keyStart ?? undefined, keyEnd: keyEnd ?? undefined, layout: 'tokens' });
     }
-    return this.proj(o.reshape([B, T, c.heads * Dh]), `${pre}.o_proj`);
+    return o.reshape([B, Tq, c.heads * Dh]);
   }
 
   /** The SwiGLU MLP of layer `l` over normed rows h. */

@@ -270,9 +270,13 @@ export class GenerationSession {
             const cols = (a: Int32Array) =>
               Int32Array.from({ length: m * T }, (_, i) => a[prefilled[Math.floor(i / T)]! * L + t0 + (i % T)]!);
             const starts = Int32Array.from(prefilled.slice(0, m), (b) => keyStart[b]!);
+            // Only the last chunk's last column is read (every prefilled row's last token lies there): the last
+            // layer runs its MLP there alone, and not at all for the chunks before.
+            const lastChunk = t0 + T === L;
             h = model.hidden(
               { ids: cols(ids), batch: m, time: T, positions: cols(positions), keyStart: starts },
               cache,
+              lastChunk ? Int32Array.from({ length: m }, (_, k) => k * T + T - 1) : NONE,
             );
             this.prefilled += m * T;
           }
@@ -286,10 +290,7 @@ export class GenerationSession {
             }));
             cache.relayout!(capacity, moves);
           }
-          const last = model.logitsAt(
-            h!,
-            Int32Array.from(prefilled, (_, k) => k * T + T - 1),
-          );
+          const last = model.logits(h!);
           if (prefilled.length === B) return last;
           // Each row's logits are its twin's (the embedding lookup's gather takes rows more than once).
           return embedding(last, model.engine.tensor(twinRows, [B], 'i32'), twinRows);
@@ -485,7 +486,10 @@ export class GenerationSession {
             const T = Math.min(chunk, P - t0);
             const cols = Int32Array.from({ length: T }, (_, i) => t0 + i);
             const ids = Int32Array.from(cols, (t) => first[t]!);
-            model.hidden({ ids, batch: 1, time: T, positions: cols, keyStart: Int32Array.of(0) }, cache).dispose();
+            // Only the keys and values are read: nothing of the last layer's MLP.
+            model
+              .hidden({ ids, batch: 1, time: T, positions: cols, keyStart: Int32Array.of(0) }, cache, NONE)
+              .dispose();
           }
         }),
       );
@@ -602,6 +606,8 @@ interface Sampled {
 }
 
 const NO_IDS = new Int32Array(0);
+/** No rows of a prefill chunk read (hidden's keep): the chunk only fills the cache. */
+const NONE = new Int32Array(0);
 
 /**
  * For each batch row, the row whose prefill it takes among those with the same whole sequence (`keys`: the same

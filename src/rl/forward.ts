@@ -31,14 +31,19 @@ export function policyLogits(model: CausalLM, batch: PolicyBatch, temperature: n
   // Rows of one length need no padding: the plain causal pass (no key starts to read). Rows packed as prefix
   // trees carry their nodes' depths as positions and the tree mask.
   const padded = batch.keyStart.some((k) => k > 0);
-  const h = model.hidden({
-    ids: batch.ids,
-    batch: batch.batch,
-    time: batch.time,
-    ...(padded || batch.keyEnd ? { positions: batch.positions, keyStart: batch.keyStart } : {}),
-    ...(batch.keyEnd ? { keyEnd: batch.keyEnd } : {}),
-  });
-  return model.headAt(h, batch.rows, 1 / T);
+  // Only the policy rows are read: the last layer's MLP runs there alone.
+  const h = model.hidden(
+    {
+      ids: batch.ids,
+      batch: batch.batch,
+      time: batch.time,
+      ...(padded || batch.keyEnd ? { positions: batch.positions, keyStart: batch.keyStart } : {}),
+      ...(batch.keyEnd ? { keyEnd: batch.keyEnd } : {}),
+    },
+    undefined,
+    batch.rows,
+  );
+  return model.head(h, 1 / T);
 }
 
 /** Logits of a model that is not trained here (teacher, reference): no tape, so no gradient can reach it. */

@@ -58,7 +58,7 @@ export class ScriptedModel extends CausalLM {
     return ids.slice(0, this.promptLength).join(',');
   }
 
-  override hidden(input: TokenBatch, cache?: KVCache): Tensor {
+  override hidden(input: TokenBatch, cache?: KVCache, keep?: Int32Array): Tensor {
     if (input.time > 1 || (cache && cache.length === 0)) {
       this.batch = [];
       for (let b = 0; b < input.batch; b++) {
@@ -71,7 +71,8 @@ export class ScriptedModel extends CausalLM {
       for (let b = 0; b < input.batch; b++) this.batch[b]!.push(input.ids[b]!);
     }
     if (cache) cache.length += input.time;
-    return this.engine.zeros([input.batch, input.time, 1]);
+    // Kept rows are each row's last column (a prefill's): row b's logits come from this.batch[b].
+    return keep ? this.engine.zeros([keep.length, 1]) : this.engine.zeros([input.batch, input.time, 1]);
   }
 
   private nextLogits(B: number): Tensor {
@@ -86,12 +87,8 @@ export class ScriptedModel extends CausalLM {
     return this.engine.tensor(data, [B, V]);
   }
 
-  override logitsAt(hidden: Tensor, rows: Int32Array): Tensor {
-    void hidden;
-    return this.nextLogits(rows.length);
-  }
-
   override logits(hidden: Tensor): Tensor {
+    if (hidden.rank === 2) return this.nextLogits(hidden.shape[0]!);
     return this.nextLogits(hidden.shape[0]!).reshape([hidden.shape[0]!, 1, this.cfg.vocabSize]);
   }
 

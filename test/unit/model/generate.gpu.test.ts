@@ -37,9 +37,9 @@ beforeAll(async () => {
     initializerRange: 0.5,
   });
   const hidden = model.hidden.bind(model);
-  model.hidden = (input, cache) => {
+  model.hidden = (input, cache, keep) => {
     if (input.time === 1) stepRows.push(input.batch);
-    return hidden(input, cache);
+    return hidden(input, cache, keep);
   };
 });
 
