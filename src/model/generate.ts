@@ -342,8 +342,9 @@ export class GenerationSession {
         return out;
       };
       // Whether the batch leaves its stopped rows at the next read: at most half of it still decoding (on the fused
-      // step a kept cache keeps its stopped rows: they cost nothing there and may come back next call, a search's
-      // reply; the general ops pay for every row, so there they leave, and lose their reuse).
+      // step a kept cache keeps its stopped rows: they cost little there, their attention and products skipped, and
+      // may come back next call, a search's reply; the general ops pay for every row, so there they leave, and lose
+      // their reuse).
       const shrinks = () => slots.filter((b) => !done[b]).length <= slots.length / 2 && !(keepCache && fused);
       // The batch of steps the next read takes. Where the steps' ids stay on the GPU, the first AHEAD_STEPS steps of
       // the next batch go on before a read is awaited (unless the batch shrinks at that read), so the GPU decodes
