@@ -276,7 +276,7 @@ export class GenerationSession {
             h = model.hidden(
               { ids: cols(ids), batch: m, time: T, positions: cols(positions), keyStart: starts },
               cache,
-              lastChunk ? Int32Array.from({ length: m }, (_, k) => k * T + T - 1) : NONE,
+              lastChunk ? Int32Array.from({ length: m }, (_, k) => k * T + T - 1) : NO_ROWS,
             );
             this.prefilled += m * T;
           }
@@ -489,7 +489,7 @@ export class GenerationSession {
             const ids = Int32Array.from(cols, (t) => first[t]!);
             // Only the keys and values are read: nothing of the last layer's MLP.
             model
-              .hidden({ ids, batch: 1, time: T, positions: cols, keyStart: Int32Array.of(0) }, cache, NONE)
+              .hidden({ ids, batch: 1, time: T, positions: cols, keyStart: Int32Array.of(0) }, cache, NO_ROWS)
               .dispose();
           }
         }),
@@ -608,7 +608,7 @@ interface Sampled {
 
 const NO_IDS = new Int32Array(0);
 /** No rows of a prefill chunk read (hidden's keep): the chunk only fills the cache. */
-const NONE = new Int32Array(0);
+const NO_ROWS = new Int32Array(0);
 
 /**
  * For each batch row, the row whose prefill it takes among those with the same whole sequence (`keys`: the same

@@ -9,10 +9,10 @@ import { mul, sum } from '../../../src/gpu/ops/elementwise.ts';
 import { gatherRows } from '../../../src/gpu/ops/layout.ts';
 import type { DType } from '../../../src/gpu/tensor.ts';
 import type { ModelConfig } from '../../../src/model/config.ts';
-import { CausalLM, type TokenBatch } from '../../../src/model/decoder.ts';
+import type { CausalLM } from '../../../src/model/decoder.ts';
 import { initWeights, tinyConfig } from '../../../src/model/init.ts';
-import { LoraSet } from '../../../src/model/lora.ts';
 import { testEngine } from '../../helpers/engine.ts';
+import { PADDED_BATCH, trainableModel } from '../../helpers/trainable-model.ts';
 import { expectClose } from '../../helpers/compare.ts';
 import { randn } from '../../helpers/random.ts';
 
@@ -27,33 +27,13 @@ const archs: [string, ModelConfig][] = [
   ['Qwen2 (biases)', { ...base, attentionBias: true }],
   ['Qwen3 (q/k norms)', { ...base, qkNorm: true }],
 ];
-// Two rows of 6, the second left-padded by two tokens.
-const batch: TokenBatch = {
-  ids: Int32Array.from([4, 9, 1, 33, 7, 2, 0, 0, 12, 5, 48, 3]),
-  batch: 2,
-  time: 6,
-  positions: Int32Array.from([0, 1, 2, 3, 4, 5, 0, 0, 0, 1, 2, 3]),
-  keyStart: Int32Array.from([0, 2]),
-};
+const batch = PADDED_BATCH;
 const D = base.hidden;
 /** Out of order, one twice. */
 const keep = Int32Array.from([11, 3, 8, 8, 0, 5]);
 
 function model(cfg: ModelConfig, lora: boolean, frozen: DType): CausalLM {
-  const weights = initWeights(cfg, { seed: 3 });
-  const m = CausalLM.fromHost(
-    e,
-    cfg,
-    (n) => weights.get(n),
-    (_, shape) => (shape.length === 2 ? frozen : 'f32'),
-  );
-  if (lora) {
-    m.lora = new LoraSet(e, cfg, { rank: 4, alpha: 8, seed: 1 });
-    let seed = 10;
-    for (const ad of m.lora.adapters.values()) e.write(ad.B, randn(ad.B.size, seed++, 0.05));
-  }
-  m.setTrainable(true);
-  return m;
+  return trainableModel(e, cfg, initWeights(cfg, { seed: 3 }), lora, frozen);
 }
 
 /** The kept rows' hidden states and the trainable tensors' gradients of Σ h·u, kept inside or gathered after. */

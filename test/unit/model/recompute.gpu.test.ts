@@ -6,10 +6,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../../src/gpu/engine.ts';
 import { mul, sum } from '../../../src/gpu/ops/elementwise.ts';
 import type { DType } from '../../../src/gpu/tensor.ts';
-import { CausalLM, type TokenBatch } from '../../../src/model/decoder.ts';
+import type { CausalLM } from '../../../src/model/decoder.ts';
 import { initWeights, tinyConfig } from '../../../src/model/init.ts';
-import { LoraSet } from '../../../src/model/lora.ts';
 import { testEngine } from '../../helpers/engine.ts';
+import { PADDED_BATCH, trainableModel } from '../../helpers/trainable-model.ts';
 import { expectClose } from '../../helpers/compare.ts';
 import { randn } from '../../helpers/random.ts';
 
@@ -20,29 +20,10 @@ beforeAll(async () => {
 
 const cfg = { ...tinyConfig({ vocabSize: 50, hidden: 32, layers: 3, heads: 4, kvHeads: 2 }), qkNorm: true };
 const weights = initWeights(cfg, { seed: 3 });
-// Two rows of 6, the second left-padded by two tokens.
-const batch: TokenBatch = {
-  ids: Int32Array.from([4, 9, 1, 33, 7, 2, 0, 0, 12, 5, 48, 3]),
-  batch: 2,
-  time: 6,
-  positions: Int32Array.from([0, 1, 2, 3, 4, 5, 0, 0, 0, 1, 2, 3]),
-  keyStart: Int32Array.from([0, 2]),
-};
+const batch = PADDED_BATCH;
 
 function model(lora: boolean, frozen: DType): CausalLM {
-  const m = CausalLM.fromHost(
-    e,
-    cfg,
-    (n) => weights.get(n),
-    (_, shape) => (shape.length === 2 ? frozen : 'f32'),
-  );
-  if (lora) {
-    m.lora = new LoraSet(e, cfg, { rank: 4, alpha: 8, seed: 1 });
-    let seed = 10;
-    for (const ad of m.lora.adapters.values()) e.write(ad.B, randn(ad.B.size, seed++, 0.05));
-  }
-  m.setTrainable(true);
-  return m;
+  return trainableModel(e, cfg, weights, lora, frozen);
 }
 
 /** Two accumulated backward passes of Σ logits·u: the trainable tensors' gradients and the most bytes live. */
