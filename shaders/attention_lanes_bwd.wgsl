@@ -134,8 +134,8 @@ fn dkv(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane:
   var iStart = p.Tq;
   var iEnd = p.Tq;
   if (jFirst < jLast) {
-    iStart = max(jFirst, p.off) - p.off;
-    iEnd = min(p.Tq, max(keysEnd(b, jFirst, jLast), p.off) - p.off);
+    iStart = firstQueryAt(b, jFirst);
+    iEnd = firstQueryAt(b, keysEnd(b, jFirst, jLast));
   }
 
   var dk: array<array<vec4f, MAXDH / 4u>, KR>;
@@ -153,6 +153,8 @@ fn dkv(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane:
       // Lane c loads query i + c (clamped to the last one; masked below) and its (lse, D).
       let ic = min(i + lane, p.Tq - 1u);
       let qAt = qh + ic * p.qT;
+      let colA = lanesLoU(queryCol(b, ic)); // the queries' positions
+      let colB = lanesHiU(queryCol(b, ic));
       let lseA = lanesLo(stats[2u * (rowBase + ic)]);
       let lseB = lanesHi(stats[2u * (rowBase + ic)]);
       let Da = lanesLo(stats[2u * (rowBase + ic) + 1u]);
@@ -175,8 +177,8 @@ fn dkv(@builtin(workgroup_id) wid: vec3u, @builtin(subgroup_invocation_id) lane:
       let ia = vec4u(i) + IOTA;
       let ib = ia + 4u;
       for (var u = 0u; u < KR; u++) {
-        let a = probsAndGrads(Sa[u], Ua[u], lseA, Da, queriesSee(j0 + u, kEnd[u], keyValid[u], ia));
-        let c = probsAndGrads(Sb[u], Ub[u], lseB, Db, queriesSee(j0 + u, kEnd[u], keyValid[u], ib));
+        let a = probsAndGrads(Sa[u], Ua[u], lseA, Da, queriesAtSee(j0 + u, kEnd[u], keyValid[u], ia, colA));
+        let c = probsAndGrads(Sb[u], Ub[u], lseB, Db, queriesAtSee(j0 + u, kEnd[u], keyValid[u], ib, colB));
         Sa[u] = a.P;
         Sb[u] = c.P;
         Ua[u] = a.dS;

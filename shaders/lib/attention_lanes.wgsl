@@ -82,8 +82,8 @@ fn groupKeys(wid: vec3u) -> GroupKeys {
   g.any = true;
   g.b = wid.z;
   g.kvBase = kvHead(g.b, wid.y);
-  g.pos = p.off + r0 / G;
-  g.end = min(p.off + (min(r0 + WG * TR, nRows) - 1u) / G + 1u, p.Tk);
+  g.pos = queryCol(g.b, r0 / G);
+  g.end = min(queryCol(g.b, (min(r0 + WG * TR, nRows) - 1u) / G) + 1u, p.Tk);
   g.first = nextKey(g.b, firstKey(g.b), g.pos, g.end);
   return g;
 }

@@ -19,7 +19,8 @@
 override WG: u32; // the workgroup size, set by the host
 
 struct Params {
-  Hq: u32, Hkv: u32, Tq: u32, Tk: u32, cap: u32, Dh: u32, off: u32, scale: f32, hasKeyStart: u32, keyEnds: u32,
+  Hq: u32, Hkv: u32, Tq: u32, Tk: u32, cap: u32, Dh: u32, off: u32, scale: f32,
+  hasKeyStart: u32, keyEnds: u32, queryCols: u32, // the key mask (lib/attention_key_mask.wgsl)
   qH: u32, qT: u32, kH: u32, kT: u32, // the layout strides (lib/attention_inputs.wgsl)
 }
 
@@ -55,7 +56,7 @@ fn queryTile(wid: vec3u, lid: u32) -> QueryTile {
     let h = kvh * G + r % G;
     t.row[u] = (b * p.Hq + h) * p.Tq + i;
     t.qBase[u] = qHead(b, h) + i * p.qT;
-    t.rowEnd[u] = min(p.off + i + 1u, p.Tk);
+    t.rowEnd[u] = min(queryCol(b, i) + 1u, p.Tk);
   }
   t.kvBase = kvHead(b, kvh);
   t.b = b;
@@ -101,7 +102,12 @@ fn softmaxStep(qka: vec4f, qkb: vec4f, seenA: vec4<bool>, seenB: vec4<bool>, m: 
 // Which of queries i (4 of them, at positions off + i) see key j, whose subtree ends at e (keyEnd) and which is a key
 // of the batch row at all (valid): those with j <= off + i < e, i < Tq. The dkv passes' mask of a key row.
 fn queriesSee(j: u32, e: u32, valid: bool, i: vec4u) -> vec4<bool> {
-  return vec4<bool>(valid) & (i < vec4u(p.Tq)) & (vec4u(j) <= vec4u(p.off) + i) & (vec4u(p.off) + i < vec4u(e));
+  return queriesAtSee(j, e, valid, i, vec4u(p.off) + i);
+}
+
+// The same for queries i at positions P (queryCol).
+fn queriesAtSee(j: u32, e: u32, valid: bool, i: vec4u, P: vec4u) -> vec4<bool> {
+  return vec4<bool>(valid) & (i < vec4u(p.Tq)) & (vec4u(j) <= P) & (P < vec4u(e));
 }
 
 // The backward's two per-pair terms for 4 (query, key) pairs: P = exp(scale q.k - lse) where seen (else 0) and

@@ -18,7 +18,7 @@ const MAXV = 8u;
 struct Params {
   Hq: u32, Hkv: u32, Tq: u32, Tk: u32, cap: u32, Dh: u32, off: u32, scale: f32,
   nc: u32, cv: u32, bk: u32, // the layout, used when !FIXED
-  hasKeyStart: u32, keyEnds: u32, // the key mask (lib/attention_key_mask.wgsl)
+  hasKeyStart: u32, keyEnds: u32, queryCols: u32, // the key mask (lib/attention_key_mask.wgsl)
   qH: u32, qT: u32, kH: u32, kT: u32, // the layout strides (lib/attention_inputs.wgsl)
 }
 

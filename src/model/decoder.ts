@@ -10,7 +10,7 @@ import { shardedLinear, vocabHead, type VocabHead } from '../gpu/ops/vocab_head.
 import { rmsnorm } from '../gpu/ops/rmsnorm.ts';
 import { rope } from '../gpu/ops/rope.ts';
 import { swiglu } from '../gpu/ops/swiglu.ts';
-import { attention } from '../gpu/ops/attention.ts';
+import { attention, takesQueryColumns } from '../gpu/ops/attention.ts';
 import { recomputed } from '../gpu/recompute.ts';
 import { expectedTensors, type ModelConfig } from './config.ts';
 import type { HostTensor } from './host-weights.ts';
@@ -74,8 +74,16 @@ interface Rows {
   B: number;
   T: number;
   cache?: KVCache;
-  /** Each row's last position [B, 1], where only the last column's queries attend in the last layer. */
-  lastPositions?: Tensor;
+  /** The positions on the host (row-major [B, T]). */
+  posHost: Int32Array;
+}
+
+/** A layer's queries where not every column's: their normed rows [B, Tq, hidden], positions and columns [B, Tq]. */
+interface Queries {
+  h: Tensor;
+  positions: Tensor;
+  /** Their columns (attention's queryColumns); absent: the last Tq columns. */
+  columns?: Tensor;
 }
 
 /** Checks hidden's `keep`: flat rows of a B x T batch. */
@@ -90,6 +98,34 @@ function checkKeep(keep: Int32Array, B: number, T: number): void {
 /** Whether `keep` is each row's last column, in row order. */
 function isLastColumns(keep: Int32Array, B: number, T: number): boolean {
   return keep.length === B && keep.every((r, b) => r === b * T + T - 1);
+}
+
+/**
+ * The queries the kept rows need, as attention takes them: each batch row's distinct kept columns in order, after
+ * as many queries at column 0 as it has fewer than the row with the most (the cheapest: they see one key at most);
+ * `flat` their flat rows, `index` where each kept row's query lies among them.
+ */
+function keptQueries(
+  keep: Int32Array,
+  B: number,
+  T: number,
+): { Tq: number; columns: Int32Array; flat: Int32Array; index: Int32Array } {
+  const perRow = Array.from({ length: B }, () => new Set<number>());
+  for (const r of keep) perRow[Math.floor(r / T)]!.add(r % T);
+  const Tq = Math.max(1, ...perRow.map((c) => c.size));
+  const columns = new Int32Array(B * Tq);
+  const at = new Map<number, number>();
+  perRow.forEach((cols, b) => {
+    const first = b * Tq + Tq - cols.size;
+    [...cols]
+      .sort((x, y) => x - y)
+      .forEach((t, i) => {
+        columns[first + i] = t;
+        at.set(b * T + t, first + i);
+      });
+  });
+  const flat = columns.map((t, i) => Math.floor(i / Tq) * T + t);
+  return { Tq, columns, flat, index: Int32Array.from(keep, (r) => at.get(r)!) };
 }
 
 export class CausalLM {
@@ -250,18 +286,8 @@ export class CausalLM {
     // and the residual stream of two layers.
     const tidyLayers = !e.recording;
     const saved = [positions, ...(keyStart ? [keyStart] : []), ...(keyEnd ? [keyEnd] : [])];
-    const rows: Rows = { positions, keyStart, keyEnd, B, T, cache };
-    if (keep) {
-      checkKeep(keep, B, T);
-      if (cache && isLastColumns(keep, B, T)) {
-        rows.lastPositions = e.tensor(
-          Int32Array.from(keep, (r) => posHost[r]!),
-          [B, 1],
-          'i32',
-        );
-        saved.push(rows.lastPositions);
-      }
-    }
+    const rows: Rows = { positions, keyStart, keyEnd, B, T, cache, posHost };
+    if (keep) checkKeep(keep, B, T);
     for (let l = 0; l < c.layers; l++) {
       const kept = l === c.layers - 1 ? keep : undefined;
       const layer = (x: Tensor): Tensor => (kept ? this.lastLayer(l, x, rows, kept) : this.layer(l, x, rows));
@@ -298,11 +324,12 @@ export class CausalLM {
 
   /**
    * The last decoder block where only the rows `keep` are read: every row's keys and values, but the attention's
-   * output projection and the MLP on the kept rows only ([keep.length, hidden]). Where a cache's kept rows are
-   * each row's last column (a prefill), only their queries attend; where none are kept, the block only appends
-   * its keys and values.
+   * output projection and the MLP on the kept rows only ([keep.length, hidden]). Only the kept rows' queries attend
+   * where attention takes query columns (a CPU driver's lanes kernels), or where a cache's kept rows are each row's
+   * last column (a prefill); where none are kept, the block only appends its keys and values.
    */
   private lastLayer(l: number, x: Tensor, rows: Rows, keep: Int32Array): Tensor {
+    const e = this.engine;
     const c = this.cfg;
     const { B, T } = rows;
     const pre = `model.layers.${l}`;
@@ -310,11 +337,27 @@ export class CausalLM {
     const flat = (t: Tensor) => t.reshape([B * T, t.size / (B * T)]);
     if (keep.length === 0) {
       if (rows.cache) this.keysAndValues(l, h, rows);
-      return this.engine.empty([0, c.hidden]);
+      return e.empty([0, c.hidden]);
     }
-    const o = rows.lastPositions
-      ? this.attn(l, h, rows, gatherRows(flat(h), keep).reshape([B, 1, c.hidden])).reshape([B, c.heads * c.headDim])
-      : gatherRows(flat(this.attn(l, h, rows)), keep);
+    const positionsOf = (at: Int32Array, Tq: number) =>
+      e.tensor(
+        Int32Array.from(at, (r) => rows.posHost[r]!),
+        [B, Tq],
+        'i32',
+      );
+    let o: Tensor;
+    if (rows.cache && isLastColumns(keep, B, T)) {
+      const queries = { h: gatherRows(flat(h), keep).reshape([B, 1, c.hidden]), positions: positionsOf(keep, 1) };
+      o = this.attn(l, h, rows, queries).reshape([B, c.heads * c.headDim]);
+    } else if (!rows.cache && takesQueryColumns(e, c.headDim)) {
+      const q = keptQueries(keep, B, T);
+      const queries = {
+        h: gatherRows(flat(h), q.flat).reshape([B, q.Tq, c.hidden]),
+        positions: positionsOf(q.flat, q.Tq),
+        columns: e.tensor(q.columns, [B, q.Tq], 'i32'),
+      };
+      o = gatherRows(this.attn(l, h, rows, queries).reshape([B * q.Tq, c.heads * c.headDim]), q.index);
+    } else o = gatherRows(flat(this.attn(l, h, rows)), keep);
     const kept = add(gatherRows(flat(x), keep), this.proj(o, `${pre}.self_attn.o_proj`));
     return add(kept, this.mlp(l, this.norm(kept, `${pre}.post_attention_layernorm`)));
   }
@@ -333,18 +376,18 @@ export class CausalLM {
 
   /**
    * Causal self-attention of layer `l` over normed rows h [B, T, hidden] (appending to `cache` when given), before
-   * its output projection: [B, Tq, heads * Dh]. The queries are h's, or hq's ([B, 1, hidden], each row's last
-   * column, with rows.lastPositions) where only those attend.
+   * its output projection: [B, Tq, heads * Dh]. The queries are every row's, or `queries`' where only those attend.
    */
-  private attn(l: number, h: Tensor, rows: Rows, hq = h): Tensor {
+  private attn(l: number, h: Tensor, rows: Rows, queries?: Queries): Tensor {
     const { keyStart, keyEnd, B, T, cache } = rows;
     const c = this.cfg;
     const Dh = c.headDim;
     const pre = `model.layers.${l}.self_attn`;
+    const hq = queries?.h ?? h;
     const Tq = hq.shape[1]!;
     let q = this.proj(hq, `${pre}.q_proj`, c.attentionBias).reshape([B, Tq, c.heads, Dh]);
     if (c.qkNorm) q = this.norm(q, `${pre}.q_norm`);
-    q = rope(q, hq === h ? rows.positions : rows.lastPositions!, c.ropeTheta);
+    q = rope(q, queries?.positions ?? rows.positions, c.ropeTheta);
     const { k, v } = this.keysAndValues(l, h, rows);
     // Attention reads q, k and v as the projections lay them out ([B, T, heads, Dh]) and writes o so: no permutes.
     let o: Tensor;
@@ -357,7 +400,13 @@ export class CausalLM {
         layout: 'tokens',
       });
     } else {
-      o = attention(q, k, v, { keyStart: keyStart ?? undefined, keyEnd: keyEnd ?? undefined, layout: 'tokens' });
+      const queryColumns = queries?.columns;
+      o = attention(q, k, v, {
+        keyStart: keyStart ?? undefined,
+        keyEnd: keyEnd ?? undefined,
+        layout: 'tokens',
+        queryColumns,
+      });
     }
     return o.reshape([B, Tq, c.heads * Dh]);
   }

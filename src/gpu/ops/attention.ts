@@ -40,6 +40,12 @@ export interface AttentionOptions {
    * A plain row is keyEnd = Tk (or more) everywhere: exactly the causal mask.
    */
   keyEnd?: Tensor | null;
+  /**
+   * i32 [B, Tq]: the position of each query (some of a pass's, not decreasing along a row) instead of
+   * queryOffset + i, for a pass that reads only those queries' outputs (CausalLM's last layer). The 'lanes'
+   * kernels only (takesQueryColumns); not with cacheRows or queryOffset.
+   */
+  queryColumns?: Tensor | null;
   /** k and v are a KV cache whose first B rows the batch uses (it may hold more; a pass without a tape only). */
   cacheRows?: boolean;
   /**
@@ -114,6 +120,11 @@ function forwardVariant(e: Engine, g: Geometry, tree: boolean): AttentionVariant
   if (!tree && (forcedVariant === 'split' || (forcedVariant === null && rowTiles(g) <= SPLIT_MAX_TILES)))
     return 'split';
   return lanesFit(e, g) ? 'lanes' : 'rows';
+}
+
+/** Whether attention takes queryColumns on this engine at head dim Dh: the 'lanes' kernels run it both ways. */
+export function takesQueryColumns(e: Engine, Dh: number): boolean {
+  return variant(e) === 'rows' && lanesFit(e, { Dh } as Geometry);
 }
 
 /** Whether the 'lanes' kernels run this shape (a forward not taken by 'split', and every backward). */
@@ -193,15 +204,23 @@ interface KeyMask {
   buffer: Tensor | null;
   hasKeyStart: boolean;
   ends: number;
+  /** Where the query columns start in the buffer (0: none). */
+  cols: number;
 }
 
-/** keyStart and keyEnd in one tensor: the ends copied after the first keys (left unset, unread, without keyStart). */
-function keyMask(keyStart: Tensor | null, keyEnd: Tensor | null, B: number): KeyMask {
-  if (!keyEnd) return { buffer: keyStart, hasKeyStart: keyStart !== null, ends: 0 };
-  const buffer = keyEnd.engine.empty([B + keyEnd.size], 'i32');
+/**
+ * keyStart, keyEnd and the query columns in one tensor: the ends copied after the first keys (left unset, unread,
+ * without keyStart), the columns after them.
+ */
+function keyMask(keyStart: Tensor | null, keyEnd: Tensor | null, cols: Tensor | null, B: number): KeyMask {
+  if (!keyEnd && !cols) return { buffer: keyStart, hasKeyStart: keyStart !== null, ends: 0, cols: 0 };
+  const e = (keyEnd ?? cols)!.engine;
+  const colsAt = B + (keyEnd?.size ?? 0);
+  const buffer = e.empty([colsAt + (cols?.size ?? 0)], 'i32');
   if (keyStart) copy2d(keyStart, buffer, { R: 1, C: B, sStride: 0, dStride: 0 });
-  copy2d(keyEnd, buffer, { R: 1, C: keyEnd.size, sStride: 0, dOff: B, dStride: 0 });
-  return { buffer, hasKeyStart: keyStart !== null, ends: B };
+  if (keyEnd) copy2d(keyEnd, buffer, { R: 1, C: keyEnd.size, sStride: 0, dOff: B, dStride: 0 });
+  if (cols) copy2d(cols, buffer, { R: 1, C: cols.size, sStride: 0, dOff: colsAt, dStride: 0 });
+  return { buffer, hasKeyStart: keyStart !== null, ends: keyEnd ? B : 0, cols: cols ? colsAt : 0 };
 }
 
 function params(g: Geometry, l: { nc: number; cv: number; bk: number }, mask: KeyMask) {
@@ -211,7 +230,7 @@ function params(g: Geometry, l: { nc: number; cv: number; bk: number }, mask: Ke
 /** Uniform of the 'rows' kernels. */
 function rowsParams(g: Geometry, mask: KeyMask) {
   const { Hq, Hkv, Tq, Tk, cap, Dh, off, scale, qH, qT, kH, kT } = g;
-  const keys = { hasKeyStart: mask.hasKeyStart ? 1 : 0, keyEnds: mask.ends };
+  const keys = { hasKeyStart: mask.hasKeyStart ? 1 : 0, keyEnds: mask.ends, queryCols: mask.cols };
   return { Hq, Hkv, Tq, Tk, cap, Dh, off, scale, ...keys, qH, qT, kH, kT };
 }
 
@@ -266,8 +285,19 @@ export function attention(q: Tensor, k: Tensor, v: Tensor, opts: AttentionOption
   if (!Number.isInteger(Tk) || Tk < 0 || Tk > cap) {
     throw new Error(`piplay: attention: kvLength ${Tk} is outside 0..${cap} (k's time steps)`);
   }
-  const off = opts.queryOffset ?? Tk - Tq;
-  if (!Number.isInteger(off) || off < 0 || off + Tq > Tk) {
+  const cols = opts.queryColumns ?? null;
+  if (cols) {
+    expect(cols, 'attention queryColumns', { dtype: 'i32', shape: [B, Tq] });
+    if (opts.cacheRows || opts.queryOffset !== undefined || !takesQueryColumns(e, Dh)) {
+      throw new Error(
+        'piplay: attention: queryColumns need the lanes kernels (a CPU driver with 8-lane subgroups, a head dim up ' +
+          `to ${LANES_MAX_HEAD_DIM}) and go with neither cacheRows nor queryOffset (check takesQueryColumns)`,
+      );
+    }
+  }
+  // With query columns the queries' positions are theirs (off is unused).
+  const off = cols ? 0 : (opts.queryOffset ?? Tk - Tq);
+  if (!Number.isInteger(off) || off < 0 || (!cols && off + Tq > Tk)) {
     throw new Error(
       `piplay: attention: queries at positions ${off}..${off + Tq - 1} must lie within the ${Tk} valid keys ` +
         `(queryOffset ${opts.queryOffset ?? 'default'}, Tq ${Tq})`,
@@ -292,12 +322,12 @@ export function attention(q: Tensor, k: Tensor, v: Tensor, opts: AttentionOption
   const [qH, qT] = strides(tokens, Hq, Tq);
   const [kH, kT] = strides(kvTokens, Hkv, cap);
   const geo: Geometry = { B, Hq, Hkv, Tq, Tk, cap, Dh, off, scale, qH, qT, kH, kT };
-  const mask = keyMask(keyStart, keyEnd, B);
+  const mask = keyMask(keyStart, keyEnd, cols, B);
   const maskBuffer = mask.buffer ?? placeholder(e);
 
   const o = e.empty(q.shape);
   const stats = e.empty([B, Hq, Tq, 2]); // (lse, D) per query row, head-major in either layout
-  const fwd = forwardVariant(e, geo, keyEnd !== null);
+  const fwd = cols ? 'lanes' : forwardVariant(e, geo, keyEnd !== null);
   if (o.size > 0 && fwd === 'split') {
     const x = rowTiles(geo);
     checkGrid(e, x, `${Hq / Hkv} x ${Tq} query rows per kv head`);
@@ -351,7 +381,7 @@ export function attention(q: Tensor, k: Tensor, v: Tensor, opts: AttentionOption
   );
   // The tape holds these for the backward if it recorded one; otherwise they are freed now.
   stats.dispose();
-  if (keyEnd) mask.buffer!.dispose();
+  if (keyEnd || cols) mask.buffer!.dispose();
   return o;
 }
 
