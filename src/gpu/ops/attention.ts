@@ -14,7 +14,7 @@
 //           dim that is a pipeline constant (a multiple of 4 up to LANES_MAX_HEAD_DIM; the forward's arrays sized by
 //           it in the shader's text). A CPU driver's forward wherever it applies and 'split' does not.
 //           shaders/attention_lanes_bwd.wgsl: the rows backward shaped the same way, a CPU driver's backward wherever
-//           the head dim fits it.
+//           the head dim fits it. Only these take queryColumns (some of a pass's queries, by position).
 import type { Engine } from '../engine.ts';
 import type { Tensor } from '../tensor.ts';
 import { expect, subgroupsOf8 } from './util.ts';
