@@ -119,18 +119,18 @@ function forwardVariant(e: Engine, g: Geometry, tree: boolean): AttentionVariant
   if (!subgroupsOf8(e) || forcedVariant === 'rows') return 'rows';
   if (!tree && (forcedVariant === 'split' || (forcedVariant === null && rowTiles(g) <= SPLIT_MAX_TILES)))
     return 'split';
-  return lanesFit(e, g) ? 'lanes' : 'rows';
+  return lanesFit(e, g.Dh) ? 'lanes' : 'rows';
 }
 
 /** Whether attention takes queryColumns on this engine at head dim Dh: the 'lanes' kernels run it both ways. */
 export function takesQueryColumns(e: Engine, Dh: number): boolean {
-  return variant(e) === 'rows' && lanesFit(e, { Dh } as Geometry);
+  return variant(e) === 'rows' && lanesFit(e, Dh);
 }
 
-/** Whether the 'lanes' kernels run this shape (a forward not taken by 'split', and every backward). */
-function lanesFit(e: Engine, g: Geometry): boolean {
+/** Whether the 'lanes' kernels run head dim Dh (a forward not taken by 'split', and every backward). */
+function lanesFit(e: Engine, Dh: number): boolean {
   const allowed = forcedVariant === null || forcedVariant === 'lanes';
-  return allowed && subgroupsOf8(e) && g.Dh % 4 === 0 && g.Dh <= LANES_MAX_HEAD_DIM;
+  return allowed && subgroupsOf8(e) && Dh % 4 === 0 && Dh <= LANES_MAX_HEAD_DIM;
 }
 
 let forcedFixed: boolean | null = null;
@@ -414,7 +414,7 @@ function attentionBackward(
     return [dq, dk, dv];
   }
   const rows = variant(e) === 'rows';
-  const lanes = rows && lanesFit(e, g);
+  const lanes = rows && lanesFit(e, g.Dh);
   const l = rows ? null : layout(e, g.Dh, 'bwd');
   const kernel = {
     shader: lanes ? 'attention_lanes_bwd' : rows ? 'attention_rows_bwd' : 'attention_bwd',
