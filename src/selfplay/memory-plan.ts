@@ -154,6 +154,20 @@ export function layerFloatsPerToken(cfg: ModelConfig, lora: { rank: number } | n
 }
 
 /**
+ * Floats per token of the last decoder layer at a row no loss reads (CausalLM.hidden's keep): its input norm, its
+ * keys and values (rotated, normed on Qwen3) and, on GPUs, its queries and attention output; the output projection
+ * and the MLP run at the policy rows only.
+ */
+export function unreadLastLayerFloats(cfg: ModelConfig, lora: { rank: number } | null): number {
+  const Q = cfg.heads * cfg.headDim;
+  const K = cfg.kvHeads * cfg.headDim;
+  let n = cfg.hidden + 3 * K + 3 * Q + cfg.heads;
+  if (cfg.qkNorm) n += Q + K;
+  if (lora) n += 2 * (Q + 2 * K) + 6 * lora.rank;
+  return n;
+}
+
+/**
  * The backward pass allocates about this many floats per forward float: each op's input gradients, the
  * attention backward's row statistics, RMSNorm's temporaries, and the sums that
  * accumulate gradients reaching a tensor twice (the residual stream). Under LoRA the frozen projections'
@@ -164,18 +178,27 @@ export function layerFloatsPerToken(cfg: ModelConfig, lora: { rank: number } | n
 const BACKWARD_PER_FORWARD = { full: 1.6, lora: 1.15 };
 /**
  * The same with activation recompute, over the forward floats of the one layer recomputed: full training
- * also makes that layer's weight gradients and their sums into `.grad`. Measured the same way.
+ * also makes that layer's weight gradients and their sums into `.grad`. Measured the same way (LoRA again at
+ * 23ae9e6, once the last layer ran its MLP at the policy rows only: the peak's backward took 0.6-1.0 of the layer's
+ * forward floats, where the last layer's had taken more).
  */
-const BACKWARD_PER_LAYER = { full: 2.2, lora: 1.15 };
+const BACKWARD_PER_LAYER = { full: 2.2, lora: 1.0 };
 /** The pool rounds each buffer up to its size class (quarter powers of two): about 10% on average. */
 const POOL_ROUNDING = 1.1;
 
 /** What a training pass costs per token and how many tokens it holds, the same for every stage's terms. */
 interface Pass {
-  /** Bytes a training forward keeps per token; a pass without a tape; the backward's. */
+  /**
+   * Bytes a training forward keeps per token (its last layer at a row no loss reads), and more per policy token (the
+   * last layer whole there); a pass without a tape; the backward's, per token and more per policy token.
+   */
   perToken: number;
+  perPolicyToken: number;
+  /** Of perToken, with recompute: the one layer the forward runs, freed before the teacher's forward. */
+  runningPerToken: number;
   perTokenNoGrad: number;
   backwardPerToken: number;
+  backwardPerPolicyToken: number;
   /** Tokens of a rollout's turns and tool replies after its prompt. */
   response: number;
   /** Rollouts of a student step, and of one forward/backward. */
@@ -257,7 +280,11 @@ function passOf(cfg: ModelConfig, run: RunShape, limits: AdapterLimits, trained:
   const layerFloats = layerFloatsPerToken(cfg, lora);
   // A training forward keeps every layer's intermediates, or with recompute (src/gpu/recompute.ts) each
   // layer's input and output only, plus the one layer it is running.
-  const perToken = (run.recompute ? (cfg.layers + 1) * cfg.hidden + layerFloats : layerFloats * cfg.layers) * 4;
+  const unread = unreadLastLayerFloats(cfg, lora);
+  const perToken =
+    (run.recompute ? (cfg.layers + 1) * cfg.hidden + layerFloats : layerFloats * (cfg.layers - 1) + unread) * 4;
+  const perPolicyToken = run.recompute ? 0 : (layerFloats - unread) * 4;
+  const runningPerToken = run.recompute ? layerFloats * 4 : 0;
   // A pass without a tape (teacher, prefill) frees each layer's intermediates and its input when the layer
   // ends: it holds one layer's and the residual stream of two.
   const perTokenNoGrad = (layerFloats + 2 * cfg.hidden) * 4;
@@ -268,6 +295,7 @@ function passOf(cfg: ModelConfig, run: RunShape, limits: AdapterLimits, trained:
   const backwardPerToken = run.recompute
     ? (BACKWARD_PER_LAYER[lora ? 'lora' : 'full'] * layerFloats + cfg.layers * cfg.hidden) * 4
     : backwardPerForward * perToken;
+  const backwardPerPolicyToken = backwardPerForward * perPolicyToken;
   const budget = rolloutBudget(run);
   const response = budget.response;
   const rollouts = run.studentBatch * run.rolloutsPerQuestion;
@@ -284,8 +312,11 @@ function passOf(cfg: ModelConfig, run: RunShape, limits: AdapterLimits, trained:
     : policyTokens * cfg.vocabSize * 4;
   return {
     perToken,
+    perPolicyToken,
+    runningPerToken,
     perTokenNoGrad,
     backwardPerToken,
+    backwardPerPolicyToken,
     response,
     rollouts,
     rows,
@@ -300,10 +331,11 @@ function passOf(cfg: ModelConfig, run: RunShape, limits: AdapterLimits, trained:
 /** The student step's pass: forward, backward (or the teacher's forward, whichever is larger) and the logits. */
 function studentTerms(cfg: ModelConfig, run: RunShape, prompts: PromptLengths, p: Pass): MemoryLine[] {
   const { perToken, perTokenNoGrad, backwardPerToken, response, rows, policyTokens, chunked, logits, grads } = p;
+  const { perPolicyToken, backwardPerPolicyToken } = p;
   const teacher = run.privileged !== 'none';
   const studentTokens = rows * (prompts.student + response);
   const micro = MICRO;
-  const studentFwd = studentTokens * perToken;
+  const studentFwd = studentTokens * perToken + policyTokens * perPolicyToken;
   const studentStage: MemoryLine[] = [
     {
       label:
@@ -316,7 +348,7 @@ function studentTerms(cfg: ModelConfig, run: RunShape, prompts: PromptLengths, p
       label: run.recompute
         ? 'student backward: one layer recomputed, its gradients'
         : 'student backward: its gradients',
-      bytes: studentTokens * backwardPerToken + grads,
+      bytes: studentTokens * backwardPerToken + policyTokens * backwardPerPolicyToken + grads,
       setting: micro,
     },
     // Student logits and log-probs, their gradients (the teacher's are freed before the backward pass).
@@ -330,10 +362,13 @@ function studentTerms(cfg: ModelConfig, run: RunShape, prompts: PromptLengths, p
     },
   ];
   if (teacher) {
-    // The teacher's forward runs beside the student's, before the backward pass: whichever phase is larger.
+    // The teacher's forward runs beside the student's, before the backward pass: whichever phase is larger. With
+    // recompute the student's forward has freed the layer it ran by then: only each layer's input is beside it.
     const teacherFwd = rows * (prompts.teacher + response) * perTokenNoGrad + 2 * logits;
+    const running = studentTokens * p.runningPerToken;
     const backward = studentStage[1]!.bytes + logits;
-    if (teacherFwd > backward) {
+    if (teacherFwd > backward + running) {
+      studentStage[0] = { ...studentStage[0]!, bytes: studentFwd - running };
       studentStage[1] = {
         label:
           `teacher forward: ${rows} rollouts × ${prompts.teacher + response} tokens (privileged prompt), a ` +
@@ -348,16 +383,17 @@ function studentTerms(cfg: ModelConfig, run: RunShape, prompts: PromptLengths, p
 
 /** The examiner step's pass, forward and backward. */
 function examinerTerms(run: RunShape, prompts: PromptLengths, p: Pass): MemoryLine[] {
-  const { perToken, backwardPerToken, grads } = p;
+  const { perToken, perPolicyToken, backwardPerToken, backwardPerPolicyToken, grads } = p;
   const micro = MICRO;
   const examinerRows = run.microBatch > 0 ? Math.min(run.microBatch, run.examinerBatch) : run.examinerBatch;
   const examinerLength = prompts.examiner + rolloutBudget(run).examiner;
   const examinerTokens = examinerRows * examinerLength;
-  const examinerFwd = examinerTokens * perToken;
+  const examinerPolicy = examinerRows * rolloutBudget(run).examiner;
+  const examinerFwd = examinerTokens * perToken + examinerPolicy * perPolicyToken;
   const examinerStage: MemoryLine[] = [
     {
       label: `examiner forward + backward: ${examinerRows} rollouts × ${examinerLength} tokens`,
-      bytes: examinerFwd + examinerTokens * backwardPerToken + grads,
+      bytes: examinerFwd + examinerTokens * backwardPerToken + examinerPolicy * backwardPerPolicyToken + grads,
       setting: micro,
     },
   ];
