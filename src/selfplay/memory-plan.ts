@@ -278,8 +278,8 @@ export function rolloutBudget(run: Pick<RunShape, 'maxTurns' | 'turnTokens' | 't
 function passOf(cfg: ModelConfig, run: RunShape, limits: AdapterLimits, trained: number): Pass {
   const lora = run.policies === 'lora' ? { rank: run.loraRank } : null;
   const layerFloats = layerFloatsPerToken(cfg, lora);
-  // A training forward keeps every layer's intermediates, or with recompute (src/gpu/recompute.ts) each
-  // layer's input and output only, plus the one layer it is running.
+  // A training forward keeps every layer's intermediates (the last layer's whole at the policy tokens only), or with
+  // recompute (src/gpu/recompute.ts) each layer's input and output only, plus the one layer it is running.
   const unread = unreadLastLayerFloats(cfg, lora);
   const perToken =
     (run.recompute ? (cfg.layers + 1) * cfg.hidden + layerFloats : layerFloats * (cfg.layers - 1) + unread) * 4;
